@@ -1,0 +1,42 @@
+# haf-tui: every target that needs the virtual environment creates it first.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+# Keep runtime data of tests and demos inside the checkout unless the user says otherwise.
+export HAF_HOME ?= $(CURDIR)/.haf
+export HF_HUB_OFFLINE ?= 1
+export TRANSFORMERS_OFFLINE ?= 1
+
+.PHONY: install test lint bench run demo clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (haf-tui needs Python 3.11)"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	# The CPU build of torch first (a GPU user installs their CUDA torch into .venv before this).
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev]"
+	touch $(STAMP)
+
+test: install
+	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check haf_tui tests
+	$(BIN)/ruff format --check haf_tui tests
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+bench: install
+	$(BIN)/python -m haf_tui.bench --out bench-results
+
+run: install
+	$(BIN)/haf demo
+
+demo: run
+
+clean:
+	rm -rf $(VENV) .haf .pytest_cache .mypy_cache .ruff_cache bench-results

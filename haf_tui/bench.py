@@ -1,0 +1,163 @@
+"""``make bench``: speed figures written to ``bench-results/bench.json`` and ``bench.md``.
+
+Measured in one run, so the ratios compare like with like:
+
+- logprob capture: tokens/s of :meth:`LlamaCppBackend.generate` (raw logprob + top-k per
+  token) against plain generation of the same prompts, seeds and settings;
+- TokenSAR relevance: seconds per reason for the similarity model's batched relevance vector;
+- the method core: parse + metrics per reference output (needs ``../shared``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from haf_tui.config import DecodingSettings
+from haf_tui.defaults import embedded_model_path
+from haf_tui.demo import load_sample_texts
+from haf_tui.inference.llama import LlamaCppBackend
+from haf_tui.prompts import justify_messages
+from haf_tui.similarity import load_similarity, relevance_vector
+
+
+def _plain_tokens_per_second(
+    backend: LlamaCppBackend, messages: Any, settings: DecodingSettings
+) -> tuple[int, float]:
+    """Plain generation: the same sampler and stop rule, no logits read."""
+    c = backend._c
+    tokens = backend.tokenize_prompt(backend.render(messages))
+    backend.llm.set_seed(settings.seed)
+    count, started = 0, time.perf_counter()
+    stream = backend.llm.generate(
+        tokens,
+        top_k=settings.top_k,
+        top_p=settings.top_p,
+        min_p=0.0,
+        typical_p=1.0,
+        temp=settings.temperature,
+        repeat_penalty=1.0,
+    )
+    for token_id in stream:
+        if c.llama_vocab_is_eog(backend._vocab, token_id):
+            break
+        count += 1
+        if count >= settings.max_new_tokens:
+            break
+    stream.close()
+    return count, time.perf_counter() - started
+
+
+def bench_logprob_capture(backend: LlamaCppBackend, prompts: int, max_new: int) -> dict[str, Any]:
+    """Captured vs plain tokens/s on the first ``prompts`` sample texts, interleaved."""
+    plain_tokens = plain_seconds = capture_tokens = capture_seconds = 0.0
+    for index, sample in enumerate(load_sample_texts()[:prompts]):
+        settings = DecodingSettings(max_new_tokens=max_new, seed=100 + index)
+        messages = justify_messages(sample.text)
+        backend.generate(messages, settings.model_copy(update={"max_new_tokens": 4}))  # warm
+        count, seconds = _plain_tokens_per_second(backend, messages, settings)
+        plain_tokens, plain_seconds = plain_tokens + count, plain_seconds + seconds
+        generation = backend.generate(messages, settings)
+        capture_tokens += len(generation.tokens)
+        capture_seconds += generation.seconds
+    plain_rate, capture_rate = plain_tokens / plain_seconds, capture_tokens / capture_seconds
+    return {
+        "prompts": prompts,
+        "max_new_tokens": max_new,
+        "plain_tokens": plain_tokens,
+        "captured_tokens": capture_tokens,
+        "plain_tokens_per_s": round(plain_rate, 2),
+        "captured_tokens_per_s": round(capture_rate, 2),
+        "capture_ratio": round(capture_rate / plain_rate, 3),
+        "n_vocab": backend.n_vocab,
+    }
+
+
+def bench_relevance(backend: LlamaCppBackend) -> dict[str, Any]:
+    """Seconds per reason for TokenSAR relevance (one batch per reason, cold cache)."""
+    similarity = load_similarity(cached=False)
+    texts = [s.text for s in load_sample_texts()]
+    timings = []
+    for text in texts:
+        words = text.split(" ")
+        offsets, cursor = [], 0
+        for word in words:
+            offsets.append((cursor, cursor + len(word) + 1))
+            cursor += len(word) + 1
+        started = time.perf_counter()
+        relevance_vector(similarity, text, offsets)
+        timings.append(time.perf_counter() - started)
+    return {
+        "reasons": len(texts),
+        "seconds_per_reason_median": round(statistics.median(timings), 4),
+        "tokens_per_reason_mean": round(statistics.mean(len(t.split()) for t in texts), 1),
+        "model": similarity.name,
+    }
+
+
+def bench_method_core(shared: Path) -> dict[str, Any]:
+    """Parse every reference output and recompute every confidence (pure Python)."""
+    from haf_tui.metrics import tokensar_confidence
+    from haf_tui.parsing import parse_followup, parse_justify
+
+    files = sorted((shared / "fixtures" / "haf-reference").glob("*.json"))
+    if not files:
+        return {"skipped": f"no fixtures under {shared}"}
+    samples = [s for f in files for s in json.loads(f.read_text())["samples"]]
+    started, outputs, reasons = time.perf_counter(), 0, 0
+    for sample in samples:
+        stages = sample["stages"]
+        parse_justify(stages["justify"]["output_text"])
+        for stage in ("internal", "external"):
+            parse_followup(stages[stage]["output_text"], stage)
+            for reason in stages[stage]["reasons"]:
+                tokensar_confidence(reason["nll"], reason["relevance"])
+                reasons += 1
+        outputs += 3
+    seconds = time.perf_counter() - started
+    return {
+        "outputs": outputs,
+        "reasons": reasons,
+        "microseconds_per_output": round(seconds / outputs * 1e6, 1),
+    }
+
+
+def main() -> None:
+    """Run every benchmark and write the JSON and Markdown results."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", default="bench-results")
+    parser.add_argument("--prompts", type=int, default=4)
+    parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--shared", default=str(Path.cwd().parent / "shared"))
+    args = parser.parse_args()
+    backend = LlamaCppBackend(embedded_model_path(), n_ctx=2048)
+    results = {
+        "machine": {
+            "python": platform.python_version(),
+            "cpu": platform.processor() or "?",
+            "offload_active": backend.offload_active,
+        },
+        "logprob_capture": bench_logprob_capture(backend, args.prompts, args.max_new_tokens),
+        "relevance": bench_relevance(backend),
+        "method_core": bench_method_core(Path(args.shared)),
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench.json").write_text(json.dumps(results, indent=2) + "\n")
+    lines = ["| benchmark | figure |", "|---|---|"]
+    for section, values in results.items():
+        for key, value in values.items() if isinstance(values, dict) else [("", values)]:
+            lines.append(f"| {section}{'.' + key if key else ''} | {value} |")
+    (out / "bench.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

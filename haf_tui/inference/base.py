@@ -1,0 +1,114 @@
+"""What a generation backend gives the pipeline: tokens with raw log-probabilities and offsets.
+
+A backend turns chat messages into text, one token at a time, and records for every
+generated token its id, its bytes, its byte and character offsets in the output, its
+log-probability under the model's raw distribution (log-softmax of the logits, before
+temperature, top-p or penalties) and the top-k alternatives (spec section 2).
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from haf_tui.config import DecodingSettings
+from haf_tui.prompts import ChatMessage
+
+
+class InferenceError(RuntimeError):
+    """A model could not be loaded or run; the message is one clear line."""
+
+
+@dataclass(frozen=True)
+class GeneratedToken:
+    """One generated token and where its text lies in the output."""
+
+    token_id: int
+    piece: bytes
+    text: str
+    byte_offset: int
+    char_offset: int
+    logprob: float
+    top_ids: tuple[int, ...] = ()
+    top_logprobs: tuple[float, ...] = ()
+
+    @property
+    def char_end(self) -> int:
+        """End (exclusive) of this token's characters in the output text."""
+        return self.char_offset + len(self.text)
+
+    @property
+    def nll(self) -> float:
+        """Negative log-likelihood, what the reference calls the token's "entropy"."""
+        return -self.logprob
+
+
+@dataclass
+class Generation:
+    """One finished generation: the exact prompt, the output and its tokens."""
+
+    prompt_text: str
+    prompt_token_count: int
+    text: str
+    tokens: list[GeneratedToken]
+    finish_reason: str
+    seconds: float
+    chat_format: str = ""
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def tokens_per_second(self) -> float:
+        """Generated tokens per second of wall time."""
+        return len(self.tokens) / self.seconds if self.seconds > 0 else 0.0
+
+
+class GenerationBackend(Protocol):
+    """A model that generates with per-token raw logprobs."""
+
+    name: str
+
+    def generate(self, messages: Sequence[ChatMessage], settings: DecodingSettings) -> Generation:
+        """Generate a reply to ``messages``."""
+        ...
+
+
+class TokenTextAssembler:
+    """Turns token byte pieces into text with exact byte and character offsets.
+
+    Pieces are decoded incrementally, so a character split over two tokens is assigned to
+    the token that completes it, and invalid bytes become U+FFFD instead of an error.
+    """
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.byte_length = 0
+        self.parts: list[str] = []
+        self.char_length = 0
+
+    def add(self, piece: bytes) -> tuple[str, int, int]:
+        """Feed one token's bytes; returns (its text, its byte offset, its char offset)."""
+        text = self._decoder.decode(piece)
+        offsets = (self.byte_length, self.char_length)
+        self.byte_length += len(piece)
+        self.char_length += len(text)
+        self.parts.append(text)
+        return text, offsets[0], offsets[1]
+
+    def finish(self) -> str:
+        """Flush what is left (an incomplete final character becomes U+FFFD)."""
+        tail = self._decoder.decode(b"", final=True)
+        if tail:
+            self.parts.append(tail)
+            self.char_length += len(tail)
+        return "".join(self.parts)
+
+
+def tokens_in_span(tokens: Sequence[GeneratedToken], start: int, end: int) -> list[int]:
+    """Indices of the tokens whose characters overlap the character span [start, end)."""
+    return [
+        index
+        for index, token in enumerate(tokens)
+        if token.char_offset < end and token.char_end > start
+    ]

@@ -1,0 +1,56 @@
+"""Confidence of a generated span (TokenSAR, spec section 4) from recorded tokens.
+
+A span's tokens are found from its character span and the offsets recorded at generation
+time, never by re-tokenizing. The relevance of each token is 1 - |g(s, s without z_i)|,
+computed in one batch by the similarity model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from haf_tui.inference.base import GeneratedToken, tokens_in_span
+from haf_tui.metrics import tokensar_confidence
+from haf_tui.similarity import SimilarityModel, relevance_vector
+
+
+@dataclass(frozen=True)
+class SpanScore:
+    """A span's tokens, their NLL and relevance, and its confidence (NaN: no tokens)."""
+
+    token_indices: tuple[int, ...]
+    nll: tuple[float, ...]
+    relevance: tuple[float, ...]
+    confidence: float
+
+
+def piece_offsets_in_span(
+    tokens: Sequence[GeneratedToken], indices: Sequence[int], start: int, end: int
+) -> list[tuple[int, int]]:
+    """Each token's character range clipped to the span, relative to the span's start."""
+    offsets = []
+    for index in indices:
+        token = tokens[index]
+        offsets.append((max(token.char_offset, start) - start, min(token.char_end, end) - start))
+    return offsets
+
+
+def score_span(
+    output_text: str,
+    tokens: Sequence[GeneratedToken],
+    start: int,
+    end: int,
+    similarity: SimilarityModel,
+) -> SpanScore:
+    """TokenSAR confidence of ``output_text[start:end]`` from its recorded tokens."""
+    if start < 0 or end <= start:
+        return SpanScore((), (), (), float("nan"))
+    indices = tokens_in_span(tokens, start, end)
+    span_text = output_text[start:end]
+    offsets = piece_offsets_in_span(tokens, indices, start, end)
+    relevance = relevance_vector(similarity, span_text, offsets)
+    nll = [tokens[i].nll for i in indices]
+    return SpanScore(
+        tuple(indices), tuple(nll), tuple(relevance), tokensar_confidence(nll, relevance)
+    )
