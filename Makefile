@@ -8,7 +8,7 @@ export HAF_HOME ?= $(CURDIR)/.haf
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 
-.PHONY: install test lint bench run demo clean
+.PHONY: install test lint bench run clean
 
 install: $(STAMP)
 
@@ -34,9 +34,8 @@ bench: install
 	$(BIN)/python -m haf_tui.bench --out bench-results
 
 run: install
-	$(BIN)/haf demo
-
-demo: run
+	$(BIN)/haf run --demo --limit 4
+	$(BIN)/haf report
 
 clean:
 	rm -rf $(VENV) .haf .pytest_cache .mypy_cache .ruff_cache bench-results

@@ -19,22 +19,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-from haf_tui.config import DecodingSettings
+from haf_tui.config import DecodingSettings, ModelSettings
+from haf_tui.datasets import builtin_sample
 from haf_tui.defaults import embedded_model_path
-from haf_tui.demo import load_sample_texts
 from haf_tui.inference.llama import LlamaCppBackend
 from haf_tui.prompts import justify_messages
 from haf_tui.similarity import load_similarity, relevance_vector
 
 
-def _plain_tokens_per_second(
+def _plain_decode(
     backend: LlamaCppBackend, messages: Any, settings: DecodingSettings
 ) -> tuple[int, float]:
-    """Plain generation: the same sampler and stop rule, no logits read."""
+    """Plain generation with the same sampler, seed and stop rule, no logits read: (tokens
+    decoded after the first, seconds from the first token to the last)."""
     c = backend._c
     tokens = backend.tokenize_prompt(backend.render(messages))
+    backend.llm.reset()
     backend.llm.set_seed(settings.seed)
-    count, started = 0, time.perf_counter()
+    count, first_at = 0, 0.0
     stream = backend.llm.generate(
         tokens,
         top_k=settings.top_k,
@@ -48,24 +50,27 @@ def _plain_tokens_per_second(
         if c.llama_vocab_is_eog(backend._vocab, token_id):
             break
         count += 1
+        if count == 1:
+            first_at = time.perf_counter()
         if count >= settings.max_new_tokens:
             break
     stream.close()
-    return count, time.perf_counter() - started
+    return max(count - 1, 0), time.perf_counter() - first_at
 
 
 def bench_logprob_capture(backend: LlamaCppBackend, prompts: int, max_new: int) -> dict[str, Any]:
-    """Captured vs plain tokens/s on the first ``prompts`` sample texts, interleaved."""
+    """Captured vs plain decoding tokens/s (after the prompt) on the first ``prompts`` sample
+    texts, interleaved, same seeds: both paths sample the same tokens."""
     plain_tokens = plain_seconds = capture_tokens = capture_seconds = 0.0
-    for index, sample in enumerate(load_sample_texts()[:prompts]):
+    for index, sample in enumerate(builtin_sample().instances[:prompts]):
         settings = DecodingSettings(max_new_tokens=max_new, seed=100 + index)
         messages = justify_messages(sample.text)
         backend.generate(messages, settings.model_copy(update={"max_new_tokens": 4}))  # warm
-        count, seconds = _plain_tokens_per_second(backend, messages, settings)
+        count, seconds = _plain_decode(backend, messages, settings)
         plain_tokens, plain_seconds = plain_tokens + count, plain_seconds + seconds
         generation = backend.generate(messages, settings)
-        capture_tokens += len(generation.tokens)
-        capture_seconds += generation.seconds
+        capture_tokens += max(len(generation.tokens) - 1, 0)
+        capture_seconds += generation.seconds - generation.prompt_seconds
     plain_rate, capture_rate = plain_tokens / plain_seconds, capture_tokens / capture_seconds
     return {
         "prompts": prompts,
@@ -82,7 +87,7 @@ def bench_logprob_capture(backend: LlamaCppBackend, prompts: int, max_new: int) 
 def bench_relevance(backend: LlamaCppBackend) -> dict[str, Any]:
     """Seconds per reason for TokenSAR relevance (one batch per reason, cold cache)."""
     similarity = load_similarity(cached=False)
-    texts = [s.text for s in load_sample_texts()]
+    texts = [s.text for s in builtin_sample().instances]
     timings = []
     for text in texts:
         words = text.split(" ")
@@ -98,6 +103,36 @@ def bench_relevance(backend: LlamaCppBackend) -> dict[str, Any]:
         "seconds_per_reason_median": round(statistics.median(timings), 4),
         "tokens_per_reason_mean": round(statistics.mean(len(t.split()) for t in texts), 1),
         "model": similarity.name,
+    }
+
+
+def bench_pipeline(limit: int, max_new: int) -> dict[str, Any]:
+    """The sequential pipeline end to end on the built-in sample into a throwaway database."""
+    import tempfile
+
+    from haf_tui.config import RunConfig
+    from haf_tui.pipeline.service import create_run, execute_run, load_models
+    from haf_tui.store import open_store
+
+    config = RunConfig(
+        decoding=DecodingSettings(max_new_tokens=max_new),
+        limit=limit,
+        model=ModelSettings(n_ctx=2048),
+    )
+    models = load_models(config)
+    with tempfile.TemporaryDirectory() as folder, open_store(Path(folder) / "b.duckdb") as store:
+        run_id, config = create_run(store, config, builtin_sample(), models)
+        started = time.perf_counter()
+        summary = execute_run(store, run_id, config, models)
+        seconds = time.perf_counter() - started
+        tokens = store.query("SELECT sum(output_tokens) FROM generations")[1][0][0] or 0
+    return {
+        "instances": summary.instances_done,
+        "max_new_tokens": max_new,
+        "generations": sum(summary.generations.values()),
+        "generated_tokens": tokens,
+        "seconds": round(seconds, 1),
+        "instances_per_hour": round(summary.instances_done / seconds * 3600, 1),
     }
 
 
@@ -134,6 +169,7 @@ def main() -> None:
     parser.add_argument("--out", default="bench-results")
     parser.add_argument("--prompts", type=int, default=4)
     parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--pipeline-instances", type=int, default=4)
     parser.add_argument("--shared", default=str(Path.cwd().parent / "shared"))
     args = parser.parse_args()
     backend = LlamaCppBackend(embedded_model_path(), n_ctx=2048)
@@ -146,6 +182,7 @@ def main() -> None:
         "logprob_capture": bench_logprob_capture(backend, args.prompts, args.max_new_tokens),
         "relevance": bench_relevance(backend),
         "method_core": bench_method_core(Path(args.shared)),
+        "pipeline": bench_pipeline(args.pipeline_instances, args.max_new_tokens),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
     out = Path(args.out)

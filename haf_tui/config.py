@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 DEFAULT_SIMILARITY_MODEL = "all-MiniLM-L6-v2"
 
@@ -33,6 +33,9 @@ class ModelSettings(BaseModel):
     n_gpu_layers: int = Field(-1, ge=-1, description="-1: all layers when offload is built in")
     n_threads: int | None = Field(None, ge=1)
     n_batch: int = Field(512, ge=1)
+    extra_buffers: bool = Field(
+        False, description="llama.cpp weight repacking/AMX buffers (crashed on AMX VMs here)"
+    )
 
 
 class SimilaritySettings(BaseModel):
@@ -43,3 +46,41 @@ class SimilaritySettings(BaseModel):
     model: str = DEFAULT_SIMILARITY_MODEL
     kind: Literal["bi-encoder", "cross-encoder"] = "bi-encoder"
     device: str = "cpu"
+
+
+STAGE_NAMES: tuple[str, ...] = ("justify", "internal", "external", "individual")
+
+
+class MetricWeights(BaseModel):
+    """The weights of spec section 5 (defaults as the paper)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sos_confidence: float = Field(0.8, ge=0.0, le=1.0)
+    reliance_confidence: float = Field(0.5, ge=0.0, le=1.0)
+
+
+class RunConfig(BaseModel):
+    """Everything that decides what a run computes; stored with the run as JSON."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: ModelSettings = ModelSettings()
+    decoding: DecodingSettings = DecodingSettings()
+    similarity: SimilaritySettings = SimilaritySettings()
+    weights: MetricWeights = MetricWeights()
+    dataset_id: str = "builtin-sample"
+    limit: int | None = Field(None, ge=1)
+    prompting: Literal["explicit", "naive"] = "explicit"
+    stages: tuple[str, ...] = STAGE_NAMES
+    parse_rules: Literal["reference", "strict"] = "reference"
+
+    @field_validator("stages")
+    @classmethod
+    def _known_stages(cls, stages: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [s for s in stages if s not in STAGE_NAMES]
+        if unknown:
+            raise ValueError(f"unknown stage(s) {unknown}: choose from {list(STAGE_NAMES)}")
+        if "justify" not in stages:
+            raise ValueError("the justify stage is required: every other stage builds on it")
+        return tuple(s for s in STAGE_NAMES if s in stages)

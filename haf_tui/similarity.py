@@ -121,6 +121,16 @@ def resolve_model_location(model: str) -> str:
     return str(Path(model).expanduser()) if Path(model).expanduser().exists() else model
 
 
+def _quiet_transformers() -> None:
+    """No weight-loading progress bars on the terminal."""
+    try:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
+        pass
+
+
 def _offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false", "False")
 
@@ -141,6 +151,8 @@ class BiEncoderSimilarity:
         location = resolve_model_location(model)
         try:
             from sentence_transformers import SentenceTransformer
+
+            _quiet_transformers()
 
             self._model = SentenceTransformer(location, device=device, local_files_only=_offline())
         except Exception as exc:
@@ -176,6 +188,8 @@ class CrossEncoderSimilarity:
         location = resolve_model_location(model)
         try:
             from sentence_transformers import CrossEncoder
+
+            _quiet_transformers()
 
             self._model = CrossEncoder(location, device=device, local_files_only=_offline())
         except Exception as exc:

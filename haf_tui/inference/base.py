@@ -56,12 +56,14 @@ class Generation:
     finish_reason: str
     seconds: float
     chat_format: str = ""
+    prompt_seconds: float = 0.0
     extra: dict[str, object] = field(default_factory=dict)
 
     @property
     def tokens_per_second(self) -> float:
-        """Generated tokens per second of wall time."""
-        return len(self.tokens) / self.seconds if self.seconds > 0 else 0.0
+        """Generated tokens per second of decoding (after the prompt was evaluated)."""
+        decode = self.seconds - self.prompt_seconds
+        return (len(self.tokens) - 1) / decode if len(self.tokens) > 1 and decode > 0 else 0.0
 
 
 class GenerationBackend(Protocol):

@@ -16,6 +16,7 @@ import ctypes
 import math
 import os
 import time
+from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,30 @@ def default_chat_format(info: GGUFInfo) -> str:
     return "chatml"
 
 
+_LLAMA_LOG: deque[str] = deque(maxlen=50)
+_LOG_CALLBACK: Any = None
+
+
+def _quiet_llama_logs(llama_cpp: Any) -> None:
+    """Keep llama.cpp's log lines (warnings and errors) in memory instead of on stderr."""
+    global _LOG_CALLBACK
+    if _LOG_CALLBACK is not None:
+        return
+
+    @llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]
+    def _collect(level: int, text: bytes, user_data: Any) -> None:
+        if level in (2, 3):  # GGML_LOG_LEVEL_WARN, GGML_LOG_LEVEL_ERROR
+            _LLAMA_LOG.append(text.decode("utf-8", errors="replace").strip())
+
+    _LOG_CALLBACK = _collect  # keep a reference: llama.cpp calls it later
+    llama_cpp.llama_log_set(_collect, ctypes.c_void_p(0))
+
+
+def recent_llama_log() -> list[str]:
+    """llama.cpp's latest warning and error lines (for diagnostics)."""
+    return list(_LLAMA_LOG)
+
+
 def open_llama(model_path: str | Path, *, extra_buffers: bool = False, **kwargs: Any) -> Any:
     """``llama_cpp.Llama(model_path, **kwargs)`` with llama.cpp's ``use_extra_bufts`` set.
 
@@ -52,6 +77,7 @@ def open_llama(model_path: str | Path, *, extra_buffers: bool = False, **kwargs:
     """
     import llama_cpp
 
+    _quiet_llama_logs(llama_cpp.llama_cpp)
     c_api = llama_cpp.llama_cpp
     original = c_api.llama_model_default_params
 
@@ -138,12 +164,16 @@ class LlamaCppBackend:
                 verbose=False,
             )
         except (ValueError, RuntimeError, OSError) as exc:
-            raise InferenceError(f"llama.cpp could not load {self.info.path}: {exc}") from exc
+            detail = next((line for line in reversed(recent_llama_log()) if line), str(exc))
+            raise InferenceError(f"llama.cpp could not load {self.info.path}: {detail}") from exc
         self.n_ctx = self.llm.n_ctx()
         self._vocab = self._c.llama_model_get_vocab(self.llm.model)
         self.n_vocab = int(self._c.llama_vocab_n_tokens(self._vocab))
         self._reader = RawLogprobReader(self.n_vocab)
         self._piece_cache: dict[int, bytes] = {}
+        self.reuse_prefix = False
+        """Reuse the KV cache of a shared prompt prefix (faster; off: every prompt is evaluated
+        from scratch, so a generation does not depend on what ran before it)."""
 
     @property
     def offload_active(self) -> bool:
@@ -208,6 +238,8 @@ class LlamaCppBackend:
         assembler = TokenTextAssembler()
         tokens: list[GeneratedToken] = []
         finish_reason = "length"
+        if not self.reuse_prefix:
+            self.llm.reset()
         self.llm.set_seed(settings.seed)
         started = time.perf_counter()
         stream = self.llm.generate(
@@ -220,8 +252,11 @@ class LlamaCppBackend:
             repeat_penalty=1.0,
         )
         ctx = self.llm.ctx
+        prompt_seconds = 0.0
         try:
             for token_id in stream:
+                if not prompt_seconds:
+                    prompt_seconds = time.perf_counter() - started
                 if self._c.llama_vocab_is_eog(self._vocab, token_id):
                     finish_reason = "stop"
                     break
@@ -258,5 +293,6 @@ class LlamaCppBackend:
             finish_reason=finish_reason,
             seconds=seconds,
             chat_format=prompt.chat_format,
+            prompt_seconds=prompt_seconds,
             extra={"folded_system": prompt.folded_system},
         )

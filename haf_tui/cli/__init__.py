@@ -1,0 +1,91 @@
+"""The ``haf`` command line: ``run``, ``report``, ``query``, ``runs``, ``export``, ``models``.
+
+Every error is one line on stderr and a non-zero exit status; read commands open the
+database read-only (``--snapshot`` reads a copy while another process writes to it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from pydantic import ValidationError
+from rich.console import Console
+
+from haf_tui import __version__
+from haf_tui.cli.read_commands import (
+    add_read_parsers,
+    export_command,
+    models_command,
+    query_command,
+    report_command,
+    runs_command,
+)
+from haf_tui.cli.run_command import add_run_parser, run_command
+from haf_tui.datasets import DatasetError
+from haf_tui.inference.base import InferenceError
+from haf_tui.similarity import SimilarityError
+from haf_tui.store.db import StoreError, open_snapshot, open_store
+
+READ_COMMANDS = ("report", "query", "runs", "export")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``haf``."""
+    parser = argparse.ArgumentParser(prog="haf", description="Human-Aligned Faithfulness workbench")
+    parser.add_argument("--version", action="version", version=f"haf-tui {__version__}")
+    parser.add_argument("--db", help="the DuckDB file (default: $HAF_DB or $HAF_HOME/haf.duckdb)")
+    parser.add_argument(
+        "--snapshot",
+        action="store_true",
+        help="read a copy of the database (while another process writes to it)",
+    )
+    commands = parser.add_subparsers(dest="command")
+    add_run_parser(commands)
+    add_read_parsers(commands)
+    return parser
+
+
+def _dispatch(args: argparse.Namespace, console: Console) -> int:
+    if args.command == "models":
+        return models_command(console)
+    if args.command == "run":
+        with open_store(args.db) as store:
+            return run_command(args, store, console)
+    store = open_snapshot(args.db) if args.snapshot else open_store(args.db, read_only=True)
+    with store:
+        if args.command == "report":
+            return report_command(args, store, console)
+        if args.command == "query":
+            return query_command(args, store, console)
+        if args.command == "runs":
+            return runs_command(store, console)
+        return export_command(args, store, console)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``haf``; errors are one line on stderr and exit status 2."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    console = Console()
+    if args.command is None:
+        parser.print_help()
+        return 0
+    try:
+        return _dispatch(args, console)
+    except ValidationError as exc:
+        details = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {details}", highlight=False)
+        return 2
+    except (InferenceError, SimilarityError, StoreError, DatasetError, ValueError) as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {message}", highlight=False)
+        return 2
+    except KeyboardInterrupt:
+        Console(stderr=True).print("interrupted: the run can be resumed (haf runs)")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

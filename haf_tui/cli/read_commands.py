@@ -1,0 +1,178 @@
+"""Commands that read the store: ``report``, ``query``, ``runs``, ``export``, ``models``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from haf_tui import reports
+from haf_tui.defaults import model_search_dirs
+from haf_tui.inference.base import InferenceError
+from haf_tui.inference.gguf import read_gguf_info
+from haf_tui.store.db import Store, StoreError
+
+FORMATS = ("table", "csv", "json", "markdown")
+EXPORT_TABLES = (
+    "generations",
+    "tokens",
+    "reasons",
+    "reason_metrics",
+    "instance_metrics",
+    "instance_results",
+    "parse_diagnostics",
+)
+
+
+def add_read_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The read-only sub-commands."""
+    report = commands.add_parser("report", help="the paper's Tables 1, 2 and 4 for stored runs")
+    report.add_argument(
+        "--run", action="append", default=[], help="run id (repeatable; default all)"
+    )
+    report.add_argument(
+        "--report",
+        action="append",
+        choices=sorted(reports.REPORTS),
+        help="which report(s) (default: table1, table2, table4)",
+    )
+    report.add_argument("--format", choices=FORMATS, default="table")
+
+    query = commands.add_parser("query", help="run SQL (read-only) or a named query")
+    query.add_argument("sql", nargs="?", help="SQL text")
+    query.add_argument("--name", help="a query from queries/ (see --list)")
+    query.add_argument("--list", action="store_true", help="list the named queries")
+    query.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a named query's parameter (repeatable)",
+    )
+    query.add_argument("--format", choices=FORMATS, default="table")
+
+    commands.add_parser("runs", help="list stored runs")
+
+    export = commands.add_parser("export", help="write a run's tables to Parquet or CSV")
+    export.add_argument("run_id")
+    export.add_argument("--format", choices=["parquet", "csv"], default="parquet")
+    export.add_argument("--out", default="exports", help="folder (default ./exports)")
+
+    commands.add_parser("models", help="list GGUF files in the model folders")
+
+
+def _print(
+    console: Console, title: str, columns: list[str], rows: list[tuple[Any, ...]], fmt: str
+) -> None:
+    if fmt == "table":
+        console.print(reports.to_rich_table(title, columns, rows))
+    elif fmt == "csv":
+        console.out(reports.to_csv(columns, rows), end="")
+    elif fmt == "json":
+        console.out(reports.to_json(columns, rows))
+    else:
+        console.out(reports.to_markdown(columns, rows))
+
+
+def report_command(args: argparse.Namespace, store: Store, console: Console) -> int:
+    """Print the chosen reports for the chosen runs."""
+    run_ids = [store.get_run(r).run_id for r in args.run]
+    names = args.report or [r.name for r in reports.summary_reports()]
+    for name in names:
+        result = reports.run_report(store, name, {"run_ids": run_ids})
+        _print(console, result.title, result.columns, result.rows, args.format)
+    return 0
+
+
+def _parse_params(pairs: list[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ValueError(f"--param {pair!r}: use KEY=VALUE")
+        params[key.strip()] = value
+    return params
+
+
+def query_command(args: argparse.Namespace, store: Store, console: Console) -> int:
+    """Run SQL text or a named query, read-only."""
+    if args.list:
+        table = Table("name", "title", "params")
+        for query in reports.load_queries().values():
+            table.add_row(query.name, query.title, ", ".join(query.params))
+        console.print(table)
+        return 0
+    if args.name:
+        columns, rows = reports.run_named(store, args.name, _parse_params(args.param))
+        title = reports.get_query(args.name).title
+    elif args.sql:
+        columns, rows = store.query(args.sql)
+        title = "query"
+    else:
+        raise ValueError("give SQL text or --name NAME (haf query --list shows the names)")
+    _print(console, title, columns, rows, args.format)
+    return 0
+
+
+def runs_command(store: Store, console: Console) -> int:
+    """List stored runs, newest first."""
+    table = Table(title="runs")
+    for name in ("run", "status"):
+        table.add_column(name, no_wrap=True)
+    for name in ("created", "model", "dataset", "done", "gens", "similarity"):
+        table.add_column(name, overflow="fold")
+    for run in store.list_runs():
+        table.add_row(
+            run["run_id"],
+            run["status"],
+            f"{run['created_at']:%Y-%m-%d %H:%M}",
+            run["model_file"],
+            run["dataset_id"],
+            f"{run['n_done']}/{run['n_planned']}",
+            str(run["n_generations"]),
+            run["similarity_model"],
+        )
+    console.print(table)
+    return 0
+
+
+def export_command(args: argparse.Namespace, store: Store, console: Console) -> int:
+    """Write every table of one run into ``--out/RUN_ID/``."""
+    run_id = store.get_run(args.run_id).run_id
+    folder = Path(args.out) / run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    options = "(FORMAT parquet)" if args.format == "parquet" else "(FORMAT csv, HEADER true)"
+    for table in (*EXPORT_TABLES, "runs"):
+        target = folder / f"{table}.{args.format}"
+        select = f"SELECT * FROM {table} WHERE run_id = '{run_id}'"
+        try:
+            store.reader().execute(f"COPY ({select}) TO '{target.as_posix()}' {options}")
+        except Exception as exc:  # duckdb.Error: one line
+            raise StoreError(f"export of {table} failed: {str(exc).splitlines()[0]}") from exc
+    console.print(f"wrote {len(EXPORT_TABLES) + 1} {args.format} files to {folder}")
+    return 0
+
+
+def models_command(console: Console) -> int:
+    """GGUF files found in the model folders, read from metadata only."""
+    table = Table("file", "size", "architecture", "quantization", "context", "chat template")
+    for folder in model_search_dirs():
+        for path in sorted(folder.glob("*.gguf")) if folder.is_dir() else []:
+            try:
+                info = read_gguf_info(path, check_tensors=False)
+            except InferenceError as exc:
+                table.add_row(str(path), "", f"[red]{exc}[/]", "", "", "")
+                continue
+            table.add_row(
+                str(path),
+                f"{info.size_bytes / 2**20:.0f} MiB",
+                info.architecture,
+                info.quantization,
+                str(info.context_length or "?"),
+                "yes" if info.has_chat_template else "no",
+            )
+    console.print(table)
+    return 0

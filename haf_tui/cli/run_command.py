@@ -1,0 +1,205 @@
+"""``haf run``: start or resume a run, with rich progress bars and a clean Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import threading
+from types import FrameType
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from haf_tui.config import (
+    STAGE_NAMES,
+    DecodingSettings,
+    ModelSettings,
+    RunConfig,
+    SimilaritySettings,
+)
+from haf_tui.datasets import Dataset, builtin_sample, load_file
+from haf_tui.pipeline.events import ProgressEvent
+from haf_tui.pipeline.runner import RunSummary
+from haf_tui.pipeline.service import create_run, execute_run, load_models, run_config_of
+from haf_tui.store.db import Store
+
+DEMO_MAX_NEW_TOKENS = 256
+
+
+def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``run`` sub-command and its options."""
+    run = commands.add_parser("run", help="run (or resume) a HAF evaluation")
+    run.add_argument(
+        "--demo",
+        action="store_true",
+        help=f"the embedded model on the built-in sample, at most "
+        f"{DEMO_MAX_NEW_TOKENS} new tokens per answer unless given",
+    )
+    run.add_argument("--resume", metavar="RUN_ID", help="continue a run where it stopped")
+    run.add_argument("--model", help="a GGUF file (default: the embedded Gemma 3 270M)")
+    run.add_argument("--chat-format", help="gemma, chatml or llama-3 (default: the GGUF's own)")
+    run.add_argument("--dataset", default="sample", help="built-in dataset name (sample)")
+    run.add_argument("--file", help="a dataset file (.csv, .tsv, .jsonl with a text column)")
+    run.add_argument("--limit", type=int, help="evaluate only the first N instances")
+    run.add_argument("--prompting", choices=["explicit", "naive"], default="explicit")
+    run.add_argument(
+        "--stages",
+        default=",".join(STAGE_NAMES),
+        help="comma-separated stages (justify is always needed)",
+    )
+    run.add_argument("--parse-rules", choices=["reference", "strict"], default="reference")
+    decoding = DecodingSettings()
+    run.add_argument("--temperature", type=float, default=decoding.temperature)
+    run.add_argument("--top-p", type=float, default=decoding.top_p)
+    run.add_argument("--top-k", type=int, default=decoding.top_k)
+    run.add_argument("--max-new-tokens", type=int)
+    run.add_argument("--seed", type=int, default=decoding.seed)
+    run.add_argument("--top-logprobs", type=int, default=decoding.top_logprobs)
+    run.add_argument("--n-ctx", type=int)
+    run.add_argument("--n-gpu-layers", type=int, help="-1: all (default when built with GPU)")
+    run.add_argument("--threads", type=int)
+    run.add_argument(
+        "--extra-buffers",
+        action="store_true",
+        default=None,
+        help="enable llama.cpp weight-repacking buffers (AMX)",
+    )
+    run.add_argument("--similarity-model", default=SimilaritySettings().model)
+    run.add_argument(
+        "--similarity-kind", choices=["bi-encoder", "cross-encoder"], default="bi-encoder"
+    )
+
+
+def _dataset(args: argparse.Namespace) -> Dataset:
+    if args.file:
+        return load_file(args.file)
+    if args.demo or args.dataset == "sample":
+        return builtin_sample()
+    raise ValueError(f"unknown dataset {args.dataset!r}: use --dataset sample or --file PATH")
+
+
+def _config(args: argparse.Namespace) -> RunConfig:
+    max_new = args.max_new_tokens or (DEMO_MAX_NEW_TOKENS if args.demo else None)
+    decoding = DecodingSettings(
+        temperature=args.temperature,
+        top_p=args.top_p,
+        top_k=args.top_k,
+        seed=args.seed,
+        top_logprobs=args.top_logprobs,
+        **({"max_new_tokens": max_new} if max_new else {}),
+    )
+    model_fields = {
+        "path": None if args.demo else args.model,
+        "chat_format": args.chat_format,
+        "n_ctx": args.n_ctx,
+        "n_gpu_layers": args.n_gpu_layers,
+        "n_threads": args.threads,
+        "extra_buffers": args.extra_buffers,
+    }
+    model = ModelSettings(**{k: v for k, v in model_fields.items() if v is not None})
+    return RunConfig(
+        model=model,
+        decoding=decoding,
+        similarity=SimilaritySettings(model=args.similarity_model, kind=args.similarity_kind),
+        limit=args.limit,
+        prompting=args.prompting,
+        stages=tuple(s.strip() for s in args.stages.split(",") if s.strip()),
+        parse_rules=args.parse_rules,
+    )
+
+
+class _CtrlC:
+    """First Ctrl-C: stop after the generation in flight. Second: stop now."""
+
+    def __init__(self, console: Console):
+        self.event = threading.Event()
+        self.console = console
+        self._previous = signal.getsignal(signal.SIGINT)
+
+    def __enter__(self) -> _CtrlC:
+        signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGINT, self._previous)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.event.is_set():
+            raise KeyboardInterrupt
+        self.event.set()
+        self.console.print(
+            "[yellow]stopping after the current generation (Ctrl-C again to stop now)[/]"
+        )
+
+
+def run_command(args: argparse.Namespace, store: Store, console: Console) -> int:
+    """Start or resume a run; returns the exit status."""
+    overrides = {
+        "n_ctx": args.n_ctx,
+        "n_gpu_layers": args.n_gpu_layers,
+        "n_threads": args.threads,
+        "extra_buffers": args.extra_buffers,
+    }
+    if args.resume:
+        run_id, config = run_config_of(store, args.resume, **overrides)
+        dataset = None
+    else:
+        config, dataset = _config(args), _dataset(args)
+    with console.status("loading the model and the similarity model ..."):
+        models = load_models(config)
+    if dataset is not None:
+        run_id, config = create_run(store, config, dataset, models)
+        if dataset.skipped:
+            console.print(
+                f"[yellow]{len(dataset.skipped)} dataset rows skipped[/] "
+                f"(first: row {dataset.skipped[0][0]}, {dataset.skipped[0][1]})"
+            )
+    backend = models.backend
+    console.print(
+        f"run [bold]{run_id}[/]: {backend.name} ({backend.info.architecture}, "
+        f"{backend.info.quantization}), chat format {backend.chat_format}, GPU offload "
+        f"{'on' if backend.offload_active else 'off'}; similarity "
+        f"{models.similarity.name}"
+    )
+    summary = _run_with_progress(store, run_id, config, models, console)
+    counts = ", ".join(f"{k} {v}" for k, v in summary.generations.items())
+    console.print(
+        f"run {run_id} {summary.status}: {summary.instances_done}/"
+        f"{summary.instances_total} instances; generations: {counts}"
+    )
+    if summary.status != "finished":
+        console.print(f"resume with: haf run --resume {run_id}")
+        return 130
+    console.print(f"see the metrics with: haf report --run {run_id}")
+    return 0
+
+
+def _run_with_progress(
+    store: Store, run_id: str, config: RunConfig, models: object, console: Console
+) -> RunSummary:
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[detail]}"),
+    )
+    with Progress(*columns, console=console, transient=False) as progress, _CtrlC(console) as cc:
+        task = progress.add_task("instances", total=None, detail="")
+
+        def listen(event: ProgressEvent) -> None:
+            eta = f" · ETA {event.eta_seconds:.0f}s" if event.eta_seconds is not None else ""
+            stages = " ".join(f"{k}:{v}" for k, v in event.generations_done.items())
+            detail = f"{stages} · {event.tokens_per_second:.1f} tok/s{eta}"
+            progress.update(
+                task, completed=event.instances_done, total=event.instances_total, detail=detail
+            )
+
+        return execute_run(
+            store,
+            run_id,
+            config,
+            models,  # type: ignore[arg-type]
+            listener=listen,
+            stop_event=cc.event,
+        )

@@ -1,0 +1,1 @@
+"""The staged pipeline: stages, the runner, progress events, and run start/resume."""

@@ -1,0 +1,34 @@
+"""Progress events a run publishes; the CLI draws them as progress bars, the TUI as widgets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+EventKind = Literal["run-started", "generation", "instance", "run-finished", "log"]
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """Where a run stands: the stage just finished, counts, speed and time left."""
+
+    kind: EventKind
+    run_id: str
+    stage: str = ""
+    instance_id: str = ""
+    instances_done: int = 0
+    instances_total: int = 0
+    generations_done: dict[str, int] = field(default_factory=dict)
+    tokens_per_second: float = 0.0
+    eta_seconds: float | None = None
+    message: str = ""
+
+
+class ProgressListener(Protocol):
+    """Anything that takes progress events (called from the thread that runs the pipeline)."""
+
+    def __call__(self, event: ProgressEvent) -> None: ...
+
+
+def ignore_progress(event: ProgressEvent) -> None:
+    """A listener that drops every event."""

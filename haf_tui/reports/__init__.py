@@ -1,0 +1,105 @@
+"""Named SQL queries over the store, the reports built on them, and their output formats.
+
+- :mod:`haf_tui.reports.queries`: the ``queries/NAME.sql`` files (header format, loading,
+  parameter conversion, :func:`run_query` / :func:`run_named`) and :class:`QueryError`.
+- :mod:`haf_tui.reports.registry`: :class:`Report`, the :data:`REPORTS` registry
+  (:func:`register_report`), the shapers and the built-in reports.
+- :mod:`haf_tui.reports.formats`: terminal, CSV, JSON and markdown output (:func:`export`).
+
+Everything public is re-exported here, so ``from haf_tui import reports; reports.X`` works for
+each of them.
+"""
+
+from __future__ import annotations
+
+from haf_tui.reports import formats, queries, registry
+from haf_tui.reports.formats import (
+    FORMATS,
+    NULL_TEXT,
+    export,
+    format_value,
+    to_csv,
+    to_json,
+    to_markdown,
+    to_records,
+    to_rich_table,
+)
+from haf_tui.reports.queries import (
+    PARAM_TYPES,
+    QUERIES_DIR,
+    QUERIES_ENV,
+    NamedQuery,
+    QueryError,
+    QueryParam,
+    Result,
+    Row,
+    coerce_param,
+    get_query,
+    load_queries,
+    parse_query,
+    queries_dir,
+    resolve_params,
+    resolve_run_id,
+    run_named,
+    run_query,
+)
+from haf_tui.reports.registry import (
+    INSTANCE_LABEL,
+    POOLED_LABEL,
+    REPORTS,
+    Report,
+    ReportResult,
+    Shaper,
+    compare_side_by_side,
+    get_report,
+    pooling_rows,
+    register_report,
+    run_report,
+    select_columns,
+    summary_reports,
+)
+
+__all__ = [
+    "FORMATS",
+    "INSTANCE_LABEL",
+    "NULL_TEXT",
+    "PARAM_TYPES",
+    "POOLED_LABEL",
+    "QUERIES_DIR",
+    "QUERIES_ENV",
+    "REPORTS",
+    "NamedQuery",
+    "QueryError",
+    "QueryParam",
+    "Report",
+    "ReportResult",
+    "Result",
+    "Row",
+    "Shaper",
+    "coerce_param",
+    "compare_side_by_side",
+    "export",
+    "format_value",
+    "formats",
+    "get_query",
+    "get_report",
+    "load_queries",
+    "parse_query",
+    "pooling_rows",
+    "queries",
+    "queries_dir",
+    "register_report",
+    "registry",
+    "resolve_params",
+    "resolve_run_id",
+    "run_named",
+    "run_query",
+    "run_report",
+    "select_columns",
+    "summary_reports",
+    "to_csv",
+    "to_json",
+    "to_markdown",
+    "to_records",
+    "to_rich_table",
+]

@@ -1,0 +1,437 @@
+"""The DuckDB store: one file holds many runs.
+
+Concurrency: DuckDB lets one process open a file for writing, and no other process may open
+it at all meanwhile. So:
+
+- inside the writing process (the TUI browsing the run it is running), readers use
+  :meth:`Store.reader`, a cursor on the writer's own database;
+- another process (``haf query`` while ``haf run`` writes) reads a *snapshot*: the file and
+  its write-ahead log copied to a temporary folder and opened read-only
+  (:func:`open_snapshot`), which DuckDB recovers to the last committed generation.
+
+Every finished generation is one transaction, so a killed run loses at most the generation
+in flight, and :meth:`Store.generation_keys` tells a resumed run what is already there.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from haf_tui.defaults import haf_home
+from haf_tui.store.migrations import LATEST_VERSION, MIGRATIONS
+from haf_tui.store.records import (
+    GenerationRecord,
+    InstanceRecord,
+    InstanceResult,
+    RunRecord,
+)
+
+
+def _sql_float(value: float | None) -> float | None:
+    """NaN (undefined) is stored as NULL, so SQL aggregates skip it."""
+    return None if value is None or math.isnan(value) else value
+
+
+class StoreError(RuntimeError):
+    """The database cannot be used as asked (one clear line)."""
+
+
+def default_db_path() -> Path:
+    """``$HAF_DB``, else ``$HAF_HOME/haf.duckdb``."""
+    override = os.environ.get("HAF_DB")
+    return Path(override).expanduser() if override else haf_home() / "haf.duckdb"
+
+
+def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    try:
+        return duckdb.connect(str(path), read_only=read_only)
+    except duckdb.IOException as exc:
+        message = str(exc)
+        if "lock" in message.lower():
+            pid = re.search(r"PID (\d+)", message)
+            holder = f" (PID {pid.group(1)})" if pid else ""
+            raise StoreError(
+                f"database {path} is locked by another process{holder}: a run may be writing "
+                "to it; read it with --snapshot, or wait"
+            ) from exc
+        raise StoreError(f"cannot open database {path}: {message.splitlines()[0]}") from exc
+    except duckdb.Error as exc:
+        raise StoreError(f"cannot open database {path}: {str(exc).splitlines()[0]}") from exc
+
+
+class Store:
+    """Runs, datasets and everything a run produced, in one DuckDB file."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection, path: Path, read_only: bool):
+        self.connection = connection
+        self.path = path
+        self.read_only = read_only
+
+    # ------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        self.connection.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def schema_version(self) -> int:
+        """The newest migration applied to this file (0 for an empty file)."""
+        exists = self.connection.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
+        ).fetchone()
+        if not exists or not exists[0]:
+            return 0
+        row = self.connection.execute("SELECT max(version) FROM schema_migrations").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def migrate(self) -> None:
+        """Apply the migrations this file lacks; refuse a newer schema."""
+        version = self.schema_version()
+        if version > LATEST_VERSION:
+            raise StoreError(
+                f"database {self.path} has schema v{version}, newer than this haf-tui "
+                f"(v{LATEST_VERSION}): upgrade haf-tui to use it"
+            )
+        if version == LATEST_VERSION or self.read_only:
+            return
+        with self.transaction() as con:
+            con.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                "description VARCHAR, applied_at TIMESTAMP DEFAULT current_timestamp)"
+            )
+            for number, description, sql in MIGRATIONS:
+                if number > version:
+                    con.execute(sql)
+                    con.execute(
+                        "INSERT INTO schema_migrations (version, description) VALUES (?, ?)",
+                        [number, description],
+                    )
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A transaction that commits on success and rolls back on any error."""
+        self.connection.execute("BEGIN TRANSACTION")
+        try:
+            yield self.connection
+        except BaseException:
+            self.connection.execute("ROLLBACK")
+            raise
+        self.connection.execute("COMMIT")
+
+    def reader(self) -> duckdb.DuckDBPyConnection:
+        """A cursor for reading while this process writes (same database, own transaction)."""
+        return self.connection.cursor()
+
+    # ------------------------------------------------------------ datasets
+
+    def save_dataset(
+        self,
+        dataset_id: str,
+        name: str,
+        source: str,
+        instances: Sequence[InstanceRecord],
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Store a dataset and its instances once (a second save of the same id is a no-op)."""
+        with self.transaction() as con:
+            if con.execute("SELECT 1 FROM datasets WHERE dataset_id = ?", [dataset_id]).fetchone():
+                return
+            con.execute(
+                "INSERT INTO datasets VALUES (?, ?, ?, current_timestamp, ?, ?)",
+                [dataset_id, name, source, len(instances), json.dumps(meta or {})],
+            )
+            con.executemany(
+                "INSERT INTO instances VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    [dataset_id, i.instance_id, i.position, i.text, i.label, json.dumps(i.extra)]
+                    for i in instances
+                ],
+            )
+
+    def instances(self, dataset_id: str, limit: int | None = None) -> list[InstanceRecord]:
+        """A dataset's instances in order (the first ``limit``)."""
+        sql = (
+            "SELECT instance_id, position, text, label, extra FROM instances "
+            "WHERE dataset_id = ? ORDER BY position"
+        )
+        rows = self.connection.execute(
+            sql + (f" LIMIT {int(limit)}" if limit else ""), [dataset_id]
+        ).fetchall()
+        return [
+            InstanceRecord(
+                instance_id=r[0],
+                position=r[1],
+                text=r[2],
+                label=r[3],
+                extra=json.loads(r[4]) if r[4] else {},
+            )
+            for r in rows
+        ]
+
+    # ------------------------------------------------------------ runs
+
+    def create_run(self, run: RunRecord) -> None:
+        """Insert a new run row."""
+        with self.transaction() as con:
+            con.execute(
+                "INSERT INTO runs (run_id, status, dataset_id, n_planned, config, model_file, "
+                "model_size, model_sha256, model_arch, model_quant, chat_format, "
+                "similarity_model, similarity_kind, offload_supported, n_gpu_layers, versions) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    run.run_id,
+                    run.status,
+                    run.dataset_id,
+                    run.n_planned,
+                    run.config_json,
+                    run.model_file,
+                    run.model_size,
+                    run.model_sha256,
+                    run.model_arch,
+                    run.model_quant,
+                    run.chat_format,
+                    run.similarity_model,
+                    run.similarity_kind,
+                    run.offload_supported,
+                    run.n_gpu_layers,
+                    json.dumps(run.versions),
+                ],
+            )
+
+    def get_run(self, run_id: str) -> RunRecord:
+        """A run by id (a unique prefix is enough)."""
+        rows = self.connection.execute(
+            "SELECT run_id, status, dataset_id, n_planned, config, model_file, model_size, "
+            "model_sha256, model_arch, model_quant, chat_format, similarity_model, "
+            "similarity_kind, offload_supported, n_gpu_layers, versions, seconds_running, error "
+            "FROM runs WHERE run_id LIKE ? || '%'",
+            [run_id],
+        ).fetchall()
+        if not rows:
+            raise StoreError(f"no run {run_id!r} in {self.path}")
+        if len(rows) > 1:
+            raise StoreError(f"run id prefix {run_id!r} is ambiguous in {self.path}")
+        return RunRecord.from_row(rows[0])
+
+    def update_run(
+        self,
+        run_id: str,
+        *,
+        status: str | None = None,
+        seconds: float = 0.0,
+        error: str | None = None,
+        chat_format: str | None = None,
+    ) -> None:
+        """Change a run's status, add running time, record an error or the chat format."""
+        self.connection.execute(
+            "UPDATE runs SET status = coalesce(?, status), seconds_running = seconds_running + ?, "
+            "error = coalesce(?, error), chat_format = coalesce(?, chat_format), "
+            "updated_at = current_timestamp WHERE run_id = ?",
+            [status, seconds, error, chat_format, run_id],
+        )
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        """Every run with its progress, newest first."""
+        cursor = self.connection.execute(
+            "SELECT r.run_id, r.created_at, r.status, r.model_file, r.dataset_id, r.n_planned, "
+            "(SELECT count(*) FROM instance_results i WHERE i.run_id = r.run_id) AS n_done, "
+            "(SELECT count(*) FROM generations g WHERE g.run_id = r.run_id) AS n_generations, "
+            "r.similarity_model, r.seconds_running FROM runs r ORDER BY r.created_at DESC"
+        )
+        columns = [d[0] for d in cursor.description]
+        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+    # ------------------------------------------------------------ results
+
+    def generation_keys(self, run_id: str) -> set[tuple[str, str, int]]:
+        """(instance, stage, sub_index) of every generation already stored for a run."""
+        rows = self.connection.execute(
+            "SELECT instance_id, stage, sub_index FROM generations WHERE run_id = ?", [run_id]
+        ).fetchall()
+        return {(r[0], r[1], int(r[2])) for r in rows}
+
+    def finished_instances(self, run_id: str) -> set[str]:
+        """Instances whose results (metrics) are stored: a resumed run skips them."""
+        rows = self.connection.execute(
+            "SELECT instance_id FROM instance_results WHERE run_id = ?", [run_id]
+        ).fetchall()
+        return {r[0] for r in rows}
+
+    def instance_generations(self, run_id: str, instance_id: str) -> list[dict[str, Any]]:
+        """An instance's stored generations with their reasons' texts and confidences."""
+        cursor = self.connection.execute(
+            "SELECT g.stage, g.sub_index, g.test, g.decision, g.decision_confidence, "
+            "g.output_text, coalesce(list(r.text ORDER BY r.reason_index) "
+            "FILTER (WHERE r.text IS NOT NULL), []) AS reason_texts, "
+            "coalesce(list(r.confidence ORDER BY r.reason_index) "
+            "FILTER (WHERE r.text IS NOT NULL), []) AS reason_confidences "
+            "FROM generations g LEFT JOIN reasons r USING (run_id, instance_id, stage, sub_index) "
+            "WHERE g.run_id = ? AND g.instance_id = ? "
+            "GROUP BY ALL ORDER BY g.stage, g.sub_index",
+            [run_id, instance_id],
+        )
+        columns = [d[0] for d in cursor.description]
+        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+    def save_generation(self, record: GenerationRecord) -> None:
+        """One generation with its tokens, reasons and diagnostics, atomically."""
+        g = record
+        key = [g.run_id, g.instance_id, g.stage, g.sub_index]
+        tokens = g.tokens
+        with self.transaction() as con:
+            con.execute(
+                "INSERT INTO generations VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, current_timestamp)",
+                [
+                    *key,
+                    g.test,
+                    g.seed,
+                    g.prompt_text,
+                    g.prompt_tokens,
+                    g.output_text,
+                    len(tokens),
+                    g.finish_reason,
+                    g.decision,
+                    g.decision_source,
+                    g.decision_sentence,
+                    g.decision_start,
+                    g.decision_end,
+                    _sql_float(g.decision_confidence),
+                    g.seconds,
+                ],
+            )
+            if tokens:
+                con.execute(
+                    "INSERT INTO tokens SELECT ?, ?, ?, ?, unnest(?::INTEGER[]), "
+                    "unnest(?::INTEGER[]), unnest(?::BLOB[]), unnest(?::VARCHAR[]), "
+                    "unnest(?::INTEGER[]), unnest(?::INTEGER[]), unnest(?::DOUBLE[]), "
+                    "unnest(?::INTEGER[][]), unnest(?::DOUBLE[][])",
+                    [
+                        *key,
+                        list(range(len(tokens))),
+                        [t.token_id for t in tokens],
+                        [t.piece for t in tokens],
+                        [t.text for t in tokens],
+                        [t.byte_offset for t in tokens],
+                        [t.char_offset for t in tokens],
+                        [t.logprob for t in tokens],
+                        [list(t.top_ids) for t in tokens],
+                        [list(t.top_logprobs) for t in tokens],
+                    ],
+                )
+            for r in g.reasons:
+                con.execute(
+                    "INSERT INTO reasons VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        *key,
+                        r.reason_index,
+                        r.text,
+                        r.span_start,
+                        r.span_end,
+                        r.token_first,
+                        r.token_count,
+                        list(r.nll),
+                        list(r.relevance),
+                        _sql_float(r.confidence),
+                    ],
+                )
+            for kind, detail in g.diagnostics:
+                con.execute(
+                    "INSERT INTO parse_diagnostics VALUES (?, ?, ?, ?, ?, ?)", [*key, kind, detail]
+                )
+
+    def save_instance_result(self, result: InstanceResult) -> None:
+        """An instance's stance and metrics, atomically: marks the instance finished."""
+        with self.transaction() as con:
+            con.execute(
+                "INSERT INTO instance_results VALUES (?, ?, ?, ?, ?, current_timestamp)",
+                [
+                    result.run_id,
+                    result.instance_id,
+                    result.stance,
+                    result.n_reasons,
+                    result.stopped,
+                ],
+            )
+            if result.reason_metrics:
+                con.executemany(
+                    "INSERT INTO reason_metrics VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        [result.run_id, result.instance_id, *m[:4], _sql_float(m[4])]
+                        for m in result.reason_metrics
+                    ],
+                )
+            if result.instance_metrics:
+                con.executemany(
+                    "INSERT INTO instance_metrics VALUES (?, ?, ?, ?, ?)",
+                    [
+                        [result.run_id, result.instance_id, m[0], _sql_float(m[1]), m[2]]
+                        for m in result.instance_metrics
+                    ],
+                )
+
+    def query(
+        self,
+        sql: str,
+        parameters: Sequence[Any] | dict[str, Any] | None = None,
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Run SQL; returns (column names, rows)."""
+        try:
+            cursor = self.reader().execute(sql, parameters)
+        except duckdb.Error as exc:
+            raise StoreError(f"query failed: {str(exc).splitlines()[0]}") from exc
+        if cursor.description is None:
+            return [], []
+        return [d[0] for d in cursor.description], cursor.fetchall()
+
+
+def open_store(path: str | Path | None = None, *, read_only: bool = False) -> Store:
+    """Open (and migrate) the store; read-only opens never create or change the file."""
+    db_path = Path(path).expanduser() if path else default_db_path()
+    if read_only and not db_path.is_file():
+        raise StoreError(f"no database at {db_path}: run `haf run` first or pass --db")
+    if not read_only:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+    store = Store(_connect(db_path, read_only), db_path, read_only)
+    try:
+        store.migrate()
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def open_snapshot(path: str | Path | None = None, *, attempts: int = 5) -> Store:
+    """A read-only copy of a database another process may be writing (file + WAL)."""
+    db_path = Path(path).expanduser() if path else default_db_path()
+    if not db_path.is_file():
+        raise StoreError(f"no database at {db_path}")
+    folder = Path(tempfile.mkdtemp(prefix="haf-snapshot-"))
+    target = folder / db_path.name
+    wal = db_path.with_name(db_path.name + ".wal")
+    for _ in range(attempts):
+        before = db_path.stat().st_mtime_ns, db_path.stat().st_size
+        shutil.copyfile(db_path, target)
+        if wal.exists():
+            shutil.copyfile(wal, folder / wal.name)
+        if (db_path.stat().st_mtime_ns, db_path.stat().st_size) == before:
+            return open_store(target, read_only=True)
+        time.sleep(0.2)
+    raise StoreError(f"database {db_path} kept changing while copying it; try again")

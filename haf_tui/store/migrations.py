@@ -1,0 +1,147 @@
+"""The DuckDB schema, as versioned migrations applied in order.
+
+Never edit a released migration: add the next one. ``schema_migrations`` records what ran;
+a database whose version is newer than :data:`LATEST_VERSION` is refused (an older haf-tui
+must not write into a newer schema).
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (
+        1,
+        "runs, datasets, instances, generations, tokens, reasons, metrics, diagnostics",
+        """
+        CREATE TABLE datasets (
+            dataset_id   VARCHAR PRIMARY KEY,
+            name         VARCHAR NOT NULL,
+            source       VARCHAR NOT NULL,
+            created_at   TIMESTAMP NOT NULL DEFAULT current_timestamp,
+            n_instances  INTEGER NOT NULL,
+            meta         JSON
+        );
+        CREATE TABLE instances (
+            dataset_id   VARCHAR NOT NULL,
+            instance_id  VARCHAR NOT NULL,
+            position     INTEGER NOT NULL,
+            text         VARCHAR NOT NULL,
+            label        VARCHAR,
+            extra        JSON,
+            PRIMARY KEY (dataset_id, instance_id)
+        );
+        CREATE TABLE runs (
+            run_id            VARCHAR PRIMARY KEY,
+            created_at        TIMESTAMP NOT NULL DEFAULT current_timestamp,
+            updated_at        TIMESTAMP NOT NULL DEFAULT current_timestamp,
+            status            VARCHAR NOT NULL,
+            dataset_id        VARCHAR NOT NULL,
+            n_planned         INTEGER NOT NULL,
+            config            JSON NOT NULL,
+            model_file        VARCHAR NOT NULL,
+            model_size        BIGINT,
+            model_sha256      VARCHAR,
+            model_arch        VARCHAR,
+            model_quant       VARCHAR,
+            chat_format       VARCHAR,
+            similarity_model  VARCHAR NOT NULL,
+            similarity_kind   VARCHAR NOT NULL,
+            offload_supported BOOLEAN,
+            n_gpu_layers      INTEGER,
+            versions          JSON,
+            seconds_running   DOUBLE NOT NULL DEFAULT 0,
+            error             VARCHAR
+        );
+        CREATE TABLE generations (
+            run_id             VARCHAR NOT NULL,
+            instance_id        VARCHAR NOT NULL,
+            stage              VARCHAR NOT NULL,
+            sub_index          INTEGER NOT NULL,
+            test               VARCHAR,
+            seed               BIGINT NOT NULL,
+            prompt_text        VARCHAR NOT NULL,
+            prompt_tokens      INTEGER NOT NULL,
+            output_text        VARCHAR NOT NULL,
+            output_tokens      INTEGER NOT NULL,
+            finish_reason      VARCHAR NOT NULL,
+            decision           VARCHAR NOT NULL,
+            decision_source    VARCHAR,
+            decision_sentence  VARCHAR,
+            decision_start     INTEGER,
+            decision_end       INTEGER,
+            decision_confidence DOUBLE,
+            seconds            DOUBLE NOT NULL,
+            created_at         TIMESTAMP NOT NULL DEFAULT current_timestamp,
+            PRIMARY KEY (run_id, instance_id, stage, sub_index)
+        );
+        CREATE TABLE tokens (
+            run_id       VARCHAR NOT NULL,
+            instance_id  VARCHAR NOT NULL,
+            stage        VARCHAR NOT NULL,
+            sub_index    INTEGER NOT NULL,
+            position     INTEGER NOT NULL,
+            token_id     INTEGER NOT NULL,
+            piece        BLOB NOT NULL,
+            text         VARCHAR NOT NULL,
+            byte_offset  INTEGER NOT NULL,
+            char_offset  INTEGER NOT NULL,
+            logprob      DOUBLE NOT NULL,
+            top_ids      INTEGER[],
+            top_logprobs DOUBLE[],
+            PRIMARY KEY (run_id, instance_id, stage, sub_index, position)
+        );
+        CREATE TABLE reasons (
+            run_id        VARCHAR NOT NULL,
+            instance_id   VARCHAR NOT NULL,
+            stage         VARCHAR NOT NULL,
+            sub_index     INTEGER NOT NULL,
+            reason_index  INTEGER NOT NULL,
+            text          VARCHAR NOT NULL,
+            span_start    INTEGER NOT NULL,
+            span_end      INTEGER NOT NULL,
+            token_first   INTEGER,
+            token_count   INTEGER NOT NULL,
+            nll           DOUBLE[],
+            relevance     DOUBLE[],
+            confidence    DOUBLE,
+            PRIMARY KEY (run_id, instance_id, stage, sub_index, reason_index)
+        );
+        CREATE TABLE instance_results (
+            run_id       VARCHAR NOT NULL,
+            instance_id  VARCHAR NOT NULL,
+            stance       VARCHAR NOT NULL,
+            n_reasons    INTEGER NOT NULL,
+            stopped      VARCHAR,
+            created_at   TIMESTAMP NOT NULL DEFAULT current_timestamp,
+            PRIMARY KEY (run_id, instance_id)
+        );
+        CREATE TABLE reason_metrics (
+            run_id        VARCHAR NOT NULL,
+            instance_id   VARCHAR NOT NULL,
+            stage         VARCHAR NOT NULL,
+            sub_index     INTEGER NOT NULL,
+            reason_index  INTEGER NOT NULL,
+            metric        VARCHAR NOT NULL,
+            value         DOUBLE,
+            PRIMARY KEY (run_id, instance_id, stage, sub_index, reason_index, metric)
+        );
+        CREATE TABLE instance_metrics (
+            run_id       VARCHAR NOT NULL,
+            instance_id  VARCHAR NOT NULL,
+            metric       VARCHAR NOT NULL,
+            value        DOUBLE,
+            n            INTEGER NOT NULL,
+            PRIMARY KEY (run_id, instance_id, metric)
+        );
+        CREATE TABLE parse_diagnostics (
+            run_id       VARCHAR NOT NULL,
+            instance_id  VARCHAR NOT NULL,
+            stage        VARCHAR NOT NULL,
+            sub_index    INTEGER NOT NULL,
+            kind         VARCHAR NOT NULL,
+            detail       VARCHAR
+        );
+        """,
+    ),
+]
+
+LATEST_VERSION = MIGRATIONS[-1][0]

@@ -1,0 +1,45 @@
+-- name: instances
+-- title: Instances of one run with their metrics
+-- description: One row per instance of the run's dataset, in dataset order: the label, the
+--   JUSTIFY stance and decision confidence, why it stopped (if it did), how many reasons, and
+--   its instance-level SoS, DiS, UII, UEI, RS, RN (NULL: undefined); done is false for
+--   instances the run has not finished yet.
+-- params: run_id (VARCHAR; a run id or a unique prefix)
+WITH run AS (
+    SELECT run_id, dataset_id FROM runs WHERE run_id = $run_id
+),
+metric_values AS (
+    SELECT instance_id,
+           max(value) FILTER (WHERE metric = 'sos') AS sos,
+           max(value) FILTER (WHERE metric = 'dis') AS dis,
+           max(value) FILTER (WHERE metric = 'uii') AS uii,
+           max(value) FILTER (WHERE metric = 'uei') AS uei,
+           max(value) FILTER (WHERE metric = 'rs') AS rs,
+           max(value) FILTER (WHERE metric = 'rn') AS rn
+    FROM instance_metrics
+    WHERE run_id = $run_id
+    GROUP BY instance_id
+)
+SELECT i.position,
+       i.instance_id,
+       i.label,
+       r.instance_id IS NOT NULL AS done,
+       coalesce(r.stance, g.decision) AS stance,
+       g.decision_confidence AS justify_confidence,
+       r.stopped,
+       r.n_reasons,
+       m.sos,
+       m.dis,
+       m.uii,
+       m.uei,
+       m.rs,
+       m.rn,
+       i.text
+FROM run
+JOIN instances i ON i.dataset_id = run.dataset_id
+LEFT JOIN instance_results r ON r.run_id = run.run_id AND r.instance_id = i.instance_id
+LEFT JOIN generations g
+  ON g.run_id = run.run_id AND g.instance_id = i.instance_id
+ AND g.stage = 'justify' AND g.sub_index = -1
+LEFT JOIN metric_values m ON m.instance_id = i.instance_id
+ORDER BY i.position

@@ -1,0 +1,142 @@
+"""``haf`` end to end: run --demo, report, query, runs, export, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from haf_tui.cli import main
+from haf_tui.datasets import builtin_sample
+from haf_tui.store import open_store
+
+pytestmark = [pytest.mark.real_model, pytest.mark.real_similarity]
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database holding one finished ``haf run --demo`` (2 texts, few tokens)."""
+    db = tmp_path_factory.mktemp("cli") / "haf.duckdb"
+    assert (
+        main(
+            [
+                "--db",
+                str(db),
+                "run",
+                "--demo",
+                "--limit",
+                "2",
+                "--max-new-tokens",
+                "24",
+                "--n-gpu-layers",
+                "0",
+                "--n-ctx",
+                "1024",
+            ]
+        )
+        == 0
+    )
+    return db
+
+
+def test_builtin_sample_has_each_kind_of_text() -> None:
+    sample = builtin_sample()
+    assert 12 <= len(sample.instances) <= 24
+    assert {i.label for i in sample.instances} == {"toxic", "non-toxic", "ambiguous"}
+    assert any("<start_of_turn>" in i.text for i in sample.instances)
+
+
+def test_demo_run_is_stored(demo_db: Path) -> None:
+    with open_store(demo_db, read_only=True) as store:
+        (run,) = store.list_runs()
+        assert run["status"] == "finished" and run["n_done"] == 2 and run["n_generations"] >= 2
+        record = store.get_run(run["run_id"])
+        assert record.chat_format == "gemma" and record.model_quant == "Q4_K_M"
+        assert (
+            record.similarity_model == "all-MiniLM-L6-v2" and len(record.model_sha256 or "") == 64
+        )
+        assert json.loads(record.config_json)["decoding"]["max_new_tokens"] == 24
+
+
+def test_report_query_runs_export(
+    demo_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = ["--db", str(demo_db)]
+    assert main([*db, "report"]) == 0
+    out = capsys.readouterr().out
+    assert "Table 1" in out and "Table 2" in out and "Table 4" in out
+    assert main([*db, "report", "--format", "json", "--report", "table1"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and rows[0]["model"] == "gemma-3-270m-q4_k_m.gguf"
+    assert main([*db, "query", "--name", "table1", "--format", "csv"]) == 0
+    assert "gemma-3-270m-q4_k_m.gguf" in capsys.readouterr().out
+    assert (
+        main([*db, "query", "SELECT count(*) AS n FROM instance_results", "--format", "json"]) == 0
+    )
+    assert json.loads(capsys.readouterr().out) == [{"n": 2}]
+    assert main([*db, "runs"]) == 0
+    assert "finished" in capsys.readouterr().out
+    with open_store(demo_db, read_only=True) as store:
+        run_id = store.list_runs()[0]["run_id"]
+    assert main([*db, "export", run_id[:10], "--format", "csv", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / run_id / "tokens.csv").stat().st_size > 0
+    assert main([*db, "export", run_id, "--out", str(tmp_path / "pq")]) == 0
+    assert (tmp_path / "pq" / run_id / "generations.parquet").is_file()
+
+
+def _error(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and "\n" not in err, err
+    return err
+
+
+def test_read_errors_are_one_line(demo_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = ["--db", str(demo_db)]
+    assert main([*db, "query", "SELEKT nonsense"]) == 2
+    assert "query failed" in _error(capsys)
+    assert main([*db, "query", "DELETE FROM runs"]) == 2  # read-only connection
+    _error(capsys)
+    assert main([*db, "query", "--name", "no_such_query"]) == 2
+    assert "no_such_query" in _error(capsys)
+    assert main([*db, "report", "--run", "nonexistent-run"]) == 2
+    _error(capsys)
+
+
+def test_bad_inputs_fail_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "haf.duckdb"
+    (tmp_path / "broken.gguf").write_bytes(b"GGUF\x03\x00\x00\x00" + b"\x01\x00" * 20)
+    assert main(["--db", str(db), "run", "--model", str(tmp_path / "broken.gguf")]) == 2
+    assert "truncated GGUF file" in _error(capsys)
+    assert main(["--db", str(db), "run", "--model", str(tmp_path / "absent.gguf")]) == 2
+    assert "model file not found" in _error(capsys)
+    assert main(["--db", str(db), "run", "--demo", "--chat-format", "klingon"]) == 2
+    assert "unknown chat format" in _error(capsys)
+    (tmp_path / "bad.jsonl").write_text('{"text": "fine"}\nnot json\n')
+    assert main(["--db", str(db), "run", "--demo", "--file", str(tmp_path / "bad.jsonl")]) == 2
+    assert "not valid JSON" in _error(capsys)
+    long_text = tmp_path / "long.jsonl"
+    long_text.write_text(json.dumps({"text": "word " * 400}) + "\n")
+    assert (
+        main(
+            [
+                "--db",
+                str(db),
+                "run",
+                "--file",
+                str(long_text),
+                "--n-ctx",
+                "256",
+                "--n-gpu-layers",
+                "0",
+            ]
+        )
+        == 2
+    )
+    assert "does not fit the context of 256 tokens" in _error(capsys)
+    assert main(["--db", str(db), "run", "--demo", "--stages", "internal"]) == 2
+    assert "justify stage is required" in _error(capsys)
+    with open_store(db, read_only=True) as store:
+        assert store.list_runs() == []

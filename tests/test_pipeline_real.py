@@ -1,0 +1,232 @@
+"""The real pipeline on the embedded GGUF, the real similarity model and a real DuckDB file.
+
+The embedded model is a 270M *base* model: on most texts it never lists reasons, and an
+instance without reasons stops after JUSTIFY. To exercise every stage, these tests use a text
+written as a numbered list (which the model tends to continue) and search a few run seeds for
+one whose JUSTIFY answer has a stance and reasons; the search and the run are both real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from haf_tui.config import DecodingSettings, RunConfig
+from haf_tui.datasets import load_file
+from haf_tui.parsing import parse_followup, parse_justify
+from haf_tui.pipeline.runner import generation_seed
+from haf_tui.pipeline.service import LoadedModels, create_run, execute_run
+from haf_tui.prompts import justify_messages
+from haf_tui.store import open_snapshot, open_store
+
+pytestmark = [pytest.mark.real_model, pytest.mark.real_similarity]
+
+LISTY_TEXT = (
+    "Decision: toxic.\n1. It insults the reader by calling them a worthless idiot.\n"
+    "2. It tells the reader that their opinions are garbage."
+)
+PLAIN_TEXT = "Thanks for the detailed write-up on the bus schedule changes."
+MAX_NEW = 80
+
+
+def write_dataset(folder: Path) -> Path:
+    path = folder / "listy.jsonl"
+    rows = [
+        {"id": "listy", "text": LISTY_TEXT, "label": "toxic"},
+        {"id": "plain", "text": PLAIN_TEXT, "label": "non-toxic"},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def usable_seed(embedded_backend: Any) -> int:
+    """A run seed whose JUSTIFY answer on LISTY_TEXT has a stance and at least one reason."""
+    for run_seed in range(1, 9):
+        seed = generation_seed(run_seed, "listy", "justify", "-1")
+        generation = embedded_backend.generate(
+            justify_messages(LISTY_TEXT), DecodingSettings(max_new_tokens=MAX_NEW, seed=seed)
+        )
+        parsed = parse_justify(generation.text)
+        if parsed.stance != "unclear" and parsed.reasons:
+            return run_seed
+    pytest.fail("no run seed in 1..8 gave a JUSTIFY answer with reasons on the listy text")
+
+
+def test_every_stage_is_stored_and_scored(
+    tmp_path: Path, embedded_backend: Any, minilm: Any, usable_seed: int
+) -> None:
+    config = RunConfig(decoding=DecodingSettings(max_new_tokens=MAX_NEW, seed=usable_seed))
+    with open_store(tmp_path / "haf.duckdb") as store:
+        run_id, config = create_run(
+            store,
+            config,
+            load_file(write_dataset(tmp_path)),
+            LoadedModels(embedded_backend, minilm),
+        )
+        events: list[str] = []
+        summary = execute_run(
+            store,
+            run_id,
+            config,
+            LoadedModels(embedded_backend, minilm),
+            listener=lambda e: events.append(e.kind),
+        )
+        assert summary.status == "finished" and summary.instances_done == 2
+        assert events[0] == "run-started" and events[-1] == "run-finished"
+        assert events.count("instance") == 2
+
+        def one(sql: str) -> Any:
+            return store.query(sql, [run_id])[1]
+
+        stance, n_reasons, stopped = one(
+            "SELECT stance, n_reasons, stopped FROM instance_results "
+            "WHERE run_id = ? AND instance_id = 'listy'"
+        )[0]
+        assert stance in ("toxic", "maybe", "non-toxic") and n_reasons >= 1 and stopped is None
+        per_stage = dict(
+            one(
+                "SELECT stage, count(*) FROM generations WHERE run_id = ? "
+                "AND instance_id = 'listy' GROUP BY stage"
+            )
+        )
+        assert per_stage == {"justify": 1, "internal": 1, "external": 1, "individual": n_reasons}
+        tests = {
+            t
+            for (t,) in one(
+                "SELECT DISTINCT test FROM generations WHERE run_id = ? AND stage = 'individual'"
+            )
+        }
+        assert tests == ({"NEC"} if stance == "non-toxic" else {"SUF"})
+
+        for instance, stage, sub, text, n_tokens in one(
+            "SELECT instance_id, stage, sub_index, output_text, output_tokens "
+            "FROM generations WHERE run_id = ?"
+        ):
+            pieces = one(
+                f"SELECT text FROM tokens WHERE run_id = ? AND instance_id = "
+                f"'{instance}' AND stage = '{stage}' AND sub_index = {sub} "
+                "ORDER BY position"
+            )
+            assert len(pieces) == n_tokens and "".join(p for (p,) in pieces) == text
+            parsed = parse_justify(text) if stage == "justify" else parse_followup(text, stage)
+            stored = one(
+                f"SELECT text, token_count, confidence FROM reasons WHERE run_id = ? "
+                f"AND instance_id = '{instance}' AND stage = '{stage}' "
+                f"AND sub_index = {sub} ORDER BY reason_index"
+            )
+            assert [r[0] for r in stored] == [r.text for r in parsed.reasons]
+            assert all(count > 0 and 0.0 < confidence <= 1.0 for _, count, confidence in stored)
+
+        metrics = dict(
+            one(
+                "SELECT metric, value FROM instance_metrics WHERE run_id = ? "
+                "AND instance_id = 'listy'"
+            )
+        )
+        assert 0.0 < metrics["sos"] <= 1.0
+        assert (
+            metrics["decision_confidence_justify"] is None
+            or 0.0 < metrics["decision_confidence_justify"] <= 1.0
+        )
+        assert {"uii", "uei", "delta_pe_internal", "delta_pe_external"} <= set(metrics)
+        assert ("rn" if stance == "non-toxic" else "rs") in metrics
+        sos_rows = one(
+            "SELECT count(*) FROM reason_metrics WHERE run_id = ? "
+            "AND instance_id = 'listy' AND metric = 'sos'"
+        )[0][0]
+        assert sos_rows == n_reasons
+        assert store.get_run(run_id).status == "finished"
+
+
+def _haf(db: Path, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "haf_tui.cli", "--db", str(db), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+
+
+def _counts(db: Path) -> dict[str, int]:
+    with open_store(db, read_only=True) as store:
+        counts = {}
+        for table in (
+            "generations",
+            "tokens",
+            "reasons",
+            "instance_results",
+            "instance_metrics",
+            "reason_metrics",
+        ):
+            counts[table] = store.query(f"SELECT count(*) FROM {table}")[1][0][0]
+        return counts
+
+
+def test_a_killed_run_resumes_to_the_same_rows(tmp_path: Path, usable_seed: int) -> None:
+    data = write_dataset(tmp_path)
+    args = [
+        "run",
+        "--file",
+        str(data),
+        "--limit",
+        "1",
+        "--stages",
+        "justify,internal,external",
+        "--seed",
+        str(usable_seed),
+        "--max-new-tokens",
+        str(MAX_NEW),
+        "--n-ctx",
+        "1024",
+        "--n-gpu-layers",
+        "0",
+    ]
+    whole = _haf(tmp_path / "whole.duckdb", *args)
+    assert whole.wait(timeout=600) == 0, whole.stdout.read() if whole.stdout else ""
+
+    killed_db = tmp_path / "killed.duckdb"
+    victim = _haf(killed_db, *args)
+    deadline = time.time() + 300
+    generations = 0
+    while time.time() < deadline and victim.poll() is None:
+        time.sleep(0.5)
+        if not killed_db.exists():
+            continue
+        try:
+            with open_snapshot(killed_db) as snapshot:
+                generations = snapshot.query("SELECT count(*) FROM generations")[1][0][0]
+        except Exception:  # the file may be mid-creation
+            continue
+        if generations >= 1:
+            break
+    assert victim.poll() is None, "the run ended before it could be killed"
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    assert generations >= 1
+    partial = _counts(killed_db)
+    assert partial["generations"] < _counts(tmp_path / "whole.duckdb")["generations"]
+
+    with open_store(killed_db, read_only=True) as store:
+        (run_id,) = [r["run_id"] for r in store.list_runs()]
+        assert store.get_run(run_id).status == "running"
+    resumed = _haf(killed_db, "run", "--resume", run_id)
+    output = resumed.stdout.read() if resumed.stdout else ""
+    assert resumed.wait(timeout=600) == 0, output
+    assert _counts(killed_db) == _counts(tmp_path / "whole.duckdb")
+    with open_store(killed_db, read_only=True) as store:
+        assert store.get_run(run_id).status == "finished"
+        duplicates = store.query(
+            "SELECT count(*) - count(DISTINCT (instance_id, stage, sub_index)) FROM generations"
+        )[1][0][0]
+        assert duplicates == 0
