@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
 import statistics
@@ -32,45 +33,31 @@ def _plain_decode(
 ) -> tuple[int, float]:
     """Plain generation with the same sampler, seed and stop rule, no logits read: (tokens
     decoded after the first, seconds from the first token to the last)."""
-    c = backend._c
     tokens = backend.tokenize_prompt(backend.render(messages))
-    backend.llm.reset()
-    backend.llm.set_seed(settings.seed)
     count, first_at = 0, 0.0
-    stream = backend.llm.generate(
-        tokens,
-        top_k=settings.top_k,
-        top_p=settings.top_p,
-        min_p=0.0,
-        typical_p=1.0,
-        temp=settings.temperature,
-        repeat_penalty=1.0,
-    )
-    for token_id in stream:
-        if c.llama_vocab_is_eog(backend._vocab, token_id):
-            break
+    for _ in backend.sample_ids(tokens, settings, settings.max_new_tokens):
         count += 1
         if count == 1:
             first_at = time.perf_counter()
-        if count >= settings.max_new_tokens:
-            break
-    stream.close()
     return max(count - 1, 0), time.perf_counter() - first_at
 
 
 def bench_logprob_capture(backend: LlamaCppBackend, prompts: int, max_new: int) -> dict[str, Any]:
     """Captured vs plain decoding tokens/s (after the prompt) on the first ``prompts`` sample
-    texts, interleaved, same seeds: both paths sample the same tokens."""
+    texts, same seeds (both paths sample the same tokens), the order alternating per prompt."""
     plain_tokens = plain_seconds = capture_tokens = capture_seconds = 0.0
     for index, sample in enumerate(builtin_sample().instances[:prompts]):
         settings = DecodingSettings(max_new_tokens=max_new, seed=100 + index)
         messages = justify_messages(sample.text)
         backend.generate(messages, settings.model_copy(update={"max_new_tokens": 4}))  # warm
-        count, seconds = _plain_decode(backend, messages, settings)
-        plain_tokens, plain_seconds = plain_tokens + count, plain_seconds + seconds
-        generation = backend.generate(messages, settings)
-        capture_tokens += max(len(generation.tokens) - 1, 0)
-        capture_seconds += generation.seconds - generation.prompt_seconds
+        for path in ("plain", "capture") if index % 2 == 0 else ("capture", "plain"):
+            if path == "plain":
+                count, seconds = _plain_decode(backend, messages, settings)
+                plain_tokens, plain_seconds = plain_tokens + count, plain_seconds + seconds
+            else:
+                generation = backend.generate(messages, settings)
+                capture_tokens += max(len(generation.tokens) - 1, 0)
+                capture_seconds += generation.seconds - generation.prompt_seconds
     plain_rate, capture_rate = plain_tokens / plain_seconds, capture_tokens / capture_seconds
     return {
         "prompts": prompts,
@@ -163,12 +150,22 @@ def bench_method_core(shared: Path) -> dict[str, Any]:
     }
 
 
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
 def main() -> None:
     """Run every benchmark and write the JSON and Markdown results."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default="bench-results")
-    parser.add_argument("--prompts", type=int, default=4)
-    parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--prompts", type=int, default=6)
+    parser.add_argument("--max-new-tokens", type=int, default=96)
     parser.add_argument("--pipeline-instances", type=int, default=4)
     parser.add_argument("--shared", default=str(Path.cwd().parent / "shared"))
     args = parser.parse_args()

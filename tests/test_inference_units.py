@@ -126,3 +126,19 @@ def test_raw_logprob_reader_matches_log_softmax() -> None:
     assert logprob == pytest.approx(reference[7], abs=1e-5)
     assert list(top_ids) == list(np.argsort(-logits)[:3])
     assert top_logprobs == pytest.approx(reference[list(top_ids)], abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    "logits",
+    [
+        np.linspace(0.0, 1.0, 5000, dtype=np.float32),  # thousands near the peak: full partition
+        np.concatenate([np.zeros(4999, np.float32), np.array([50.0], np.float32)]),  # one peak
+        np.random.default_rng(1).standard_cauchy(50_000).astype(np.float32),  # heavy tail
+    ],
+)
+def test_top_k_is_exact_whichever_path_finds_it(logits: np.ndarray) -> None:  # type: ignore[type-arg]
+    reader = RawLogprobReader(logits.size)
+    _, top_ids, top_logprobs = reader.read(logits, 0, 5)
+    expected = np.sort(logits)[::-1][:5]
+    assert np.allclose(logits[list(top_ids)], expected)
+    assert list(top_logprobs) == sorted(top_logprobs, reverse=True)
