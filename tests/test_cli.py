@@ -66,6 +66,10 @@ def test_report_query_runs_export(
     assert main([*db, "report"]) == 0
     out = capsys.readouterr().out
     assert "Table 1" in out and "Table 2" in out and "Table 4" in out
+    assert "pooled (reference)" in out and "instance mean" in out  # both pooling rules
+    with open_store(demo_db, read_only=True) as store:
+        stopped = store.query("SELECT count(stopped) FROM instance_results")[1][0][0]
+    assert (f"{stopped} of 2 instances stopped after JUSTIFY" in out) == (stopped > 0)
     assert main([*db, "report", "--format", "json", "--report", "table1"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert rows and rows[0]["model"] == "gemma-3-270m-q4_k_m.gguf"

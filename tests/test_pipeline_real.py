@@ -173,9 +173,8 @@ def _counts(db: Path) -> dict[str, int]:
         return counts
 
 
-def test_a_killed_run_resumes_to_the_same_rows(tmp_path: Path, usable_seed: int) -> None:
-    data = write_dataset(tmp_path)
-    args = [
+def _run_args(data: Path, seed: int) -> list[str]:
+    return [
         "run",
         "--file",
         str(data),
@@ -184,7 +183,7 @@ def test_a_killed_run_resumes_to_the_same_rows(tmp_path: Path, usable_seed: int)
         "--stages",
         "justify,internal,external",
         "--seed",
-        str(usable_seed),
+        str(seed),
         "--max-new-tokens",
         str(MAX_NEW),
         "--n-ctx",
@@ -192,41 +191,80 @@ def test_a_killed_run_resumes_to_the_same_rows(tmp_path: Path, usable_seed: int)
         "--n-gpu-layers",
         "0",
     ]
-    whole = _haf(tmp_path / "whole.duckdb", *args)
-    assert whole.wait(timeout=600) == 0, whole.stdout.read() if whole.stdout else ""
 
-    killed_db = tmp_path / "killed.duckdb"
-    victim = _haf(killed_db, *args)
+
+@pytest.fixture(scope="module")
+def whole_run(tmp_path_factory: pytest.TempPathFactory, usable_seed: int) -> tuple[Path, Path]:
+    """An uninterrupted run in a subprocess: (its database, its dataset file)."""
+    folder = tmp_path_factory.mktemp("whole")
+    data = write_dataset(folder)
+    whole = _haf(folder / "whole.duckdb", *_run_args(data, usable_seed))
+    assert whole.wait(timeout=600) == 0, whole.stdout.read() if whole.stdout else ""
+    return folder / "whole.duckdb", data
+
+
+def _start_and_wait_for_first_generation(db: Path, args: list[str]) -> subprocess.Popen[str]:
+    process = _haf(db, *args)
     deadline = time.time() + 300
-    generations = 0
-    while time.time() < deadline and victim.poll() is None:
+    while time.time() < deadline and process.poll() is None:
         time.sleep(0.5)
-        if not killed_db.exists():
+        if not db.exists():
             continue
         try:
-            with open_snapshot(killed_db) as snapshot:
-                generations = snapshot.query("SELECT count(*) FROM generations")[1][0][0]
+            with open_snapshot(db) as snapshot:
+                if snapshot.query("SELECT count(*) FROM generations")[1][0][0] >= 1:
+                    break
         except Exception:  # the file may be mid-creation
             continue
-        if generations >= 1:
-            break
-    assert victim.poll() is None, "the run ended before it could be killed"
-    victim.send_signal(signal.SIGKILL)
-    victim.wait()
-    assert generations >= 1
-    partial = _counts(killed_db)
-    assert partial["generations"] < _counts(tmp_path / "whole.duckdb")["generations"]
+    assert process.poll() is None, "the run ended before it could be stopped"
+    return process
 
-    with open_store(killed_db, read_only=True) as store:
+
+def _resume_and_compare(db: Path, whole_db: Path) -> None:
+    with open_store(db, read_only=True) as store:
         (run_id,) = [r["run_id"] for r in store.list_runs()]
-        assert store.get_run(run_id).status == "running"
-    resumed = _haf(killed_db, "run", "--resume", run_id)
+    resumed = _haf(db, "run", "--resume", run_id)
     output = resumed.stdout.read() if resumed.stdout else ""
     assert resumed.wait(timeout=600) == 0, output
-    assert _counts(killed_db) == _counts(tmp_path / "whole.duckdb")
-    with open_store(killed_db, read_only=True) as store:
+    assert _counts(db) == _counts(whole_db)
+    with open_store(db, read_only=True) as store:
         assert store.get_run(run_id).status == "finished"
         duplicates = store.query(
             "SELECT count(*) - count(DISTINCT (instance_id, stage, sub_index)) FROM generations"
         )[1][0][0]
         assert duplicates == 0
+
+
+def test_a_killed_run_resumes_to_the_same_rows(
+    tmp_path: Path, usable_seed: int, whole_run: tuple[Path, Path]
+) -> None:
+    whole_db, data = whole_run
+    killed_db = tmp_path / "killed.duckdb"
+    victim = _start_and_wait_for_first_generation(killed_db, _run_args(data, usable_seed))
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    assert 1 <= _counts(killed_db)["generations"] < _counts(whole_db)["generations"]
+    with open_store(killed_db, read_only=True) as store:
+        assert store.list_runs()[0]["status"] == "running"  # killed: never marked
+    _resume_and_compare(killed_db, whole_db)
+
+
+def test_ctrl_c_stops_between_generations_and_resumes(
+    tmp_path: Path, usable_seed: int, whole_run: tuple[Path, Path]
+) -> None:
+    whole_db, data = whole_run
+    db = tmp_path / "interrupted.duckdb"
+    process = _start_and_wait_for_first_generation(db, _run_args(data, usable_seed))
+    process.send_signal(signal.SIGINT)
+    output = process.stdout.read() if process.stdout else ""
+    assert process.wait(timeout=120) == 130, output
+    assert "stopping after the current generation" in output and "haf run --resume" in output
+    with open_store(db, read_only=True) as store:
+        assert store.list_runs()[0]["status"] == "interrupted"
+        # whole generations only: each is committed together with all of its tokens
+        stored, expected = store.query(
+            "SELECT (SELECT count(*) FROM tokens), (SELECT sum(output_tokens) FROM generations)"
+        )[1][0]
+        assert stored == expected > 0
+    assert _counts(db)["generations"] < _counts(whole_db)["generations"]
+    _resume_and_compare(db, whole_db)

@@ -68,7 +68,10 @@ def _print(
     console: Console, title: str, columns: list[str], rows: list[tuple[Any, ...]], fmt: str
 ) -> None:
     if fmt == "table":
-        console.print(reports.to_rich_table(title, columns, rows))
+        if rows and len(rows) <= 6 and reports.table_width(columns, rows) > console.width:
+            console.print(reports.to_rich_table_transposed(title, columns, rows))
+        else:
+            console.print(reports.to_rich_table(title, columns, rows))
     elif fmt == "csv":
         console.out(reports.to_csv(columns, rows), end="")
     elif fmt == "json":
@@ -84,7 +87,25 @@ def report_command(args: argparse.Namespace, store: Store, console: Console) -> 
     for name in names:
         result = reports.run_report(store, name, {"run_ids": run_ids})
         _print(console, result.title, result.columns, result.rows, args.format)
+    if args.format == "table":
+        _print_stops(store, run_ids, console)
     return 0
+
+
+def _print_stops(store: Store, run_ids: list[str], console: Console) -> None:
+    """Say how many instances stopped after JUSTIFY, and why (undefined metrics follow)."""
+    _, rows = store.query(
+        "SELECT count(*) FILTER (WHERE stopped IS NOT NULL), count(*), "
+        "string_agg(DISTINCT stopped, ', ') FROM instance_results "
+        "WHERE len($run_ids) = 0 OR list_contains($run_ids, run_id)",
+        {"run_ids": run_ids},
+    )
+    stopped, total, reasons = rows[0]
+    if stopped:
+        console.print(
+            f"{stopped} of {total} instances stopped after JUSTIFY ({reasons}); "
+            "their metrics are undefined (haf query --name unclear_rates)."
+        )
 
 
 def _parse_params(pairs: list[str]) -> dict[str, Any]:

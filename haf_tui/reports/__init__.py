@@ -18,11 +18,13 @@ from haf_tui.reports.formats import (
     NULL_TEXT,
     export,
     format_value,
+    table_width,
     to_csv,
     to_json,
     to_markdown,
     to_records,
     to_rich_table,
+    to_rich_table_transposed,
 )
 from haf_tui.reports.queries import (
     PARAM_TYPES,
@@ -97,9 +99,11 @@ __all__ = [
     "run_report",
     "select_columns",
     "summary_reports",
+    "table_width",
     "to_csv",
     "to_json",
     "to_markdown",
     "to_records",
     "to_rich_table",
+    "to_rich_table_transposed",
 ]

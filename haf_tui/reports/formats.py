@@ -81,6 +81,28 @@ def to_rich_table(
     return table
 
 
+def table_width(columns: Sequence[str], rows: Sequence[Row], digits: int = 3) -> int:
+    """About how many terminal columns :func:`to_rich_table` needs without truncating."""
+    widths = [len(name) for name in columns]
+    for row in rows:
+        for index, value in enumerate(row):
+            widths[index] = max(widths[index], len(format_value(value, digits)))
+    return sum(widths) + 3 * len(columns) + 1
+
+
+def to_rich_table_transposed(
+    title: str, columns: Sequence[str], rows: Sequence[Row], *, digits: int = 3
+) -> Table:
+    """One row per column and one column per result row: for wide results on narrow screens."""
+    table = Table(title=title, show_lines=False)
+    table.add_column(Text("field"), style="bold")
+    for number in range(1, len(rows) + 1):
+        table.add_column(Text(f"#{number}"), overflow="fold")
+    for index, name in enumerate(columns):
+        table.add_row(Text(name), *(Text(format_value(row[index], digits)) for row in rows))
+    return table
+
+
 def _json_value(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | str):
         return value
