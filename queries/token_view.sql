@@ -1,9 +1,9 @@
 -- name: token_view
 -- title: Tokens of one generation — logprob, NLL, top-k
 -- description: Every generated token of one generation in order: its text and bytes (hex),
---   offsets, log p under the raw distribution, NLL = −log p, p, the top-k alternatives (ids and
---   logprobs), whether it overlaps the decision sentence, and the reason covering it (by the
---   reason's token_first / token_count) with the token's TokenSAR relevance in that reason.
+--   offsets, log p under the raw distribution, NLL = −log p, p, the top-k alternatives (ids,
+--   logprobs and texts), whether it overlaps the decision sentence, and the reason covering it
+--   (by the reason's token_first / token_count) with the token's TokenSAR relevance in it.
 -- params: run_id (VARCHAR; a run id or a unique prefix), instance_id (VARCHAR),
 --   stage (VARCHAR; justify, internal, external or individual),
 --   sub_index (INTEGER; default -1; the JUSTIFY reason j of an individual prompt, else -1)
@@ -34,7 +34,8 @@ SELECT t.position,
        s.reason_index,
        s.relevance[t.position - s.token_first + 1] AS relevance,
        t.top_ids,
-       t.top_logprobs
+       t.top_logprobs,
+       t.top_texts
 FROM tokens t
 LEFT JOIN generation g ON true
 LEFT JOIN spans s

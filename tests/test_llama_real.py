@@ -33,7 +33,9 @@ def test_generation_offsets_and_logprobs_are_consistent(embedded_backend: Any) -
         assert token.byte_offset == bytes_seen
         bytes_seen += len(token.piece)
         assert generation.text[token.char_offset : token.char_end] == token.text
-        assert token.logprob <= 0.0 and len(token.top_ids) == 5
+        assert token.logprob <= 0.0 and len(token.top_ids) == len(token.top_texts) == 5
+        top_piece = embedded_backend.token_piece(token.top_ids[0])
+        assert token.top_texts[0] == top_piece.decode("utf-8", errors="replace")
         assert token.top_logprobs[0] >= token.logprob - 1e-6
 
 

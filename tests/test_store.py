@@ -156,3 +156,23 @@ def test_locked_database_is_one_line_and_a_snapshot_still_reads(tmp_path: Path) 
     time.sleep(0.1)
     with open_store(path) as store:
         assert store.get_run("r1").status == "running"
+
+
+def test_an_older_file_is_migrated_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from haf_tui.store import db as store_db
+    from haf_tui.store.migrations import MIGRATIONS
+
+    path = tmp_path / "old.duckdb"
+    monkeypatch.setattr(store_db, "MIGRATIONS", MIGRATIONS[:1])
+    monkeypatch.setattr(store_db, "LATEST_VERSION", 1)
+    with open_store(path) as store:
+        store.connection.execute(
+            "INSERT INTO tokens VALUES ('r', 'i', 'justify', -1, 0, 5, 'x'::BLOB, 'x', 0, 0, "
+            "-0.5, [5], [-0.5])"
+        )
+    monkeypatch.undo()
+    with open_store(path) as store:
+        assert store.schema_version() == LATEST_VERSION >= 2
+        assert store.query("SELECT text, top_texts FROM tokens")[1] == [("x", None)]

@@ -33,6 +33,7 @@ class GeneratedToken:
     logprob: float
     top_ids: tuple[int, ...] = ()
     top_logprobs: tuple[float, ...] = ()
+    top_texts: tuple[str, ...] = ()
 
     @property
     def char_end(self) -> int:

@@ -300,6 +300,7 @@ class LlamaCppBackend:
                     logprob,
                     top_ids,
                     top_logprobs,
+                    tuple(self.token_piece(i).decode("utf-8", errors="replace") for i in top_ids),
                 )
             )
         finish_reason = "length" if len(tokens) >= max_new else "stop"

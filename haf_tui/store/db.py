@@ -322,7 +322,7 @@ class Store:
                     "INSERT INTO tokens SELECT ?, ?, ?, ?, unnest(?::INTEGER[]), "
                     "unnest(?::INTEGER[]), unnest(?::BLOB[]), unnest(?::VARCHAR[]), "
                     "unnest(?::INTEGER[]), unnest(?::INTEGER[]), unnest(?::DOUBLE[]), "
-                    "unnest(?::INTEGER[][]), unnest(?::DOUBLE[][])",
+                    "unnest(?::INTEGER[][]), unnest(?::DOUBLE[][]), unnest(?::VARCHAR[][])",
                     [
                         *key,
                         list(range(len(tokens))),
@@ -334,6 +334,7 @@ class Store:
                         [t.logprob for t in tokens],
                         [list(t.top_ids) for t in tokens],
                         [list(t.top_logprobs) for t in tokens],
+                        [list(t.top_texts) for t in tokens],
                     ],
                 )
             for r in g.reasons:

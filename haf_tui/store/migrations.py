@@ -142,6 +142,11 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        2,
+        "tokens.top_texts: the text of each top-k alternative",
+        "ALTER TABLE tokens ADD COLUMN top_texts VARCHAR[];",
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]
