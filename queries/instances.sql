@@ -1,12 +1,13 @@
 -- name: instances
 -- title: Instances of one run with their metrics
--- description: One row per instance of the run's dataset, in dataset order: the label, the
+-- description: One row per instance the run evaluates (the first n_planned of its dataset),
+--   in dataset order: the label, the
 --   JUSTIFY stance and decision confidence, why it stopped (if it did), how many reasons, and
 --   its instance-level SoS, DiS, UII, UEI, RS, RN (NULL: undefined); done is false for
 --   instances the run has not finished yet.
 -- params: run_id (VARCHAR; a run id or a unique prefix)
 WITH run AS (
-    SELECT run_id, dataset_id FROM runs WHERE run_id = $run_id
+    SELECT run_id, dataset_id, n_planned FROM runs WHERE run_id = $run_id
 ),
 metric_values AS (
     SELECT instance_id,
@@ -36,7 +37,7 @@ SELECT i.position,
        m.rn,
        i.text
 FROM run
-JOIN instances i ON i.dataset_id = run.dataset_id
+JOIN instances i ON i.dataset_id = run.dataset_id AND i.position < run.n_planned
 LEFT JOIN instance_results r ON r.run_id = run.run_id AND r.instance_id = i.instance_id
 LEFT JOIN generations g
   ON g.run_id = run.run_id AND g.instance_id = i.instance_id

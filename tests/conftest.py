@@ -48,3 +48,66 @@ def minilm() -> Any:
     from haf_tui.similarity import load_similarity
 
     return load_similarity()
+
+
+LISTY_TEXT = (
+    "Decision: toxic.\n1. It insults the reader by calling them a worthless idiot.\n"
+    "2. It tells the reader that their opinions are garbage."
+)
+PLAIN_TEXT = "Thanks for the detailed write-up on the bus schedule changes."
+LISTY_MAX_NEW = 80
+
+
+def write_listy_dataset(folder: Path) -> Path:
+    """A JSONL dataset: a text written as a numbered list (the embedded base model tends to
+    continue it, so every stage runs) and a plain one."""
+    path = folder / "listy.jsonl"
+    rows = [
+        {"id": "listy", "text": LISTY_TEXT, "label": "toxic"},
+        {"id": "plain", "text": PLAIN_TEXT, "label": "non-toxic"},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+@pytest.fixture(scope="session")
+def usable_seed(embedded_backend: Any) -> int:
+    """A run seed whose JUSTIFY answer on LISTY_TEXT has a stance and at least one reason."""
+    from haf_tui.config import DecodingSettings
+    from haf_tui.parsing import parse_justify
+    from haf_tui.pipeline.runner import generation_seed
+    from haf_tui.prompts import justify_messages
+
+    for run_seed in range(1, 9):
+        seed = generation_seed(run_seed, "listy", "justify", "-1")
+        generation = embedded_backend.generate(
+            justify_messages(LISTY_TEXT), DecodingSettings(max_new_tokens=LISTY_MAX_NEW, seed=seed)
+        )
+        parsed = parse_justify(generation.text)
+        if parsed.stance != "unclear" and parsed.reasons:
+            return run_seed
+    pytest.fail("no run seed in 1..8 gave a JUSTIFY answer with reasons on the listy text")
+
+
+@pytest.fixture(scope="session")
+def full_run_db(
+    tmp_path_factory: pytest.TempPathFactory, embedded_backend: Any, minilm: Any, usable_seed: int
+) -> tuple[Path, str, list[str]]:
+    """A real run of every stage on the listy dataset: (database file, run id, the kinds of the
+    progress events it published). Tests only read it."""
+    from haf_tui.config import DecodingSettings, RunConfig
+    from haf_tui.datasets import load_file
+    from haf_tui.pipeline.service import LoadedModels, create_run, execute_run
+    from haf_tui.store import open_store
+
+    folder = tmp_path_factory.mktemp("full-run")
+    models = LoadedModels(embedded_backend, minilm)
+    config = RunConfig(decoding=DecodingSettings(max_new_tokens=LISTY_MAX_NEW, seed=usable_seed))
+    with open_store(folder / "haf.duckdb") as store:
+        run_id, config = create_run(store, config, load_file(write_listy_dataset(folder)), models)
+        events: list[str] = []
+        summary = execute_run(
+            store, run_id, config, models, listener=lambda event: events.append(event.kind)
+        )
+        assert summary.status == "finished"
+    return folder / "haf.duckdb", run_id, events

@@ -8,7 +8,6 @@ one whose JUSTIFY answer has a stance and reasons; the search and the run are bo
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -18,71 +17,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import LISTY_MAX_NEW, write_listy_dataset
 
-from haf_tui.config import DecodingSettings, RunConfig
-from haf_tui.datasets import load_file
 from haf_tui.parsing import parse_followup, parse_justify
-from haf_tui.pipeline.runner import generation_seed
-from haf_tui.pipeline.service import LoadedModels, create_run, execute_run
-from haf_tui.prompts import justify_messages
 from haf_tui.store import open_snapshot, open_store
 
 pytestmark = [pytest.mark.real_model, pytest.mark.real_similarity]
 
-LISTY_TEXT = (
-    "Decision: toxic.\n1. It insults the reader by calling them a worthless idiot.\n"
-    "2. It tells the reader that their opinions are garbage."
-)
-PLAIN_TEXT = "Thanks for the detailed write-up on the bus schedule changes."
-MAX_NEW = 80
+MAX_NEW = LISTY_MAX_NEW
 
 
 def write_dataset(folder: Path) -> Path:
-    path = folder / "listy.jsonl"
-    rows = [
-        {"id": "listy", "text": LISTY_TEXT, "label": "toxic"},
-        {"id": "plain", "text": PLAIN_TEXT, "label": "non-toxic"},
-    ]
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    return path
+    return write_listy_dataset(folder)
 
 
-@pytest.fixture(scope="module")
-def usable_seed(embedded_backend: Any) -> int:
-    """A run seed whose JUSTIFY answer on LISTY_TEXT has a stance and at least one reason."""
-    for run_seed in range(1, 9):
-        seed = generation_seed(run_seed, "listy", "justify", "-1")
-        generation = embedded_backend.generate(
-            justify_messages(LISTY_TEXT), DecodingSettings(max_new_tokens=MAX_NEW, seed=seed)
-        )
-        parsed = parse_justify(generation.text)
-        if parsed.stance != "unclear" and parsed.reasons:
-            return run_seed
-    pytest.fail("no run seed in 1..8 gave a JUSTIFY answer with reasons on the listy text")
-
-
-def test_every_stage_is_stored_and_scored(
-    tmp_path: Path, embedded_backend: Any, minilm: Any, usable_seed: int
-) -> None:
-    config = RunConfig(decoding=DecodingSettings(max_new_tokens=MAX_NEW, seed=usable_seed))
-    with open_store(tmp_path / "haf.duckdb") as store:
-        run_id, config = create_run(
-            store,
-            config,
-            load_file(write_dataset(tmp_path)),
-            LoadedModels(embedded_backend, minilm),
-        )
-        events: list[str] = []
-        summary = execute_run(
-            store,
-            run_id,
-            config,
-            LoadedModels(embedded_backend, minilm),
-            listener=lambda e: events.append(e.kind),
-        )
-        assert summary.status == "finished" and summary.instances_done == 2
-        assert events[0] == "run-started" and events[-1] == "run-finished"
-        assert events.count("instance") == 2
+def test_every_stage_is_stored_and_scored(full_run_db: tuple[Path, str, list[str]]) -> None:
+    db, run_id, events = full_run_db
+    assert events[0] == "run-started" and events[-1] == "run-finished"
+    assert events.count("instance") == 2
+    with open_store(db, read_only=True) as store:
 
         def one(sql: str) -> Any:
             return store.query(sql, [run_id])[1]

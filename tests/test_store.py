@@ -176,3 +176,19 @@ def test_an_older_file_is_migrated_in_place(
     with open_store(path) as store:
         assert store.schema_version() == LATEST_VERSION >= 2
         assert store.query("SELECT text, top_texts FROM tokens")[1] == [("x", None)]
+
+
+def test_a_read_only_open_upgrades_an_older_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from haf_tui.store import db as store_db
+    from haf_tui.store.migrations import MIGRATIONS
+
+    path = tmp_path / "old.duckdb"
+    monkeypatch.setattr(store_db, "MIGRATIONS", MIGRATIONS[:1])
+    monkeypatch.setattr(store_db, "LATEST_VERSION", 1)
+    open_store(path).close()
+    monkeypatch.undo()
+    with open_store(path, read_only=True) as store:
+        assert store.read_only and store.schema_version() == LATEST_VERSION
+        assert store.query("SELECT count(*) FROM tokens WHERE top_texts IS NULL")[1] == [(0,)]

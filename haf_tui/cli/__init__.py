@@ -1,4 +1,5 @@
-"""The ``haf`` command line: ``run``, ``report``, ``query``, ``runs``, ``export``, ``models``.
+"""The ``haf`` command line: ``run``, ``report``, ``query``, ``runs``, ``export``, ``models``;
+``haf`` alone opens the Textual workbench.
 
 Every error is one line on stderr and a non-zero exit status; read commands open the
 database read-only (``--snapshot`` reads a copy while another process writes to it).
@@ -70,7 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     console = Console()
     if args.command is None:
-        parser.print_help()
+        from haf_tui.tui import create_app
+
+        create_app(args.db).run()
         return 0
     try:
         return _dispatch(args, console)

@@ -413,6 +413,12 @@ def open_store(path: str | Path | None = None, *, read_only: bool = False) -> St
     store = Store(_connect(db_path, read_only), db_path, read_only)
     try:
         store.migrate()
+        if read_only and store.schema_version() < LATEST_VERSION:
+            # an older file: upgrade it once (needs the write lock), then read it
+            store.close()
+            with Store(_connect(db_path, False), db_path, False) as writer:
+                writer.migrate()
+            store = Store(_connect(db_path, True), db_path, True)
     except BaseException:
         store.close()
         raise

@@ -1,0 +1,32 @@
+"""The base of every screen: read access to the store, and worker errors sent to the app."""
+
+from __future__ import annotations
+
+from typing import TypeVar, cast
+
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from haf_tui.tui.data import StoreReader
+from haf_tui.tui.messages import WorkFailed
+
+ResultType = TypeVar("ResultType")
+
+
+class HafScreen(Screen[ResultType]):
+    """A screen whose failed workers become one :class:`WorkFailed` message for the app.
+
+    Worker state changes do not bubble in Textual, so each screen forwards its own; the app's
+    ``on_work_failed`` is the one place errors are shown.
+    """
+
+    @property
+    def reader(self) -> StoreReader:
+        """The app's read access to the database."""
+        return cast(StoreReader, self.app.reader)  # type: ignore[attr-defined]
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Forward a failed worker's error, as one line, to the app."""
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            error = event.worker.error
+            self.post_message(WorkFailed(str(error).splitlines()[0] or type(error).__name__))

@@ -1,0 +1,1 @@
+"""Widgets of the workbench, each with its own DEFAULT_CSS."""

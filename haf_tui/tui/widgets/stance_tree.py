@@ -1,0 +1,159 @@
+"""The stance/reason tree of one instance: JUSTIFY, UPHOLD-REASON (internal, external) and
+UPHOLD-STANCE, each node carrying the generation (and reason) it stands for."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import Tree
+
+
+@dataclass(frozen=True)
+class NodeRef:
+    """Which generation (stage, sub_index) a node stands for and, for a reason, which one."""
+
+    stage: str
+    sub_index: int = -1
+    reason_index: int | None = None
+
+
+def fmt(value: Any, digits: int = 2) -> str:
+    """A number, or "—" when undefined (None or NaN)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{value:.{digits}f}"
+
+
+def _short(text: Any, width: int = 48) -> str:
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+@dataclass
+class Generation:
+    """One generation's row of ``instance_detail`` and its reason rows."""
+
+    row: dict[str, Any]
+    reasons: list[dict[str, Any]]
+
+
+def group_detail(rows: list[dict[str, Any]]) -> dict[tuple[str, int], Generation]:
+    """The rows of ``instance_detail`` grouped by generation, in query order."""
+    groups: dict[tuple[str, int], Generation] = {}
+    for row in rows:
+        key = (str(row["stage"]), int(row["sub_index"]))
+        group = groups.setdefault(key, Generation(row, []))
+        if row.get("reason_index") is not None:
+            group.reasons.append(row)
+    return groups
+
+
+class StanceTree(Tree[NodeRef | None]):
+    """The HAF stages of one instance as a tree; ``show`` rebuilds it."""
+
+    DEFAULT_CSS = """
+    StanceTree {
+        height: 1fr;
+        min-height: 4;
+        border: round $primary-darken-2;
+        padding: 0 1;
+    }
+    StanceTree:focus { border: round $accent; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(Text("(no instance)"), data=None, id=id)
+        self.show_root = True
+
+    def show(self, instance_id: str, stance: Any, rows: list[dict[str, Any]]) -> None:
+        """Rebuild the tree from the ``instance_detail`` rows of one instance."""
+        self.clear()
+        groups = group_detail(rows)
+        self.root.set_label(Text(f"{instance_id}  stance: {stance or '—'}"))
+        self.root.data = NodeRef("justify")
+        justify = groups.get(("justify", -1))
+        self._justify(justify)
+        self._uphold_reason(groups, "internal", "uii", "UII")
+        self._uphold_reason(groups, "external", "uei", "UEI")
+        self._uphold_stance(groups, justify)
+        self.root.expand_all()
+        self.move_cursor(self.root)
+
+    def _justify(self, justify: Generation | None) -> None:
+        if justify is None:
+            self.root.add_leaf(Text("JUSTIFY — not run"), data=None)
+            return
+        row = justify.row
+        node = self.root.add(
+            Text(f"JUSTIFY → {row['decision']} ({fmt(row['decision_confidence'])})"),
+            data=NodeRef("justify"),
+        )
+        for reason in justify.reasons:
+            j = int(reason["reason_index"])
+            node.add_leaf(
+                Text(
+                    f"r{j + 1} {_short(reason['reason_text'])} "
+                    f"(C={fmt(reason['reason_confidence'])}, SoS term {fmt(reason['sos'])})"
+                ),
+                data=NodeRef("justify", -1, j),
+            )
+        if not justify.reasons:
+            node.add_leaf(Text("no reasons"), data=NodeRef("justify"))
+
+    def _uphold_reason(
+        self, groups: dict[tuple[str, int], Generation], stage: str, column: str, name: str
+    ) -> None:
+        generation = groups.get((stage, -1))
+        if generation is None:
+            self.root.add_leaf(Text(f"UPHOLD-REASON {stage} — not run"), data=None)
+            return
+        row = generation.row
+        node = self.root.add(
+            Text(f"UPHOLD-REASON {stage} → {row['decision']} ({fmt(row['decision_confidence'])})"),
+            data=NodeRef(stage),
+        )
+        for reason in generation.reasons:
+            k = int(reason["reason_index"])
+            node.add_leaf(
+                Text(
+                    f"s{k + 1} {_short(reason['reason_text'])} "
+                    f"(C={fmt(reason['reason_confidence'])}, {name} term {fmt(reason[column])})"
+                ),
+                data=NodeRef(stage, -1, k),
+            )
+        if not generation.reasons:
+            node.add_leaf(Text("no new reasons"), data=NodeRef(stage))
+
+    def _uphold_stance(
+        self, groups: dict[tuple[str, int], Generation], justify: Generation | None
+    ) -> None:
+        individual = {key[1]: g for key, g in groups.items() if key[0] == "individual"}
+        if not individual:
+            self.root.add_leaf(Text("UPHOLD-STANCE — not run"), data=None)
+            return
+        node = self.root.add(Text("UPHOLD-STANCE"), data=None)
+        by_j = {int(r["reason_index"]): r for r in (justify.reasons if justify else [])}
+        for j, generation in sorted(individual.items()):
+            row, metrics = generation.row, by_j.get(j, {})
+            test = str(row.get("test") or "SUF")
+            inner, score = ("I_S", "RS") if test == "SUF" else ("I_N", "RN")
+            child = node.add(
+                Text(
+                    f"{test} r{j + 1} → {row['decision']}, C(Y{j + 1})={fmt(metrics.get('c_y'))}, "
+                    f"{inner}={fmt(metrics.get(inner.lower()))}, "
+                    f"{score}{j + 1}={fmt(metrics.get(score.lower()))}"
+                ),
+                data=NodeRef("individual", j),
+            )
+            for reason in generation.reasons:
+                k = int(reason["reason_index"])
+                child.add_leaf(
+                    Text(
+                        f"s{k + 1} {_short(reason['reason_text'], 40)} "
+                        f"(C={fmt(reason['reason_confidence'])})"
+                    ),
+                    data=NodeRef("individual", j, k),
+                )

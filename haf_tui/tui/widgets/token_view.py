@@ -1,0 +1,166 @@
+"""One generation's output, token by token, coloured by NLL or by a reason's relevance weights,
+with a token cursor and a status line (logprob, NLL, top-k alternatives)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rich.color import Color
+from rich.style import Style
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static
+
+NLL_MAX = 5.0
+Mode = Literal["nll", "relevance"]
+
+
+@dataclass(frozen=True)
+class Token:
+    """One generated token: its text, log p and the top-k alternatives."""
+
+    text: str
+    logprob: float
+    top_texts: Sequence[str] = ()
+    top_logprobs: Sequence[float] = ()
+
+
+@dataclass(frozen=True)
+class Span:
+    """A reason's tokens: the first position, how many, and their TokenSAR relevances."""
+
+    first: int
+    count: int
+    relevance: Sequence[float] = field(default_factory=tuple)
+
+    def weight(self, position: int) -> float | None:
+        """The token's relevance weight relative to the span's largest (None outside)."""
+        i = position - self.first
+        if not 0 <= i < self.count:
+            return None
+        if not self.relevance or i >= len(self.relevance):
+            return 1.0
+        top = max(self.relevance)
+        return 1.0 if top <= 0 else max(0.0, self.relevance[i]) / top
+
+
+def scale(value: float) -> Color:
+    """Green (0) → yellow → red (1)."""
+    v = min(1.0, max(0.0, value))
+    red, green = (int(510 * v), 200) if v < 0.5 else (255, int(200 * (2 - 2 * v)))
+    return Color.from_rgb(min(red, 255), green, 60)
+
+
+class TokenView(Vertical):
+    """The token-by-token view; the screen drives it (``show``, ``move``, ``toggle_*``)."""
+
+    DEFAULT_CSS = """
+    TokenView {
+        height: 1fr;
+        min-height: 5;
+        border: round $primary-darken-2;
+    }
+    TokenView > VerticalScroll { height: 1fr; padding: 0 1; }
+    TokenView > #tv-status { height: auto; max-height: 3; padding: 0 1; background: $panel; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.tokens: list[Token] = []
+        self.spans: dict[int, Span] = {}
+        self.reason_index: int | None = None
+        self.prompt = ""
+        self.cursor = 0
+        self.mode: Mode = "nll"
+        self.show_prompt = False
+        self.title = ""
+
+    def compose(self) -> ComposeResult:
+        """The text (scrolls) and the status line."""
+        with VerticalScroll():
+            yield Static(id="tv-body")
+        yield Static(id="tv-status")
+
+    def show(
+        self,
+        title: str,
+        tokens: list[Token],
+        spans: dict[int, Span],
+        reason_index: int | None,
+        prompt: str,
+    ) -> None:
+        """Show one generation (keeps the colouring mode and the prompt toggle)."""
+        self.title, self.tokens, self.spans = title, tokens, spans
+        self.reason_index, self.prompt = reason_index, prompt
+        span = spans.get(reason_index) if reason_index is not None else None
+        self.cursor = span.first if span is not None and span.count else 0
+        self.refresh_view()
+
+    def move(self, delta: int) -> None:
+        """Move the token cursor."""
+        if self.tokens:
+            self.cursor = min(len(self.tokens) - 1, max(0, self.cursor + delta))
+            self.refresh_view()
+
+    def toggle_mode(self) -> None:
+        """Colour by NLL, or by the selected reason's relevance weights."""
+        self.mode = "relevance" if self.mode == "nll" else "nll"
+        self.refresh_view()
+
+    def toggle_prompt(self) -> None:
+        """Show the generation's prompt instead of its output (or back)."""
+        self.show_prompt = not self.show_prompt
+        self.refresh_view()
+
+    def output_text(self) -> str:
+        """The output as the concatenated token texts."""
+        return "".join(token.text for token in self.tokens)
+
+    def body_text(self) -> Text:
+        """What the body shows now."""
+        if self.show_prompt:
+            return Text(self.prompt)
+        text = Text()
+        selected = self.spans.get(self.reason_index) if self.reason_index is not None else None
+        for position, token in enumerate(self.tokens):
+            style = self._token_style(position, token, selected)
+            if position == self.cursor:
+                style += Style(reverse=True)
+            text.append(token.text, style)
+        return text
+
+    def _token_style(self, position: int, token: Token, selected: Span | None) -> Style:
+        in_selected = selected is not None and selected.weight(position) is not None
+        emphasis = Style(bold=True, underline=True) if in_selected else Style()
+        if self.mode == "nll":
+            colour = scale(-token.logprob / NLL_MAX)
+            return Style(color="black", bgcolor=colour) + emphasis
+        spans = [selected] if selected is not None else list(self.spans.values())
+        for span in spans:
+            weight = span.weight(position) if span is not None else None
+            if weight is not None:
+                return Style(color="black", bgcolor=scale(1.0 - weight)) + emphasis
+        return Style(dim=True)
+
+    def status_text(self) -> Text:
+        """The status line: the mode, then the token under the cursor."""
+        if self.show_prompt:
+            return Text(f"{self.title} · prompt ({len(self.prompt)} chars) · r: output")
+        if not self.tokens:
+            return Text(f"{self.title} · no tokens")
+        token = self.tokens[self.cursor]
+        line = Text(f"{self.title} · {self.mode} · ", style="dim")
+        line.append(f"token {self.cursor + 1}/{len(self.tokens)} ")
+        line.append(repr(token.text), style="bold")
+        line.append(f"  logprob {token.logprob:.3f}  NLL {-token.logprob:.3f}\ntop: ")
+        alternatives = zip(token.top_texts, token.top_logprobs, strict=False)
+        line.append("  ".join(f"{text!r} {lp:.2f}" for text, lp in alternatives) or "—")
+        return line
+
+    def refresh_view(self) -> None:
+        """Re-render the body and the status line."""
+        self.query_one("#tv-body", Static).update(self.body_text())
+        self.query_one("#tv-status", Static).update(self.status_text())
