@@ -15,7 +15,7 @@ import time
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from haf_tui.config import RunConfig
 from haf_tui.inference.base import GenerationBackend
@@ -141,15 +141,15 @@ class HafRunner:
         justify_task = STAGES["justify"].tasks(instance.text, None, explicit)[0]
         if not self._ensure(run_id, instance, justify_task, stored, summary):
             return False
+        # the stored JUSTIFY row (just written, or from before a resume) decides what follows
         generations = self.store.instance_generations(run_id, instance.instance_id)
         justify = next(g for g in generations if g["stage"] == "justify")
-        parse = parse_justify(justify["output_text"], rules=self.config.parse_rules)
-        outcome = JustifyOutcome(parse.stance, tuple(r.text for r in parse.reasons))
+        outcome = JustifyOutcome(cast(Stance, justify["decision"]), tuple(justify["reason_texts"]))
         stopped = (
             "unclear stance"
-            if parse.stance == "unclear"
+            if outcome.stance == "unclear"
             else "no reasons"
-            if not parse.reasons
+            if not outcome.reasons
             else None
         )
         if stopped is None:
@@ -158,7 +158,9 @@ class HafRunner:
                     if not self._ensure(run_id, instance, task, stored, summary):
                         return False
             generations = self.store.instance_generations(run_id, instance.instance_id)
-        self._save_result(run_id, instance, parse.stance, len(parse.reasons), stopped, generations)
+        self._save_result(
+            run_id, instance, outcome.stance, len(outcome.reasons), stopped, generations
+        )
         return True
 
     def _ensure(

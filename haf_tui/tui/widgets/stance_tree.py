@@ -4,11 +4,13 @@ UPHOLD-STANCE, each node carrying the generation (and reason) it stands for."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
 from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
 
 
 @dataclass(frozen=True)
@@ -91,15 +93,7 @@ class StanceTree(Tree[NodeRef | None]):
             Text(f"JUSTIFY → {row['decision']} ({fmt(row['decision_confidence'])})"),
             data=NodeRef("justify"),
         )
-        for reason in justify.reasons:
-            j = int(reason["reason_index"])
-            node.add_leaf(
-                Text(
-                    f"r{j + 1} {_short(reason['reason_text'])} "
-                    f"(C={fmt(reason['reason_confidence'])}, SoS term {fmt(reason['sos'])})"
-                ),
-                data=NodeRef("justify", -1, j),
-            )
+        _add_reason_leaves(node, justify.reasons, "r", "justify", -1, ("SoS", "sos"))
         if not justify.reasons:
             node.add_leaf(Text("no reasons"), data=NodeRef("justify"))
 
@@ -115,15 +109,7 @@ class StanceTree(Tree[NodeRef | None]):
             Text(f"UPHOLD-REASON {stage} → {row['decision']} ({fmt(row['decision_confidence'])})"),
             data=NodeRef(stage),
         )
-        for reason in generation.reasons:
-            k = int(reason["reason_index"])
-            node.add_leaf(
-                Text(
-                    f"s{k + 1} {_short(reason['reason_text'])} "
-                    f"(C={fmt(reason['reason_confidence'])}, {name} term {fmt(reason[column])})"
-                ),
-                data=NodeRef(stage, -1, k),
-            )
+        _add_reason_leaves(node, generation.reasons, "s", stage, -1, (name, column))
         if not generation.reasons:
             node.add_leaf(Text("no new reasons"), data=NodeRef(stage))
 
@@ -148,12 +134,25 @@ class StanceTree(Tree[NodeRef | None]):
                 ),
                 data=NodeRef("individual", j),
             )
-            for reason in generation.reasons:
-                k = int(reason["reason_index"])
-                child.add_leaf(
-                    Text(
-                        f"s{k + 1} {_short(reason['reason_text'], 40)} "
-                        f"(C={fmt(reason['reason_confidence'])})"
-                    ),
-                    data=NodeRef("individual", j, k),
-                )
+            _add_reason_leaves(child, generation.reasons, "s", "individual", j, None, width=40)
+
+
+def _add_reason_leaves(
+    node: TreeNode[NodeRef | None],
+    reasons: Sequence[Mapping[str, Any]],
+    prefix: str,
+    stage: str,
+    sub_index: int,
+    term: tuple[str, str] | None,
+    *,
+    width: int = 48,
+) -> None:
+    """One leaf per reason: "r1 text… (C=…, SoS term …)"; ``term`` is (label, metric column)."""
+    for reason in reasons:
+        index = int(reason["reason_index"])
+        text = _short(reason["reason_text"], width)
+        extra = f", {term[0]} term {fmt(reason[term[1]])}" if term else ""
+        node.add_leaf(
+            Text(f"{prefix}{index + 1} {text} (C={fmt(reason['reason_confidence'])}{extra})"),
+            data=NodeRef(stage, sub_index, index),
+        )
