@@ -5,7 +5,9 @@ Measured in one run, so the ratios compare like with like:
 - logprob capture: tokens/s of :meth:`LlamaCppBackend.generate` (raw logprob + top-k per
   token) against plain generation of the same prompts, seeds and settings;
 - TokenSAR relevance: seconds per reason for the similarity model's batched relevance vector;
-- the method core: parse + metrics per reference output (needs ``../shared``).
+- the method core: parse + metrics per reference output (needs ``../shared``);
+- TUI keypress latency per screen on a synthetic store of 5,000 instances × 4 runs
+  (:mod:`haf_tui.bench_tui`, in a fresh process as ``haf`` would be).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import json
 import platform
 import resource
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -149,6 +153,15 @@ def bench_method_core(shared: Path) -> dict[str, Any]:
     }
 
 
+def bench_tui(out: Path) -> dict[str, Any]:
+    """Keypress latency of every TUI screen (``python -m haf_tui.bench_tui``), its own process."""
+    figures = out / "tui_latency.json"
+    command = [sys.executable, "-m", "haf_tui.bench_tui", "--out", str(out), "--write"]
+    subprocess.run([*command, str(figures)], check=True, stdout=subprocess.DEVNULL)
+    result: dict[str, Any] = json.loads(figures.read_text())
+    return result
+
+
 def _cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -183,11 +196,17 @@ def main() -> None:
     }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    tui = results["tui_latency"] = bench_tui(out)
     (out / "bench.json").write_text(json.dumps(results, indent=2) + "\n")
     lines = ["| benchmark | figure |", "|---|---|"]
     for section, values in results.items():
+        if section == "tui_latency":
+            continue
         for key, value in values.items() if isinstance(values, dict) else [("", values)]:
             lines.append(f"| {section}{'.' + key if key else ''} | {value} |")
+    from haf_tui.bench_tui import markdown as tui_markdown
+
+    lines += ["", tui_markdown(tui)]
     (out / "bench.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import shared_dir
 
 from haf_tui.cli import main
 from haf_tui.datasets import builtin_sample
@@ -144,3 +145,77 @@ def test_bad_inputs_fail_before_anything_is_written(
     assert "justify stage is required" in _error(capsys)
     with open_store(db, read_only=True) as store:
         assert store.list_runs() == []
+
+
+# ---------------------------------------------------------------- haf datasets
+
+PAPER_SAMPLES = shared_dir() / "data" / "haf-paper-samples"
+
+
+def test_datasets_import_show_and_list_a_file_of_bad_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = ["--db", str(tmp_path / "haf.duckdb")]
+    assert main([*db, "datasets", "list"]) == 0  # no database yet: the paper's datasets
+    assert "civil_comments" in capsys.readouterr().out
+    path = tmp_path / "texts.tsv"
+    good = "A text that is long enough and fine to evaluate here"
+    path.write_text(
+        f"id\tbody\ty\tgroup\n1\t{good}\ttoxic\tg\n2\t\ttoxic\tg\n3\t   \tx\tg\n"
+        f"4\t{good}\tx\tg\n5\tAnother fine text for the model\t\tg\n6\t{'w' * 60}\tx\tg\n",
+        encoding="utf-8",
+    )
+    assert main([*db, "datasets", "preview", str(path)]) == 0
+    assert "guessed columns: text=body" in capsys.readouterr().out  # the longest texts
+    args = ["--text-column", "body", "--id-column", "id", "--label-column", "y"]
+    assert main([*db, "datasets", "import", str(path), *args, "--max-chars", "55"]) == 0
+    out = capsys.readouterr().out
+    assert "imported texts" in out and "1 instances, 5 rows skipped" in out
+    assert main([*db, "datasets", "import", str(path), *args, "--max-chars", "55"]) == 0
+    assert "already stored" in capsys.readouterr().out
+    assert main([*db, "datasets", "show", "texts", "--skipped"]) == 0
+    out = capsys.readouterr().out
+    for reason in ("empty text", "whitespace-only text", "duplicate text", "no label"):
+        assert reason in out
+    assert "text too long" in out and "columns text=body, id=id, label=y" in out
+    assert main([*db, "datasets", "list"]) == 0
+    assert "texts" in capsys.readouterr().out
+    assert main([*db, "datasets", "show", "nothing"]) == 2
+    assert "no stored dataset 'nothing'" in _error(capsys)
+    assert main([*db, "datasets", "import", str(tmp_path / "absent.csv")]) == 2
+    assert "no file or paper dataset" in _error(capsys)
+    assert main([*db, "run", "--dataset", "imdb"]) == 2
+    assert "unknown dataset 'imdb'" in _error(capsys)
+
+
+def test_datasets_import_of_a_paper_dataset_offline_says_what_to_download(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    db = ["--db", str(tmp_path / "haf.duckdb")]
+    assert main([*db, "datasets", "import", "civil_comments"]) == 2
+    err = _error(capsys)
+    assert "hf download google/civil_comments --repo-type dataset" in err
+    assert "haf datasets import civil_comments --file PATH" in err
+    assert main([*db, "run", "--dataset", "RealToxicityPrompts"]) == 2
+    assert "hf download allenai/real-toxicity-prompts" in _error(capsys)
+
+
+@pytest.mark.skipif(not PAPER_SAMPLES.is_dir(), reason=f"{PAPER_SAMPLES} is absent")
+def test_the_paper_samples_import_and_a_run_evaluates_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = ["--db", str(tmp_path / "haf.duckdb")]
+    assert main([*db, "datasets", "import", str(PAPER_SAMPLES)]) == 0
+    assert capsys.readouterr().out.count(": 1024 instances") == 5
+    assert main([*db, "datasets", "show", "paper-sample:hate_explain"]) == 0
+    out = capsys.readouterr().out
+    assert "1024 instances · 0 rows skipped" in out and "match the reference's seed-17" in out
+    run = [*db, "run", "--dataset", "paper-sample:toxigen", "--limit", "1", "--stages", "justify"]
+    assert main([*run, "--max-new-tokens", "16", "--n-gpu-layers", "0", "--n-ctx", "1024"]) == 0
+    with open_store(tmp_path / "haf.duckdb", read_only=True) as store:
+        (listed,) = store.list_runs()
+        assert listed["dataset_id"].startswith("paper-sample-toxigen-")
+        assert listed["n_done"] == 1
+        assert store.query("SELECT count(*) FROM datasets")[1] == [(5,)]

@@ -195,6 +195,7 @@ def _build(store: Store) -> None:
             InstanceRecord(instance_id=f"i{k}", position=k - 1, text=f"text {k}", label="toxic")
             for k in range(1, 5)
         ],
+        {"skipped": [[5, "empty text", ""]]},
     )
     for run_id, model, planned in ((A, "alpha.gguf", 4), (B, "beta.gguf", 4)):
         store.create_run(
@@ -489,6 +490,8 @@ def test_the_builtin_queries_are_all_there_and_listed_in_the_readme() -> None:
         "model_comparison",
         "runs",
         "instances",
+        "datasets",
+        "skipped_rows",
     }
     assert set(queries) == expected
     readme = (reports.QUERIES_DIR / "README.md").read_text(encoding="utf-8")

@@ -1,4 +1,5 @@
-"""The explorer screen on a real stored run: instances, the stance tree, the token view."""
+"""The explorer screen: on a real stored run (instances, the stance tree, the token view), and
+on a synthetic store (``haf_tui.benchdata``) for the filters, the sorting and the keys."""
 
 from __future__ import annotations
 
@@ -8,16 +9,28 @@ from typing import Any
 import duckdb
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Input, Static
 from textual.widgets.tree import TreeNode
 
+from haf_tui.bench_tui import settle as app_settle
+from haf_tui.benchdata import build_bench_db
+from haf_tui.reports import get_query, run_named
+from haf_tui.store import open_store
 from haf_tui.tui import create_app
-from haf_tui.tui.screens.explorer import ExplorerScreen
+from haf_tui.tui.screens.explorer import TYPING_PAUSE, ExplorerScreen
 from haf_tui.tui.screens.home import HomeScreen
+from haf_tui.tui.widgets.instance_filters import (
+    LABELS,
+    METRIC_COLUMNS,
+    SORT_KEYS,
+    FilterError,
+    InstanceList,
+    Range,
+    parse_ranges,
+)
 from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree
-from haf_tui.tui.widgets.token_view import TokenView
+from haf_tui.tui.widgets.token_view import TokenBody, TokenView
 
-pytestmark = pytest.mark.real_model
 RunDb = tuple[Path, str, list[str]]
 
 
@@ -52,22 +65,22 @@ def child(node: TreeNode[Any], prefix: str) -> TreeNode[Any]:
 
 
 async def select_listy(pilot: Pilot[Any], screen: ExplorerScreen) -> StanceTree:
-    table = screen.query_one("#ex-instances", DataTable)
-    ids = [str(key.value) for key in table.rows]
-    table.move_cursor(row=ids.index("listy"))
+    table = screen.query_one("#ex-instances", InstanceList)
+    table.move_cursor(table.row_ids.index("listy"))
     await settle(pilot)
     assert screen.current == "listy" and "listy" in screen.cache
     return screen.query_one("#ex-tree", StanceTree)
 
 
+@pytest.mark.real_model
 async def test_explorer_lists_instances_and_builds_the_tree(full_run_db: RunDb) -> None:
     db, run_id, _ = full_run_db
     app = create_app(db)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_explorer(pilot)
         assert screen.run_id == run_id
-        table = screen.query_one("#ex-instances", DataTable)
-        assert {str(key.value) for key in table.rows} == {"listy", "plain"}
+        table = screen.query_one("#ex-instances", InstanceList)
+        assert set(table.row_ids) == {"listy", "plain"}
         tree = await select_listy(pilot, screen)
         root = tree.root
         assert str(root.label).startswith("listy")
@@ -97,6 +110,7 @@ async def test_explorer_lists_instances_and_builds_the_tree(full_run_db: RunDb) 
         assert screen.current != first or table.row_count == 1
 
 
+@pytest.mark.real_model
 async def test_token_view_follows_the_selected_node(full_run_db: RunDb) -> None:
     db, run_id, _ = full_run_db
     app = create_app(db)
@@ -136,7 +150,7 @@ async def test_token_view_follows_the_selected_node(full_run_db: RunDb) -> None:
         assert all(repr(alt) in status for alt in top_texts)
         assert view.mode == "nll"
         await pilot.press("c")
-        assert view.mode == "relevance"
+        assert str(view.mode) == "relevance"
         await pilot.press("c")
         assert view.mode == "nll"
         await pilot.press("r")
@@ -155,29 +169,31 @@ async def test_token_view_follows_the_selected_node(full_run_db: RunDb) -> None:
         assert view.output_text() == sub
 
 
+@pytest.mark.real_model
 async def test_search_filters_and_escape_returns_home(full_run_db: RunDb) -> None:
     db, _, _ = full_run_db
     app = create_app(db)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_explorer(pilot)
-        table = screen.query_one("#ex-instances", DataTable)
+        table = screen.query_one("#ex-instances", InstanceList)
         assert table.row_count == 2
         await pilot.press("slash")
         assert isinstance(screen.focused, Input)
         await pilot.press(*"listy")
         await pilot.pause()
-        assert [str(key.value) for key in table.rows] == ["listy"]
+        assert table.row_ids == ["listy"]
         await pilot.press("enter")  # back to the list
         await pilot.press("o")
         assert screen.sort_by_sos
         screen.query_one("#ex-search", Input).value = ""
         await settle(pilot)
         assert table.row_count == 2
-        assert str(table.coordinate_to_cell_key((0, 0)).row_key.value) == "listy"  # SoS first
+        assert table.row_ids[0] == "listy"  # SoS first
         await pilot.press("escape")
         assert isinstance(app.screen, HomeScreen)
 
 
+@pytest.mark.real_model
 def test_explorer_snapshot(snap_compare: Any, full_run_db: RunDb) -> None:
     db, _, _ = full_run_db
 
@@ -190,3 +206,249 @@ def test_explorer_snapshot(snap_compare: Any, full_run_db: RunDb) -> None:
         await pilot.pause()
 
     assert snap_compare(create_app(db), terminal_size=(100, 30), run_before=prepare)
+
+
+# ---------------------------------------------------------------- on a synthetic store
+
+SynthDb = tuple[Path, list[str]]
+INSTANCES = 80
+
+
+@pytest.fixture(scope="module")
+def synth_db(tmp_path_factory: pytest.TempPathFactory) -> SynthDb:
+    """Two synthetic runs of 80 instances (the second interrupted at 95 %)."""
+    path = tmp_path_factory.mktemp("synth") / "haf.duckdb"
+    return path, build_bench_db(path, n_instances=INSTANCES, n_runs=2, seed=5)
+
+
+async def open_run(pilot: Pilot[Any], run_id: str) -> ExplorerScreen:
+    await wait(pilot)
+    pilot.app.push_screen(ExplorerScreen(run_id))
+    await wait(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, ExplorerScreen)
+    return screen
+
+
+async def wait(pilot: Pilot[Any]) -> None:
+    """Until the app is idle (messages, workers, the frame they lead to)."""
+    await pilot.pause()
+    await app_settle(pilot)
+
+
+async def press(pilot: Pilot[Any], *keys: str) -> None:
+    await pilot.press(*keys)
+    await wait(pilot)
+
+
+async def typed(pilot: Pilot[Any], text: str) -> None:
+    """Type into the focused box, then let the typing pause pass (the instance is read then)."""
+    await pilot.press(*text)
+    await pilot.pause(TYPING_PAUSE + 0.1)
+    await wait(pilot)
+
+
+def ids(db: Path, sql: str, params: Any) -> list[str]:
+    return [str(row[0]) for row in db_rows(db, sql, params)]
+
+
+def shown(screen: ExplorerScreen) -> list[str]:
+    return screen.query_one("#ex-instances", InstanceList).row_ids
+
+
+def shown_line(screen: ExplorerScreen) -> str:
+    return str(screen.query_one("#ex-shown", Static).render())
+
+
+ALL_SQL = "SELECT instance_id FROM instances ORDER BY position"
+INSTANCES_SQL = "SELECT * FROM ({sql}) ORDER BY {order}"
+
+
+async def test_stance_filter_cycles_through_every_stance(synth_db: SynthDb) -> None:
+    db, (run_id, _) = synth_db
+    async with create_app(db).run_test(size=(120, 40)) as pilot:
+        screen = await open_run(pilot, run_id)
+        every = ids(db, ALL_SQL, [])
+        assert shown(screen) == every and len(every) == INSTANCES
+        assert f"{INSTANCES} of {INSTANCES} instances shown" in shown_line(screen)
+        for stance in ("toxic", "maybe", "non-toxic", "unclear"):
+            await press(pilot, "s")
+            expected = ids(
+                db,
+                "SELECT r.instance_id FROM instance_results r JOIN instances i "
+                "USING (instance_id) WHERE r.run_id = ? AND r.stance = ? ORDER BY i.position",
+                [run_id, stance],
+            )
+            assert expected, f"the synthetic run has no {stance} instance"
+            assert shown(screen) == expected
+            assert f"{len(expected)} of {INSTANCES} instances shown" in shown_line(screen)
+            assert f"stance {stance}" in shown_line(screen)
+            assert screen.current == expected[0] and screen.current in screen.cache
+        await press(pilot, "s")
+        assert shown(screen) == every
+
+
+async def test_unclear_and_contradiction_filters(synth_db: SynthDb) -> None:
+    db, (run_id, _) = synth_db
+    order = "SELECT instance_id FROM instances WHERE instance_id IN ({}) ORDER BY position"
+    unclear = ids(
+        db,
+        order.format(
+            "SELECT instance_id FROM generations WHERE run_id = ? AND upper(decision) = 'UNCLEAR'"
+        ),
+        [run_id],
+    )
+    with open_store(db, read_only=True) as store:
+        columns, rows = run_named(store, "contradictions", {"run_ids": [run_id]})
+    contradicting = {row[columns.index("instance_id")] for row in rows}
+    contradictions = [i for i in ids(db, ALL_SQL, []) if i in contradicting]
+    assert 0 < len(unclear) < INSTANCES and 0 < len(contradictions) < INSTANCES
+    async with create_app(db).run_test(size=(120, 40)) as pilot:
+        screen = await open_run(pilot, run_id)
+        await press(pilot, "u")
+        assert shown(screen) == unclear and "UNCLEAR" in shown_line(screen)
+        await press(pilot, "u", "x")
+        assert shown(screen) == contradictions and "contradictions" in shown_line(screen)
+        await press(pilot, "u")
+        assert shown(screen) == [i for i in contradictions if i in unclear]
+        await press(pilot, "a")
+        assert len(shown(screen)) == INSTANCES
+
+
+async def test_metric_ranges_filter_and_say_what_is_wrong(synth_db: SynthDb) -> None:
+    db, (run_id, _) = synth_db
+    having = (
+        "SELECT instance_id FROM instances WHERE instance_id IN (SELECT instance_id FROM "
+        "instance_metrics WHERE run_id = ? GROUP BY instance_id HAVING {}) ORDER BY position"
+    )
+    both = ids(
+        db,
+        having.format(
+            "max(value) FILTER (WHERE metric = 'sos') > 0.5 "
+            "AND max(value) FILTER (WHERE metric = 'rs') < 0.3"
+        ),
+        [run_id],
+    )
+    high = ids(db, having.format("max(value) FILTER (WHERE metric = 'sos') > 0.9"), [run_id])
+    assert 0 < len(both) < INSTANCES and len(high) < INSTANCES
+    async with create_app(db).run_test(size=(120, 40)) as pilot:
+        screen = await open_run(pilot, run_id)
+        error = screen.query_one("#ex-filter-error", Static)
+        await pilot.press("f")
+        assert screen.focused is screen.query_one("#ex-ranges", Input)
+        await typed(pilot, "sos>0.5 rs<0.3")
+        assert shown(screen) == both
+        assert "sos>0.5 · rs<0.3" in shown_line(screen) and error.has_class("-empty")
+        assert screen.current == both[0] and screen.current in screen.cache
+        await pilot.press("enter")
+        assert isinstance(screen.focused, InstanceList)
+        await pilot.press("f")  # the box selects its text: typing replaces it
+        await typed(pilot, "sos>")
+        assert not error.has_class("-empty") and "cannot read" in str(error.render())
+        assert shown(screen) == both  # the last readable ranges stay
+        await typed(pilot, "0.9")
+        assert error.has_class("-empty") and shown(screen) == high
+        screen.query_one("#ex-ranges", Input).value = "foo<1"
+        await wait(pilot)
+        assert "unknown metric 'foo'" in str(error.render())
+        screen.query_one("#ex-ranges", Input).value = "sos>5"
+        await wait(pilot)
+        assert shown(screen) == [] and f"0 of {INSTANCES} instances shown" in shown_line(screen)
+        assert "no instance passes" in str(screen.query_one("#ex-input", Static).render())
+        assert screen.current is None and not screen.query_one("#ex-tokens", TokenView).tokens
+        await pilot.press("escape")  # out of the box, to the list
+        assert isinstance(screen.focused, InstanceList)
+        await press(pilot, "a")
+        assert len(shown(screen)) == INSTANCES
+        assert screen.query_one("#ex-ranges", Input).value == ""
+
+
+async def test_sorting_by_every_metric_both_ways(synth_db: SynthDb) -> None:
+    db, (run_id, _) = synth_db
+    sql = get_query("instances").sql
+
+    def ordered(column: str, direction: str) -> list[str]:
+        query = INSTANCES_SQL.format(sql=sql, order=f"{column} {direction} NULLS LAST, position")
+        with duckdb.connect(str(db), read_only=True) as con:
+            return [str(r[1]) for r in con.execute(query, {"run_id": run_id}).fetchall()]
+
+    async with create_app(db).run_test(size=(120, 40)) as pilot:
+        screen = await open_run(pilot, run_id)
+        for key in SORT_KEYS[1:]:
+            await press(pilot, "o")
+            assert screen.filter.sort_key == key
+            assert shown(screen) == ordered(METRIC_COLUMNS[key], "DESC"), key
+            assert f"sort {LABELS[key]} ↓" in shown_line(screen)
+            await press(pilot, "O")
+            assert shown(screen) == ordered(METRIC_COLUMNS[key], "ASC"), key
+            assert f"sort {LABELS[key]} ↑" in shown_line(screen)
+            await pilot.press("O")
+        await press(pilot, "o")
+        assert screen.filter.sort_key == "position"
+        assert shown(screen) == ids(db, ALL_SQL, [])
+
+
+async def test_keys_step_the_shown_instances_and_move_tokens_outside_text_boxes(
+    synth_db: SynthDb,
+) -> None:
+    db, (run_id, _) = synth_db
+    async with create_app(db).run_test(size=(120, 40)) as pilot:
+        screen = await open_run(pilot, run_id)
+        await pilot.press("s")  # toxic only: n / p step through those
+        await wait(pilot)
+        rows = shown(screen)
+        await press(pilot, "n", "n", "p")
+        assert screen.current == rows[1] and screen.current in screen.cache
+        view = screen.query_one("#ex-tokens", TokenView)
+        assert view.tokens and view.cursor == 0
+        await pilot.press("right", "right")  # the list has the focus
+        assert isinstance(screen.focused, InstanceList) and view.cursor == 2
+        screen.query_one("#ex-tree", StanceTree).focus()
+        await pilot.press("right", "left", "left")
+        assert view.cursor == 1
+        await pilot.press("slash")
+        search = screen.query_one("#ex-search", Input)
+        await pilot.press("t", "0", "left")  # in the box: the caret moves, not the tokens
+        assert search.cursor_position == 1 and view.cursor == 1
+        await pilot.press("escape")  # out of the box
+        assert isinstance(screen.focused, InstanceList)
+        await pilot.press("escape")
+        assert isinstance(pilot.app.screen, HomeScreen)
+
+
+async def test_token_view_keeps_the_cursor_token_in_view(synth_db: SynthDb) -> None:
+    db, (run_id, _) = synth_db
+    async with create_app(db).run_test(size=(80, 24)) as pilot:
+        screen = await open_run(pilot, run_id)
+        view = screen.query_one("#ex-tokens", TokenView)
+        body = view.query_one(TokenBody)
+        width, height = body.text_width, body.scrollable_content_region.height
+        assert len(body.lines) > height  # the text is longer than the view
+        assert view.cursor_line(width) == 0 and body.scroll_y == 0
+        for _ in range(len(view.tokens) - 1):
+            await press(pilot, "right")
+        line = view.cursor_line(width)
+        assert view.cursor == len(view.tokens) - 1 and line >= height  # below the first screen
+        assert body.scroll_y <= line < body.scroll_y + height
+        assert line == len(body.lines) - 1  # the last token is on the last line
+        screen.action_token(-len(view.tokens))
+        await wait(pilot)
+        assert view.cursor == 0 and body.scroll_y == 0
+
+
+def test_metric_ranges_are_read_or_refused() -> None:
+    assert parse_ranges("") == ()
+    assert parse_ranges("sos>0.5 rs<=0.3") == (Range("sos", ">", 0.5), Range("rs", "<=", 0.3))
+    assert parse_ranges("SoS >= .5, n=3 and c<0.9") == (
+        Range("sos", ">=", 0.5),
+        Range("n_reasons", "=", 3.0),
+        Range("confidence", "<", 0.9),
+    )
+    assert Range("rs", "<", 0.3).test({"rs": None}) is False  # undefined never matches
+    for bad, message in (
+        ("sos>", "cannot read"),
+        ("foo<1", "unknown metric 'foo'"),
+        ("sos>0.5 junk", "cannot read 'junk'"),
+    ):
+        with pytest.raises(FilterError, match=message):
+            parse_ranges(bad)

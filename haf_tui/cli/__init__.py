@@ -1,4 +1,5 @@
-"""The ``haf`` command line: ``run``, ``report``, ``query``, ``runs``, ``export``, ``models``;
+"""The ``haf`` command line: ``run``, ``report``, ``query``, ``runs``, ``export``, ``models``,
+``datasets``;
 ``haf`` alone opens the Textual workbench.
 
 Every error is one line on stderr and a non-zero exit status; read commands open the
@@ -15,6 +16,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from haf_tui import __version__
+from haf_tui.cli.dataset_commands import add_datasets_parser, datasets_command
 from haf_tui.cli.read_commands import (
     add_read_parsers,
     export_command,
@@ -45,12 +47,15 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
     add_run_parser(commands)
     add_read_parsers(commands)
+    add_datasets_parser(commands)
     return parser
 
 
 def _dispatch(args: argparse.Namespace, console: Console) -> int:
     if args.command == "models":
         return models_command(console)
+    if args.command == "datasets":
+        return datasets_command(args, console)
     if args.command == "run":
         with open_store(args.db) as store:
             return run_command(args, store, console)

@@ -17,10 +17,20 @@ from haf_tui.config import (
     RunConfig,
     SimilaritySettings,
 )
-from haf_tui.datasets import Dataset, builtin_sample, load_file
+from haf_tui.datasets import (
+    Dataset,
+    DatasetError,
+    builtin_sample,
+    find_paper_dataset,
+    load_file,
+    load_paper_dataset,
+    load_stored,
+    paper_datasets,
+)
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.runner import RunSummary
 from haf_tui.pipeline.service import create_run, execute_run, load_models, run_config_of
+from haf_tui.store.catalog import find_datasets
 from haf_tui.store.db import Store
 
 DEMO_MAX_NEW_TOKENS = 256
@@ -38,8 +48,17 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     run.add_argument("--resume", metavar="RUN_ID", help="continue a run where it stopped")
     run.add_argument("--model", help="a GGUF file (default: the embedded Gemma 3 270M)")
     run.add_argument("--chat-format", help="gemma, chatml or llama-3 (default: the GGUF's own)")
-    run.add_argument("--dataset", default="sample", help="built-in dataset name (sample)")
-    run.add_argument("--file", help="a dataset file (.csv, .tsv, .jsonl with a text column)")
+    run.add_argument(
+        "--dataset",
+        default="sample",
+        help="sample (built-in), a stored dataset's name or id (haf datasets list), or a paper "
+        "dataset's name (civil_comments, ...)",
+    )
+    run.add_argument(
+        "--file",
+        help="a dataset file (.csv .tsv .jsonl .json .parquet with a text column); with "
+        "--dataset PAPER_NAME: that paper dataset's downloaded file",
+    )
     run.add_argument("--limit", type=int, help="evaluate only the first N instances")
     run.add_argument("--prompting", choices=["explicit", "naive"], default="explicit")
     run.add_argument(
@@ -70,12 +89,23 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     )
 
 
-def _dataset(args: argparse.Namespace) -> Dataset:
+def _dataset(args: argparse.Namespace, store: Store) -> Dataset:
+    """The dataset ``--file``/``--dataset`` name: a file, the built-in sample, a stored
+    dataset (name or id), or a paper dataset (preprocessed and sampled, from the Hub's cache)."""
+    paper = find_paper_dataset(args.dataset) if args.dataset != "sample" else None
     if args.file:
-        return load_file(args.file)
+        return load_paper_dataset(paper.key, files=[args.file]) if paper else load_file(args.file)
     if args.demo or args.dataset == "sample":
         return builtin_sample()
-    raise ValueError(f"unknown dataset {args.dataset!r}: use --dataset sample or --file PATH")
+    if find_datasets(store, args.dataset):
+        return load_stored(store, args.dataset)
+    if paper is not None:
+        return load_paper_dataset(paper.key)
+    known = ", ".join(d.key for d in paper_datasets())
+    raise DatasetError(
+        f"unknown dataset {args.dataset!r}: use sample, a stored dataset (haf datasets list), "
+        f"a paper dataset ({known}) or --file PATH"
+    )
 
 
 def _config(args: argparse.Namespace) -> RunConfig:
@@ -144,7 +174,7 @@ def run_command(args: argparse.Namespace, store: Store, console: Console) -> int
         run_id, config = run_config_of(store, args.resume, **overrides)
         dataset = None
     else:
-        config, dataset = _config(args), _dataset(args)
+        config, dataset = _config(args), _dataset(args, store)
     with console.status("loading the model and the similarity model ..."):
         models = load_models(config)
     if dataset is not None:

@@ -9,7 +9,7 @@ temperature, top-p or penalties) and the top-k alternatives (spec section 2).
 from __future__ import annotations
 
 import codecs
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -67,13 +67,24 @@ class Generation:
         return (len(self.tokens) - 1) / decode if len(self.tokens) > 1 and decode > 0 else 0.0
 
 
+TokenCallback = Callable[[GeneratedToken], None]
+"""Called with every token as it is generated (streaming); raising from it aborts the
+generation with that exception."""
+
+
 class GenerationBackend(Protocol):
     """A model that generates with per-token raw logprobs."""
 
     name: str
 
-    def generate(self, messages: Sequence[ChatMessage], settings: DecodingSettings) -> Generation:
-        """Generate a reply to ``messages``."""
+    def generate(
+        self,
+        messages: Sequence[ChatMessage],
+        settings: DecodingSettings,
+        *,
+        on_token: TokenCallback | None = None,
+    ) -> Generation:
+        """Generate a reply to ``messages``; ``on_token`` sees each token as it comes."""
         ...
 
 

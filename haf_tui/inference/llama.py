@@ -28,6 +28,7 @@ from haf_tui.inference.base import (
     GeneratedToken,
     Generation,
     InferenceError,
+    TokenCallback,
     TokenTextAssembler,
 )
 from haf_tui.inference.chat import RenderedPrompt, render_named, render_template
@@ -91,6 +92,13 @@ def open_llama(model_path: str | Path, *, extra_buffers: bool = False, **kwargs:
         return llama_cpp.Llama(model_path=str(model_path), **kwargs)
     finally:
         c_api.llama_model_default_params = original
+
+
+def gpu_offload_supported() -> bool:
+    """Whether the installed llama.cpp was built with GPU offload (no model loaded)."""
+    import llama_cpp
+
+    return bool(llama_cpp.llama_supports_gpu_offload())
 
 
 class RawLogprobReader:
@@ -185,6 +193,12 @@ class LlamaCppBackend:
         """Reuse the KV cache of a shared prompt prefix (faster; off: every prompt is evaluated
         from scratch, so a generation does not depend on what ran before it)."""
 
+    def close(self) -> None:
+        """Free the model and its context now (instead of when garbage-collected)."""
+        close = getattr(self.llm, "close", None)
+        if callable(close):
+            close()
+
     @property
     def offload_active(self) -> bool:
         """Whether layers really run on a GPU (a build with offload and layers asked for)."""
@@ -265,8 +279,17 @@ class LlamaCppBackend:
         finally:
             stream.close()
 
-    def generate(self, messages: Sequence[ChatMessage], settings: DecodingSettings) -> Generation:
-        """Sample a reply with ``settings``; the same seed gives the same reply."""
+    def generate(
+        self,
+        messages: Sequence[ChatMessage],
+        settings: DecodingSettings,
+        *,
+        on_token: TokenCallback | None = None,
+    ) -> Generation:
+        """Sample a reply with ``settings``; the same seed gives the same reply.
+
+        ``on_token`` is called with each token as it is generated (an exception it raises
+        ends the generation and propagates)."""
         prompt = self.render(messages)
         prompt_tokens = self.tokenize_prompt(prompt)
         room = self.n_ctx - len(prompt_tokens)
@@ -303,6 +326,8 @@ class LlamaCppBackend:
                     tuple(self.token_piece(i).decode("utf-8", errors="replace") for i in top_ids),
                 )
             )
+            if on_token is not None:
+                on_token(tokens[-1])
         finish_reason = "length" if len(tokens) >= max_new else "stop"
         seconds = time.perf_counter() - started
         return Generation(

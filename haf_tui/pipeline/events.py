@@ -5,7 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-EventKind = Literal["run-started", "generation", "instance", "run-finished", "log"]
+EventKind = Literal[
+    "run-started",
+    "generation-started",
+    "token",
+    "generation",
+    "instance",
+    "paused",
+    "resumed",
+    "run-finished",
+    "log",
+]
 
 
 @dataclass(frozen=True)
@@ -19,9 +29,12 @@ class ProgressEvent:
     instances_done: int = 0
     instances_total: int = 0
     generations_done: dict[str, int] = field(default_factory=dict)
+    generations_expected: dict[str, int] = field(default_factory=dict)
+    sub_index: int = -1
     tokens_per_second: float = 0.0
     eta_seconds: float | None = None
     message: str = ""
+    """A log line; for ``token`` events the token's text."""
 
 
 class ProgressListener(Protocol):

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from haf_tui.config import RunConfig
-from haf_tui.inference.base import GenerationBackend
+from haf_tui.inference.base import GeneratedToken, GenerationBackend, TokenCallback
 from haf_tui.parsing import Reason, parse_followup, parse_justify
 from haf_tui.pipeline.events import ProgressEvent, ProgressListener, ignore_progress
 from haf_tui.pipeline.instance_metrics import (
@@ -37,6 +37,30 @@ from haf_tui.store.records import GenerationRecord, InstanceRecord, InstanceResu
 def generation_seed(run_seed: int, *parts: str) -> int:
     """A per-generation seed from the run's seed and what is generated (order-independent)."""
     return zlib.crc32("/".join(parts).encode("utf-8"), run_seed) & 0x7FFFFFFF
+
+
+class RunAbortedError(Exception):
+    """The generation in flight was abandoned because the run was cancelled."""
+
+
+@dataclass
+class RunControl:
+    """How a caller steers a run from another thread.
+
+    ``stop``: finish the generation in flight, then stop. ``abort``: abandon the generation in
+    flight at its next token (nothing of it is stored), then stop. ``pause``: wait before the
+    next generation until cleared. A stopped or aborted run is resumable.
+    """
+
+    stop: threading.Event = field(default_factory=threading.Event)
+    abort: threading.Event = field(default_factory=threading.Event)
+    pause: threading.Event = field(default_factory=threading.Event)
+
+    def cancel(self) -> None:
+        """Stop now: abandon the generation in flight."""
+        self.abort.set()
+        self.stop.set()
+        self.pause.clear()
 
 
 @dataclass(frozen=True)
@@ -75,15 +99,22 @@ class HafRunner:
         *,
         listener: ProgressListener = ignore_progress,
         stop_event: threading.Event | None = None,
+        control: RunControl | None = None,
+        stream_tokens: bool = False,
     ):
         self.store = store
         self.backend = backend
         self.similarity = similarity
         self.config = config
         self.listener = listener
-        self.stop_event = stop_event or threading.Event()
+        self.control = control or RunControl(stop=stop_event or threading.Event())
+        self.stop_event = self.control.stop
+        self.stream_tokens = stream_tokens
         self._tokens = 0
         self._generation_seconds = 0.0
+        # instance id -> reasons its JUSTIFY passed on (0: stopped there), for the estimates
+        self._followups: dict[str, int] = {}
+        self._instances_total = 0
 
     def _similarity_fn(self, a: str, b: str) -> float:
         return self.similarity.similarities([(a, b)])[0]
@@ -95,6 +126,8 @@ class HafRunner:
         stored = self.store.generation_keys(run_id)
         counts = {name: sum(1 for k in stored if k[1] == name) for name in self.config.stages}
         summary = RunSummary(run_id, "running", len(finished), len(instances), counts)
+        self._instances_total = len(instances)
+        self._followups = _followups_from_keys(stored)
         self.store.update_run(run_id, status="running")
         self._emit("run-started", summary, message=f"{len(finished)} of {len(instances)} done")
         started = time.perf_counter()
@@ -114,9 +147,15 @@ class HafRunner:
                 summary.instances_done += 1
                 remaining = summary.instances_total - summary.instances_done
                 eta = sum(instance_seconds) / len(instance_seconds) * remaining
-                self._emit("instance", summary, instance_id=instance.instance_id, eta=eta)
+                reasons = self._followups.get(instance.instance_id, 0)
+                outcome = f"{reasons} reasons" if reasons else "stopped after JUSTIFY"
+                self._emit(
+                    "instance", summary, instance_id=instance.instance_id, eta=eta, message=outcome
+                )
             else:
                 summary.status = "finished"
+        except RunAbortedError:
+            summary.status = "interrupted"
         except BaseException as exc:
             summary.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
             error = None if isinstance(exc, KeyboardInterrupt) else str(exc)
@@ -152,6 +191,7 @@ class HafRunner:
             if not outcome.reasons
             else None
         )
+        self._followups[instance.instance_id] = 0 if stopped else len(outcome.reasons)
         if stopped is None:
             for name in self.config.stages[1:]:
                 for task in STAGES[name].tasks(instance.text, outcome, explicit):
@@ -174,8 +214,21 @@ class HafRunner:
         key = (instance.instance_id, task.stage, task.sub_index)
         if key in stored:
             return True
+        if self.control.pause.is_set():
+            self._emit("paused", summary, stage=task.stage, instance_id=instance.instance_id)
+            while self.control.pause.is_set() and not self.stop_event.is_set():
+                time.sleep(0.05)
+            self._emit("resumed", summary, stage=task.stage, instance_id=instance.instance_id)
         if self.stop_event.is_set():
             return False
+        if self.stream_tokens:
+            self._emit(
+                "generation-started",
+                summary,
+                stage=task.stage,
+                instance_id=instance.instance_id,
+                sub_index=task.sub_index,
+            )
         record = self._generate(run_id, instance, task)
         self.store.save_generation(record)
         stored.add(key)
@@ -190,7 +243,9 @@ class HafRunner:
             self.config.decoding.seed, instance.instance_id, task.stage, str(task.sub_index)
         )
         settings = self.config.decoding.model_copy(update={"seed": seed})
-        generation = self.backend.generate(task.messages, settings)
+        generation = self.backend.generate(
+            task.messages, settings, on_token=self._token_callback(run_id, instance, task)
+        )
         self._tokens += max(len(generation.tokens) - 1, 0)
         self._generation_seconds += generation.seconds - generation.prompt_seconds
         text, tokens = generation.text, generation.tokens
@@ -304,6 +359,55 @@ class HafRunner:
             ]
         self.store.save_instance_result(result)
 
+    def _token_callback(
+        self, run_id: str, instance: InstanceRecord, task: GenerationTask
+    ) -> TokenCallback | None:
+        """Streams tokens to the listener when asked to; abandons the generation on abort."""
+        abort = self.control.abort
+        if not self.stream_tokens:
+
+            def check_abort(token: GeneratedToken) -> None:
+                if abort.is_set():
+                    raise RunAbortedError(run_id)
+
+            return check_abort
+
+        def stream(token: GeneratedToken) -> None:
+            if abort.is_set():
+                raise RunAbortedError(run_id)
+            self.listener(
+                ProgressEvent(
+                    kind="token",
+                    run_id=run_id,
+                    stage=task.stage,
+                    instance_id=instance.instance_id,
+                    sub_index=task.sub_index,
+                    message=token.text,
+                )
+            )
+
+        return stream
+
+    def expected_generations(self) -> dict[str, int]:
+        """Generations a run is expected to need per stage (after JUSTIFY, an estimate from the
+        instances seen so far: how many went on, and with how many reasons)."""
+        total = self._instances_total
+        seen = len(self._followups)
+        went_on = sum(1 for n in self._followups.values() if n > 0)
+        reasons = sum(self._followups.values())
+        remaining = max(total - seen, 0)
+        expected = {}
+        for name in self.config.stages:
+            if name == "justify":
+                expected[name] = total
+            elif name == "individual":
+                per_instance = reasons / seen if seen else 0.0
+                expected[name] = reasons + round(remaining * per_instance)
+            else:
+                share = went_on / seen if seen else 1.0
+                expected[name] = went_on + round(remaining * share)
+        return expected
+
     def _emit(
         self,
         kind: str,
@@ -313,6 +417,7 @@ class HafRunner:
         instance_id: str = "",
         eta: float | None = None,
         message: str = "",
+        sub_index: int = -1,
     ) -> None:
         rate = self._tokens / self._generation_seconds if self._generation_seconds else 0.0
         self.listener(
@@ -324,11 +429,26 @@ class HafRunner:
                 instances_done=summary.instances_done,
                 instances_total=summary.instances_total,
                 generations_done=dict(summary.generations),
+                generations_expected=self.expected_generations(),
+                sub_index=sub_index,
                 tokens_per_second=rate,
                 eta_seconds=eta,
                 message=message,
             )
         )
+
+
+def _followups_from_keys(stored: set[tuple[str, str, int]]) -> dict[str, int]:
+    """What stored generations tell of each instance's JUSTIFY outcome (for estimates)."""
+    followups: dict[str, int] = {}
+    for instance_id, stage, _ in stored:
+        if stage == "justify":
+            followups.setdefault(instance_id, 0)
+    for instance_id, stage, sub_index in stored:
+        if stage != "justify":
+            count = sub_index + 1 if stage == "individual" else 1
+            followups[instance_id] = max(followups.get(instance_id, 0), count)
+    return followups
 
 
 def _float(value: object) -> float:

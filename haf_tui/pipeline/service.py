@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from haf_tui.config import ModelSettings, RunConfig
-from haf_tui.datasets import Dataset
+from haf_tui.datasets import Dataset, store_dataset
 from haf_tui.defaults import embedded_model_path, haf_home
 from haf_tui.inference.base import InferenceError
 from haf_tui.inference.llama import LlamaCppBackend
 from haf_tui.pipeline.events import ProgressListener, ignore_progress
-from haf_tui.pipeline.runner import HafRunner, RunSummary
+from haf_tui.pipeline.runner import HafRunner, RunControl, RunSummary
 from haf_tui.prompts import justify_messages
 from haf_tui.similarity import SimilarityModel, load_similarity
 from haf_tui.store.db import Store, StoreError
@@ -127,13 +127,7 @@ def create_run(
 ) -> tuple[str, RunConfig]:
     """Store the dataset (once) and a new run row; returns the run id and its config."""
     check_prompts_fit(models, config, dataset)
-    store.save_dataset(
-        dataset.dataset_id,
-        dataset.name,
-        dataset.source,
-        dataset.instances,
-        {"skipped": dataset.skipped},
-    )
+    store_dataset(store, dataset)  # once, with its metadata and skipped rows
     config = config.model_copy(update={"dataset_id": dataset.dataset_id})
     planned = len(store.instances(dataset.dataset_id, config.limit))
     if planned == 0:
@@ -184,9 +178,19 @@ def execute_run(
     *,
     listener: ProgressListener = ignore_progress,
     stop_event: threading.Event | None = None,
+    control: RunControl | None = None,
+    stream_tokens: bool = False,
 ) -> RunSummary:
-    """Run (or resume) ``run_id`` to the end, or until ``stop_event`` is set."""
+    """Run (or resume) ``run_id`` to the end, or until ``stop_event`` is set (or ``control``
+    stops, pauses or cancels it); ``stream_tokens`` sends every token to ``listener``."""
     runner = HafRunner(
-        store, models.backend, models.similarity, config, listener=listener, stop_event=stop_event
+        store,
+        models.backend,
+        models.similarity,
+        config,
+        listener=listener,
+        stop_event=stop_event,
+        control=control,
+        stream_tokens=stream_tokens,
     )
     return runner.run(run_id)

@@ -37,6 +37,7 @@ from haf_tui.store.records import (
     InstanceResult,
     RunRecord,
 )
+from haf_tui.store.skips import skipped_payload, write_skipped
 
 
 def _sql_float(value: float | None) -> float | None:
@@ -149,21 +150,31 @@ class Store:
         instances: Sequence[InstanceRecord],
         meta: dict[str, Any] | None = None,
     ) -> None:
-        """Store a dataset and its instances once (a second save of the same id is a no-op)."""
+        """Store a dataset and its instances once (a second save of the same id is a no-op);
+        ``meta['skipped']`` (rows ``(row, reason[, excerpt])``) goes to ``skipped_rows``."""
+        rest, skipped = skipped_payload(meta or {})
         with self.transaction() as con:
             if con.execute("SELECT 1 FROM datasets WHERE dataset_id = ?", [dataset_id]).fetchone():
                 return
             con.execute(
-                "INSERT INTO datasets VALUES (?, ?, ?, current_timestamp, ?, ?)",
-                [dataset_id, name, source, len(instances), json.dumps(meta or {})],
+                "INSERT INTO datasets (dataset_id, name, source, created_at, n_instances, meta) "
+                "VALUES (?, ?, ?, current_timestamp, ?, ?)",
+                [dataset_id, name, source, len(instances), json.dumps(rest)],
             )
-            con.executemany(
-                "INSERT INTO instances VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    [dataset_id, i.instance_id, i.position, i.text, i.label, json.dumps(i.extra)]
-                    for i in instances
-                ],
-            )
+            write_skipped(con, dataset_id, skipped)
+            if instances:  # one statement of arrays: executemany is row by row, and slow
+                con.execute(
+                    "INSERT INTO instances SELECT ?, unnest(?::VARCHAR[]), unnest(?::INTEGER[]), "
+                    "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[])::JSON",
+                    [
+                        dataset_id,
+                        [i.instance_id for i in instances],
+                        [i.position for i in instances],
+                        [i.text for i in instances],
+                        [i.label for i in instances],
+                        [json.dumps(i.extra) for i in instances],
+                    ],
+                )
 
     def instances(self, dataset_id: str, limit: int | None = None) -> list[InstanceRecord]:
         """A dataset's instances in order (the first ``limit``)."""

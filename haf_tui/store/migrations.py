@@ -147,6 +147,26 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         "tokens.top_texts: the text of each top-k alternative",
         "ALTER TABLE tokens ADD COLUMN top_texts VARCHAR[];",
     ),
+    (
+        3,
+        "skipped_rows: every dataset row left out, with its reason (from meta.skipped)",
+        """
+        CREATE TABLE skipped_rows (
+            dataset_id   VARCHAR NOT NULL,
+            row_number   INTEGER NOT NULL,
+            reason       VARCHAR NOT NULL,
+            excerpt      VARCHAR,
+            PRIMARY KEY (dataset_id, row_number)
+        );
+        INSERT OR IGNORE INTO skipped_rows
+        SELECT dataset_id, CAST(s ->> '$[0]' AS INTEGER) + 1, s ->> '$[1]', s ->> '$[2]'
+        FROM (
+            SELECT dataset_id, unnest(json_extract(meta, '$.skipped[*]')) AS s
+            FROM datasets
+            WHERE json_type(meta, '$.skipped') = 'ARRAY'
+        );
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

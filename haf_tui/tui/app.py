@@ -1,21 +1,32 @@
-"""The haf-tui application: screens, key bindings, and the one handler for worker errors."""
+"""The haf-tui application: screens, key bindings, runs started here, the command palette and
+the one handler for worker errors."""
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
-from textual.app import App
+from textual import work
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
 
+from haf_tui.pipeline.events import ProgressEvent
+from haf_tui.pipeline.service import create_run, execute_run, load_models, run_config_of
+from haf_tui.store import StoreError
 from haf_tui.tui.data import StoreReader
-from haf_tui.tui.messages import WorkFailed
+from haf_tui.tui.live import EventBatcher, LiveSession, RunJob
+from haf_tui.tui.messages import RunUpdate, WorkFailed
 from haf_tui.tui.screens.help import HelpScreen
 from haf_tui.tui.screens.home import HomeScreen
 
 
 class HafApp(App[None]):
-    """Browse stored HAF runs, explore explanations, and query them with SQL."""
+    """Run HAF evaluations, browse stored runs, explore explanations, query them with SQL."""
 
     TITLE = "haf-tui"
     SUB_TITLE = "Human-Aligned Faithfulness workbench"
@@ -29,10 +40,17 @@ class HafApp(App[None]):
     def __init__(self, reader: StoreReader):
         super().__init__()
         self.reader = reader
+        self.session: LiveSession | None = None
+        self._session_worker: Worker[None] | None = None
 
     def on_mount(self) -> None:
         """Start on the runs list."""
         self.push_screen(HomeScreen())
+        # the objects of the loaded app are long-lived: keep full collections off them
+        # (they paused keypresses for 75-140 ms on a large database)
+        gc.freeze()
+
+    # -- navigation ------------------------------------------------------------------------------
 
     def action_home(self) -> None:
         """Back to the runs list."""
@@ -43,12 +61,162 @@ class HafApp(App[None]):
         """Keys and what the screens do."""
         self.push_screen(HelpScreen())
 
+    def action_new_run(self) -> None:
+        """The guided new-run wizard."""
+        from haf_tui.tui.screens.wizard import WizardScreen
+
+        self.push_screen(WizardScreen())
+
+    def action_sql(self) -> None:
+        """The SQL screen."""
+        from haf_tui.tui.screens.sql import SqlScreen
+
+        self.push_screen(SqlScreen())
+
+    def action_metrics(self) -> None:
+        """The metric panels of every run."""
+        from haf_tui.tui.screens.metrics import MetricsScreen
+
+        self.push_screen(MetricsScreen())
+
+    def action_monitor(self, run_id: str | None = None) -> None:
+        """The live progress of ``run_id`` (or of the runs started here)."""
+        from haf_tui.tui.screens.monitor import MonitorScreen
+
+        self.push_screen(MonitorScreen(run_id))
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """Command palette: the app's actions, then every key binding of the current screen."""
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("New evaluation", "the guided new-run wizard", self.action_new_run)
+        yield SystemCommand("Runs", "the runs in the database", self.action_home)
+        yield SystemCommand("SQL", "query the stored runs", self.action_sql)
+        yield SystemCommand(
+            "Metrics", "Tables 1, 2, 4, Figure 2, distributions", self.action_metrics
+        )
+        if self.session is not None:
+            yield SystemCommand("Run monitor", "the runs started here", self.action_monitor)
+        yield SystemCommand("Help", "keys of every screen", self.action_help)
+        name = type(screen).__name__.removesuffix("Screen")
+        for binding in screen.BINDINGS:
+            if isinstance(binding, Binding) and binding.description:
+                action = binding.action
+
+                async def run_action(action: str = action) -> None:
+                    await screen.run_action(action)
+
+                yield SystemCommand(
+                    f"{name}: {binding.description}",
+                    f"key {binding.key.split(',')[0]}",
+                    run_action,
+                )
+
+    # -- runs started here ------------------------------------------------------------------------
+
+    def start_runs(self, jobs: list[RunJob]) -> None:
+        """Run ``jobs`` one after another in a thread worker and show the monitor."""
+        if self.session is not None and self.session.active:
+            self.notify("a run is still going: wait for it or cancel it first", severity="error")
+            return
+        self.session = LiveSession.of(jobs)
+        self._session_worker = self.execute_session(self.session)
+        self.action_monitor()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="runs")
+    def execute_session(self, session: LiveSession) -> None:
+        """Load, create (or resume) and run each job; posts :class:`RunUpdate` messages only."""
+        try:
+            store = self.reader.writable()
+        except StoreError as exc:
+            for index in range(len(session.jobs)):
+                self.post_message(RunUpdate(index, status="failed", log=str(exc)))
+            self.post_message(WorkFailed(str(exc)))
+            return
+        for index, job in enumerate(session.jobs):
+            if session.control.stop.is_set():
+                self.post_message(RunUpdate(index, status="interrupted", log="not started"))
+                continue
+            self.post_message(RunUpdate(index, status="loading", log=f"loading {job.label}"))
+            try:
+                if job.resume_run_id:
+                    run_id, config = run_config_of(store, job.resume_run_id)
+                    models = job.preloaded or load_models(config)
+                else:
+                    assert job.config is not None and job.dataset is not None
+                    models = job.preloaded or load_models(job.config)
+                    run_id, config = create_run(store, job.config, job.dataset, models)
+                job.preloaded = None
+                self.post_message(RunUpdate(index, status="running", run_id=run_id))
+                batcher = EventBatcher(partial(self._post_events, index))
+                summary = execute_run(
+                    store,
+                    run_id,
+                    config,
+                    models,
+                    listener=batcher,
+                    control=session.control,
+                    stream_tokens=True,
+                )
+                batcher.flush()
+                self.post_message(RunUpdate(index, status=summary.status))
+                if job.close_models:
+                    models.backend.close()
+            except Exception as exc:
+                line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                self.post_message(RunUpdate(index, status="failed", log=f"failed: {line}"))
+                self.post_message(WorkFailed(f"{job.label}: {line}"))
+
+    def _post_events(self, index: int, events: list[ProgressEvent]) -> None:
+        self.post_message(RunUpdate(index, events))
+
+    def on_run_update(self, message: RunUpdate) -> None:
+        """Apply a run's progress to its live record and redraw who shows it."""
+        if self.session is None:
+            return
+        live = self.session.runs[message.job_index]
+        for event in message.events:
+            live.apply(event)
+        if message.run_id is not None:
+            live.run_id = message.run_id
+        if message.log:
+            live.add_log(message.log)
+        if message.status is not None:
+            live.status = message.status
+            if message.status in {"finished", "interrupted", "failed"} and live.run_id:
+                live.add_log(self._ended_line(live.status, live.run_id))
+        refresh = getattr(self.screen, "refresh_live", None)
+        if callable(refresh):
+            refresh(status_changed=message.status is not None or message.run_id is not None)
+
+    @staticmethod
+    def _ended_line(status: str, run_id: str) -> str:
+        if status == "finished":
+            return f"run {run_id} finished: e explores it, m shows its metrics"
+        return f"run {run_id} {status}: it is resumable (haf run --resume {run_id}, or R here)"
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A failed app worker becomes one error line (as screens forward theirs)."""
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            error = event.worker.error
+            self.post_message(WorkFailed(str(error).splitlines()[0] or type(error).__name__))
+
+    async def action_quit(self) -> None:
+        """Quit; a run still going is cancelled first and left resumable."""
+        session, worker = self.session, self._session_worker
+        if session is not None and session.active and worker is not None:
+            session.control.cancel()
+            self.notify("cancelling the run: it stays resumable", timeout=3)
+            await worker.wait()
+        self.exit()
+
     def on_work_failed(self, message: WorkFailed) -> None:
         """The one handler for worker errors (screens forward theirs): a notification."""
         self.notify(message.message, title="error", severity="error", timeout=8)
 
     def on_unmount(self) -> None:
-        """Close the database."""
+        """Stop a run still going (it stays resumable) and close the database."""
+        if self.session is not None and self.session.active:
+            self.session.control.cancel()
         self.reader.close()
 
 

@@ -32,9 +32,33 @@ class StoreReader:
                     self.snapshot = True
             return self._store
 
-    def refresh(self) -> None:
-        """Re-open (a fresh snapshot sees new rows a writing process committed)."""
+    def writable(self) -> Store:
+        """The store opened for writing (a run started in the app); reads go on through
+        cursors of the same connection. StoreError when another process holds the file."""
         with self._lock:
+            if self._store is not None and not self._store.read_only and not self.snapshot:
+                return self._store
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+            try:
+                self._store = open_store(self.path)
+            except StoreError as exc:
+                if "locked" in str(exc):
+                    raise StoreError(
+                        f"another process is writing to {self.path.name}: wait for it to "
+                        "finish, or start the app with another --db"
+                    ) from None
+                raise
+            self.snapshot = False
+            return self._store
+
+    def refresh(self) -> None:
+        """Take a fresh snapshot when reading one (it sees the rows a writing process committed
+        since); an open connection of the file itself already sees every committed row."""
+        with self._lock:
+            if self._store is not None and not self.snapshot:
+                return  # while this connection is open no other process can write the file
             if self._store is not None:
                 self._store.close()
                 self._store = None
@@ -45,4 +69,7 @@ class StoreReader:
 
     def close(self) -> None:
         """Close the connection."""
-        self.refresh()
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from textual.message import Message
+
+from haf_tui.pipeline.events import ProgressEvent
 
 
 @dataclass
@@ -23,3 +25,22 @@ class WorkFailed(Message):
     """A worker failed; ``message`` is one line for the user."""
 
     message: str
+
+
+@dataclass
+class RunUpdate(Message):
+    """A run the app executes moved on: pipeline events and/or a new status or run id."""
+
+    job_index: int
+    events: list[ProgressEvent] = field(default_factory=list)
+    status: str | None = None
+    run_id: str | None = None
+    log: str | None = None
+
+
+@dataclass
+class DownloadProgress(Message):
+    """Bytes of a model download done so far (``total`` None while unknown)."""
+
+    done: int
+    total: int | None

@@ -1,9 +1,20 @@
-"""Explorer: one run's instances, the stance/reason tree of the selected one, and the tokens
-of the selected generation (NLL or relevance colouring, top-k alternatives, the prompt)."""
+"""Explorer: one run's instances (filtered and sorted), the stance/reason tree of the selected
+one, and the tokens of the selected generation (NLL or relevance colouring, top-k, the prompt).
+
+Keys: n / p step through the shown instances, s cycles the stance filter, u shows only
+instances with an UNCLEAR decision, x only those with a contradiction (a follow-up says Y = NO
+yet lists new reasons), f edits metric ranges (``sos>0.5 rs<0.3``), / searches the text, o
+cycles the sort metric and O reverses it, a clears every filter; ← → (anywhere but a text box)
+and [ ] move the token cursor, c colours by NLL or relevance, r shows the prompt.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import gc
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from functools import cache
+from time import monotonic
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -12,10 +23,18 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Input, Static, Tree
+from textual.widgets import Header, Input, Static, TextArea, Tree
 
-from haf_tui.reports import run_named
+from haf_tui.reports import get_query
 from haf_tui.tui.screens.base import HafScreen
+from haf_tui.tui.widgets.instance_filters import (
+    FilterError,
+    InstanceFilter,
+    InstanceList,
+    KeyFooter,
+    parse_ranges,
+    prepare,
+)
 from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree, fmt
 from haf_tui.tui.widgets.token_view import Span, Token, TokenView
 
@@ -31,9 +50,12 @@ PROMPTS_SQL = """
 SELECT stage, sub_index, prompt_text FROM generations
 WHERE run_id = $run_id AND instance_id = $instance_id
 """
-COLUMNS = ("id", "stance", "#r", "SoS", "stopped")
-
 GenKey = tuple[str, int]
+LOADING_DELAY = 0.15
+"""Seconds before a slow instance read says "loading" (a fast one just appears)."""
+TYPING_PAUSE = 0.3
+"""While typing a search or ranges, the instance under the cursor is read this long after
+the last keystroke (the list itself follows every keystroke)."""
 
 
 @dataclass
@@ -52,6 +74,7 @@ class InstancesLoaded(Message):
     """The run's instances (rows of the ``instances`` query, as dicts)."""
 
     rows: list[dict[str, Any]]
+    run_id: str
 
 
 @dataclass
@@ -59,6 +82,15 @@ class InstanceLoaded(Message):
     """One instance's generations, tokens and reason spans."""
 
     data: InstanceData
+
+
+_READER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="explorer-read")
+
+
+@cache
+def _named_sql(name: str) -> str:
+    """A named query's SQL (read once): run as is with a full run id (no prefix look-up)."""
+    return get_query(name).sql
 
 
 def _dicts(result: tuple[list[str], list[tuple[Any, ...]]]) -> list[dict[str, Any]]:
@@ -73,24 +105,36 @@ class ExplorerScreen(HafScreen[None]):
         Binding("escape", "back", "Back"),
         Binding("n", "step(1)", "Next"),
         Binding("p", "step(-1)", "Prev"),
-        Binding("left_square_bracket", "token(-1)", "◀ tok", show=False),
-        Binding("right_square_bracket", "token(1)", "tok ▶", show=False),
-        Binding("left", "token(-1)", "◀ tok"),
-        Binding("right", "token(1)", "tok ▶"),
+        Binding("left_square_bracket", "token(-1)", "◀ tok", key_display="← ["),
+        Binding("right_square_bracket", "token(1)", "tok ▶", key_display="] →"),
+        # priority: before the focused list or tree; check_action leaves them to text boxes
+        Binding("left", "token(-1)", "◀ tok", show=False, priority=True),
+        Binding("right", "token(1)", "tok ▶", show=False, priority=True),
         Binding("c", "colour", "NLL/relevance"),
         Binding("r", "prompt", "Prompt"),
-        Binding("o", "sort", "Sort SoS"),
+        Binding("s", "filter('stance')", "Stance"),
+        Binding("u", "filter('unclear')", "UNCLEAR"),
+        Binding("x", "filter('contradictions')", "Contradictions"),
+        Binding("f", "ranges", "Ranges"),
+        Binding("o", "filter('sort')", "Sort"),
+        Binding("O", "filter('reverse')", "Reverse", show=False),
+        Binding("a", "filter('clear')", "All", show=False),
         Binding("slash", "search", "Search"),
     ]
 
+    AUTO_FOCUS = "#ex-instances"
     DEFAULT_CSS = """
     ExplorerScreen #ex-main { height: 1fr; }
     ExplorerScreen #ex-left { width: 44; height: 1fr; }
     ExplorerScreen.-narrow #ex-left { width: 28; }
     ExplorerScreen.-wide #ex-left { width: 56; }
-    ExplorerScreen #ex-search { height: 3; }
+    ExplorerScreen #ex-left Input { height: 1; border: none; padding: 0 1; }
+    ExplorerScreen #ex-left Input:focus { background: $boost; }
+    ExplorerScreen #ex-filter-error { color: $error; padding: 0 1; }
+    ExplorerScreen #ex-filter-error.-empty { display: none; }
+    ExplorerScreen #ex-shown { color: $text-muted; padding: 0 1; height: 2; }
     ExplorerScreen #ex-right { width: 1fr; height: 1fr; }
-    ExplorerScreen #ex-input { height: auto; max-height: 6; padding: 0 1; overflow: hidden; }
+    ExplorerScreen #ex-input { height: 4; padding: 0 1; overflow: hidden; }
     ExplorerScreen #ex-tree { height: 1fr; }
     ExplorerScreen #ex-tokens { height: 1fr; }
     """
@@ -100,45 +144,64 @@ class ExplorerScreen(HafScreen[None]):
         self.run_id = run_id
         self.HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
         self.instances: list[dict[str, Any]] = []
+        self.by_id: dict[str, dict[str, Any]] = {}
         self.cache: dict[str, InstanceData] = {}
         self.current: str | None = None
-        self.sort_by_sos = False
+        self.filter = InstanceFilter()
+        self.loaded = False
+        self.shown_node: tuple[str, NodeRef] | None = None
+        self.typing_until = 0.0
+
+    @property
+    def sort_by_sos(self) -> bool:
+        """Whether the list is sorted by SoS."""
+        return self.filter.sort_key == "sos"
 
     def compose(self) -> ComposeResult:
         """Header; instances | (input, tree, tokens); footer."""
         yield Header()
         with Horizontal(id="ex-main"):
             with Vertical(id="ex-left"):
-                yield Input(placeholder="search text…", id="ex-search")
-                yield DataTable(id="ex-instances", cursor_type="row", zebra_stripes=True)
+                yield Input(placeholder="/ search text…", id="ex-search")
+                yield Input(placeholder="f ranges: sos>0.5 rs<0.3", id="ex-ranges")
+                yield Static("", id="ex-filter-error", classes="-empty")
+                yield Static("loading …", id="ex-shown")
+                yield InstanceList(id="ex-instances")
             with Vertical(id="ex-right"):
                 yield Static("loading …", id="ex-input")
                 yield StanceTree(id="ex-tree")
                 yield TokenView(id="ex-tokens")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
-        """Columns, then the instances from a worker."""
+        """The instances, from a worker."""
         self.sub_title = f"run {self.run_id}"
-        self.query_one("#ex-instances", DataTable).add_columns(*COLUMNS)
-        self.query_one("#ex-instances", DataTable).focus()
         self.load_instances()
+
+    @property
+    def instance_list(self) -> InstanceList:
+        """The list of instances."""
+        return self.query_one("#ex-instances", InstanceList)
 
     # -- workers (read, post a message, touch no widget) ---------------------------------------
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-list")
     def load_instances(self) -> None:
-        """Read the run's instances."""
-        rows = _dicts(run_named(self.reader.store(), "instances", {"run_id": self.run_id}))
-        self.post_message(InstancesLoaded(rows))
+        """Read the run's instances (and its full id: the screen may have been given a prefix)."""
+        store = self.reader.store()
+        run_id = store.get_run(self.run_id).run_id
+        rows = _dicts(store.query(_named_sql("instances"), {"run_id": run_id}))
+        self.post_message(InstancesLoaded(prepare(rows), run_id))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-instance")
     def load_instance(self, instance_id: str) -> None:
         """Read one instance: its generations and reasons, tokens, spans and prompts."""
         params = {"run_id": self.run_id, "instance_id": instance_id}
         store = self.reader.store()
-        data = InstanceData(instance_id, _dicts(run_named(store, "instance_detail", params)))
+        # the detail (the slowest read) on a second thread while this one reads the rest
+        detail = _READER.submit(store.query, _named_sql("instance_detail"), params)
         token_rows = store.query(TOKENS_SQL, params)[1]
+        data = InstanceData(instance_id, [])
         for stage, sub, text, logprob, top_texts, top_logprobs in token_rows:
             token = Token(text, logprob, top_texts or (), top_logprobs or ())
             data.tokens.setdefault((stage, sub), []).append(token)
@@ -146,54 +209,55 @@ class ExplorerScreen(HafScreen[None]):
             data.spans.setdefault((stage, sub), {})[index] = Span(first, count, relevance or ())
         for stage, sub, prompt in store.query(PROMPTS_SQL, params)[1]:
             data.prompts[(stage, sub)] = prompt
+        data.detail = _dicts(detail.result())
         self.post_message(InstanceLoaded(data))
 
     # -- handlers --------------------------------------------------------------------------------
 
     @on(InstancesLoaded)
     def show_instances(self, message: InstancesLoaded) -> None:
-        """Keep the rows; fill the table."""
-        self.instances = message.rows
+        """Keep the rows; show those the filters pass."""
+        self.run_id, self.instances = message.run_id, message.rows
+        self.by_id = {str(row["instance_id"]): row for row in message.rows}
+        self.loaded = True
         self.fill_table()
+        # The rows, the app and its libraries live on: leave them out of the collector's
+        # full passes (each re-scanned ~150k objects for 100–200 ms, the slowest keys).
+        gc.freeze()
+
+    def on_unmount(self) -> None:
+        """Hand the frozen objects back to the collector."""
+        gc.unfreeze()
 
     def visible_instances(self) -> list[dict[str, Any]]:
-        """The instances matching the search, in dataset order or by SoS (best first)."""
-        needle = self.query_one("#ex-search", Input).value.strip().lower()
-        rows = [
-            row
-            for row in self.instances
-            if not needle or needle in f"{row['instance_id']} {row['text']}".lower()
-        ]
-        if self.sort_by_sos:
-            rows.sort(key=lambda row: (row["sos"] is None, -(row["sos"] or 0.0)))
-        return rows
+        """The instances the filters pass, in the chosen order."""
+        return self.filter.apply(self.instances)
 
     def fill_table(self) -> None:
-        """(Re)fill the instance table, keeping the current instance under the cursor."""
-        table = self.query_one("#ex-instances", DataTable)
-        table.clear()
+        """(Re)fill the list, keeping the current instance under the cursor if it is shown."""
         rows = self.visible_instances()
-        for row in rows:
-            table.add_row(
-                row["instance_id"],
-                row["stance"] or "—",
-                "—" if row["n_reasons"] is None else str(row["n_reasons"]),
-                fmt(row["sos"], 3),
-                row["stopped"] or "",
-                key=row["instance_id"],
-            )
-        ids = [row["instance_id"] for row in rows]
-        if self.current in ids:
-            table.move_cursor(row=ids.index(self.current))
-        elif ids:
-            table.move_cursor(row=0)
-            self.select_instance(ids[0])
+        key = self.filter.sort_key
+        extra = None if key in ("position", "sos", "n_reasons") else key
+        self.instance_list.set_rows(rows, self.current, extra)
+        shown = f"{len(rows)} of {len(self.instances)} instances shown"
+        line = Text(f"{shown} · {self.filter.describe()}")
+        self.query_one("#ex-shown", Static).update(line, layout=False)
+        if not rows and self.loaded:
+            self.current = self.shown_node = None
+            self.query_one("#ex-input", Static).update("no instance passes the filters (a: all)")
+            self.query_one("#ex-tree", StanceTree).show_nothing()
+            self.query_one("#ex-tokens", TokenView).show("—", [], {}, None, "")
 
-    @on(DataTable.RowHighlighted, "#ex-instances")
-    def row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def set_filter(self, new: InstanceFilter) -> None:
+        """Apply another filter / order."""
+        if new != self.filter:
+            self.filter = new
+            self.fill_table()
+
+    @on(InstanceList.Highlighted, "#ex-instances")
+    def row_highlighted(self, event: InstanceList.Highlighted) -> None:
         """The cursor moved: show that instance."""
-        if event.row_key.value is not None:
-            self.select_instance(str(event.row_key.value))
+        self.select_instance(event.instance_id)
 
     def select_instance(self, instance_id: str) -> None:
         """Show an instance from the cache, or read it first."""
@@ -202,9 +266,25 @@ class ExplorerScreen(HafScreen[None]):
         self.current = instance_id
         if instance_id in self.cache:
             self.show_instance(self.cache[instance_id])
+        elif monotonic() < self.typing_until:  # read it once typing pauses
+            self.query_one("#ex-input", Static).update(f"{instance_id} …", layout=False)
+            self.set_timer(TYPING_PAUSE, lambda: self._read_later(instance_id))
         else:
-            self.query_one("#ex-input", Static).update(f"loading {instance_id} …")
+            # "loading" only if the read is slow: a quick one shows the instance in one frame
+            self.set_timer(LOADING_DELAY, lambda: self._loading(instance_id))
             self.load_instance(instance_id)
+
+    def _loading(self, instance_id: str) -> None:
+        if self.current == instance_id and instance_id not in self.cache:
+            self.query_one("#ex-input", Static).update(f"loading {instance_id} …", layout=False)
+
+    def _read_later(self, instance_id: str) -> None:
+        if self.current == instance_id and instance_id not in self.cache:
+            wait = self.typing_until - monotonic()
+            if wait > 0:
+                self.set_timer(wait, lambda: self._read_later(instance_id))
+            else:
+                self.load_instance(instance_id)
 
     @on(InstanceLoaded)
     def instance_loaded(self, message: InstanceLoaded) -> None:
@@ -215,23 +295,24 @@ class ExplorerScreen(HafScreen[None]):
 
     def show_instance(self, data: InstanceData) -> None:
         """Input text, stance, tree and the JUSTIFY tokens."""
-        row = next((r for r in self.instances if r["instance_id"] == data.instance_id), {})
+        row = self.by_id.get(data.instance_id, {})
         head = Text(f"{data.instance_id}", style="bold")
         head.append(f"  label {row.get('label') or '—'}  stance {row.get('stance') or '—'}")
         head.append(f" (C={fmt(row.get('justify_confidence'))})")
         if row.get("stopped"):
             head.append(f"  stopped: {row['stopped']}", style="italic")
         head.append("\n" + " ".join(str(row.get("text", "")).split()), style="")
-        self.query_one("#ex-input", Static).update(head)
+        self.query_one("#ex-input", Static).update(head, layout=False)
         tree = self.query_one("#ex-tree", StanceTree)
         tree.show(data.instance_id, row.get("stance"), data.detail)
         self.show_node(NodeRef("justify"))
 
     def show_node(self, ref: NodeRef | None) -> None:
-        """Show the node's generation in the token view."""
+        """Show the node's generation in the token view (unless it shows it already)."""
         data = self.cache.get(self.current or "")
-        if ref is None or data is None:
+        if ref is None or data is None or (data.instance_id, ref) == self.shown_node:
             return
+        self.shown_node = (data.instance_id, ref)
         key = (ref.stage, ref.sub_index)
         title = ref.stage if ref.sub_index < 0 else f"{ref.stage}[{ref.sub_index + 1}]"
         if ref.reason_index is not None:
@@ -250,26 +331,51 @@ class ExplorerScreen(HafScreen[None]):
         self.show_node(event.node.data)
 
     @on(Input.Changed, "#ex-search")
-    def search_changed(self) -> None:
+    def search_changed(self, event: Input.Changed) -> None:
         """Filter the list as you type."""
-        self.fill_table()
+        self.typing_until = monotonic() + TYPING_PAUSE
+        self.set_filter(replace(self.filter, text=event.value))
 
-    @on(Input.Submitted, "#ex-search")
-    def search_submitted(self) -> None:
-        """Enter in the search goes to the list."""
-        self.query_one("#ex-instances", DataTable).focus()
+    @on(Input.Changed, "#ex-ranges")
+    def ranges_changed(self, event: Input.Changed) -> None:
+        """Apply the ranges as you type; an unreadable one shows why (the last good ones stay)."""
+        self.typing_until = monotonic() + TYPING_PAUSE
+        error = self.query_one("#ex-filter-error", Static)
+        try:
+            ranges = parse_ranges(event.value)
+        except FilterError as exc:
+            error.update(Text(str(exc)))
+            error.remove_class("-empty")
+            return
+        error.update("")
+        error.add_class("-empty")
+        self.set_filter(replace(self.filter, ranges=ranges))
+
+    @on(Input.Submitted)
+    def input_submitted(self) -> None:
+        """Enter in a text box goes to the list."""
+        self.instance_list.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """← → move the token cursor except in a text box (there they move the caret)."""
+        if action == "token" and isinstance(self.focused, Input | TextArea):
+            return None
+        return True
 
     # -- actions ---------------------------------------------------------------------------------
 
     def action_back(self) -> None:
-        """Back to the runs."""
-        self.app.pop_screen()
+        """From a text box back to the list; else back to the runs."""
+        if isinstance(self.focused, Input):
+            self.instance_list.focus()
+        else:
+            self.app.pop_screen()
 
     def action_step(self, delta: int) -> None:
-        """Next / previous instance."""
-        table = self.query_one("#ex-instances", DataTable)
+        """Next / previous shown instance."""
+        table = self.instance_list
         if table.row_count:
-            table.move_cursor(row=min(table.row_count - 1, max(0, table.cursor_row + delta)))
+            table.move_cursor(table.cursor_row + delta)
 
     def action_token(self, delta: int) -> None:
         """Move the token cursor."""
@@ -283,10 +389,17 @@ class ExplorerScreen(HafScreen[None]):
         """Show the prompt instead of the output (or back)."""
         self.query_one("#ex-tokens", TokenView).toggle_prompt()
 
-    def action_sort(self) -> None:
-        """Dataset order, or by SoS."""
-        self.sort_by_sos = not self.sort_by_sos
-        self.fill_table()
+    def action_filter(self, change: str) -> None:
+        """o: next sort metric, O: reverse, s: next stance, u: UNCLEAR only, x: contradictions
+        only, a: every filter off (see InstanceFilter.changed)."""
+        if change == "clear":
+            self.query_one("#ex-search", Input).value = ""
+            self.query_one("#ex-ranges", Input).value = ""
+        self.set_filter(self.filter.changed(change))
+
+    def action_ranges(self) -> None:
+        """Focus the metric ranges box."""
+        self.query_one("#ex-ranges", Input).focus()
 
     def action_search(self) -> None:
         """Focus the search box."""

@@ -13,15 +13,17 @@ from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.base import HafScreen
 
 RUNS_SQL = """
-SELECT r.run_id, r.status, r.model_file, r.dataset_id,
-       (SELECT count(*) FROM instance_results i WHERE i.run_id = r.run_id) AS done,
-       r.n_planned,
-       strftime(r.created_at, '%Y-%m-%d %H:%M') AS started,
-       (SELECT avg(value) FROM instance_metrics m WHERE m.run_id = r.run_id
-          AND m.metric = 'sos') AS sos,
-       (SELECT avg(value) FROM instance_metrics m WHERE m.run_id = r.run_id
-          AND m.metric = 'rs') AS rs
-FROM runs r ORDER BY r.created_at DESC
+WITH done AS (
+    SELECT run_id, count(*) AS n FROM instance_results GROUP BY run_id
+), means AS (
+    SELECT run_id, avg(value) FILTER (WHERE metric = 'sos') AS sos,
+           avg(value) FILTER (WHERE metric = 'rs') AS rs
+    FROM instance_metrics WHERE metric IN ('sos', 'rs') GROUP BY run_id
+)
+SELECT r.run_id, r.status, r.model_file, r.dataset_id, coalesce(d.n, 0) AS done,
+       r.n_planned, strftime(r.created_at, '%Y-%m-%d %H:%M') AS started, m.sos, m.rs
+FROM runs r LEFT JOIN done d USING (run_id) LEFT JOIN means m USING (run_id)
+ORDER BY r.created_at DESC
 """
 COLUMNS = ("run", "status", "model", "dataset", "done", "started", "SoS", "RS")
 
@@ -34,8 +36,12 @@ class HomeScreen(HafScreen[None]):
     """The runs list: enter explores a run, ``s`` opens SQL, ``r`` refreshes."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "explore", "Explore", show=True),
+        Binding("n", "new_run", "New evaluation"),
+        Binding("enter", "open", "Open", show=True),
+        Binding("e", "explore", "Explore"),
+        Binding("m", "metrics", "Metrics"),
         Binding("s", "sql", "SQL"),
+        Binding("R", "resume", "Resume"),
         Binding("r", "refresh", "Refresh"),
     ]
 
@@ -87,7 +93,7 @@ class HomeScreen(HafScreen[None]):
         hint.update(
             f"{len(message.rows)} runs in {reader.path.name}{snapshot}"
             if message.rows
-            else "no runs yet: haf run --demo --limit 4"
+            else "no runs yet: n starts a new evaluation (or haf run --demo --limit 4)"
         )
 
     def selected_run(self) -> str | None:
@@ -105,10 +111,64 @@ class HomeScreen(HafScreen[None]):
 
             self.app.push_screen(ExplorerScreen(run_id))
 
+    def selected_status(self) -> str | None:
+        """The status column of the run under the cursor."""
+        table = self.query_one("#runs", DataTable)
+        if table.row_count == 0:
+            return None
+        return str(table.get_row_at(table.cursor_row)[1])
+
+    def action_open(self) -> None:
+        """A run still going opens its live progress; any other run, the explorer."""
+        run_id = self.selected_run()
+        if run_id is None:
+            self.action_new_run()
+            return
+        session = getattr(self.app, "session", None)
+        live = session.find(run_id) if session is not None else None
+        if (live is not None and live.active) or self.selected_status() in {"running", "created"}:
+            from haf_tui.tui.screens.monitor import MonitorScreen
+
+            self.app.push_screen(MonitorScreen(run_id))
+        else:
+            self.action_explore()
+
     @on(DataTable.RowSelected, "#runs")
     def row_selected(self) -> None:
-        """Enter on a row explores it."""
-        self.action_explore()
+        """Enter on a row opens it."""
+        self.action_open()
+
+    def action_new_run(self) -> None:
+        """The guided new-run wizard."""
+        from haf_tui.tui.screens.wizard import WizardScreen
+
+        self.app.push_screen(WizardScreen())
+
+    def action_metrics(self) -> None:
+        """Metric panels (the selected run first; every run can be compared)."""
+        from haf_tui.tui.screens.metrics import MetricsScreen
+
+        run_id = self.selected_run()
+        self.app.push_screen(MetricsScreen([run_id] if run_id else None))
+
+    def action_resume(self) -> None:
+        """Resume the selected run (interrupted, failed, or left running by a killed process)."""
+        run_id = self.selected_run()
+        if run_id is None or self.selected_status() == "finished":
+            self.notify("pick an unfinished run to resume", severity="warning")
+            return
+        from haf_tui.tui.live import RunJob
+
+        self.app.start_runs([RunJob(f"resume {run_id}", resume_run_id=run_id)])  # type: ignore[attr-defined]
+
+    def refresh_live(self, *, status_changed: bool = False) -> None:
+        """A run started here changed status: re-read the list."""
+        if status_changed:
+            self.load_runs()
+
+    def on_screen_resume(self) -> None:
+        """Back on the list: re-read it (runs may have been added or moved on)."""
+        self.load_runs()
 
     def action_sql(self) -> None:
         """Open the SQL screen."""

@@ -70,6 +70,12 @@ class StanceTree(Tree[NodeRef | None]):
         super().__init__(Text("(no instance)"), data=None, id=id)
         self.show_root = True
 
+    def show_nothing(self) -> None:
+        """No instance (none passes the filters)."""
+        self.clear()
+        self.root.set_label(Text("(no instance)"))
+        self.root.data = None
+
     def show(self, instance_id: str, stance: Any, rows: list[dict[str, Any]]) -> None:
         """Rebuild the tree from the ``instance_detail`` rows of one instance."""
         self.clear()

@@ -11,7 +11,10 @@ from rich.color import Color
 from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 from textual.widgets import Static
 
 NLL_MAX = 5.0
@@ -54,6 +57,52 @@ def scale(value: float) -> Color:
     return Color.from_rgb(min(red, 255), green, 60)
 
 
+class TokenBody(ScrollView):
+    """The text, wrapped once per change into lines it draws as they scroll into view: new
+    text changes the scroll height, never the screen's layout."""
+
+    DEFAULT_CSS = (
+        "TokenBody { height: 1fr; padding: 0 1; scrollbar-gutter: stable; overflow-x: hidden; }"
+    )
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.text = Text()
+        self.lines: list[Strip] = []
+
+    @property
+    def text_width(self) -> int:
+        """The width the text wraps to."""
+        return self.scrollable_content_region.width
+
+    def update(self, text: Text) -> None:
+        """Show other text."""
+        self.text = text
+        self._wrap()
+
+    def _wrap(self) -> None:
+        console, width = self.app.console, self.text_width
+        if width <= 0:
+            self.lines = []
+        else:
+            options = console.options.update_width(width)
+            lines = console.render_lines(self.text, options, pad=False)
+            self.lines = [Strip(line) for line in lines]
+        self.virtual_size = Size(width, len(self.lines))
+        self.refresh()
+
+    def on_resize(self) -> None:
+        """Wrap again to the new width."""
+        self._wrap()
+
+    def render_line(self, y: int) -> Strip:
+        """One visible line."""
+        index, width, style = round(self.scroll_y) + y, self.text_width, self.rich_style
+        if index >= len(self.lines):
+            return Strip.blank(width, style)
+        return self.lines[index].crop_extend(0, width, style).apply_style(style)
+
+
 class TokenView(Vertical):
     """The token-by-token view; the screen drives it (``show``, ``move``, ``toggle_*``)."""
 
@@ -63,8 +112,7 @@ class TokenView(Vertical):
         min-height: 5;
         border: round $primary-darken-2;
     }
-    TokenView > VerticalScroll { height: 1fr; padding: 0 1; }
-    TokenView > #tv-status { height: auto; max-height: 3; padding: 0 1; background: $panel; }
+    TokenView > #tv-status { height: 3; padding: 0 1; background: $panel; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -80,8 +128,7 @@ class TokenView(Vertical):
 
     def compose(self) -> ComposeResult:
         """The text (scrolls) and the status line."""
-        with VerticalScroll():
-            yield Static(id="tv-body")
+        yield TokenBody(id="tv-body")
         yield Static(id="tv-status")
 
     def show(
@@ -161,6 +208,32 @@ class TokenView(Vertical):
         return line
 
     def refresh_view(self) -> None:
-        """Re-render the body and the status line."""
-        self.query_one("#tv-body", Static).update(self.body_text())
-        self.query_one("#tv-status", Static).update(self.status_text())
+        """Re-render the body and the status line; keep the cursor token in view."""
+        self.query_one(TokenBody).update(self.body_text())
+        self.query_one("#tv-status", Static).update(self.status_text(), layout=False)
+        self.scroll_to_cursor()
+
+    def cursor_line(self, width: int) -> int:
+        """The line (of the body wrapped to ``width``) that holds the cursor token: the
+        text up to the end of the cursor's word, wrapped the same way, has that many lines."""
+        if self.show_prompt or not self.tokens or width <= 0:
+            return 0
+        output = self.output_text()
+        end = sum(len(token.text) for token in self.tokens[: self.cursor + 1])
+        while end < len(output) and not output[end].isspace():
+            end += 1
+        prefix = Text(output[:end].rstrip())
+        return max(len(prefix.wrap(self.app.console, width)) - 1, 0)
+
+    def scroll_to_cursor(self) -> None:
+        """Scroll the body so that the cursor token's line is visible."""
+        body = self.query_one(TokenBody)
+        line, height = (
+            self.cursor_line(body.text_width),
+            max(body.scrollable_content_region.height, 1),
+        )
+        top = round(body.scroll_y)
+        if line < top:
+            body.scroll_to(y=line, animate=False, immediate=True)
+        elif line >= top + height:
+            body.scroll_to(y=line - height + 1, animate=False, immediate=True)

@@ -1,0 +1,217 @@
+"""Local dataset files: column mapping, preview, and loading with validation.
+
+A file (CSV, TSV, JSONL, JSON, Parquet) needs a text column; an id column, a label column and
+extra columns (kept with each instance) are optional. :func:`preview_file` shows the first rows
+and a guessed mapping; :func:`load_file` reads every row, skipping (with the reason) those that
+cannot be evaluated, and :func:`sample_dataset` draws a seeded sample.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from haf_tui.datasets.model import Dataset, DatasetError
+from haf_tui.datasets.readers import Record, read_table
+from haf_tui.datasets.validation import (
+    DEFAULT_MAX_CHARS,
+    RowValidator,
+    SkippedRow,
+    excerpt,
+)
+from haf_tui.store.records import InstanceRecord
+
+TEXT_COLUMNS: Final = ("text", "input_text", "comment_text", "content", "sentence", "post", "tweet")
+ID_COLUMNS: Final = ("id", "index", "instance_id", "post_id", "idx")
+LABEL_COLUMNS: Final = ("label", "given_label", "toxicity", "toxic", "class", "labels")
+
+
+class ColumnMapping(BaseModel):
+    """Which column holds what: ``text`` is required; ``id``, ``label`` and ``extra`` are
+    optional (without ``id`` an instance's id is its row number; ``extra`` columns are kept
+    in each instance's ``extra``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    id: str | None = None
+    label: str | None = None
+    extra: tuple[str, ...] = ()
+
+    def check(self, columns: list[str], where: Path) -> None:
+        """DatasetError when a mapped column is not among the file's columns."""
+        mapped = [self.text, self.id, self.label, *self.extra]
+        missing = [c for c in mapped if c is not None and c not in columns]
+        if missing:
+            raise DatasetError(
+                f"{where} has no column {missing[0]!r} (its columns: {', '.join(columns)})"
+            )
+
+
+class FilePreview(BaseModel):
+    """The first rows of a file as read, its encoding and format, and a guessed mapping
+    (None when no column looks like text)."""
+
+    path: str
+    format: str
+    encoding: str | None
+    columns: list[str]
+    rows: list[dict[str, Any]]
+    n_rows: int
+    mapping: ColumnMapping | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+def _pick(columns: list[str], candidates: tuple[str, ...]) -> str | None:
+    lowered = {c.lower(): c for c in columns}
+    return next((lowered[c] for c in candidates if c in lowered), None)
+
+
+def guess_mapping(columns: list[str], rows: list[Record] | None = None) -> ColumnMapping | None:
+    """A mapping from well-known column names; else the column with the longest texts."""
+    text = _pick(columns, TEXT_COLUMNS)
+    if text is None and rows:
+        lengths = {
+            c: sum(len(r[c]) for r in rows if isinstance(r.get(c), str)) / len(rows)
+            for c in columns
+        }
+        best = max(lengths, key=lambda c: lengths[c], default=None)
+        text = best if best is not None and lengths[best] >= 20 else None
+    if text is None:
+        return None
+    rest = [c for c in columns if c != text]
+    return ColumnMapping(text=text, id=_pick(rest, ID_COLUMNS), label=_pick(rest, LABEL_COLUMNS))
+
+
+def preview_file(path: str | Path, rows: int = 10, *, encoding: str | None = None) -> FilePreview:
+    """The first ``rows`` rows of a dataset file, its encoding, and a guessed mapping."""
+    table = read_table(path, encoding=encoding, limit=rows)
+    records = [r for _, r in table.rows]
+    mapping = guess_mapping(table.columns, records)
+    notes = [] if mapping else ["no column looks like text: choose the text column"]
+    return FilePreview(
+        path=str(table.path),
+        format=table.format,
+        encoding=table.encoding,
+        columns=table.columns,
+        rows=records,
+        n_rows=table.n_rows,
+        mapping=mapping,
+        notes=notes,
+    )
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "dataset"
+
+
+def _value(record: Record, column: str | None) -> Any:
+    return None if column is None else record.get(column)
+
+
+def load_file(
+    path: str | Path,
+    mapping: ColumnMapping | None = None,
+    *,
+    name: str | None = None,
+    encoding: str | None = None,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    label_required: bool | None = None,
+) -> Dataset:
+    """Every evaluable row of a dataset file as instances; the others skipped with why.
+
+    Without ``mapping`` the columns are guessed (``text``/``input_text``, ``id``/``index``,
+    ``label``/``given_label``). With a label column, rows without a label are skipped unless
+    ``label_required`` is False. A file that cannot be read raises one DatasetError.
+    """
+    table = read_table(path, encoding=encoding)
+    if not table.rows:
+        raise DatasetError(f"dataset file {table.path} has no rows")
+    if mapping is None:
+        mapping = guess_mapping(table.columns, [r for _, r in table.rows[:50]])
+        if mapping is None:
+            raise DatasetError(
+                f"dataset file {table.path} has no text column (one of {', '.join(TEXT_COLUMNS)}):"
+                " name it with --text-column"
+            )
+    mapping.check(table.columns, table.path)
+    required = mapping.label is not None if label_required is None else label_required
+    validator = RowValidator(max_chars=max_chars, label_required=required)
+    instances: list[InstanceRecord] = []
+    skipped: list[SkippedRow] = []
+    for number, record in table.rows:
+        text, label = _value(record, mapping.text), _value(record, mapping.label)
+        raw_id = _value(record, mapping.id)
+        instance_id = str(number) if raw_id is None or raw_id == "" else str(raw_id)
+        extras = {c: record.get(c) for c in mapping.extra}
+        reason = validator.reason(text, instance_id, label, *extras.values())
+        if reason:
+            skipped.append(SkippedRow(number, reason, excerpt(text)))
+            continue
+        instances.append(
+            InstanceRecord(
+                instance_id=instance_id,
+                position=len(instances),
+                text=str(text),
+                label=None if label is None or label == "" else str(label),
+                extra=extras,
+            )
+        )
+    digest = hashlib.sha256(table.path.read_bytes())
+    digest.update(mapping.model_dump_json().encode() + f"|{max_chars}|{required}".encode())
+    meta = {
+        "kind": "file",
+        "format": table.format,
+        "encoding": table.encoding,
+        "mapping": mapping.model_dump(),
+        "max_chars": max_chars,
+        "n_rows": table.n_rows,
+    }
+    return Dataset(
+        f"{_slug(table.path.stem)}-{digest.hexdigest()[:12]}",
+        name or table.path.stem,
+        str(table.path),
+        instances,
+        skipped,
+        meta,
+    )
+
+
+def sample_indices(population: int, n: int, seed: int) -> list[int]:
+    """The positions a seeded sample of ``n`` draws from ``population`` rows, in draw order.
+
+    This is pandas' ``DataFrame.sample(n, random_state=seed)`` (the reference's sampler):
+    ``numpy.random.RandomState(seed).choice(population, n, replace=False)``; ``n`` larger than
+    the population draws every row (in a seeded order).
+    """
+    if population <= 0:
+        return []
+    size = min(n, population)
+    drawn = np.random.RandomState(seed).choice(population, size=size, replace=False)
+    return [int(i) for i in drawn]
+
+
+def sample_dataset(dataset: Dataset, n: int, seed: int) -> Dataset:
+    """A seeded sample of ``n`` of a dataset's instances (positions renumbered in draw
+    order); the drawn positions are kept in ``meta['sample']``."""
+    if n <= 0:
+        raise DatasetError(f"a sample needs at least one instance, not {n}")
+    indices = sample_indices(len(dataset.instances), n, seed)
+    instances = [
+        dataset.instances[i].model_copy(update={"position": k}) for k, i in enumerate(indices)
+    ]
+    sample = {"seed": seed, "n": len(indices), "population": len(dataset.instances)}
+    meta = {**dataset.meta, "sample": {**sample, "indices": indices}}
+    return Dataset(
+        f"{dataset.dataset_id}-n{len(indices)}-s{seed}",
+        dataset.name,
+        dataset.source,
+        instances,
+        dataset.skipped,
+        meta,
+    )

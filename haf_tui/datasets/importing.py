@@ -1,0 +1,72 @@
+"""One entry point for "import this": a file, a folder of paper samples, or a paper dataset
+by name (from the Hub, or from ``files`` shaped like the Hub's)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from haf_tui.datasets.files import ColumnMapping, load_file, sample_dataset
+from haf_tui.datasets.model import Dataset, DatasetError
+from haf_tui.datasets.paper import (
+    DEFAULT_SAMPLE,
+    DEFAULT_SEED,
+    find_paper_dataset,
+    load_paper_dataset,
+    paper_datasets,
+)
+from haf_tui.datasets.samples import import_paper_sample, is_paper_sample, paper_sample_files
+from haf_tui.datasets.validation import DEFAULT_MAX_CHARS
+
+
+def load_source(
+    source: str,
+    *,
+    files: list[str] | None = None,
+    mapping: ColumnMapping | None = None,
+    name: str | None = None,
+    encoding: str | None = None,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    sample: int | None = None,
+    seed: int = DEFAULT_SEED,
+) -> list[Dataset]:
+    """The dataset(s) ``source`` names, read and validated (not stored yet).
+
+    - a paper dataset's name (``civil_comments``, ``HateXplain``, ...): its paper
+      preprocessing and a seeded sample (``sample``, default 1024) from the Hub's cache, or
+      from ``files``;
+    - a paper-sample CSV (``index, input_text, given_label``): ``paper-sample:NAME``;
+    - a folder: every paper-sample CSV in it;
+    - any other file: its rows through ``mapping`` (guessed when None), optionally sampled.
+    """
+    path = Path(source).expanduser()
+    spec = None if path.exists() and not files else find_paper_dataset(source)
+    if spec is not None:
+        return [
+            load_paper_dataset(
+                spec.key,
+                files=list(files or []),
+                n=sample or DEFAULT_SAMPLE,
+                seed=seed,
+                dataset_name=name,
+            )
+        ]
+    if files:
+        raise DatasetError(f"--file goes with a paper dataset's name, not with {source!r}")
+    if path.is_dir():
+        found = paper_sample_files(path)
+        if not found:
+            raise DatasetError(
+                f"no paper-sample CSV (index, input_text, given_label) in folder {path}: "
+                "import other files one by one"
+            )
+        if name and len(found) > 1:
+            raise DatasetError("--name needs a single file, not a folder")
+        return [import_paper_sample(p, name=name) for p in found]
+    if path.is_file():
+        if is_paper_sample(path) and mapping is None:
+            dataset = import_paper_sample(path, name=name)
+        else:
+            dataset = load_file(path, mapping, name=name, encoding=encoding, max_chars=max_chars)
+        return [sample_dataset(dataset, sample, seed) if sample else dataset]
+    known = ", ".join(d.key for d in paper_datasets())
+    raise DatasetError(f"no file or paper dataset {source!r} (paper datasets: {known})")

@@ -1,0 +1,57 @@
+"""The dataset a run evaluates, its error type, and the built-in sample."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from importlib.resources import files
+from typing import Any, Final
+
+from haf_tui.datasets.validation import SkippedRow
+from haf_tui.store.records import InstanceRecord
+
+BUILTIN_SAMPLE_ID: Final = "builtin-sample"
+
+
+class DatasetError(ValueError):
+    """A dataset cannot be read or found (one clear line)."""
+
+
+@dataclass
+class Dataset:
+    """Instances ready to store, the rows skipped with why, and where they came from.
+
+    ``meta`` is what the ``datasets`` row keeps beside name and source: ``kind`` (builtin, file,
+    paper, paper-sample), the encoding and column mapping of a file, the seeded sample
+    (``sample``: seed, n, population, indices), the hub repository and revision, and the
+    counts of rows the paper's preprocessing filtered out (``filtered``).
+    """
+
+    dataset_id: str
+    name: str
+    source: str
+    instances: list[InstanceRecord]
+    skipped: list[SkippedRow] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def skip_counts(self) -> dict[str, int]:
+        """How many rows were skipped for each reason."""
+        return dict(Counter(s.reason for s in self.skipped))
+
+
+def builtin_sample() -> Dataset:
+    """Short texts written for this project: clearly toxic, clearly not, and ambiguous."""
+    raw = files("haf_tui.data").joinpath("sample.jsonl").read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in raw.splitlines() if line.strip()]
+    instances = [
+        InstanceRecord(instance_id=r["id"], position=i, text=r["text"], label=r["label"])
+        for i, r in enumerate(rows)
+    ]
+    return Dataset(
+        BUILTIN_SAMPLE_ID,
+        "built-in sample",
+        "haf_tui/data/sample.jsonl",
+        instances,
+        meta={"kind": "builtin"},
+    )

@@ -1,0 +1,100 @@
+"""Why a row is not an instance: the skip reasons, and the checks that give them.
+
+Two kinds of exclusion are kept apart, and neither is silent:
+
+- a row is *skipped* when it cannot be evaluated (empty, whitespace-only, over-long, not
+  UTF-8, a duplicate, or without a label where a label column is mapped); each skipped row is
+  stored with its row number, its reason and a short excerpt (``haf datasets show``);
+- a row is *filtered* when the paper's preprocessing (spec §8) leaves it out (length window,
+  score band, ...) or the seeded sample does not draw it; those are counted per reason.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final, NamedTuple
+
+EMPTY: Final = "empty text"
+WHITESPACE: Final = "whitespace-only text"
+TOO_LONG: Final = "text too long"
+NOT_UTF8: Final = "not UTF-8"
+DUPLICATE_ID: Final = "duplicate id"
+DUPLICATE_TEXT: Final = "duplicate text"
+NO_LABEL: Final = "no label"
+
+SKIP_REASONS: Final = (
+    EMPTY,
+    WHITESPACE,
+    TOO_LONG,
+    NOT_UTF8,
+    DUPLICATE_ID,
+    DUPLICATE_TEXT,
+    NO_LABEL,
+)
+"""Every reason a row can be skipped for, in the order the checks run."""
+
+# the paper's preprocessing (filters: counted, not stored row by row)
+FILTER_NO_TEXT: Final = "no text"
+FILTER_SHORT: Final = "64 characters or fewer"
+FILTER_LONG: Final = "1024 characters or more"
+FILTER_NO_SCORE: Final = "no toxicity score"
+FILTER_BAND: Final = "score neither mild (0.5-0.6) nor toxic (> 0.75)"
+FILTER_NOT_TOXIC: Final = "label is not toxic (1)"
+FILTER_FEW_ANNOTATORS: Final = "fewer than 2 annotators say hate or offensive"
+FILTER_NOT_SAMPLED: Final = "not drawn by the seeded sample"
+
+DEFAULT_MAX_CHARS: Final = 20_000
+EXCERPT_CHARS: Final = 80
+_UNDECODABLE: Final = re.compile("[\udc80-\udcff]")
+
+
+class SkippedRow(NamedTuple):
+    """A row left out: its number in the source (1-based), why, and the start of its text."""
+
+    row: int
+    reason: str
+    excerpt: str = ""
+
+
+def excerpt(value: Any, limit: int = EXCERPT_CHARS) -> str:
+    """A one-line start of a value (undecodable bytes shown as U+FFFD)."""
+    text = "" if value is None else str(value)
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def has_undecodable(value: Any) -> bool:
+    """Whether a decoded value still holds bytes that were not UTF-8 (lone surrogates)."""
+    return isinstance(value, str) and _UNDECODABLE.search(value) is not None
+
+
+class RowValidator:
+    """Checks rows one by one, remembering ids and texts to catch duplicates."""
+
+    def __init__(self, *, max_chars: int = DEFAULT_MAX_CHARS, label_required: bool = False):
+        self.max_chars = max_chars
+        self.label_required = label_required
+        self._ids: set[str] = set()
+        self._texts: set[str] = set()
+
+    def reason(self, text: Any, instance_id: str, label: Any, *others: Any) -> str | None:
+        """Why this row must be skipped, or None (then its id and text count as seen)."""
+        if any(has_undecodable(v) for v in (text, instance_id, label, *others)):
+            return NOT_UTF8
+        value = "" if text is None else str(text)
+        if not value:
+            return EMPTY
+        if not value.strip():
+            return WHITESPACE
+        if len(value) > self.max_chars:
+            return TOO_LONG
+        if self.label_required and (label is None or not str(label).strip()):
+            return NO_LABEL
+        if instance_id in self._ids:
+            return DUPLICATE_ID
+        if value in self._texts:
+            return DUPLICATE_TEXT
+        self._ids.add(instance_id)
+        self._texts.add(value)
+        return None

@@ -1,0 +1,170 @@
+"""Runs the app executes: what to run (:class:`RunJob`), where each stands (:class:`LiveRun`,
+updated from the pipeline's progress events) and how events reach the app in batches.
+
+Plain Python (no widgets): the run worker posts batches of events, the app applies them to
+the :class:`LiveRun` records, and the monitor screen draws those records.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from haf_tui.config import RunConfig
+from haf_tui.datasets import Dataset
+from haf_tui.pipeline.events import ProgressEvent
+from haf_tui.pipeline.runner import RunControl
+from haf_tui.pipeline.service import LoadedModels
+
+OUTPUT_KEEP_CHARS = 4000
+LOG_KEEP_LINES = 500
+ACTIVE = frozenset({"queued", "loading", "running", "paused", "stopping"})
+
+
+@dataclass
+class RunJob:
+    """One run to start (``config`` and ``dataset`` given) or resume (``resume_run_id``)."""
+
+    label: str
+    config: RunConfig | None = None
+    dataset: Dataset | None = None
+    resume_run_id: str | None = None
+    preloaded: LoadedModels | None = None
+    close_models: bool = True
+    """Free the model when the run ends (False: the caller keeps using ``preloaded``)."""
+
+
+@dataclass
+class LiveRun:
+    """Where one job stands, as the monitor shows it."""
+
+    label: str
+    run_id: str | None = None
+    status: str = "queued"
+    instances_done: int = 0
+    instances_total: int = 0
+    generations_done: dict[str, int] = field(default_factory=dict)
+    generations_expected: dict[str, int] = field(default_factory=dict)
+    tokens_per_second: float = 0.0
+    eta_seconds: float | None = None
+    current: str = ""
+    output: str = ""
+    log: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_KEEP_LINES))
+    log_total: int = 0
+    started: float | None = None
+    ended: float | None = None
+
+    @property
+    def active(self) -> bool:
+        """Queued, loading, running, paused or stopping."""
+        return self.status in ACTIVE
+
+    def elapsed(self) -> float:
+        """Seconds since the run started (to its end when it ended)."""
+        if self.started is None:
+            return 0.0
+        return (self.ended or time.monotonic()) - self.started
+
+    def add_log(self, line: str) -> None:
+        """A time-stamped log line."""
+        self.log.append(f"{time.strftime('%H:%M:%S')} {line}")
+        self.log_total += 1
+
+    def new_log_lines(self, seen: int) -> list[str]:
+        """The lines added after the first ``seen`` (as many as are still kept)."""
+        fresh = min(self.log_total - seen, len(self.log))
+        return list(self.log)[len(self.log) - fresh :] if fresh > 0 else []
+
+    def apply(self, event: ProgressEvent) -> None:
+        """Take one progress event of the pipeline."""
+        if event.kind == "token":
+            self.output = (self.output + event.message)[-OUTPUT_KEEP_CHARS:]
+            return
+        self.instances_done = event.instances_done
+        self.instances_total = event.instances_total
+        self.generations_done = dict(event.generations_done)
+        self.generations_expected = dict(event.generations_expected)
+        if event.tokens_per_second:
+            self.tokens_per_second = event.tokens_per_second
+        if event.kind == "instance":
+            self.eta_seconds = event.eta_seconds
+            self.add_log(f"instance {event.instance_id}: {event.message}")
+        elif event.kind == "generation-started":
+            sub = f"[{event.sub_index + 1}]" if event.sub_index >= 0 else ""
+            self.current = f"{event.instance_id} · {event.stage}{sub}"
+            self.output = ""
+        elif event.kind == "run-started":
+            self.status = "running"
+            self.started = self.started or time.monotonic()
+            self.add_log(f"run {event.run_id} started: {event.message}")
+        elif event.kind == "paused":
+            self.status = "paused"
+            self.add_log("paused before the next generation")
+        elif event.kind == "resumed":
+            self.status = "running"
+            self.add_log("resumed")
+        elif event.kind == "run-finished":
+            self.status = event.message or "finished"
+            self.ended = time.monotonic()
+        elif event.kind == "log":
+            self.add_log(event.message)
+
+
+@dataclass
+class LiveSession:
+    """The jobs one start of the wizard queued, run one after another."""
+
+    jobs: list[RunJob]
+    runs: list[LiveRun]
+    control: RunControl = field(default_factory=RunControl)
+
+    @classmethod
+    def of(cls, jobs: list[RunJob]) -> LiveSession:
+        """A session with a queued :class:`LiveRun` per job."""
+        return cls(jobs, [LiveRun(job.label, run_id=job.resume_run_id) for job in jobs])
+
+    @property
+    def active(self) -> bool:
+        """Whether any of its runs is still going or waiting."""
+        return any(run.active for run in self.runs)
+
+    def current(self) -> LiveRun:
+        """The run going now (else the last one)."""
+        return next((run for run in self.runs if run.active), self.runs[-1])
+
+    def find(self, run_id: str) -> LiveRun | None:
+        """The live run with this id, if this session runs it."""
+        return next((run for run in self.runs if run.run_id == run_id), None)
+
+
+class EventBatcher:
+    """Collects progress events from the pipeline's thread and hands them on in batches: at
+    once for events that change counts, at most every ``interval`` seconds for tokens."""
+
+    def __init__(self, send: Callable[[list[ProgressEvent]], None], interval: float = 0.05):
+        self.send = send
+        self.interval = interval
+        self._pending: list[ProgressEvent] = []
+        self._last_sent = 0.0
+        self._lock = threading.Lock()
+
+    def __call__(self, event: ProgressEvent) -> None:
+        """Take one event (from the pipeline's thread)."""
+        with self._lock:
+            self._pending.append(event)
+            now = time.monotonic()
+            if event.kind == "token" and now - self._last_sent < self.interval:
+                return
+            batch, self._pending = self._pending, []
+            self._last_sent = now
+        self.send(batch)
+
+    def flush(self) -> None:
+        """Send what is left."""
+        with self._lock:
+            batch, self._pending = self._pending, []
+        if batch:
+            self.send(batch)

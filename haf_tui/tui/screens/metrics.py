@@ -1,0 +1,364 @@
+"""Metrics: the paper's Tables 1, 2 and 4, Figure 2, metric histograms and the stance, UNCLEAR
+and contradiction shares of the stored runs, with the runs to compare chosen side by side.
+
+One thread worker reads every report (all runs) and bins the instance values once
+(:func:`~haf_tui.tui.widgets.metric_panels.load_metrics_data`); the handlers only filter those
+prepared rows by the chosen runs and draw them, so a key press never waits on the database.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from rich.console import Console, RenderableType
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import Footer, Header, SelectionList, Static, TabbedContent, TabPane
+from textual.widgets.selection_list import Selection
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from haf_tui.tui.screens.base import HafScreen
+from haf_tui.tui.widgets.metric_panels import (
+    HISTOGRAM_METRICS,
+    PANELS,
+    POOLING_MODES,
+    MetricsData,
+    RunInfo,
+    load_metrics_data,
+    render_panel,
+)
+
+DrawKey = tuple[str, tuple[str, ...], str, int, int]
+"""What a drawn panel depends on: pane, runs, pooling, histogram metric, width."""
+CACHE_SIZE = 24
+"""Drawn panels kept (a switch back to one of them costs nothing)."""
+
+
+@dataclass
+class MetricsLoaded(Message):
+    """The worker's prepared data."""
+
+    data: MetricsData
+
+
+@dataclass
+class PanelDrawn(Message):
+    """A panel rendered to lines off the event loop."""
+
+    key: DrawKey
+    lines: list[Strip]
+
+
+def render_strips(renderable: RenderableType, width: int) -> list[Strip]:
+    """``renderable`` rendered once into lines ``width`` cells wide (thread-safe: own console)."""
+    console = Console(
+        width=width,
+        file=io.StringIO(),
+        color_system="truecolor",
+        force_terminal=True,
+        legacy_windows=False,
+        highlight=False,
+        emoji=False,
+    )
+    lines = console.render_lines(renderable, console.options.update_width(width), pad=False)
+    return [Strip(line) for line in lines]
+
+
+class PanelView(ScrollView, can_focus=True):
+    """Pre-rendered lines in a scrollable view: drawing a frame only picks strips."""
+
+    DEFAULT_CSS = "PanelView { height: 1fr; padding: 0 1; }"
+
+    def __init__(self, *, id: str) -> None:
+        super().__init__(id=id)
+        self.lines: list[Strip] = [Strip([Segment("loading …")])]
+        self._base_style = Style()
+
+    def show(self, lines: list[Strip]) -> None:
+        """Show other lines."""
+        self.lines = lines
+        self.virtual_size = Size(max((s.cell_length for s in lines), default=0), len(lines))
+        self.refresh()
+
+    def text(self) -> str:
+        """The lines as plain text (for tests and copying)."""
+        return "\n".join("".join(seg.text for seg in line).rstrip() for line in self.lines)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Look the base style up once per frame, not once per line."""
+        self._base_style = self.rich_style
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        """One visible line."""
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        style = self._base_style
+        index = scroll_y + y
+        if index >= len(self.lines):
+            return Strip.blank(width, style)
+        return self.lines[index].crop_extend(scroll_x, scroll_x + width, style).apply_style(style)
+
+
+class MetricsScreen(HafScreen[None]):
+    """Metric panels in tabs (keys 1–6) for the runs chosen in the list on the left."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back"),
+        *(
+            Binding(str(number), f"panel('{pane}')", title, show=False)
+            for number, (pane, title) in enumerate(PANELS, start=1)
+        ),
+        Binding("right_square_bracket", "step_panel(1)", "Next panel", show=False),
+        Binding("left_square_bracket", "step_panel(-1)", "Prev panel", show=False),
+        Binding("r", "toggle_runs", "Pick runs"),
+        Binding("space", "toggle_runs", "Runs", show=False),
+        Binding("a", "all_runs", "All/none"),
+        Binding("p", "pooling", "Pooling"),
+        Binding("d", "next_metric", "Metric"),
+    ]
+
+    DEFAULT_CSS = """
+    MetricsScreen #mx-main { height: 1fr; }
+    MetricsScreen #mx-runs { width: 36; height: 1fr; border-right: vkey $primary 40%; }
+    MetricsScreen #mx-run-list { height: 1fr; }
+    MetricsScreen #mx-run-info { height: auto; padding: 0 1; color: $text-muted; }
+    MetricsScreen.-narrow #mx-runs { display: none; width: 30; }
+    MetricsScreen #mx-right { width: 1fr; height: 1fr; }
+    MetricsScreen #mx-status { height: 1; padding: 0 1; color: $text-muted; }
+    MetricsScreen #mx-tabs { height: 1fr; }
+    MetricsScreen #mx-tabs TabPane { padding: 0; height: 1fr; }
+    """
+
+    def __init__(self, run_ids: Sequence[str] | None = None, panel: str = "table1") -> None:
+        super().__init__()
+        self.HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+        self.initial_run_ids = list(run_ids or [])
+        self.initial_panel = panel if panel in dict(PANELS) else "table1"
+        self.data: MetricsData | None = None
+        self.pooling = POOLING_MODES[0]
+        self.metric_index = 0
+        self.drawn: dict[DrawKey, list[Strip]] = {}
+
+    def compose(self) -> ComposeResult:
+        """Header; (runs | status line + panel tabs); footer."""
+        yield Header()
+        with Horizontal(id="mx-main"):
+            with Vertical(id="mx-runs"):
+                yield SelectionList[str](id="mx-run-list")
+                yield Static("", id="mx-run-info")
+            with Vertical(id="mx-right"):
+                yield Static("loading …", id="mx-status")
+                with TabbedContent(initial=self.initial_panel, id="mx-tabs"):
+                    for number, (pane, title) in enumerate(PANELS, start=1):
+                        with TabPane(f"{number} {title}", id=pane):
+                            yield PanelView(id=f"mx-body-{pane}")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Read everything in a worker."""
+        self.sub_title = "metrics"
+        self.query_one("#mx-run-list", SelectionList).border_title = "runs (space toggles)"
+        self.load_data()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="metrics-load")
+    def load_data(self) -> None:
+        """Read the reports and bin the values; post them."""
+        self.post_message(MetricsLoaded(load_metrics_data(self.reader.store())))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Forward a failed read to the app, and say so where the panels are."""
+        super().on_worker_state_changed(event)
+        if event.state == WorkerState.ERROR:
+            what = "read the metrics" if event.worker.group == "metrics-load" else "draw a panel"
+            self.query_one("#mx-status", Static).update(f"could not {what} (see the error)")
+
+    # -- handlers --------------------------------------------------------------------------------
+
+    @on(MetricsLoaded)
+    def data_loaded(self, message: MetricsLoaded) -> None:
+        """Fill the run list (the constructor's runs chosen, else all) and draw."""
+        self.data = message.data
+        wanted = [
+            run.run_id
+            for run in self.data.runs
+            if any(run.run_id.startswith(given) for given in self.initial_run_ids)
+        ] or [run.run_id for run in self.data.runs]
+        run_list = self.query_one("#mx-run-list", SelectionList)
+        with run_list.prevent(SelectionList.SelectedChanged):
+            run_list.clear_options()
+            run_list.add_options(
+                Selection(self._run_prompt(run), run.run_id, run.run_id in wanted)
+                for run in self.data.runs
+            )
+        if self.data.runs:
+            run_list.highlighted = 0
+            if self.has_class("-wide"):
+                run_list.focus()
+        self.redraw()
+
+    @staticmethod
+    def _run_prompt(run: RunInfo) -> Text:
+        prompt = Text(f"{Path(run.model_file).stem} · {run.dataset_id} ")
+        prompt.append(run.run_id[-4:], style="dim")
+        return prompt
+
+    @on(SelectionList.SelectionHighlighted, "#mx-run-list")
+    def run_highlighted(self, event: SelectionList.SelectionHighlighted[str]) -> None:
+        """Say which run the list cursor is on."""
+        runs = self.data.runs if self.data is not None else []
+        run = next((r for r in runs if r.run_id == event.selection.value), None)
+        if run is not None:
+            self.query_one("#mx-run-info", Static).update(
+                f"{run.run_id}\n{run.model_file}\n{run.dataset_id} · {run.status} · "
+                f"{run.n_done} instances"
+            )
+
+    def chosen_runs(self) -> list[RunInfo]:
+        """The runs ticked in the list, in its order."""
+        if self.data is None:
+            return []
+        ticked = set(self.query_one("#mx-run-list", SelectionList).selected)
+        return [run for run in self.data.runs if run.run_id in ticked]
+
+    def body_width(self) -> int:
+        """The width the panels draw in."""
+        width = self.query_one("#mx-tabs", TabbedContent).size.width or self.size.width
+        return max(30, width - 4)
+
+    def draw_key(self, pane: str) -> DrawKey:
+        """What ``pane`` looks like now (options it ignores left out, so they share lines)."""
+        runs = tuple(run.run_id for run in self.chosen_runs())
+        pooling = self.pooling if pane in ("table1", "table4") else ""
+        metric = self.metric_index if pane == "distributions" else 0
+        return (pane, runs, pooling, metric, self.body_width())
+
+    def redraw(self) -> None:
+        """Show the visible panel (drawn now in a worker unless drawn before), then draw the
+        others in the same worker so that switching to them costs nothing."""
+        if self.data is None:
+            return
+        self.update_status()
+        active = self.query_one("#mx-tabs", TabbedContent).active
+        order = [active] + [pane for pane, _ in PANELS if pane != active]
+        keys = [self.draw_key(pane) for pane in order]
+        if keys[0] in self.drawn:
+            self.query_one(f"#mx-body-{active}", PanelView).show(self.drawn[keys[0]])
+        missing = [key for key in keys if key not in self.drawn]
+        if missing:
+            self.draw_panels(self.data, self.chosen_runs(), missing)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="metrics-draw")
+    def draw_panels(self, data: MetricsData, runs: list[RunInfo], keys: list[DrawKey]) -> None:
+        """Render each panel of ``keys`` to lines, in order; stop when superseded."""
+        worker = get_current_worker()
+        for index, key in enumerate(keys):
+            if index:
+                time.sleep(0.05 if index == 1 else 0.01)  # let the UI show the first one
+            if worker.is_cancelled:
+                return
+            pane, _, pooling, metric, width = key
+            renderable = render_panel(
+                pane, data, runs, width=width, pooling=pooling or "both", metric_index=metric
+            )
+            self.post_message(PanelDrawn(key, render_strips(renderable, width)))
+
+    @on(PanelDrawn)
+    def panel_drawn(self, message: PanelDrawn) -> None:
+        """Keep the lines; show them if the panel still looks like that."""
+        if len(self.drawn) >= CACHE_SIZE:
+            self.drawn.pop(next(iter(self.drawn)))
+        self.drawn[message.key] = message.lines
+        pane = message.key[0]
+        if message.key == self.draw_key(pane):
+            self.query_one(f"#mx-body-{pane}", PanelView).show(message.lines)
+
+    def update_status(self) -> None:
+        """The one-line summary above the panels."""
+        if self.data is None:
+            return
+        chosen, total = len(self.chosen_runs()), len(self.data.runs)
+        _, metric = HISTOGRAM_METRICS[self.metric_index]
+        self.query_one("#mx-status", Static).update(
+            f"runs {chosen}/{total} (r) · pooling {self.pooling} (p) · histogram {metric} (d)"
+        )
+
+    @on(SelectionList.SelectedChanged, "#mx-run-list")
+    def runs_changed(self) -> None:
+        """Other runs chosen: redraw."""
+        self.redraw()
+
+    @on(TabbedContent.TabActivated, "#mx-tabs")
+    def tab_activated(self) -> None:
+        """Show the panel as it is now (normally drawn already)."""
+        self.redraw()
+
+    def on_resize(self) -> None:
+        """Redraw at the new width once the layout has it."""
+        self.call_after_refresh(self.redraw)
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        """Back to where the screen was opened."""
+        self.app.pop_screen()
+
+    def action_panel(self, pane: str) -> None:
+        """Show a panel."""
+        self.query_one("#mx-tabs", TabbedContent).active = pane
+
+    def action_step_panel(self, delta: int) -> None:
+        """Next / previous panel."""
+        panes = [pane for pane, _ in PANELS]
+        current = panes.index(self.query_one("#mx-tabs", TabbedContent).active)
+        self.action_panel(panes[(current + delta) % len(panes)])
+
+    def action_toggle_runs(self) -> None:
+        """Show and focus the run list; from the list, back to the panels (on a narrow screen
+        the list hides again to leave them the width)."""
+        runs = self.query_one("#mx-runs")
+        run_list = self.query_one("#mx-run-list", SelectionList)
+        if not runs.display or not run_list.has_focus:
+            if not runs.display:
+                runs.display = True  # on the one widget: restyling the screen is slow
+                self.call_after_refresh(self.redraw)
+            run_list.focus()
+            return
+        if self.has_class("-narrow"):
+            runs.display = False
+            self.call_after_refresh(self.redraw)
+        pane = self.query_one("#mx-tabs", TabbedContent).active
+        self.query_one(f"#mx-body-{pane}", PanelView).focus()
+
+    def action_all_runs(self) -> None:
+        """Choose every run, or none when all are chosen."""
+        run_list = self.query_one("#mx-run-list", SelectionList)
+        if self.data is not None and len(run_list.selected) == len(self.data.runs):
+            run_list.deselect_all()
+        else:
+            run_list.select_all()
+
+    def action_pooling(self) -> None:
+        """Tables 1 and 4: both pooling rules, the reference's, or the instance mean."""
+        self.pooling = POOLING_MODES[(POOLING_MODES.index(self.pooling) + 1) % len(POOLING_MODES)]
+        self.redraw()
+
+    def action_next_metric(self) -> None:
+        """The next metric's histograms (and show them)."""
+        self.metric_index = (self.metric_index + 1) % len(HISTOGRAM_METRICS)
+        self.action_panel("distributions")
+        self.redraw()

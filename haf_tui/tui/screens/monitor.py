@@ -1,0 +1,283 @@
+"""Run monitor: progress per stage, speed and time left, the answer being generated, a log;
+pause, cancel (the run stays resumable) and resume.
+
+Live mode shows the runs this app executes (drawn from the app's :class:`LiveSession`).
+Watch mode shows a run another process writes (or one left unfinished), read from the database
+every few seconds.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import DataTable, Footer, Header, RichLog, Static
+
+from haf_tui.pipeline.planning import format_duration
+from haf_tui.tui.live import LiveRun, LiveSession, RunJob
+from haf_tui.tui.messages import QueryFinished
+from haf_tui.tui.screens.base import HafScreen
+from haf_tui.tui.widgets.stage_progress import StageProgress
+
+WATCH_SQL = """
+SELECT r.status, r.n_planned, r.model_file, r.config,
+       (SELECT count(*) FROM instance_results i WHERE i.run_id = r.run_id) AS done,
+       (SELECT list(stage) FROM generations g WHERE g.run_id = r.run_id) AS stages
+FROM runs r WHERE r.run_id = $run_id
+"""
+WATCH_SECONDS = 3.0
+JOB_COLUMNS = ("model", "run", "status", "instances", "elapsed")
+
+
+class MonitorScreen(HafScreen[None]):
+    """Live progress of the runs started here, or of one run another process writes."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back"),
+        Binding("p,space", "pause", "Pause/resume"),
+        Binding("c", "cancel", "Cancel"),
+        Binding("R", "resume", "Resume run"),
+        Binding("e", "explore", "Explore"),
+        Binding("m", "metrics", "Metrics"),
+    ]
+    DEFAULT_CSS = """
+    MonitorScreen #mon-jobs { height: auto; max-height: 6; }
+    MonitorScreen #mon-stats { height: 1; padding: 0 1; }
+    MonitorScreen #mon-note { height: auto; padding: 0 1; color: $text-muted; }
+    MonitorScreen #mon-panes { height: 1fr; min-height: 6; }
+    MonitorScreen #mon-output-box { width: 1fr; border: round $primary; }
+    MonitorScreen #mon-log { width: 1fr; border: round $secondary; }
+    MonitorScreen.-narrow #mon-panes { layout: vertical; }
+    """
+
+    def __init__(self, run_id: str | None = None) -> None:
+        super().__init__()
+        self.watch_run_id = run_id
+        self.HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+        self._log_seen: dict[int, int] = {}
+        self._shown_index: int | None = None
+        self._watch_status = ""
+
+    @property
+    def session(self) -> LiveSession | None:
+        """The app's runs (None in watch mode)."""
+        session: LiveSession | None = getattr(self.app, "session", None)
+        if session is None or (self.watch_run_id and session.find(self.watch_run_id) is None):
+            return None
+        return session
+
+    def compose(self) -> ComposeResult:
+        """Jobs, bars, a stats line, the output and the log."""
+        yield Header()
+        yield DataTable(id="mon-jobs", cursor_type="row", show_cursor=False)
+        yield StageProgress(id="mon-bars")
+        yield Static("", id="mon-stats")
+        yield Static("", id="mon-note")
+        with Horizontal(id="mon-panes"):
+            with VerticalScroll(id="mon-output-box"):
+                yield Static("", id="mon-output")
+            yield RichLog(id="mon-log", wrap=True, markup=False, max_lines=500)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Draw the session, or start watching the database."""
+        self.query_one("#mon-jobs", DataTable).add_columns(*JOB_COLUMNS)
+        self.query_one("#mon-output-box").border_title = "output"
+        self.query_one("#mon-log").border_title = "log"
+        if self.session is not None:
+            self.sub_title = "runs started here"
+            self.refresh_live(status_changed=True)
+            self.set_interval(1.0, self.tick)
+        else:
+            self.sub_title = f"run {self.watch_run_id} (read from the database)"
+            self.query_one("#mon-jobs").display = False
+            self.query_one("#mon-panes").display = False
+            self.poll_database()
+            self.set_interval(WATCH_SECONDS, self.poll_database)
+
+    # -- live mode -------------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """Once a second: elapsed times move on."""
+        if self.session is not None:
+            self.refresh_live(status_changed=True)
+
+    def shown_run(self) -> tuple[int, LiveRun] | None:
+        """The run drawn in detail: the one going, else the last."""
+        session = self.session
+        if session is None:
+            return None
+        current = session.current()
+        return session.runs.index(current), current
+
+    def refresh_live(self, *, status_changed: bool = False) -> None:
+        """Redraw from the app's live records (called by the app on every update)."""
+        session, shown = self.session, self.shown_run()
+        if session is None or shown is None:
+            return
+        index, live = shown
+        if status_changed:
+            self._draw_jobs(session)
+        config = session.jobs[index].config
+        stages = config.stages if config is not None else None
+        self.query_one(StageProgress).show(
+            (live.instances_done, live.instances_total),
+            live.generations_done,
+            live.generations_expected,
+            stages,
+        )
+        self.query_one("#mon-stats", Static).update(self._stats(live))
+        self.query_one("#mon-note", Static).update(self._note(live))
+        if self._shown_index != index:
+            self._shown_index = index
+            self.query_one("#mon-log", RichLog).clear()
+            self._log_seen[index] = max(live.log_total - len(live.log), 0)
+        lines = live.new_log_lines(self._log_seen.get(index, 0))
+        self._log_seen[index] = live.log_total
+        log = self.query_one("#mon-log", RichLog)
+        for line in lines:
+            log.write(line)
+        box = self.query_one("#mon-output-box", VerticalScroll)
+        box.border_title = f"output · {live.current}" if live.current else "output"
+        self.query_one("#mon-output", Static).update(Text(live.output))
+        box.scroll_end(animate=False)
+
+    def _draw_jobs(self, session: LiveSession) -> None:
+        table = self.query_one("#mon-jobs", DataTable)
+        table.clear()
+        for run in session.runs:
+            table.add_row(
+                run.label,
+                run.run_id or "—",
+                run.status,
+                f"{run.instances_done}/{run.instances_total or '?'}",
+                format_duration(run.elapsed()) if run.started else "—",
+            )
+
+    @staticmethod
+    def _stats(live: LiveRun) -> Text:
+        text = Text()
+        text.append(f"{live.status}", style="bold")
+        text.append(f"  {live.tokens_per_second:.1f} tok/s")
+        if live.eta_seconds is not None and live.active:
+            text.append(f"  ETA {format_duration(live.eta_seconds)}")
+        if live.started is not None:
+            text.append(f"  elapsed {format_duration(live.elapsed())}")
+        return text
+
+    @staticmethod
+    def _note(live: LiveRun) -> str:
+        if live.active:
+            return (
+                "p pauses · c cancels (the run stays resumable) · quitting the app cancels it "
+                "too: a run started here survives the app only as a resumable run"
+            )
+        if live.status == "finished":
+            return "finished: e explores the run, m shows its metrics"
+        if live.run_id and live.status in {"interrupted", "failed"}:
+            return f"{live.status}: R resumes it here, or haf run --resume {live.run_id}"
+        return ""
+
+    # -- watch mode ------------------------------------------------------------------------------
+
+    def poll_database(self) -> None:
+        """Read the watched run's counts (thread worker)."""
+        if self.session is None and self.watch_run_id:
+            self.load_counts(self.watch_run_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="monitor-watch")
+    def load_counts(self, run_id: str) -> None:
+        """The run's status and generations per stage, from a fresh read."""
+        if self.reader.snapshot:
+            self.reader.refresh()
+        columns, rows = self.reader.query(WATCH_SQL, {"run_id": run_id})
+        self.post_message(QueryFinished("watch", columns, rows))
+
+    @on(QueryFinished)
+    def show_counts(self, message: QueryFinished) -> None:
+        """Draw the watched run."""
+        if message.request != "watch" or not message.rows:
+            return
+        status, planned, model, _config, done, stage_list = message.rows[0]
+        counts: dict[str, int] = {}
+        for stage in stage_list or []:
+            counts[stage] = counts.get(stage, 0) + 1
+        self._watch_status = status
+        self.query_one(StageProgress).show((done, planned), counts, {"justify": planned})
+        stats = Text(f"{status}", style="bold")
+        stats.append(f"  {model}")
+        self.query_one("#mon-stats", Static).update(stats)
+        note = (
+            f"counts read every {WATCH_SECONDS:.0f} s. If no process runs it any more (it was "
+            "killed), R resumes it here."
+            if status in {"running", "created"}
+            else f"{status}: R resumes it here"
+            if status in {"interrupted", "failed"}
+            else status
+        )
+        self.query_one("#mon-note", Static).update(note)
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        """Back (a run started here goes on; the runs list shows it)."""
+        self.app.pop_screen()
+
+    def action_pause(self) -> None:
+        """Pause before the next generation, or go on."""
+        session = self.session
+        if session is None or not session.active:
+            return
+        pause = session.control.pause
+        if pause.is_set():
+            pause.clear()
+            self.notify("resuming")
+        else:
+            pause.set()
+            self.notify("pausing after the generation in flight")
+
+    def action_cancel(self) -> None:
+        """Cancel now: the generation in flight is dropped, the run stays resumable."""
+        session = self.session
+        if session is None or not session.active:
+            return
+        session.control.cancel()
+        self.notify("cancelled: the run stays resumable (R, or haf run --resume)")
+
+    def _run_id(self) -> str | None:
+        shown = self.shown_run()
+        return shown[1].run_id if shown is not None else self.watch_run_id
+
+    def action_resume(self) -> None:
+        """Resume an interrupted (or orphaned) run in this app."""
+        run_id = self._run_id()
+        shown = self.shown_run()
+        if run_id is None or (shown is not None and shown[1].active):
+            return
+        if shown is None and self._watch_status == "finished":
+            self.notify("that run is finished", severity="warning")
+            return
+        start_runs = getattr(self.app, "start_runs", None)
+        if callable(start_runs):
+            self.app.pop_screen()
+            start_runs([RunJob(label=f"resume {run_id}", resume_run_id=run_id)])
+
+    def action_explore(self) -> None:
+        """Explore the run shown."""
+        run_id = self._run_id()
+        if run_id:
+            from haf_tui.tui.screens.explorer import ExplorerScreen
+
+            self.app.push_screen(ExplorerScreen(run_id))
+
+    def action_metrics(self) -> None:
+        """The metric panels of the run shown."""
+        run_id = self._run_id()
+        if run_id:
+            from haf_tui.tui.screens.metrics import MetricsScreen
+
+            self.app.push_screen(MetricsScreen([run_id]))

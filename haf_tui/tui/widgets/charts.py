@@ -1,0 +1,309 @@
+"""Text charts as rich renderables: labelled horizontal bars, histograms, and tables that fit.
+
+Everything here is a pure function of its arguments (no Textual), so the charts can be tested
+by rendering them to plain text. Colours are the 16 ANSI names, which Textual maps to the
+dark or light theme in use.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from haf_tui.reports import NULL_TEXT, table_width, to_rich_table, to_rich_table_transposed
+from haf_tui.reports.queries import Row
+
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+FULL_BLOCK = "█"
+
+
+def bar_text(fraction: float, width: int) -> str:
+    """A bar ``fraction`` (clamped to [0, 1]) of ``width`` cells long, in eighths of a cell."""
+    if width <= 0 or math.isnan(fraction):
+        return ""
+    eighths = round(max(0.0, min(1.0, fraction)) * width * 8)
+    full, rest = divmod(eighths, 8)
+    return FULL_BLOCK * full + (_EIGHTHS[rest] if rest else "")
+
+
+def is_undefined(value: float | None) -> bool:
+    """True for None and NaN: a metric value that is not defined."""
+    return value is None or math.isnan(value)
+
+
+def format_number(value: float | None, digits: int = 3) -> str:
+    """A value to ``digits`` decimals, or "—" when undefined."""
+    return NULL_TEXT if value is None or is_undefined(value) else f"{value:.{digits}f}"
+
+
+# ---------------------------------------------------------------- bar charts
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One bar: its label, its value (None: undefined, no bar) and a note after the value."""
+
+    label: str
+    value: float | None
+    note: str = ""
+    style: str = "blue"
+
+
+@dataclass(frozen=True)
+class BarGroup:
+    """Bars shown together under one label (e.g. one stance)."""
+
+    label: str
+    bars: tuple[Bar, ...]
+
+
+def bar_chart(
+    groups: Sequence[BarGroup],
+    *,
+    width: int,
+    max_value: float = 1.0,
+    title: str | None = None,
+    digits: int = 3,
+    value_suffix: str = "",
+) -> Table:
+    """Horizontal bars scaled to ``max_value``, each with its label, value and note.
+
+    ``width`` is the whole chart's width; the bars get what the labels leave. An undefined value
+    shows "—" and no bar.
+    """
+    group_width = max((len(g.label) for g in groups), default=0)
+    label_width = max((len(b.label) for g in groups for b in g.bars), default=0)
+    values = [format_number(b.value, digits) + value_suffix for g in groups for b in g.bars]
+    value_width = max((len(v) for v in values), default=1)
+    note_width = max((len(b.note) for g in groups for b in g.bars), default=0)
+    used = group_width + label_width + value_width + note_width + (4 if group_width else 3)
+    bar_width = max(4, width - used)
+    table = Table.grid(padding=(0, 1))
+    table.title = title
+    table.title_justify = "left"
+    table.title_style = "bold"
+    if group_width:
+        table.add_column(width=group_width, no_wrap=True, style="bold")
+    table.add_column(width=label_width, no_wrap=True)
+    table.add_column(width=bar_width, no_wrap=True)
+    table.add_column(width=value_width, justify="right", no_wrap=True)
+    table.add_column(width=note_width, no_wrap=True, style="dim")
+    scale = max_value if max_value > 0 else 1.0
+    for group in groups:
+        for index, bar in enumerate(group.bars):
+            shown = format_number(bar.value, digits) + value_suffix
+            drawn = (
+                "" if is_undefined(bar.value) else bar_text((bar.value or 0.0) / scale, bar_width)
+            )
+            cells = [group.label if index == 0 else ""] if group_width else []
+            table.add_row(
+                *cells,
+                bar.label,
+                Text(drawn, style=bar.style),
+                shown,
+                bar.note,
+            )
+    return table
+
+
+# ---------------------------------------------------------------- histograms
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """Counts of defined values in equal bins over [lo, hi], and how many were undefined."""
+
+    lo: float
+    hi: float
+    counts: tuple[int, ...]
+    undefined: int
+
+    @property
+    def defined(self) -> int:
+        """How many values fell in a bin."""
+        return sum(self.counts)
+
+    @property
+    def total(self) -> int:
+        """Defined and undefined values together."""
+        return self.defined + self.undefined
+
+    def edges(self) -> list[float]:
+        """The bin edges, ``len(counts) + 1`` of them."""
+        step = (self.hi - self.lo) / len(self.counts)
+        return [self.lo + step * k for k in range(len(self.counts))] + [self.hi]
+
+
+def value_range(values: Iterable[float | None]) -> tuple[float, float]:
+    """[0, 1] when every defined value lies in it, else the data's own range."""
+    defined = [v for v in values if not is_undefined(v)]
+    if not defined:
+        return 0.0, 1.0
+    low, high = min(defined), max(defined)  # type: ignore[type-var]
+    assert low is not None and high is not None
+    if low >= 0.0 and high <= 1.0:
+        return 0.0, 1.0
+    if low == high:
+        return low - 0.5, high + 0.5
+    return low, high
+
+
+def histogram(
+    values: Iterable[float | None],
+    *,
+    bins: int = 10,
+    value_range_: tuple[float, float] | None = None,
+) -> Histogram:
+    """Bin ``values`` (None / NaN counted as undefined) over ``value_range_`` (default
+    :func:`value_range`); a value on the top edge goes in the last bin, values outside the
+    range in the nearest end bin."""
+    items = list(values)
+    lo, hi = value_range_ if value_range_ is not None else value_range(items)
+    counts = [0] * bins
+    undefined = 0
+    span = hi - lo if hi > lo else 1.0
+    for value in items:
+        if value is None or math.isnan(value):
+            undefined += 1
+            continue
+        counts[min(bins - 1, max(0, math.floor((value - lo) / span * bins)))] += 1
+    return Histogram(lo, hi, tuple(counts), undefined)
+
+
+def render_histogram(
+    data: Histogram,
+    *,
+    width: int,
+    title: str = "",
+    undefined_reason: str = "",
+    digits: int = 2,
+) -> RenderableType:
+    """One labelled bar per bin with its count, then a line on the undefined values; when no
+    value is defined, one "—" line saying why instead of empty bins."""
+    heading = Text(title, style="bold") if title else Text()
+    why = f": {undefined_reason}" if undefined_reason else ""
+    if data.defined == 0:
+        line = Text(f"{NULL_TEXT} no defined value among {data.total} instances{why}")
+        return Group(heading, line) if title else line
+    edges = data.edges()
+    last = len(data.counts) - 1
+    labels = [
+        f"[{edges[k]:.{digits}f}, {edges[k + 1]:.{digits}f}{']' if k == last else ')'}"
+        for k in range(len(data.counts))
+    ]
+    peak = max(data.counts)
+    bars = tuple(
+        Bar(label, float(count), f"{100 * count / data.defined:.0f}%", style="cyan")
+        for label, count in zip(labels, data.counts, strict=True)
+    )
+    chart = bar_chart([BarGroup("", bars)], width=width, max_value=peak, digits=0)
+    summary = f"{data.defined} defined"
+    if data.undefined:
+        summary += f", {data.undefined} undefined (NaN / no value){why}"
+    parts: list[RenderableType] = [chart, Text(summary, style="dim")]
+    return Group(heading, *parts) if title else Group(*parts)
+
+
+# ---------------------------------------------------------------- layout
+
+
+def fit_table(
+    title: str,
+    columns: Sequence[str],
+    rows: Sequence[Row],
+    *,
+    width: int,
+    max_transposed: int = 6,
+) -> Table:
+    """A report table as it fits ``width``: one line per result row, or transposed (one column
+    per result row) when too wide and at most ``max_transposed`` rows."""
+    if rows and len(rows) <= max_transposed and table_width(columns, rows) > width:
+        table = to_rich_table_transposed(title, columns, rows)
+    else:
+        table = to_rich_table(title, columns, rows)
+    table.title_justify = "left"
+    table.title_style = "bold"
+    return table
+
+
+def columns_that_fit(count: int, width: int, min_width: int) -> int:
+    """How many of ``count`` panels fit side by side in ``width`` at ``min_width`` each."""
+    return max(1, min(count, width // max(1, min_width)))
+
+
+def panel_width(total: int, columns: int, gap: int = 2) -> int:
+    """The width of each of ``columns`` panels side by side in ``total`` cells."""
+    return max(10, (total - gap * (columns - 1)) // max(1, columns))
+
+
+def side_by_side(panels: Sequence[RenderableType], per_row: int, gap: int = 2) -> Table:
+    """``panels`` in ``per_row`` equal columns, wrapping onto further rows."""
+    per_row = max(1, per_row)
+    grid = Table.grid(padding=(0, gap, 0, 0), expand=True)
+    for _ in range(per_row):
+        grid.add_column(ratio=1)
+    for start in range(0, len(panels), per_row):
+        if start:
+            grid.add_row(*([""] * per_row))
+        cells = list(panels[start : start + per_row])
+        grid.add_row(*cells, *([""] * (per_row - len(cells))))
+    return grid
+
+
+# ---------------------------------------------------------------- HAF charts
+
+BAND_STYLES = {"low": "red", "medium": "yellow", "high": "green", "undefined": "bright_black"}
+STANCE_STYLES = {"toxic": "red", "maybe": "yellow", "non-toxic": "green", "unclear": "magenta"}
+
+
+def figure2_chart(
+    rows: Sequence[dict[str, object]], metric: str, *, width: int, title: str = ""
+) -> Table:
+    """Figure 2 for one run and one metric ("SoS" or "DiS"): a group of bars per stance, one bar
+    per confidence band, with the mean and its n. ``rows`` are the ``figure2`` report's rows of
+    that run (keys ``stance``, ``confidence``, ``metric`` and ``metric n``)."""
+    groups: dict[str, list[Bar]] = {}
+    for row in rows:
+        value = row[metric]
+        band = str(row["confidence"])
+        bar = Bar(
+            band,
+            float(value) if isinstance(value, int | float) else None,
+            f"n={row[f'{metric} n']}",
+            BAND_STYLES.get(band, "blue"),
+        )
+        groups.setdefault(str(row["stance"]), []).append(bar)
+    return bar_chart(
+        [BarGroup(stance, tuple(bars)) for stance, bars in groups.items()],
+        width=width,
+        title=title or metric,
+    )
+
+
+def stance_chart(rows: Sequence[dict[str, object]], *, width: int, title: str = "") -> Table:
+    """One run's stance distribution: a bar per stance with its share and "n/of" (rows of the
+    ``stances`` report of that run: keys ``stance``, ``n``, ``%``, ``of``)."""
+    bars = []
+    for row in rows:
+        share = row["%"]
+        bars.append(
+            Bar(
+                str(row["stance"]),
+                float(share) if isinstance(share, int | float) else None,
+                f"{row['n']}/{row['of']}",
+                STANCE_STYLES.get(str(row["stance"]), "blue"),
+            )
+        )
+    return bar_chart(
+        [BarGroup("", tuple(bars))],
+        width=width,
+        max_value=100.0,
+        title=title,
+        digits=1,
+        value_suffix="%",
+    )

@@ -1,0 +1,359 @@
+"""The metric panels as rich renderables, and the data they are drawn from.
+
+:func:`load_metrics_data` reads every report the panels need (all runs) and bins the instance
+values once, in a thread worker; the ``*_panel`` functions only filter those prepared rows by
+the chosen runs and draw them (no database, no Textual), so they are cheap and testable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from haf_tui.reports import (
+    INSTANCE_LABEL,
+    POOLED_LABEL,
+    ReportResult,
+    Row,
+    get_query,
+    run_named,
+    run_report,
+    table_width,
+)
+from haf_tui.store import Store
+from haf_tui.tui.widgets import charts
+
+PANELS: Final = (
+    ("table1", "Table 1"),
+    ("table2", "Table 2"),
+    ("table4", "Table 4"),
+    ("figure2", "Figure 2"),
+    ("distributions", "Distributions"),
+    ("stances", "Stances"),
+)
+"""(pane id, tab title) of every panel, in key order 1–6."""
+
+HISTOGRAM_METRICS: Final = (
+    ("sos", "SoS"),
+    ("dis", "DiS"),
+    ("uii", "UII"),
+    ("uei", "UEI"),
+    ("rs", "RS"),
+    ("rn", "RN"),
+    ("decision_confidence_justify", "C(JUSTIFY)"),
+)
+"""(``instance_metrics.metric``, label) of the metrics with a histogram."""
+
+UNDEFINED_WHEN: Final = {
+    "SoS": "undefined when an instance has no reasons",
+    "DiS": "undefined with fewer than 2 reasons",
+    "UII": "undefined without internal reasons",
+    "UEI": "undefined without external reasons",
+    "RS": "defined only for toxic / maybe stances",
+    "RN": "defined only for non-toxic stances",
+    "C(JUSTIFY)": "undefined when the decision sentence has no tokens",
+}
+"""Why a metric can be undefined (spec section 5), said when it is for every instance."""
+
+POOLING_MODES: Final = ("both", POOLED_LABEL, INSTANCE_LABEL)
+POOLING_NOTES: Final = {
+    POOLED_LABEL: "pooled (reference): mean over every reason of every instance "
+    "(DiS: of instance values); n = values averaged",
+    INSTANCE_LABEL: "instance mean: mean of the instances' values; "
+    "n = instances the metric is defined on",
+}
+REPORT_NAMES: Final = (
+    "table1",
+    "table2",
+    "table4",
+    "figure2",
+    "stances",
+    "unclear",
+    "contradictions",
+)
+TABLE1_METRICS: Final = ("SoS", "DiS", "UII", "UEI", "RS", "RN")
+HISTOGRAM_SQL: Final = """
+SELECT run_id, metric,
+       list(value) FILTER (WHERE value IS NOT NULL AND NOT isnan(value)) AS defined_values
+FROM instance_metrics
+WHERE list_contains($metrics::VARCHAR[], metric)
+GROUP BY ALL
+"""
+CHART_MIN_WIDTH: Final = 46
+"""Narrowest a chart panel gets before charts stack instead of standing side by side."""
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One stored run as the run selector shows it."""
+
+    run_id: str
+    model_file: str
+    dataset_id: str
+    status: str
+    n_done: int
+
+    @property
+    def label(self) -> str:
+        """``model · dataset · run id``."""
+        return f"{Path(self.model_file).stem} · {self.dataset_id} · {self.run_id}"
+
+
+@dataclass
+class MetricsData:
+    """Everything the panels draw, read once: every report for all runs, binned values."""
+
+    runs: list[RunInfo]
+    reports: dict[str, ReportResult]
+    histograms: dict[tuple[str, str], charts.Histogram] = field(default_factory=dict)
+    band_edges: tuple[float, float] = (0.6, 0.8)
+
+
+def load_metrics_data(store: Store) -> MetricsData:
+    """Read the runs, every report of :data:`REPORT_NAMES`, and bin the instance values of
+    :data:`HISTOGRAM_METRICS` (one range per metric over all runs; instances without a value
+    count as undefined). Runs in a thread worker."""
+    columns, rows = run_named(store, "runs")
+    at = {name: columns.index(name) for name in columns}
+    runs = [
+        RunInfo(
+            str(row[at["run_id"]]),
+            str(row[at["model_file"]]),
+            str(row[at["dataset_id"]]),
+            str(row[at["status"]]),
+            int(row[at["n_done"]]),
+        )
+        for row in rows
+    ]
+    reports = {name: run_report(store, name) for name in REPORT_NAMES}
+    metrics = [name for name, _ in HISTOGRAM_METRICS]
+    _, value_rows = store.query(HISTOGRAM_SQL, {"metrics": metrics})
+    values = {(str(run_id), str(metric)): list(found or []) for run_id, metric, found in value_rows}
+    histograms: dict[tuple[str, str], charts.Histogram] = {}
+    for metric in metrics:
+        of_metric = [v for (_, m), found in values.items() if m == metric for v in found]
+        bounds = charts.value_range(of_metric)
+        for run in runs:
+            found = values.get((run.run_id, metric), [])
+            padded = found + [None] * max(0, run.n_done - len(found))
+            histograms[(run.run_id, metric)] = charts.histogram(padded, value_range_=bounds)
+    figure2 = get_query("figure2")
+    edges = (float(figure2.param("low_edge").default), float(figure2.param("high_edge").default))
+    return MetricsData(runs, reports, histograms, edges)
+
+
+# ---------------------------------------------------------------- panels (pure: data → renderable)
+
+
+def report_rows(result: ReportResult, run_ids: Sequence[str], pooling: str = "both") -> list[Row]:
+    """The report's rows of ``run_ids`` (and of one pooling rule unless ``pooling`` is "both")."""
+    run_at = result.columns.index("run")
+    pool_at = result.columns.index("pooling") if "pooling" in result.columns else None
+    wanted = set(run_ids)
+    return [
+        row
+        for row in result.rows
+        if row[run_at] in wanted
+        and (pooling == "both" or pool_at is None or row[pool_at] == pooling)
+    ]
+
+
+def as_dicts(columns: Sequence[str], rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """Rows as dicts keyed by column."""
+    return [dict(zip(columns, row, strict=True)) for row in rows]
+
+
+def _pooling_caption(pooling: str) -> list[str]:
+    rules = (POOLED_LABEL, INSTANCE_LABEL) if pooling == "both" else (pooling,)
+    return [POOLING_NOTES[rule] for rule in rules]
+
+
+RUN_COLUMNS: Final = ("model", "dataset", "run")
+
+
+def without_run_columns(columns: Sequence[str], rows: Sequence[Row]) -> tuple[list[str], list[Row]]:
+    """The columns and rows less the model / dataset / run columns."""
+    keep = [i for i, name in enumerate(columns) if name not in RUN_COLUMNS]
+    return [columns[i] for i in keep], [tuple(row[i] for i in keep) for row in rows]
+
+
+def report_table(
+    result: ReportResult,
+    runs: Sequence[RunInfo],
+    *,
+    width: int,
+    notes: Sequence[str],
+    pooling: str = "both",
+    title: str = "",
+) -> RenderableType:
+    """A report's rows of ``runs`` as one table when it fits (transposed when that helps),
+    else one table per run without the run columns; ``notes`` below it."""
+    title = title or result.title
+    rows = report_rows(result, [r.run_id for r in runs], pooling)
+    caption = Text("\n".join(notes), style="dim")
+    if len(rows) <= 6 or table_width(result.columns, rows) <= width:
+        return Group(charts.fit_table(title, result.columns, rows, width=width), caption)
+    parts: list[RenderableType] = [Text(title, style="bold")]
+    for run in runs:
+        columns, of_run = without_run_columns(
+            result.columns, report_rows(result, [run.run_id], pooling)
+        )
+        parts.append(charts.fit_table(run.label, columns, of_run, width=width))
+    return Group(*parts, caption)
+
+
+def table1_panel(
+    data: MetricsData, runs: Sequence[RunInfo], pooling: str, width: int
+) -> RenderableType:
+    """Table 1: SoS, DiS, UII, UEI, RS, RN per run with n, under the chosen pooling rule(s);
+    a metric undefined for every instance of a run gets a line saying why."""
+    result = data.reports["table1"]
+    notes = _pooling_caption(pooling)
+    instance_rows = report_rows(result, [r.run_id for r in runs], INSTANCE_LABEL)
+    labels = {r.run_id: r.label for r in runs}
+    for row in as_dicts(result.columns, instance_rows):
+        for metric in TABLE1_METRICS:
+            if row[f"{metric} n"] == 0:
+                why = UNDEFINED_WHEN[metric]
+                notes.append(f"{metric} — for every instance of {labels[row['run']]}: {why}")
+    title = f"{result.title} · pooling: {pooling}"
+    return report_table(result, runs, width=width, notes=notes, pooling=pooling, title=title)
+
+
+def table2_panel(data: MetricsData, runs: Sequence[RunInfo], width: int) -> RenderableType:
+    """Table 2: % of instances whose internal / external decision is Y = NO, with n."""
+    result = data.reports["table2"]
+    notes = ["n = instances with that stage's generation (UNCLEAR / MAYBE stay in it)"]
+    for row in as_dicts(result.columns, report_rows(result, [r.run_id for r in runs])):
+        for stage in ("internal", "external"):
+            if row[f"{stage} n"] == 0:
+                notes.append(f"{stage} % NO — in {row['run']}: no {stage} generation stored")
+    return report_table(result, runs, width=width, notes=notes)
+
+
+def table4_panel(
+    data: MetricsData, runs: Sequence[RunInfo], pooling: str, width: int
+) -> RenderableType:
+    """Table 4: RS (SUF) and RN (NEC) split into C(Y), S/N(Y) and I_S/I_N."""
+    result = data.reports["table4"]
+    notes = _pooling_caption(pooling)
+    score_n = result.columns.index("score n")
+    for run in runs:
+        if all(row[score_n] == 0 for row in report_rows(result, [run.run_id])):
+            notes.append(f"RS, RN — in {run.label}: no UPHOLD-STANCE decision with a value")
+    title = f"{result.title} · pooling: {pooling}"
+    return report_table(result, runs, width=width, notes=notes, pooling=pooling, title=title)
+
+
+def _layout(panels: list[RenderableType], per_row: int, head: list[RenderableType]) -> Group:
+    return Group(*head, charts.side_by_side(panels, per_row))
+
+
+def figure2_panel(data: MetricsData, runs: Sequence[RunInfo], width: int) -> Group:
+    """Figure 2: for each run, SoS and DiS by stance × JUSTIFY decision-confidence band."""
+    result = data.reports["figure2"]
+    low, high = data.band_edges
+    per_row = charts.columns_that_fit(2 * len(runs), width, CHART_MIN_WIDTH)
+    per_row -= per_row % 2 if per_row > 1 else 0  # a run's SoS and DiS side by side
+    each = charts.panel_width(width, per_row)
+    panels: list[RenderableType] = []
+    for run in runs:
+        rows = as_dicts(result.columns, report_rows(result, [run.run_id]))
+        for metric in ("SoS", "DiS"):
+            title = f"{metric} — {run.label}"
+            panels.append(charts.figure2_chart(rows, metric, width=each, title=title))
+    head: list[RenderableType] = [
+        Text(result.title, style="bold"),
+        Text(
+            f"bands of the JUSTIFY decision confidence C: low C < {low}, medium {low} ≤ C < "
+            f"{high}, high C ≥ {high}; n = instances with a defined value",
+            style="dim",
+        ),
+        Text(""),
+    ]
+    return _layout(panels, per_row, head)
+
+
+def distributions_panel(
+    data: MetricsData, runs: Sequence[RunInfo], metric_index: int, width: int
+) -> Group:
+    """Histograms of one metric's instance values, one per run, on shared bins."""
+    metric, label = HISTOGRAM_METRICS[metric_index % len(HISTOGRAM_METRICS)]
+    per_row = charts.columns_that_fit(len(runs), width, CHART_MIN_WIDTH)
+    each = charts.panel_width(width, per_row)
+    panels = [
+        charts.render_histogram(
+            data.histograms.get((run.run_id, metric), charts.histogram([])),
+            width=each,
+            title=run.label,
+            undefined_reason=UNDEFINED_WHEN[label],
+        )
+        for run in runs
+    ]
+    names = "  ".join(f"[{name}]" if name == label else name for _, name in HISTOGRAM_METRICS)
+    head: list[RenderableType] = [
+        Text(f"Distribution of instance {label} (d: next metric)", style="bold"),
+        Text(names, style="dim"),
+        Text(""),
+    ]
+    return _layout(panels, per_row, head)
+
+
+def _run_table(result: ReportResult, run_id: str, title: str, width: int) -> RenderableType:
+    columns, rows = without_run_columns(result.columns, report_rows(result, [run_id]))
+    if not rows:
+        return Text(f"{title}: none", style="dim")
+    return charts.fit_table(title, columns, rows, width=width, max_transposed=0)
+
+
+def stances_panel(data: MetricsData, runs: Sequence[RunInfo], width: int) -> Group:
+    """Per run: the stance distribution, UNCLEAR decisions / stops, and Y = NO contradictions."""
+    per_row = charts.columns_that_fit(len(runs), width, CHART_MIN_WIDTH + 10)
+    each = charts.panel_width(width, per_row)
+    panels: list[RenderableType] = []
+    for run in runs:
+        stance_rows = as_dicts(
+            data.reports["stances"].columns, report_rows(data.reports["stances"], [run.run_id])
+        )
+        parts: list[RenderableType] = [
+            Text(run.label, style="bold"),
+            charts.stance_chart(stance_rows, width=each, title="JUSTIFY stance"),
+            Text(""),
+            _run_table(data.reports["unclear"], run.run_id, "UNCLEAR decisions · stops", each),
+        ]
+        title = "Y = NO yet new reasons"
+        parts.append(_run_table(data.reports["contradictions"], run.run_id, title, each))
+        panels.append(Group(*parts))
+    return _layout(panels, per_row, [])
+
+
+def render_panel(
+    panel: str,
+    data: MetricsData,
+    runs: Sequence[RunInfo],
+    *,
+    width: int,
+    pooling: str = "both",
+    metric_index: int = 0,
+) -> RenderableType:
+    """The renderable of ``panel`` (a :data:`PANELS` id) for the chosen runs."""
+    if not data.runs:
+        return Text("no run stored yet: start one from the runs list (n)", style="italic")
+    if not runs:
+        return Text("no run chosen: press r (or space) and pick runs to compare", style="italic")
+    if panel == "table1":
+        return table1_panel(data, runs, pooling, width)
+    if panel == "table2":
+        return table2_panel(data, runs, width)
+    if panel == "table4":
+        return table4_panel(data, runs, pooling, width)
+    if panel == "figure2":
+        return figure2_panel(data, runs, width)
+    if panel == "distributions":
+        return distributions_panel(data, runs, metric_index, width)
+    return stances_panel(data, runs, width)

@@ -1,0 +1,161 @@
+"""The wizard's model step: GGUF files with their metadata (several may be picked: one run
+each), and a Hugging Face download form."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Button, DataTable, Input, Label, ProgressBar, Static
+
+from haf_tui.pipeline.choices import ModelEntry
+
+COLUMNS = ("use", "file", "size", "arch", "quant", "ctx", "template")
+
+
+def _size(num_bytes: int) -> str:
+    return f"{num_bytes / 2**30:.1f} GiB" if num_bytes >= 2**30 else f"{num_bytes / 2**20:.0f} MiB"
+
+
+class ModelPicker(Vertical):
+    """A table of GGUF files (space or enter toggles one) and the download form."""
+
+    DEFAULT_CSS = """
+    ModelPicker { height: 1fr; }
+    ModelPicker #models { height: 1fr; min-height: 4; }
+    ModelPicker #download-form { height: auto; }
+    ModelPicker #download-form Input { width: 1fr; }
+    ModelPicker #download-form Button { width: auto; min-width: 12; }
+    ModelPicker #download-bar { display: none; }
+    ModelPicker #download-bar.-active { display: block; }
+    """
+
+    @dataclass
+    class DownloadRequested(Message):
+        """The user asked to download ``filename`` of ``repo_id``."""
+
+        repo_id: str
+        filename: str
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.entries: list[ModelEntry] = []
+        self.chosen: set[str] = set()
+
+    def compose(self) -> ComposeResult:
+        """The table, a hint, the download form and its progress bar."""
+        yield Static("GGUF models (space: pick or drop; several: one run each)", classes="hint")
+        yield DataTable(id="models", cursor_type="row", zebra_stripes=True)
+        yield Label("Download from Hugging Face (repository and .gguf file):")
+        with Horizontal(id="download-form"):
+            yield Input(placeholder="owner/repo, e.g. unsloth/gemma-3-1b-it-GGUF", id="dl-repo")
+            yield Input(placeholder="file, e.g. gemma-3-1b-it-Q4_K_M.gguf", id="dl-file")
+            yield Button("Download", id="dl-start")
+        yield ProgressBar(total=None, id="download-bar")
+        yield Static("", id="download-note", classes="hint")
+
+    def on_mount(self) -> None:
+        """Columns of the table."""
+        self.query_one("#models", DataTable).add_columns(*COLUMNS)
+
+    def set_entries(self, entries: list[ModelEntry], *, pick: str | None = None) -> None:
+        """Show ``entries``; the embedded default (or ``pick``) is picked when none is."""
+        self.entries = entries
+        paths = {str(e.path) for e in entries}
+        self.chosen &= paths
+        if pick is not None and pick in paths:
+            self.chosen.add(pick)
+        if not self.chosen:
+            default = next((e for e in entries if e.embedded and e.info), None)
+            if default is not None:
+                self.chosen.add(str(default.path))
+        self._fill()
+
+    def _fill(self) -> None:
+        table = self.query_one("#models", DataTable)
+        row = table.cursor_row
+        table.clear()
+        for entry in self.entries:
+            info = entry.info
+            mark = "●" if str(entry.path) in self.chosen else "○"
+            if info is None:
+                error = Text(entry.error or "unreadable", style="red")
+                table.add_row(mark, entry.label, "", error, "", "", "", key=str(entry.path))
+                continue
+            table.add_row(
+                mark,
+                entry.label,
+                _size(info.size_bytes),
+                info.architecture,
+                info.quantization,
+                str(info.context_length or "?"),
+                "yes" if info.has_chat_template else "no (format by arch)",
+                key=str(entry.path),
+            )
+        if self.entries:
+            table.move_cursor(row=min(max(row, 0), len(self.entries) - 1))
+
+    def toggle_current(self) -> None:
+        """Pick or drop the model under the cursor."""
+        table = self.query_one("#models", DataTable)
+        if not self.entries:
+            return
+        entry = self.entries[table.cursor_row]
+        key = str(entry.path)
+        if key in self.chosen:
+            self.chosen.discard(key)
+        elif entry.info is None:
+            self.app.notify(f"{entry.path.name}: {entry.error}", severity="error")
+            return
+        else:
+            self.chosen.add(key)
+        self._fill()
+
+    def key_space(self) -> None:
+        """Space toggles the model under the cursor."""
+        if self.query_one("#models", DataTable).has_focus:
+            self.toggle_current()
+
+    @on(DataTable.RowSelected, "#models")
+    def _row_selected(self) -> None:
+        self.toggle_current()
+
+    def selected(self) -> list[ModelEntry]:
+        """The picked models, in list order."""
+        return [e for e in self.entries if str(e.path) in self.chosen and e.info is not None]
+
+    def validate(self) -> str | None:
+        """Why the step cannot go on, or None."""
+        if not self.entries:
+            return "no GGUF models found: put one into models/ or download one"
+        if not self.selected():
+            return "pick at least one model (space)"
+        return None
+
+    @on(Button.Pressed, "#dl-start")
+    @on(Input.Submitted, "#dl-file")
+    def _download(self) -> None:
+        repo = self.query_one("#dl-repo", Input).value.strip()
+        filename = self.query_one("#dl-file", Input).value.strip()
+        if not repo or not filename:
+            self.query_one("#download-note", Static).update("give the repository and the file")
+            return
+        self.post_message(self.DownloadRequested(repo, filename))
+
+    def download_progress(self, done: int, total: int | None) -> None:
+        """Show a download's progress."""
+        bar = self.query_one("#download-bar", ProgressBar)
+        bar.add_class("-active")
+        bar.update(total=total, progress=done)
+        size = f"{done / 2**20:.0f}" + (f" of {total / 2**20:.0f}" if total else "")
+        self.query_one("#download-note", Static).update(f"downloading: {size} MiB")
+
+    def download_finished(self, note: str, *, failed: bool = False) -> None:
+        """A download ended (``note`` says how)."""
+        self.query_one("#download-bar", ProgressBar).remove_class("-active")
+        widget = self.query_one("#download-note", Static)
+        widget.update(Text(note, style="red" if failed else ""))

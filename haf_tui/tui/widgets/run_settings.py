@@ -1,0 +1,147 @@
+"""The wizard's settings step: prompting, stages, decoding, GPU layers, context size and the
+similarity model, validated by the same pydantic models as ``haf run``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Input, Label, Select, SelectionList, Static
+
+from haf_tui.config import (
+    STAGE_NAMES,
+    DecodingSettings,
+    ModelSettings,
+    RunConfig,
+    SimilaritySettings,
+)
+
+# (input id, section, field, label)
+NUMBER_FIELDS: tuple[tuple[str, str, str, str], ...] = (
+    ("set-temperature", "decoding", "temperature", "temperature"),
+    ("set-top-p", "decoding", "top_p", "top-p"),
+    ("set-max-new", "decoding", "max_new_tokens", "max new tokens"),
+    ("set-seed", "decoding", "seed", "seed"),
+    ("set-gpu-layers", "model", "n_gpu_layers", "GPU layers (-1: all)"),
+    ("set-n-ctx", "model", "n_ctx", "context size"),
+)
+FIELD_INPUT = {(section, name): input_id for input_id, section, name, _ in NUMBER_FIELDS}
+
+
+def _defaults() -> dict[tuple[str, str], Any]:
+    decoding, model = DecodingSettings(), ModelSettings()
+    values: dict[tuple[str, str], Any] = {}
+    for _, section, name, _ in NUMBER_FIELDS:
+        values[(section, name)] = getattr(decoding if section == "decoding" else model, name)
+    return values
+
+
+class RunSettingsForm(VerticalScroll):
+    """Every setting of a run, as inputs; :meth:`build` validates them into a RunConfig."""
+
+    DEFAULT_CSS = """
+    RunSettingsForm { height: 1fr; }
+    RunSettingsForm > Horizontal { height: auto; }
+    RunSettingsForm .field-label { width: 24; padding: 1 1 0 1; }
+    RunSettingsForm Input { width: 1fr; max-width: 40; }
+    RunSettingsForm Select { width: 1fr; max-width: 40; }
+    RunSettingsForm SelectionList { height: auto; max-height: 6; width: 1fr; max-width: 40; }
+    RunSettingsForm #settings-error { color: $error; padding: 0 1; }
+    """
+
+    def __init__(self, *, offload_supported: bool = False, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.offload_supported = offload_supported
+
+    def compose(self) -> ComposeResult:
+        """One labelled row per setting, then the error line."""
+        with Horizontal():
+            yield Label("prompting", classes="field-label")
+            yield Select(
+                [("explicit (the paper's)", "explicit"), ("naive", "naive")],
+                value="explicit",
+                allow_blank=False,
+                id="set-prompting",
+            )
+        with Horizontal():
+            yield Label("stages (space)", classes="field-label")
+            yield SelectionList[str](*[(name, name, True) for name in STAGE_NAMES], id="set-stages")
+        defaults = _defaults()
+        for input_id, section, name, label in NUMBER_FIELDS:
+            with Horizontal():
+                yield Label(label, classes="field-label")
+                yield Input(str(defaults[(section, name)]), id=input_id)
+        yield Static("  llama.cpp: checking GPU offload …", id="set-offload", classes="hint")
+        with Horizontal():
+            yield Label("similarity model", classes="field-label")
+            yield Input(SimilaritySettings().model, id="set-similarity")
+        with Horizontal():
+            yield Label("similarity kind", classes="field-label")
+            yield Select(
+                [("bi-encoder", "bi-encoder"), ("cross-encoder", "cross-encoder")],
+                value="bi-encoder",
+                allow_blank=False,
+                id="set-similarity-kind",
+            )
+        yield Static("", id="settings-error")
+
+    def show_offload(self, supported: bool) -> None:
+        """Say whether the llama.cpp build can offload layers to a GPU."""
+        self.offload_supported = supported
+        text = "built with GPU offload" if supported else "a CPU-only build: GPU layers unused"
+        self.query_one("#set-offload", Static).update(f"  llama.cpp: {text}")
+
+    def _number(self, input_id: str) -> Any:
+        raw = self.query_one(f"#{input_id}", Input).value.strip()
+        try:
+            return int(raw)
+        except ValueError:
+            try:
+                return float(raw)
+            except ValueError:
+                return raw  # pydantic says what is wrong with it
+
+    def build(self, model_path: str | None, *, limit: int | None = None) -> RunConfig:
+        """The run's config for ``model_path``; ValidationError/ValueError when invalid."""
+        values: dict[str, dict[str, Any]] = {"decoding": {}, "model": {}}
+        for input_id, section, name, _ in NUMBER_FIELDS:
+            values[section][name] = self._number(input_id)
+        stages = tuple(self.query_one("#set-stages", SelectionList).selected)
+        similarity_kind = self.query_one("#set-similarity-kind", Select).value
+        return RunConfig(
+            model=ModelSettings(path=model_path, **values["model"]),
+            decoding=DecodingSettings(**values["decoding"]),
+            similarity=SimilaritySettings(
+                model=self.query_one("#set-similarity", Input).value.strip(),
+                kind=similarity_kind,
+            ),
+            limit=limit,
+            prompting=self.query_one("#set-prompting", Select).value,
+            stages=stages,
+        )
+
+    def validate(self) -> str | None:
+        """Why the settings are invalid (also shown inline, the field marked), or None."""
+        for input_id, *_ in NUMBER_FIELDS:
+            self.query_one(f"#{input_id}", Input).remove_class("-invalid")
+        try:
+            self.build(None)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = [str(part) for part in error["loc"]]
+            message = f"{' '.join(where) or 'settings'}: {error['msg']}"
+            field = where[-1] if where else ""
+            for (_, name), input_id in FIELD_INPUT.items():
+                if name == field:
+                    self.query_one(f"#{input_id}", Input).add_class("-invalid")
+            if "stages" in where or "justify" in error["msg"]:
+                message = f"stages: {error['msg'].removeprefix('Value error, ')}"
+        except ValueError as exc:
+            message = str(exc)
+        else:
+            self.query_one("#settings-error", Static).update("")
+            return None
+        self.query_one("#settings-error", Static).update(message)
+        return message

@@ -1,0 +1,64 @@
+"""Progress bars of a run: instances, then one per stage with done / expected generations."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Label, ProgressBar
+
+from haf_tui.config import STAGE_NAMES
+
+STAGE_TITLES = {
+    "instances": "instances",
+    "justify": "JUSTIFY",
+    "internal": "UPHOLD-R int",
+    "external": "UPHOLD-R ext",
+    "individual": "UPHOLD-STANCE",
+}
+
+
+class StageProgress(Vertical):
+    """One labelled bar for the instances and one per stage (``≈``: the total is estimated)."""
+
+    DEFAULT_CSS = """
+    StageProgress { height: auto; padding: 0 1; }
+    StageProgress > Horizontal { height: 1; }
+    StageProgress .stage-name { width: 15; }
+    StageProgress .stage-count { width: 16; }
+    StageProgress ProgressBar { width: 1fr; }
+    StageProgress ProgressBar Bar { width: 1fr; }
+    """
+
+    def compose(self) -> ComposeResult:
+        """A row per bar: name, count, bar."""
+        for key in ("instances", *STAGE_NAMES):
+            with Horizontal(id=f"row-{key}"):
+                yield Label(STAGE_TITLES[key], classes="stage-name")
+                yield Label("—", id=f"count-{key}", classes="stage-count")
+                yield ProgressBar(total=None, show_eta=False, show_percentage=True, id=f"bar-{key}")
+
+    def show(
+        self,
+        instances: tuple[int, int],
+        done: dict[str, int],
+        expected: dict[str, int],
+        stages: tuple[str, ...] | None = None,
+    ) -> None:
+        """Update every bar; stages not in ``stages`` are hidden."""
+        self._set("instances", instances[0], instances[1] or None, estimated=False)
+        for stage in STAGE_NAMES:
+            row = self.query_one(f"#row-{stage}", Horizontal)
+            row.display = stages is None or stage in stages
+            total = expected.get(stage)
+            self._set(stage, done.get(stage, 0), total or None, estimated=stage != "justify")
+
+    def _set(self, key: str, done: int, total: int | None, *, estimated: bool) -> None:
+        if total is not None and done > total:
+            total = done
+        approx = "≈" if estimated and total is not None else ""
+        count = f"{done}/{approx}{total}" if total is not None else str(done)
+        self.query_one(f"#count-{key}", Label).update(count)
+        bar = self.query_one(f"#bar-{key}", ProgressBar)
+        bar.display = total is not None  # no endless animation for an unknown total
+        if total is not None:
+            bar.update(total=total, progress=done)

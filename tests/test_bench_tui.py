@@ -1,0 +1,163 @@
+"""The TUI latency benchmark on a small synthetic store: what the store holds, and that every
+screen gets figures. Speed itself is measured by ``make bench``, never asserted here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from haf_tui.bench_tui import SCENARIOS, Scenario, markdown, measure_keypress_latency, summary
+from haf_tui.benchdata import TOP_K, bench_db_path, build_bench_db, cached_bench_db
+
+N_INSTANCES, N_RUNS = 50, 2
+TABLES = {
+    "datasets": "created_at",
+    "instances": None,
+    "runs": "created_at, updated_at",
+    "generations": "created_at",
+    "tokens": None,
+    "reasons": None,
+    "parse_diagnostics": None,
+    "instance_results": "created_at",
+    "reason_metrics": None,
+    "instance_metrics": None,
+}
+
+
+VIOLATIONS = {
+    "a generation whose tokens are not all there": (
+        "SELECT count(*) FROM generations g WHERE output_tokens <> (SELECT count(*) FROM tokens t "
+        "WHERE t.run_id = g.run_id AND t.instance_id = g.instance_id AND t.stage = g.stage "
+        "AND t.sub_index = g.sub_index)"
+    ),
+    "a token without its top-k": f"SELECT count(*) FROM tokens WHERE len(top_texts) <> {TOP_K}",
+    "a reason whose span is not its text, or relevances not one per token": (
+        "SELECT count(*) FROM reasons r JOIN generations g "
+        "USING (run_id, instance_id, stage, sub_index) "
+        "WHERE substr(g.output_text, r.span_start + 1, r.span_end - r.span_start) <> r.text "
+        "OR r.token_count <> len(r.relevance)"
+    ),
+    "n_reasons is not the JUSTIFY reasons": (
+        "SELECT count(*) FROM instance_results r WHERE stopped IS NULL AND n_reasons <> "
+        "(SELECT count(*) FROM reasons s WHERE s.run_id = r.run_id "
+        "AND s.instance_id = r.instance_id AND s.stage = 'justify')"
+    ),
+    "a finished instance without SoS": (
+        "SELECT count(*) FROM instance_results r WHERE stopped IS NULL AND NOT EXISTS "
+        "(SELECT 1 FROM instance_metrics m WHERE m.run_id = r.run_id "
+        "AND m.instance_id = r.instance_id AND m.metric = 'sos' AND m.value IS NOT NULL)"
+    ),
+    "RS for a non-toxic stance or RN for another": (
+        "SELECT count(*) FROM instance_metrics m JOIN instance_results r "
+        "USING (run_id, instance_id) WHERE (m.metric = 'rs' AND r.stance = 'non-toxic') "
+        "OR (m.metric = 'rn' AND r.stance <> 'non-toxic')"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def small_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    path = tmp_path_factory.mktemp("bench") / "haf.duckdb"
+    return path, build_bench_db(path, N_INSTANCES, N_RUNS, seed=3)
+
+
+def one(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> Any:
+    row = con.execute(sql, params).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def test_the_store_holds_what_a_run_would_write(small_db: tuple[Path, list[str]]) -> None:
+    path, run_ids = small_db
+    assert run_ids == ["bench-s3-run1", "bench-s3-run2"]
+    with duckdb.connect(str(path), read_only=True) as con:
+        assert one(con, "SELECT count(*) FROM instances") == N_INSTANCES
+        statuses = con.execute("SELECT run_id, status, n_planned FROM runs ORDER BY 1").fetchall()
+        assert statuses == [
+            ("bench-s3-run1", "finished", N_INSTANCES),
+            ("bench-s3-run2", "interrupted", N_INSTANCES),  # the last run stops at 95 %
+        ]
+        done = dict(
+            con.execute("SELECT run_id, count(*) FROM instance_results GROUP BY 1").fetchall()
+        )
+        assert done == {"bench-s3-run1": N_INSTANCES, "bench-s3-run2": N_INSTANCES - 2}
+        # an instance stops after JUSTIFY (one generation), or runs internal, external and one
+        # individual prompt per reason
+        wrong = one(
+            con,
+            "SELECT count(*) FROM instance_results r JOIN (SELECT run_id, instance_id, "
+            "count(*) AS n FROM generations GROUP BY ALL) g USING (run_id, instance_id) "
+            "WHERE g.n <> CASE WHEN r.stopped IS NULL THEN 3 + r.n_reasons ELSE 1 END",
+        )
+        assert wrong == 0
+        stopped = dict(
+            con.execute("SELECT stopped, count(*) FROM instance_results GROUP BY 1").fetchall()
+        )
+        assert stopped.get("unclear stance") and stopped.get(None)
+        # every generation's tokens, each with its top-k; reasons point into them
+        for what, sql in VIOLATIONS.items():
+            assert one(con, sql) == 0, what
+        average = one(con, "SELECT avg(output_tokens) FROM generations WHERE stage = 'justify'")
+        assert average >= 40
+        decisions = {
+            r[0] for r in con.execute("SELECT DISTINCT decision FROM generations").fetchall()
+        }
+        assert {"NO", "YES", "MAYBE", "UNCLEAR", "toxic", "non-toxic", "unclear"} <= decisions
+
+
+def test_bulk_writing_stores_exactly_what_the_store_api_does(tmp_path: Path) -> None:
+    bulk, api = tmp_path / "bulk.duckdb", tmp_path / "api.duckdb"
+    build_bench_db(bulk, 12, 2, seed=9, writer="bulk", chunk=5)
+    build_bench_db(api, 12, 2, seed=9, writer="api")
+    with duckdb.connect(str(bulk), read_only=True) as a, duckdb.connect(str(api)) as b:
+        for table, skip in TABLES.items():
+            sql = f"SELECT * {f'EXCLUDE ({skip})' if skip else ''} FROM {table} ORDER BY ALL"
+            rows = a.execute(sql).fetchall()
+            assert rows == b.execute(sql).fetchall(), table
+            assert rows or table == "parse_diagnostics", table
+
+
+def test_the_cached_store_is_built_once(tmp_path: Path) -> None:
+    path, run_ids, seconds = cached_bench_db(tmp_path, 6, 1, seed=1)
+    assert path == bench_db_path(tmp_path, 6, 1, 1) and path.is_file()
+    assert run_ids == ["bench-s1-run1"] and seconds is not None
+    again = cached_bench_db(tmp_path, 6, 1, seed=1)
+    assert again == (path, run_ids, None)
+    assert not list(tmp_path.glob("*.partial*"))
+
+
+def test_every_screen_gets_figures(small_db: tuple[Path, list[str]]) -> None:
+    path, _ = small_db
+    missing = Scenario("later", ("z",), (("keys", ("z",)),), module="haf_tui.tui.screens.nope")
+    result = measure_keypress_latency(path, [*SCENARIOS, missing], size=(160, 48))
+    names = [s.screen for s in SCENARIOS]
+    assert set(result["screens"]) | set(result["skipped"]) == {*names, "later"}
+    assert "not found" in result["skipped"]["later"]
+    for name in ("home", "explorer", "sql"):  # the screens of this checkout
+        assert name in result["screens"], result["skipped"].get(name)
+    for scenario in SCENARIOS:
+        if scenario.screen not in result["screens"]:
+            continue
+        figures = result["screens"][scenario.screen]
+        presses = len(scenario.open_keys) + sum(len(keys) for _, keys in scenario.actions)
+        assert figures["n"] == presses
+        assert 0 < figures["median_ms"] <= figures["p95_ms"] <= figures["max_ms"]
+        for action, keys in scenario.actions:
+            assert result["actions"][f"{scenario.screen}: {action}"]["n"] == len(keys)
+        if scenario.open_keys:
+            shown = result["actions"][f"{scenario.screen}: open: screen shown"]
+            loaded = result["actions"][f"{scenario.screen}: open: data loaded"]
+            assert shown["n"] == loaded["n"] == len(scenario.open_keys)
+            assert shown["max_ms"] <= loaded["max_ms"]
+    table = markdown(result)
+    assert "| **explorer** |" in table and "| explorer: step n/p |" in table
+    assert "later: skipped" in table
+
+
+def test_summary_of_timings() -> None:
+    assert summary([]) == {"n": 0}
+    figures = summary([float(v) for v in range(1, 101)])
+    assert figures == {"n": 100, "median_ms": 50.5, "p95_ms": 95.0, "max_ms": 100.0}
