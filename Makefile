@@ -8,7 +8,7 @@ export HAF_HOME ?= $(CURDIR)/.haf
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 
-.PHONY: install test lint bench run clean
+.PHONY: install test lint bench run tui clean
 
 install: $(STAMP)
 
@@ -36,6 +36,10 @@ bench: install
 run: install
 	$(BIN)/haf run --demo --limit 4
 	$(BIN)/haf report
+	@echo "explore it in the workbench: make tui"
+
+tui: install
+	$(BIN)/haf
 
 clean:
 	rm -rf $(VENV) .haf .pytest_cache .mypy_cache .ruff_cache bench-results

@@ -80,7 +80,7 @@ def dataset_sources(store: Store | None) -> list[tuple[str, str]]:
     if store is not None:
         for row in list_datasets(store):
             if row.dataset_id != BUILTIN_SAMPLE_ID:
-                label = f"{row.name} ({row.n_instances} stored)"
+                label = f"{row.name} · {row.dataset_id} ({row.n_instances} stored)"
                 sources.append((label, f"stored:{row.dataset_id}"))
     for paper in paper_datasets():
         sources.append((f"{paper.title} (paper, from the Hub cache)", f"paper:{paper.key}"))

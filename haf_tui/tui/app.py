@@ -49,6 +49,16 @@ class HafApp(App[None]):
         # the objects of the loaded app are long-lived: keep full collections off them
         # (they paused keypresses for 75-140 ms on a large database)
         gc.freeze()
+        self.warm_imports()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="warm")
+    def warm_imports(self) -> None:
+        """Import what starting a run needs (llama.cpp, the pipeline) in the background, so the
+        wizard opens without waiting for it; posts nothing."""
+        import haf_tui.pipeline.choices
+        import haf_tui.pipeline.planning
+        import haf_tui.tui.screens.monitor
+        import haf_tui.tui.screens.wizard  # noqa: F401
 
     # -- navigation ------------------------------------------------------------------------------
 
@@ -218,6 +228,7 @@ class HafApp(App[None]):
         if self.session is not None and self.session.active:
             self.session.control.cancel()
         self.reader.close()
+        gc.unfreeze()
 
 
 def create_app(db_path: str | Path | None = None) -> HafApp:

@@ -259,6 +259,17 @@ class WizardScreen(HafScreen[None]):
         self.query_one("#wz-next", Button).disabled = self.step == len(STEPS) - 1
         self.query_one("#wz-start", Button).disabled = self.step != len(STEPS) - 1
         self._error("")
+        self._focus_step()
+
+    def _focus_step(self) -> None:
+        """Keys go to the step shown: its first field (the Start button on the review)."""
+        if STEPS[self.step] == "review":
+            self.query_one("#wz-start", Button).focus()
+            return
+        pane = self.query_one(f"#{STEPS[self.step]}")
+        fields = [w for w in pane.query("DataTable, Select, SelectionList, Input") if w.focusable]
+        if fields:
+            fields[0].focus()
 
     def _step_error(self) -> str | None:
         """Why the current step cannot be left forward, or None."""

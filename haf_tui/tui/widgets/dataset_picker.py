@@ -24,14 +24,14 @@ class DatasetPicker(Vertical):
 
     DEFAULT_CSS = """
     DatasetPicker { height: 1fr; }
-    DatasetPicker > Horizontal { height: auto; }
+    DatasetPicker Horizontal { height: auto; }
     DatasetPicker .field-label { width: 16; padding: 1 1 0 1; }
     DatasetPicker Select { width: 1fr; }
     DatasetPicker Input { width: 1fr; }
     DatasetPicker #file-box { height: auto; display: none; }
     DatasetPicker #file-box.-active { display: block; }
     DatasetPicker #mapping Select { width: 1fr; }
-    DatasetPicker #preview { height: 1fr; min-height: 4; }
+    DatasetPicker #preview { height: auto; max-height: 12; }
     DatasetPicker #dataset-note { color: $text-muted; padding: 0 1; }
     """
 
