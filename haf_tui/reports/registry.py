@@ -156,7 +156,7 @@ def compare_side_by_side(columns: list[str], rows: list[Row]) -> Result:
 
 
 _RUN_KEYS: Final = (("model_file", "model"), ("dataset_id", "dataset"), ("run_id", "run"))
-_TABLE1_METRICS: Final = (
+TABLE1_METRICS: Final = (
     ("sos", "SoS"),
     ("dis", "DiS"),
     ("uii", "UII"),
@@ -177,7 +177,7 @@ for _report in (
         "Table 1 — HAF metrics per model × dataset",
         "table1",
         summary=True,
-        shape=pooling_rows((*_RUN_KEYS, ("n_instances", "instances")), _TABLE1_METRICS),
+        shape=pooling_rows((*_RUN_KEYS, ("n_instances", "instances")), TABLE1_METRICS),
     ),
     Report(
         "table2",

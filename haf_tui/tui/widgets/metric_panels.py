@@ -25,6 +25,7 @@ from haf_tui.reports import (
     run_report,
     table_width,
 )
+from haf_tui.reports.registry import TABLE1_METRICS as METRIC_LABELS
 from haf_tui.store import Store
 from haf_tui.tui.widgets import charts
 
@@ -39,12 +40,7 @@ PANELS: Final = (
 """(pane id, tab title) of every panel, in key order 1–6."""
 
 HISTOGRAM_METRICS: Final = (
-    ("sos", "SoS"),
-    ("dis", "DiS"),
-    ("uii", "UII"),
-    ("uei", "UEI"),
-    ("rs", "RS"),
-    ("rn", "RN"),
+    *METRIC_LABELS,
     ("decision_confidence_justify", "C(JUSTIFY)"),
 )
 """(``instance_metrics.metric``, label) of the metrics with a histogram."""
