@@ -31,10 +31,10 @@ from haf_tui.tui.widgets.instance_filters import (
     FilterError,
     InstanceFilter,
     InstanceList,
-    KeyFooter,
     parse_ranges,
     prepare,
 )
+from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree, fmt
 from haf_tui.tui.widgets.token_view import Span, Token, TokenView
 

@@ -7,10 +7,11 @@ from typing import Any, ClassVar
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.base import HafScreen
+from haf_tui.tui.widgets.key_footer import KeyFooter
 
 RUNS_SQL = """
 WITH done AS (
@@ -51,7 +52,7 @@ class HomeScreen(HafScreen[None]):
         yield Static("Runs", classes="title")
         yield Static("loading …", id="runs-hint", classes="hint")
         yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         """Columns, then the rows from a worker."""

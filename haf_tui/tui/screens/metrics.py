@@ -27,11 +27,12 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widgets import Footer, Header, SelectionList, Static, TabbedContent, TabPane
+from textual.widgets import Header, SelectionList, Static, TabbedContent, TabPane
 from textual.widgets.selection_list import Selection
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from haf_tui.tui.screens.base import HafScreen
+from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.metric_panels import (
     HISTOGRAM_METRICS,
     PANELS,
@@ -167,7 +168,7 @@ class MetricsScreen(HafScreen[None]):
                     for number, (pane, title) in enumerate(PANELS, start=1):
                         with TabPane(f"{number} {title}", id=pane):
                             yield PanelView(id=f"mx-body-{pane}")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         """Read everything in a worker."""

@@ -15,12 +15,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, RichLog, Static
+from textual.widgets import DataTable, Header, RichLog, Static
 
 from haf_tui.pipeline.planning import format_duration
 from haf_tui.tui.live import LiveRun, LiveSession, RunJob
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.base import HafScreen
+from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.stage_progress import StageProgress
 
 WATCH_SQL = """
@@ -81,7 +82,7 @@ class MonitorScreen(HafScreen[None]):
             with VerticalScroll(id="mon-output-box"):
                 yield Static("", id="mon-output")
             yield RichLog(id="mon-log", wrap=True, markup=False, max_lines=500)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         """Draw the session, or start watching the database."""

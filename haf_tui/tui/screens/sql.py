@@ -21,13 +21,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, OptionList, Static, TextArea
+from textual.widgets import DataTable, Header, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from haf_tui import reports
 from haf_tui.reports import NamedQuery, QueryError
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.base import HafScreen
+from haf_tui.tui.widgets.key_footer import KeyFooter
 
 PAGE_SIZE = 500
 """Rows shown per page."""
@@ -144,7 +145,7 @@ class SqlScreen(HafScreen[None]):
                 yield Static("", id="sql-error", classes="-empty")
                 yield Static("", id="sql-status")
                 yield DataTable(id="sql-results", zebra_stripes=True)
-        yield Footer()
+        yield KeyFooter()
 
     @staticmethod
     def _editor() -> TextArea:

@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Button, ContentSwitcher, Footer, Header, Static
+from textual.widgets import Button, ContentSwitcher, Header, Static
 
 from haf_tui.config import RunConfig
 from haf_tui.datasets import Dataset
@@ -39,6 +39,7 @@ from haf_tui.tui.live import RunJob
 from haf_tui.tui.messages import DownloadProgress
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.dataset_picker import DatasetPicker
+from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.model_picker import ModelPicker
 from haf_tui.tui.widgets.run_settings import RunSettingsForm
 
@@ -127,7 +128,7 @@ class WizardScreen(HafScreen[None]):
             yield Button("◀ Back", id="wz-back")
             yield Button("Next ▶", id="wz-next", variant="primary")
             yield Button("Start", id="wz-start", variant="success", disabled=True)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         """Scan for models and datasets."""

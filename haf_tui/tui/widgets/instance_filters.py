@@ -1,7 +1,6 @@
 """The explorer's instance list: filters (stance, UNCLEAR, contradictions, metric ranges, text),
 sorting by any metric, and :class:`InstanceList`, a virtual list that renders only the rows
-on screen (a run of 5,000 instances refilters and redraws per keystroke without delay); also
-:class:`KeyFooter`, the explorer's footer."""
+on screen (a run of 5,000 instances refilters and redraws per keystroke without delay)."""
 
 from __future__ import annotations
 
@@ -16,10 +15,8 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
-from textual.screen import Screen
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widgets import Footer
 
 Row = dict[str, Any]
 
@@ -355,24 +352,3 @@ class InstanceList(ScrollView, can_focus=True):
                 cell_style += self.get_component_rich_style("instance-list--flag", partial=True)
             segments.append(Segment(cell + " ", cell_style))
         return Strip(segments).crop_extend(0, width, base + style)
-
-
-class KeyFooter(Footer):
-    """The explorer's Footer: it rebuilds its keys (a widget each) only when the keys it would
-    show change, not on every bindings signal (Footer rebuilds several times as a screen opens
-    and twice per focus change, ~30–60 ms each on a 2-core machine)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._shown: tuple[Any, ...] | None = None
-
-    def bindings_changed(self, screen: Screen[Any]) -> None:
-        """Rebuild (as Footer does) only if the shown keys differ."""
-        shown = tuple(
-            (key, binding.action, binding.description, enabled, tooltip)
-            for key, (_, binding, enabled, tooltip) in screen.active_bindings.items()
-            if binding.show
-        )
-        if shown != self._shown:
-            self._shown = shown
-            super().bindings_changed(screen)
