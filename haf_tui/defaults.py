@@ -19,6 +19,13 @@ def haf_home() -> Path:
     return Path(user_data_dir("haf-tui", appauthor=False))
 
 
+def env_flag(*names: str) -> bool:
+    """Whether the first of the environment variables ``names`` that is set says yes
+    (1/true/yes/on), as huggingface-hub reads its flags."""
+    value = next((os.environ[name] for name in names if os.environ.get(name)), "")
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
 def model_search_dirs() -> list[Path]:
     """Folders scanned for GGUF files: ``./models``, ``$HAF_HOME/models`` and every folder
     in ``$HAF_MODELS_PATH`` (``os.pathsep``-separated)."""

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from haf_tui.datasets.model import DatasetError
-
-_TRUE = {"1", "true", "yes", "on"}
+from haf_tui.defaults import env_flag
 
 
 @dataclass(frozen=True)
@@ -39,7 +38,7 @@ class HubSource:
 
 def hub_offline() -> bool:
     """Whether huggingface-hub is told to stay offline (``HF_HUB_OFFLINE``)."""
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _TRUE:
+    if env_flag("HF_HUB_OFFLINE"):
         return True
     from huggingface_hub import constants
 

@@ -11,7 +11,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from haf_tui.defaults import EMBEDDED_MODEL_FILE, embedded_model_path, model_search_dirs
+from haf_tui.defaults import (
+    EMBEDDED_MODEL_FILE,
+    embedded_model_path,
+    env_flag,
+    model_search_dirs,
+)
 from haf_tui.inference.base import InferenceError
 from haf_tui.inference.gguf import GGUFInfo, read_gguf_info
 
@@ -70,8 +75,7 @@ def discover_models(
 def hub_offline() -> bool:
     """Whether huggingface-hub is told to stay offline (``HF_HUB_OFFLINE``, or as it also
     reads, ``TRANSFORMERS_OFFLINE``)."""
-    flag = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE") or ""
-    return flag.strip().lower() in {"1", "true", "yes", "on"}
+    return env_flag("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 
 
 def hub_endpoint() -> str:

@@ -23,11 +23,9 @@ from haf_tui.datasets import (
 )
 from haf_tui.datasets import preview_file as read_preview
 from haf_tui.inference.catalog import (
-    DownloadProgress,
     ModelEntry,
     discover_models,
     download_model,
-    hub_offline,
 )
 from haf_tui.inference.llama import gpu_offload_supported
 from haf_tui.store.db import Store
@@ -35,14 +33,12 @@ from haf_tui.store.db import Store
 __all__ = [
     "DEFAULT_SEED",
     "DatasetChoice",
-    "DownloadProgress",
     "FileTable",
     "ModelEntry",
     "dataset_sources",
     "discover_models",
     "download_model",
     "gpu_offload_supported",
-    "hub_offline",
     "preview_file",
     "resolve_dataset",
 ]

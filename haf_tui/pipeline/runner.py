@@ -361,32 +361,27 @@ class HafRunner:
 
     def _token_callback(
         self, run_id: str, instance: InstanceRecord, task: GenerationTask
-    ) -> TokenCallback | None:
-        """Streams tokens to the listener when asked to; abandons the generation on abort."""
-        abort = self.control.abort
-        if not self.stream_tokens:
+    ) -> TokenCallback:
+        """Abandons the generation when the run is cancelled; streams each token to the
+        listener when asked to."""
+        abort, stream = self.control.abort, self.stream_tokens
 
-            def check_abort(token: GeneratedToken) -> None:
-                if abort.is_set():
-                    raise RunAbortedError(run_id)
-
-            return check_abort
-
-        def stream(token: GeneratedToken) -> None:
+        def on_token(token: GeneratedToken) -> None:
             if abort.is_set():
                 raise RunAbortedError(run_id)
-            self.listener(
-                ProgressEvent(
-                    kind="token",
-                    run_id=run_id,
-                    stage=task.stage,
-                    instance_id=instance.instance_id,
-                    sub_index=task.sub_index,
-                    message=token.text,
+            if stream:
+                self.listener(
+                    ProgressEvent(
+                        kind="token",
+                        run_id=run_id,
+                        stage=task.stage,
+                        instance_id=instance.instance_id,
+                        sub_index=task.sub_index,
+                        message=token.text,
+                    )
                 )
-            )
 
-        return stream
+        return on_token
 
     def expected_generations(self) -> dict[str, int]:
         """Generations a run is expected to need per stage (after JUSTIFY, an estimate from the
@@ -441,13 +436,9 @@ class HafRunner:
 def _followups_from_keys(stored: set[tuple[str, str, int]]) -> dict[str, int]:
     """What stored generations tell of each instance's JUSTIFY outcome (for estimates)."""
     followups: dict[str, int] = {}
-    for instance_id, stage, _ in stored:
-        if stage == "justify":
-            followups.setdefault(instance_id, 0)
     for instance_id, stage, sub_index in stored:
-        if stage != "justify":
-            count = sub_index + 1 if stage == "individual" else 1
-            followups[instance_id] = max(followups.get(instance_id, 0), count)
+        went_on = 0 if stage == "justify" else sub_index + 1 if stage == "individual" else 1
+        followups[instance_id] = max(followups.get(instance_id, 0), went_on)
     return followups
 
 

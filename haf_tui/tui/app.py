@@ -132,6 +132,10 @@ class HafApp(App[None]):
         self._session_worker = self.execute_session(self.session)
         self.action_monitor()
 
+    def resume_run(self, run_id: str) -> None:
+        """Resume an unfinished run here (its stored config; no duplicates)."""
+        self.start_runs([RunJob(f"resume {run_id}", resume_run_id=run_id)])
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="runs")
     def execute_session(self, session: LiveSession) -> None:
         """Load, create (or resume) and run each job; posts :class:`RunUpdate` messages only."""

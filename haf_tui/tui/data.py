@@ -36,7 +36,7 @@ class StoreReader:
         """The store opened for writing (a run started in the app); reads go on through
         cursors of the same connection. StoreError when another process holds the file."""
         with self._lock:
-            if self._store is not None and not self._store.read_only and not self.snapshot:
+            if self._store is not None and not self._store.read_only:  # (a snapshot is read-only)
                 return self._store
             if self._store is not None:
                 self._store.close()

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from haf_tui.tui.data import StoreReader
 from haf_tui.tui.messages import WorkFailed
+
+if TYPE_CHECKING:
+    from haf_tui.tui.app import HafApp
 
 ResultType = TypeVar("ResultType")
 
@@ -21,9 +24,14 @@ class HafScreen(Screen[ResultType]):
     """
 
     @property
+    def haf_app(self) -> HafApp:
+        """The app, with its runs and database access."""
+        return cast("HafApp", self.app)
+
+    @property
     def reader(self) -> StoreReader:
         """The app's read access to the database."""
-        return cast(StoreReader, self.app.reader)  # type: ignore[attr-defined]
+        return self.haf_app.reader
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Forward a failed worker's error, as one line, to the app."""

@@ -37,11 +37,11 @@ class HomeScreen(HafScreen[None]):
     """The runs list: enter explores a run, ``s`` opens SQL, ``r`` refreshes."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("n", "new_run", "New evaluation"),
+        Binding("n", "app.new_run", "New evaluation"),
         Binding("enter", "open", "Open", show=True),
         Binding("e", "explore", "Explore"),
         Binding("m", "metrics", "Metrics"),
-        Binding("s", "sql", "SQL"),
+        Binding("s", "app.sql", "SQL"),
         Binding("R", "resume", "Resume"),
         Binding("r", "refresh", "Refresh"),
     ]
@@ -123,9 +123,9 @@ class HomeScreen(HafScreen[None]):
         """A run still going opens its live progress; any other run, the explorer."""
         run_id = self.selected_run()
         if run_id is None:
-            self.action_new_run()
+            self.haf_app.action_new_run()
             return
-        session = getattr(self.app, "session", None)
+        session = self.haf_app.session
         live = session.find(run_id) if session is not None else None
         if (live is not None and live.active) or self.selected_status() in {"running", "created"}:
             from haf_tui.tui.screens.monitor import MonitorScreen
@@ -138,12 +138,6 @@ class HomeScreen(HafScreen[None]):
     def row_selected(self) -> None:
         """Enter on a row opens it."""
         self.action_open()
-
-    def action_new_run(self) -> None:
-        """The guided new-run wizard."""
-        from haf_tui.tui.screens.wizard import WizardScreen
-
-        self.app.push_screen(WizardScreen())
 
     def action_metrics(self) -> None:
         """Metric panels (the selected run first; every run can be compared)."""
@@ -158,9 +152,7 @@ class HomeScreen(HafScreen[None]):
         if run_id is None or self.selected_status() == "finished":
             self.notify("pick an unfinished run to resume", severity="warning")
             return
-        from haf_tui.tui.live import RunJob
-
-        self.app.start_runs([RunJob(f"resume {run_id}", resume_run_id=run_id)])  # type: ignore[attr-defined]
+        self.haf_app.resume_run(run_id)
 
     def refresh_live(self, *, status_changed: bool = False) -> None:
         """A run started here changed status: re-read the list."""
@@ -170,12 +162,6 @@ class HomeScreen(HafScreen[None]):
     def on_screen_resume(self) -> None:
         """Back on the list: re-read it (runs may have been added or moved on)."""
         self.load_runs()
-
-    def action_sql(self) -> None:
-        """Open the SQL screen."""
-        from haf_tui.tui.screens.sql import SqlScreen
-
-        self.app.push_screen(SqlScreen())
 
     def action_refresh(self) -> None:
         """Re-read the database (a fresh snapshot if another process writes)."""

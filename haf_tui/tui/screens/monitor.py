@@ -18,7 +18,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Header, RichLog, Static
 
 from haf_tui.pipeline.planning import format_duration
-from haf_tui.tui.live import LiveRun, LiveSession, RunJob
+from haf_tui.tui.live import LiveRun, LiveSession
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
@@ -66,7 +66,7 @@ class MonitorScreen(HafScreen[None]):
     @property
     def session(self) -> LiveSession | None:
         """The app's runs (None in watch mode)."""
-        session: LiveSession | None = getattr(self.app, "session", None)
+        session = self.haf_app.session
         if session is None or (self.watch_run_id and session.find(self.watch_run_id) is None):
             return None
         return session
@@ -262,10 +262,8 @@ class MonitorScreen(HafScreen[None]):
         if shown is None and self._watch_status == "finished":
             self.notify("that run is finished", severity="warning")
             return
-        start_runs = getattr(self.app, "start_runs", None)
-        if callable(start_runs):
-            self.app.pop_screen()
-            start_runs([RunJob(label=f"resume {run_id}", resume_run_id=run_id)])
+        self.app.pop_screen()
+        self.haf_app.resume_run(run_id)
 
     def action_explore(self) -> None:
         """Explore the run shown."""

@@ -370,9 +370,9 @@ class WizardScreen(HafScreen[None]):
             return
         jobs = [RunJob(entry.label, config, self.dataset) for entry, config in self.configs()]
         jobs[0].preloaded, self.preloaded = self.preloaded, None
-        app = self.app
+        app = self.haf_app
         app.pop_screen()
-        app.start_runs(jobs)  # type: ignore[attr-defined]
+        app.start_runs(jobs)
 
     @on(Button.Pressed, "#wz-next")
     def _next_pressed(self) -> None:
