@@ -6,6 +6,9 @@ Measured in one run, so the ratios compare like with like:
   token) against plain generation of the same prompts, seeds and settings;
 - TokenSAR relevance: seconds per reason for the similarity model's batched relevance vector;
 - the method core: parse + metrics per reference output (needs ``../shared``);
+- throughput (:mod:`haf_tui.bench_throughput`): single-sequence against batched decoding at
+  batch 1/4/8/16, prompt tokens saved by prefix reuse, the pipeline end to end one at a time
+  against batched (instances/hour), peak RSS;
 - TUI keypress latency per screen on a synthetic store of 5,000 instances × 4 runs
   (:mod:`haf_tui.bench_tui`, in a fresh process as ``haf`` would be).
 """
@@ -15,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -23,8 +25,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from haf_tui.config import DecodingSettings, ModelSettings
+from haf_tui.bench_throughput import (
+    bench_batched_decoding,
+    bench_dataset,
+    bench_pipeline,
+    bench_prefix_reuse,
+    peak_rss_mib,
+)
+from haf_tui.config import DecodingSettings
 from haf_tui.datasets import builtin_sample
+from haf_tui.datasets.model import Dataset
 from haf_tui.defaults import embedded_model_path
 from haf_tui.inference.llama import LlamaCppBackend
 from haf_tui.prompts import justify_messages
@@ -96,36 +106,6 @@ def bench_relevance(backend: LlamaCppBackend) -> dict[str, Any]:
     }
 
 
-def bench_pipeline(limit: int, max_new: int) -> dict[str, Any]:
-    """The sequential pipeline end to end on the built-in sample into a throwaway database."""
-    import tempfile
-
-    from haf_tui.config import RunConfig
-    from haf_tui.pipeline.service import create_run, execute_run, load_models
-    from haf_tui.store import open_store
-
-    config = RunConfig(
-        decoding=DecodingSettings(max_new_tokens=max_new),
-        limit=limit,
-        model=ModelSettings(n_ctx=2048),
-    )
-    models = load_models(config)
-    with tempfile.TemporaryDirectory() as folder, open_store(Path(folder) / "b.duckdb") as store:
-        run_id, config = create_run(store, config, builtin_sample(), models)
-        started = time.perf_counter()
-        summary = execute_run(store, run_id, config, models)
-        seconds = time.perf_counter() - started
-        tokens = store.query("SELECT sum(output_tokens) FROM generations")[1][0][0] or 0
-    return {
-        "instances": summary.instances_done,
-        "max_new_tokens": max_new,
-        "generations": sum(summary.generations.values()),
-        "generated_tokens": tokens,
-        "seconds": round(seconds, 1),
-        "instances_per_hour": round(summary.instances_done / seconds * 3600, 1),
-    }
-
-
 def bench_method_core(shared: Path) -> dict[str, Any]:
     """Parse every reference output and recompute every confidence (pure Python)."""
     from haf_tui.metrics import tokensar_confidence
@@ -178,11 +158,15 @@ def main() -> None:
     parser.add_argument("--out", default="bench-results")
     parser.add_argument("--prompts", type=int, default=6)
     parser.add_argument("--max-new-tokens", type=int, default=96)
-    parser.add_argument("--pipeline-instances", type=int, default=4)
+    parser.add_argument("--batch-prompts", type=int, default=16)
+    parser.add_argument("--batch-max-new-tokens", type=int, default=64)
+    parser.add_argument("--pipeline-instances", type=int, default=10)
     parser.add_argument("--shared", default=str(Path.cwd().parent / "shared"))
     args = parser.parse_args()
     backend = LlamaCppBackend(embedded_model_path(), n_ctx=2048)
-    results = {
+    dataset = bench_dataset(Path(args.shared), max(args.batch_prompts, args.pipeline_instances))
+    texts = [i.text for i in dataset.instances]
+    results: dict[str, Any] = {
         "machine": {
             "python": platform.python_version(),
             "cpu": platform.processor() or "?",
@@ -191,9 +175,25 @@ def main() -> None:
         "logprob_capture": bench_logprob_capture(backend, args.prompts, args.max_new_tokens),
         "relevance": bench_relevance(backend),
         "method_core": bench_method_core(Path(args.shared)),
-        "pipeline": bench_pipeline(args.pipeline_instances, args.max_new_tokens),
-        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "data": {"dataset": dataset.name, "instances": len(dataset.instances)},
+        "batched_decoding": bench_batched_decoding(
+            backend, texts[: args.batch_prompts], args.batch_max_new_tokens
+        ),
     }
+    best = int(results["batched_decoding"]["best"].removeprefix("batch_"))
+    results["prefix_reuse"] = bench_prefix_reuse(backend, texts[:4], max(best, 4))
+    backend.close()
+    results["pipeline"] = bench_pipeline(
+        Dataset(
+            dataset.dataset_id,
+            dataset.name,
+            dataset.source,
+            dataset.instances[: args.pipeline_instances],
+        ),
+        args.batch_max_new_tokens,
+        max(best, 2),
+    )
+    results["peak_rss_mib"] = peak_rss_mib()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tui = results["tui_latency"] = bench_tui(out)

@@ -33,6 +33,12 @@ class ModelSettings(BaseModel):
     n_gpu_layers: int = Field(-1, ge=-1, description="-1: all layers when offload is built in")
     n_threads: int | None = Field(None, ge=1)
     n_batch: int = Field(512, ge=1)
+    n_parallel: int = Field(
+        8,
+        ge=1,
+        le=64,
+        description="sequences decoded together (batched); 1: one generation at a time",
+    )
     extra_buffers: bool = Field(
         False, description="llama.cpp weight repacking/AMX buffers (crashed on AMX VMs here)"
     )

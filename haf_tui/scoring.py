@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from haf_tui.inference.base import GeneratedToken, tokens_in_span
 from haf_tui.metrics import tokensar_confidence
-from haf_tui.similarity import SimilarityModel, relevance_vector
+from haf_tui.similarity import SimilarityModel, relevance_vector, texts_without_each_piece
 
 
 @dataclass(frozen=True)
@@ -54,3 +54,39 @@ def score_span(
     return SpanScore(
         tuple(indices), tuple(nll), tuple(relevance), tokensar_confidence(nll, relevance)
     )
+
+
+def score_spans(
+    output_text: str,
+    tokens: Sequence[GeneratedToken],
+    spans: Sequence[tuple[int, int]],
+    similarity: SimilarityModel,
+) -> list[SpanScore]:
+    """:func:`score_span` of every ``(start, end)`` span, with one similarity call for all the
+    relevance pairs (the decision sentence and every reason of a generation together)."""
+    pairs: list[tuple[str, str]] = []
+    plans: list[tuple[list[int], int] | None] = []
+    for start, end in spans:
+        if start < 0 or end <= start:
+            plans.append(None)
+            continue
+        indices = tokens_in_span(tokens, start, end)
+        span_text = output_text[start:end]
+        offsets = piece_offsets_in_span(tokens, indices, start, end)
+        plans.append((indices, len(pairs)))
+        pairs += [(span_text, masked) for masked in texts_without_each_piece(span_text, offsets)]
+    scores = similarity.similarities(pairs) if pairs else []
+    results = []
+    for plan in plans:
+        if plan is None:
+            results.append(SpanScore((), (), (), float("nan")))
+            continue
+        indices, first = plan
+        relevance = [1.0 - abs(score) for score in scores[first : first + len(indices)]]
+        nll = [tokens[i].nll for i in indices]
+        results.append(
+            SpanScore(
+                tuple(indices), tuple(nll), tuple(relevance), tokensar_confidence(nll, relevance)
+            )
+        )
+    return results

@@ -126,7 +126,7 @@ def _counts(db: Path) -> dict[str, int]:
         return counts
 
 
-def _run_args(data: Path, seed: int) -> list[str]:
+def _run_args(data: Path, seed: int, parallel: int = 8) -> list[str]:
     return [
         "run",
         "--file",
@@ -143,17 +143,30 @@ def _run_args(data: Path, seed: int) -> list[str]:
         "1024",
         "--n-gpu-layers",
         "0",
+        "--parallel",
+        str(parallel),
     ]
+
+
+def _whole_run(folder: Path, seed: int, parallel: int) -> tuple[Path, Path]:
+    data = write_dataset(folder)
+    whole = _haf(folder / "whole.duckdb", *_run_args(data, seed, parallel))
+    assert whole.wait(timeout=600) == 0, whole.stdout.read() if whole.stdout else ""
+    return folder / "whole.duckdb", data
 
 
 @pytest.fixture(scope="module")
 def whole_run(tmp_path_factory: pytest.TempPathFactory, usable_seed: int) -> tuple[Path, Path]:
-    """An uninterrupted run in a subprocess: (its database, its dataset file)."""
-    folder = tmp_path_factory.mktemp("whole")
-    data = write_dataset(folder)
-    whole = _haf(folder / "whole.duckdb", *_run_args(data, usable_seed))
-    assert whole.wait(timeout=600) == 0, whole.stdout.read() if whole.stdout else ""
-    return folder / "whole.duckdb", data
+    """An uninterrupted batched run in a subprocess: (its database, its dataset file)."""
+    return _whole_run(tmp_path_factory.mktemp("whole"), usable_seed, 8)
+
+
+@pytest.fixture(scope="module")
+def whole_sequential_run(
+    tmp_path_factory: pytest.TempPathFactory, usable_seed: int
+) -> tuple[Path, Path]:
+    """The same run one generation at a time (``--parallel 1``)."""
+    return _whole_run(tmp_path_factory.mktemp("whole-sequential"), usable_seed, 1)
 
 
 def _start_and_wait_for_first_generation(db: Path, args: list[str]) -> subprocess.Popen[str]:
@@ -203,15 +216,17 @@ def test_a_killed_run_resumes_to_the_same_rows(
 
 
 def test_ctrl_c_stops_between_generations_and_resumes(
-    tmp_path: Path, usable_seed: int, whole_run: tuple[Path, Path]
+    tmp_path: Path, usable_seed: int, whole_sequential_run: tuple[Path, Path]
 ) -> None:
-    whole_db, data = whole_run
+    """One generation at a time, so that a stop leaves work undone (batched, a stop finishes
+    the generations in flight: here that would be all of them)."""
+    whole_db, data = whole_sequential_run
     db = tmp_path / "interrupted.duckdb"
-    process = _start_and_wait_for_first_generation(db, _run_args(data, usable_seed))
+    process = _start_and_wait_for_first_generation(db, _run_args(data, usable_seed, 1))
     process.send_signal(signal.SIGINT)
     output = process.stdout.read() if process.stdout else ""
     assert process.wait(timeout=120) == 130, output
-    assert "stopping after the current generation" in output and "haf run --resume" in output
+    assert "stopping after the generations in flight" in output and "haf run --resume" in output
     with open_store(db, read_only=True) as store:
         assert store.list_runs()[0]["status"] == "interrupted"
         # whole generations only: each is committed together with all of its tokens

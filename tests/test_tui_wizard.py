@@ -165,13 +165,18 @@ async def wait_for(pilot: Any, condition: Any, seconds: float = 120.0) -> None:
 async def test_cancel_leaves_a_resumable_run_and_r_resumes_it(
     tmp_path: Path, embedded_backend: Any, minilm: Any
 ) -> None:
-    from haf_tui.config import DecodingSettings, RunConfig
+    from haf_tui.config import DecodingSettings, ModelSettings, RunConfig
     from haf_tui.datasets import builtin_sample
     from haf_tui.pipeline.service import LoadedModels
     from haf_tui.tui.live import RunJob
 
     db = tmp_path / "haf.duckdb"
-    config = RunConfig(decoding=DecodingSettings(max_new_tokens=48), limit=3)
+    # two at a time over five instances: work is still waiting when the first is stored
+    config = RunConfig(
+        model=ModelSettings(n_parallel=2),
+        decoding=DecodingSettings(max_new_tokens=48),
+        limit=5,
+    )
     job = RunJob(
         "embedded",
         config,
@@ -209,7 +214,7 @@ async def test_cancel_leaves_a_resumable_run_and_r_resumes_it(
         )
         assert dupes == [(0,)]
         _, done = store.query("SELECT count(*) FROM instance_results")
-        assert done == [(3,)]
+        assert done == [(5,)]
 
 
 def store_orphaned_run(db: Path) -> str:

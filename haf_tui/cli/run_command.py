@@ -78,6 +78,11 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     run.add_argument("--n-gpu-layers", type=int, help="-1: all (default when built with GPU)")
     run.add_argument("--threads", type=int)
     run.add_argument(
+        "--parallel",
+        type=int,
+        help="sequences decoded together in one batch (default 8; 1: one at a time)",
+    )
+    run.add_argument(
         "--extra-buffers",
         action="store_true",
         default=None,
@@ -124,6 +129,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
         "n_ctx": args.n_ctx,
         "n_gpu_layers": args.n_gpu_layers,
         "n_threads": args.threads,
+        "n_parallel": args.parallel,
         "extra_buffers": args.extra_buffers,
     }
     model = ModelSettings(**{k: v for k, v in model_fields.items() if v is not None})
@@ -158,7 +164,7 @@ class _CtrlC:
             raise KeyboardInterrupt
         self.event.set()
         self.console.print(
-            "[yellow]stopping after the current generation (Ctrl-C again to stop now)[/]"
+            "[yellow]stopping after the generations in flight (Ctrl-C again to stop now)[/]"
         )
 
 
@@ -168,6 +174,7 @@ def run_command(args: argparse.Namespace, store: Store, console: Console) -> int
         "n_ctx": args.n_ctx,
         "n_gpu_layers": args.n_gpu_layers,
         "n_threads": args.threads,
+        "n_parallel": args.parallel,
         "extra_buffers": args.extra_buffers,
     }
     if args.resume:

@@ -88,6 +88,57 @@ class GenerationBackend(Protocol):
         ...
 
 
+@dataclass
+class GenerationRequest:
+    """One prompt to generate, with its settings; ``tag`` is the caller's, returned as is."""
+
+    messages: Sequence[ChatMessage]
+    settings: DecodingSettings
+    tag: object = None
+    on_token: TokenCallback | None = None
+
+
+class RequestSource(Protocol):
+    """Where a concurrent backend takes its work from and hands its results to."""
+
+    def take(self, limit: int, *, wait: bool) -> list[GenerationRequest]:
+        """Up to ``limit`` requests ready now; with ``wait`` (nothing in flight), block until
+        one is ready. An empty list means: no more work."""
+        ...
+
+    def finished(self, request: GenerationRequest, generation: Generation) -> None:
+        """A request is done (called on the backend's thread)."""
+        ...
+
+
+class ConcurrentBackend(Protocol):
+    """A backend that generates several requests at once (batched decoding, a server)."""
+
+    n_parallel: int
+
+    def serve(self, source: RequestSource) -> None:
+        """Generate everything ``source`` hands out, until it says there is no more."""
+        ...
+
+
+class OneAtATime:
+    """Serves a :class:`RequestSource` with a plain backend, one request after another."""
+
+    n_parallel = 1
+
+    def __init__(self, backend: GenerationBackend):
+        self.backend = backend
+
+    def serve(self, source: RequestSource) -> None:
+        """Generate each request in turn."""
+        while requests := source.take(1, wait=True):
+            for request in requests:
+                generation = self.backend.generate(
+                    request.messages, request.settings, on_token=request.on_token
+                )
+                source.finished(request, generation)
+
+
 class TokenTextAssembler:
     """Turns token byte pieces into text with exact byte and character offsets.
 

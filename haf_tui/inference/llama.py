@@ -31,6 +31,7 @@ from haf_tui.inference.base import (
     TokenCallback,
     TokenTextAssembler,
 )
+from haf_tui.inference.batched import BatchedLlamaEngine
 from haf_tui.inference.chat import RenderedPrompt, render_named, render_template
 from haf_tui.inference.gguf import GGUFInfo, read_gguf_info
 from haf_tui.prompts import ChatMessage
@@ -166,9 +167,10 @@ class LlamaCppBackend:
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise InferenceError("llama-cpp-python is not installed: run `make install`") from exc
         self._c = llama_cpp.llama_cpp
+        self.n_batch = n_batch
         self.offload_supported = bool(self._c.llama_supports_gpu_offload())
         self.n_gpu_layers = n_gpu_layers if self.offload_supported else 0
-        threads = n_threads or os.cpu_count() or 1
+        threads = self.n_threads = n_threads or os.cpu_count() or 1
         try:
             self.llm = open_llama(
                 self.info.path,
@@ -187,14 +189,36 @@ class LlamaCppBackend:
         self.n_ctx = self.llm.n_ctx()
         self._vocab = self._c.llama_model_get_vocab(self.llm.model)
         self.n_vocab = int(self._c.llama_vocab_n_tokens(self._vocab))
-        self._reader = RawLogprobReader(self.n_vocab)
+        self.logprob_reader = RawLogprobReader(self.n_vocab)
         self._piece_cache: dict[int, bytes] = {}
+        self._engines: dict[int, BatchedLlamaEngine] = {}
         self.reuse_prefix = False
         """Reuse the KV cache of a shared prompt prefix (faster; off: every prompt is evaluated
         from scratch, so a generation does not depend on what ran before it)."""
 
+    @property
+    def c_api(self) -> Any:
+        """llama-cpp-python's low-level bindings (``llama_cpp.llama_cpp``)."""
+        return self._c
+
+    @property
+    def vocab(self) -> Any:
+        """The model's ``llama_vocab`` pointer."""
+        return self._vocab
+
+    def concurrent(self, n_parallel: int) -> BatchedLlamaEngine:
+        """A batched engine serving ``n_parallel`` sequences at once on this model (made once
+        per size, then reused)."""
+        engine = self._engines.get(n_parallel)
+        if engine is None:
+            engine = self._engines[n_parallel] = BatchedLlamaEngine(self, n_parallel)
+        return engine
+
     def close(self) -> None:
-        """Free the model and its context now (instead of when garbage-collected)."""
+        """Free the model and its contexts now (instead of when garbage-collected)."""
+        for engine in self._engines.values():
+            engine.close()
+        self._engines.clear()
         close = getattr(self.llm, "close", None)
         if callable(close):
             close()
@@ -310,7 +334,9 @@ class LlamaCppBackend:
             row = np.ctypeslib.as_array(
                 self._c.llama_get_logits_ith(ctx, -1), shape=(self.n_vocab,)
             )
-            logprob, top_ids, top_logprobs = self._reader.read(row, token_id, settings.top_logprobs)
+            logprob, top_ids, top_logprobs = self.logprob_reader.read(
+                row, token_id, settings.top_logprobs
+            )
             piece = self.token_piece(token_id)
             text, byte_offset, char_offset = assembler.add(piece)
             tokens.append(

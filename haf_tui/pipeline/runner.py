@@ -1,10 +1,13 @@
-"""The staged HAF pipeline: generate, parse, score and store, one generation at a time.
+"""The staged HAF pipeline: generate, parse, score and store.
 
-Every finished generation is committed with its tokens and parsed reasons before the next
-starts; an instance's metrics are committed when its last stage is done. A resumed run skips
+The backend generates up to ``n_parallel`` prompts at once (batched decoding where the
+backend supports it, else one at a time) from a :class:`~haf_tui.pipeline.scheduler.RunQueue`;
+a second thread scores and commits every finished generation with its tokens and parsed
+reasons, and an instance's metrics when its last stage is stored. A resumed run skips
 finished instances and stored generations. Each generation's seed comes from the run's seed
-and what is generated, and every prompt is evaluated from scratch, so a resumed run produces
-what an uninterrupted one would have.
+and what is generated, so a resumed run samples what an uninterrupted one would have (with
+batching, up to the floating-point noise the batch composition brings: see
+:mod:`haf_tui.inference.batched`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from haf_tui.config import RunConfig
-from haf_tui.inference.base import GeneratedToken, GenerationBackend, TokenCallback
+from haf_tui.inference.base import ConcurrentBackend, Generation, GenerationBackend, OneAtATime
 from haf_tui.parsing import Reason, parse_followup, parse_justify
 from haf_tui.pipeline.events import ProgressEvent, ProgressListener, ignore_progress
 from haf_tui.pipeline.instance_metrics import (
@@ -26,41 +29,26 @@ from haf_tui.pipeline.instance_metrics import (
     StoredReason,
     compute_instance_metrics,
 )
-from haf_tui.pipeline.stages import STAGES, GenerationTask, JustifyOutcome
+from haf_tui.pipeline.scheduler import (
+    InstanceWork,
+    QueueHooks,
+    RunAbortedError,
+    RunControl,
+    RunQueue,
+)
+from haf_tui.pipeline.stages import GenerationTask, JustifyOutcome
 from haf_tui.prompts import Stance
-from haf_tui.scoring import score_span
+from haf_tui.scoring import score_spans
 from haf_tui.similarity import SimilarityModel
 from haf_tui.store.db import Store
 from haf_tui.store.records import GenerationRecord, InstanceRecord, InstanceResult, ReasonRecord
+
+__all__ = ["HafRunner", "RunAbortedError", "RunControl", "RunSummary", "generation_seed"]
 
 
 def generation_seed(run_seed: int, *parts: str) -> int:
     """A per-generation seed from the run's seed and what is generated (order-independent)."""
     return zlib.crc32("/".join(parts).encode("utf-8"), run_seed) & 0x7FFFFFFF
-
-
-class RunAbortedError(Exception):
-    """The generation in flight was abandoned because the run was cancelled."""
-
-
-@dataclass
-class RunControl:
-    """How a caller steers a run from another thread.
-
-    ``stop``: finish the generation in flight, then stop. ``abort``: abandon the generation in
-    flight at its next token (nothing of it is stored), then stop. ``pause``: wait before the
-    next generation until cleared. A stopped or aborted run is resumable.
-    """
-
-    stop: threading.Event = field(default_factory=threading.Event)
-    abort: threading.Event = field(default_factory=threading.Event)
-    pause: threading.Event = field(default_factory=threading.Event)
-
-    def cancel(self) -> None:
-        """Stop now: abandon the generation in flight."""
-        self.abort.set()
-        self.stop.set()
-        self.pause.clear()
 
 
 @dataclass(frozen=True)
@@ -111,13 +99,23 @@ class HafRunner:
         self.stop_event = self.control.stop
         self.stream_tokens = stream_tokens
         self._tokens = 0
-        self._generation_seconds = 0.0
+        self._started = 0.0
+        self._done_at_start = 0
         # instance id -> reasons its JUSTIFY passed on (0: stopped there), for the estimates
         self._followups: dict[str, int] = {}
         self._instances_total = 0
 
     def _similarity_fn(self, a: str, b: str) -> float:
         return self.similarity.similarities([(a, b)])[0]
+
+    def _server(self) -> ConcurrentBackend:
+        """Batched decoding when the backend offers it and more than one sequence is asked
+        for, else one generation at a time."""
+        n_parallel = self.config.model.n_parallel
+        concurrent = getattr(self.backend, "concurrent", None)
+        if n_parallel > 1 and callable(concurrent):
+            return cast(ConcurrentBackend, concurrent(n_parallel))
+        return OneAtATime(self.backend)
 
     def run(self, run_id: str) -> RunSummary:
         """Work through every instance of the run that is not finished yet."""
@@ -128,62 +126,116 @@ class HafRunner:
         summary = RunSummary(run_id, "running", len(finished), len(instances), counts)
         self._instances_total = len(instances)
         self._followups = _followups_from_keys(stored)
+        todo = [i for i in instances if i.instance_id not in finished]
+        server = self._server()
+        run_queue = RunQueue(
+            todo,
+            stored,
+            self._stored_outcomes(run_id, todo, stored),
+            stages=self.config.stages,
+            explicit=self.config.prompting == "explicit",
+            window=1 if server.n_parallel == 1 else 2 * server.n_parallel,
+            control=self.control,
+            hooks=QueueHooks(
+                seed_of=lambda instance, task: generation_seed(
+                    self.config.decoding.seed, instance.instance_id, task.stage, str(task.sub_index)
+                ),
+                settings_for=lambda seed: self.config.decoding.model_copy(update={"seed": seed}),
+                emit=lambda kind, **details: self._emit(kind, summary, **details),
+                parse_rules=self.config.parse_rules,
+            ),
+            stream_tokens=self.stream_tokens,
+            scorer_capacity=2 * server.n_parallel,
+        )
         self.store.update_run(run_id, status="running")
         self._emit("run-started", summary, message=f"{len(finished)} of {len(instances)} done")
-        started = time.perf_counter()
-        instance_seconds: list[float] = []
+        self._started = started = time.perf_counter()
+        self._done_at_start = summary.instances_done
+        scorer = threading.Thread(
+            target=self._score_results, args=(run_id, run_queue, summary), daemon=True
+        )
+        scorer.start()
         try:
-            for instance in instances:
-                if instance.instance_id in finished:
-                    continue
-                if self.stop_event.is_set():
-                    summary.status = "interrupted"
-                    break
-                instance_started = time.perf_counter()
-                if not self._run_instance(run_id, instance, stored, summary):
-                    summary.status = "interrupted"
-                    break
-                instance_seconds.append(time.perf_counter() - instance_started)
-                summary.instances_done += 1
-                remaining = summary.instances_total - summary.instances_done
-                eta = sum(instance_seconds) / len(instance_seconds) * remaining
-                reasons = self._followups.get(instance.instance_id, 0)
-                outcome = f"{reasons} reasons" if reasons else "stopped after JUSTIFY"
-                self._emit(
-                    "instance", summary, instance_id=instance.instance_id, eta=eta, message=outcome
-                )
-            else:
-                summary.status = "finished"
+            try:
+                server.serve(run_queue)
+            finally:
+                run_queue.results.put(None)
+                scorer.join()
+            if run_queue.failure is not None:
+                raise run_queue.failure
+            done = summary.instances_done == summary.instances_total
+            summary.status = "finished" if done else "interrupted"
         except RunAbortedError:
+            if run_queue.failure is not None:
+                self._fail(run_id, summary, run_queue.failure, started)
+                raise run_queue.failure from None
             summary.status = "interrupted"
         except BaseException as exc:
-            summary.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-            error = None if isinstance(exc, KeyboardInterrupt) else str(exc)
-            self.store.update_run(
-                run_id, status=summary.status, error=error, seconds=time.perf_counter() - started
-            )
+            self._fail(run_id, summary, exc, started)
             raise
         summary.seconds = time.perf_counter() - started
         self.store.update_run(run_id, status=summary.status, seconds=summary.seconds)
         self._emit("run-finished", summary, message=summary.status)
         return summary
 
-    def _run_instance(
-        self,
-        run_id: str,
-        instance: InstanceRecord,
-        stored: set[tuple[str, str, int]],
-        summary: RunSummary,
-    ) -> bool:
-        """All stages of one instance, then its metrics; False when asked to stop."""
-        explicit = self.config.prompting == "explicit"
-        justify_task = STAGES["justify"].tasks(instance.text, None, explicit)[0]
-        if not self._ensure(run_id, instance, justify_task, stored, summary):
-            return False
-        # the stored JUSTIFY row (just written, or from before a resume) decides what follows
+    def _fail(self, run_id: str, summary: RunSummary, exc: BaseException, started: float) -> None:
+        summary.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        error = None if isinstance(exc, KeyboardInterrupt) else str(exc)
+        self.store.update_run(
+            run_id, status=summary.status, error=error, seconds=time.perf_counter() - started
+        )
+
+    def _stored_outcomes(
+        self, run_id: str, todo: list[InstanceRecord], stored: set[tuple[str, str, int]]
+    ) -> dict[str, JustifyOutcome]:
+        """The JUSTIFY outcome of every unfinished instance whose JUSTIFY is stored (a resume)."""
+        outcomes = {}
+        for instance in todo:
+            if (instance.instance_id, "justify", -1) in stored:
+                rows = self.store.instance_generations(run_id, instance.instance_id)
+                outcomes[instance.instance_id] = _justify_outcome(rows)
+        return outcomes
+
+    def _score_results(self, run_id: str, run_queue: RunQueue, summary: RunSummary) -> None:
+        """The scorer thread: score and store each generation, then each finished instance.
+
+        After a failure it keeps draining the queue (so the backend never blocks) and stops
+        the run."""
+        while (item := run_queue.results.get()) is not None:
+            if run_queue.failure is not None:
+                continue
+            try:
+                if isinstance(item, InstanceWork):
+                    self._finish_instance(run_id, item, summary)
+                    continue
+                tag, generation = item
+                self.store.save_generation(
+                    self._record(run_id, tag.work.instance, tag.task, tag.seed, generation)
+                )
+                stage = tag.task.stage
+                summary.generations[stage] = summary.generations.get(stage, 0) + 1
+                self._tokens += max(len(generation.tokens) - 1, 0)
+                if stage == "justify" and tag.work.outcome is not None:
+                    outcome = tag.work.outcome
+                    went_on = outcome.stance != "unclear" and bool(outcome.reasons)
+                    self._followups[tag.work.instance.instance_id] = (
+                        len(outcome.reasons) if went_on else 0
+                    )
+                self._emit(
+                    "generation", summary, stage=stage, instance_id=tag.work.instance.instance_id
+                )
+                if run_queue.instance_stored(tag.work):
+                    self._finish_instance(run_id, tag.work, summary)
+            except BaseException as exc:
+                run_queue.failure = exc
+                self.control.abort.set()
+                self.control.stop.set()
+
+    def _finish_instance(self, run_id: str, work: InstanceWork, summary: RunSummary) -> None:
+        """Metrics of an instance whose generations are all stored, from the stored rows."""
+        instance = work.instance
         generations = self.store.instance_generations(run_id, instance.instance_id)
-        justify = next(g for g in generations if g["stage"] == "justify")
-        outcome = JustifyOutcome(cast(Stance, justify["decision"]), tuple(justify["reason_texts"]))
+        outcome = _justify_outcome(generations)
         stopped = (
             "unclear stance"
             if outcome.stance == "unclear"
@@ -192,71 +244,36 @@ class HafRunner:
             else None
         )
         self._followups[instance.instance_id] = 0 if stopped else len(outcome.reasons)
-        if stopped is None:
-            for name in self.config.stages[1:]:
-                for task in STAGES[name].tasks(instance.text, outcome, explicit):
-                    if not self._ensure(run_id, instance, task, stored, summary):
-                        return False
-            generations = self.store.instance_generations(run_id, instance.instance_id)
         self._save_result(
             run_id, instance, outcome.stance, len(outcome.reasons), stopped, generations
         )
-        return True
+        summary.instances_done += 1
+        finished_here = summary.instances_done - self._done_at_start
+        elapsed = time.perf_counter() - self._started
+        remaining = summary.instances_total - summary.instances_done
+        eta = elapsed / finished_here * remaining if finished_here else None
+        outcome_text = f"{len(outcome.reasons)} reasons" if not stopped else "stopped after JUSTIFY"
+        self._emit(
+            "instance", summary, instance_id=instance.instance_id, eta=eta, message=outcome_text
+        )
 
-    def _ensure(
+    def _record(
         self,
         run_id: str,
         instance: InstanceRecord,
         task: GenerationTask,
-        stored: set[tuple[str, str, int]],
-        summary: RunSummary,
-    ) -> bool:
-        key = (instance.instance_id, task.stage, task.sub_index)
-        if key in stored:
-            return True
-        if self.control.pause.is_set():
-            self._emit("paused", summary, stage=task.stage, instance_id=instance.instance_id)
-            while self.control.pause.is_set() and not self.stop_event.is_set():
-                time.sleep(0.05)
-            self._emit("resumed", summary, stage=task.stage, instance_id=instance.instance_id)
-        if self.stop_event.is_set():
-            return False
-        if self.stream_tokens:
-            self._emit(
-                "generation-started",
-                summary,
-                stage=task.stage,
-                instance_id=instance.instance_id,
-                sub_index=task.sub_index,
-            )
-        record = self._generate(run_id, instance, task)
-        self.store.save_generation(record)
-        stored.add(key)
-        summary.generations[task.stage] = summary.generations.get(task.stage, 0) + 1
-        self._emit("generation", summary, stage=task.stage, instance_id=instance.instance_id)
-        return True
-
-    def _generate(
-        self, run_id: str, instance: InstanceRecord, task: GenerationTask
+        seed: int,
+        generation: Generation,
     ) -> GenerationRecord:
-        seed = generation_seed(
-            self.config.decoding.seed, instance.instance_id, task.stage, str(task.sub_index)
-        )
-        settings = self.config.decoding.model_copy(update={"seed": seed})
-        generation = self.backend.generate(
-            task.messages, settings, on_token=self._token_callback(run_id, instance, task)
-        )
-        self._tokens += max(len(generation.tokens) - 1, 0)
-        self._generation_seconds += generation.seconds - generation.prompt_seconds
+        """A finished generation parsed and scored (every span's relevance in one batch)."""
         text, tokens = generation.text, generation.tokens
         parsed = self._parse(task.stage, text)
-        decision_score = score_span(
-            text, tokens, parsed.decision_start, parsed.decision_end, self.similarity
-        )
+        spans = [(parsed.decision_start, parsed.decision_end)]
+        spans += [(reason.start, reason.end) for reason in parsed.reasons]
+        decision_score, *reason_scores = score_spans(text, tokens, spans, self.similarity)
         reasons = []
         diagnostics: list[tuple[str, str]] = []
-        for index, reason in enumerate(parsed.reasons):
-            score = score_span(text, tokens, reason.start, reason.end, self.similarity)
+        for index, (reason, score) in enumerate(zip(parsed.reasons, reason_scores, strict=True)):
             if not score.token_indices:
                 diagnostics.append(("reason without tokens", f"reason {index}"))
             reasons.append(
@@ -359,30 +376,6 @@ class HafRunner:
             ]
         self.store.save_instance_result(result)
 
-    def _token_callback(
-        self, run_id: str, instance: InstanceRecord, task: GenerationTask
-    ) -> TokenCallback:
-        """Abandons the generation when the run is cancelled; streams each token to the
-        listener when asked to."""
-        abort, stream = self.control.abort, self.stream_tokens
-
-        def on_token(token: GeneratedToken) -> None:
-            if abort.is_set():
-                raise RunAbortedError(run_id)
-            if stream:
-                self.listener(
-                    ProgressEvent(
-                        kind="token",
-                        run_id=run_id,
-                        stage=task.stage,
-                        instance_id=instance.instance_id,
-                        sub_index=task.sub_index,
-                        message=token.text,
-                    )
-                )
-
-        return on_token
-
     def expected_generations(self) -> dict[str, int]:
         """Generations a run is expected to need per stage (after JUSTIFY, an estimate from the
         instances seen so far: how many went on, and with how many reasons)."""
@@ -414,7 +407,8 @@ class HafRunner:
         message: str = "",
         sub_index: int = -1,
     ) -> None:
-        rate = self._tokens / self._generation_seconds if self._generation_seconds else 0.0
+        elapsed = time.perf_counter() - self._started if self._started else 0.0
+        rate = self._tokens / elapsed if elapsed > 0 else 0.0
         self.listener(
             ProgressEvent(
                 kind=kind,  # type: ignore[arg-type]
@@ -440,6 +434,12 @@ def _followups_from_keys(stored: set[tuple[str, str, int]]) -> dict[str, int]:
         went_on = 0 if stage == "justify" else sub_index + 1 if stage == "individual" else 1
         followups[instance_id] = max(followups.get(instance_id, 0), went_on)
     return followups
+
+
+def _justify_outcome(rows: Sequence[dict[str, Any]]) -> JustifyOutcome:
+    """The stance and reasons of an instance's stored JUSTIFY row."""
+    justify = next(g for g in rows if g["stage"] == "justify")
+    return JustifyOutcome(cast(Stance, justify["decision"]), tuple(justify["reason_texts"]))
 
 
 def _float(value: object) -> float:

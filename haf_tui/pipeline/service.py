@@ -163,7 +163,7 @@ def run_config_of(store: Store, run_id: str, **model_overrides: Any) -> tuple[st
     if record.status == "finished":
         raise StoreError(f"run {record.run_id} is already finished")
     config = RunConfig.model_validate_json(record.config_json)
-    allowed = {"n_ctx", "n_gpu_layers", "n_threads", "n_batch", "extra_buffers"}
+    allowed = {"n_ctx", "n_gpu_layers", "n_threads", "n_batch", "n_parallel", "extra_buffers"}
     updates = {k: v for k, v in model_overrides.items() if v is not None and k in allowed}
     if updates:
         config = config.model_copy(update={"model": config.model.model_copy(update=updates)})

@@ -1,0 +1,257 @@
+"""Scheduling a run's generations: a bounded window of instances in flight, scoring overlapped.
+
+:class:`RunQueue` is the :class:`~haf_tui.inference.base.RequestSource` a backend serves. It
+admits instances in dataset order, at most ``window`` at a time, and hands out their
+generation tasks with the follow-ups of instances already in flight first, so instances
+finish early and memory stays bounded. When a JUSTIFY answer comes back its follow-up prompts
+are made at once (parsing is pure and quick), so the backend never waits for scoring.
+
+Scoring (TokenSAR relevance through the similarity model), storing and each instance's
+metrics run on a second thread, fed through a bounded queue: the similarity model works
+while the next tokens are decoded. Only that thread writes to the store during a run.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from haf_tui.config import DecodingSettings
+from haf_tui.inference.base import GeneratedToken, Generation, GenerationRequest, TokenCallback
+from haf_tui.parsing import parse_justify
+from haf_tui.pipeline.stages import STAGES, GenerationTask, JustifyOutcome
+from haf_tui.store.records import InstanceRecord
+
+
+class RunAbortedError(Exception):
+    """The generation in flight was abandoned because the run was cancelled."""
+
+
+@dataclass
+class RunControl:
+    """How a caller steers a run from another thread.
+
+    ``stop``: finish the generations in flight, then stop. ``abort``: abandon the generations
+    in flight at their next token (nothing of them is stored), then stop. ``pause``: start no
+    new generation until cleared. A stopped or aborted run is resumable.
+    """
+
+    stop: threading.Event = field(default_factory=threading.Event)
+    abort: threading.Event = field(default_factory=threading.Event)
+    pause: threading.Event = field(default_factory=threading.Event)
+
+    def cancel(self) -> None:
+        """Stop now: abandon the generations in flight."""
+        self.abort.set()
+        self.stop.set()
+        self.pause.clear()
+
+
+@dataclass
+class InstanceWork:
+    """One instance in flight: its JUSTIFY outcome once known, and generations not yet stored."""
+
+    instance: InstanceRecord
+    outcome: JustifyOutcome | None = None
+    outstanding: int = 0
+    started: float = field(default_factory=time.perf_counter)
+
+
+@dataclass(frozen=True)
+class TaskTag:
+    """What a request is, for the scorer: the instance, the task and its seed."""
+
+    work: InstanceWork
+    task: GenerationTask
+    seed: int
+
+
+Finished = tuple[TaskTag, Generation] | InstanceWork | None
+"""What the scorer gets: a generation to store, an instance whose generations are all stored
+already (resumed), or None: no more."""
+
+
+@dataclass
+class QueueHooks:
+    """What the queue needs of its runner."""
+
+    seed_of: Callable[[InstanceRecord, GenerationTask], int]
+    settings_for: Callable[[int], DecodingSettings]
+    emit: Callable[..., None]
+    parse_rules: str
+
+
+class RunQueue:
+    """Hands a run's generation tasks to a backend and its results to the scorer."""
+
+    def __init__(
+        self,
+        instances: list[InstanceRecord],
+        stored: set[tuple[str, str, int]],
+        known_outcomes: dict[str, JustifyOutcome],
+        *,
+        stages: tuple[str, ...],
+        explicit: bool,
+        window: int,
+        control: RunControl,
+        hooks: QueueHooks,
+        stream_tokens: bool,
+        scorer_capacity: int,
+    ):
+        self._waiting = deque(instances)
+        self._stored = stored
+        self._known = known_outcomes
+        self._stages = stages
+        self._explicit = explicit
+        self._window = max(window, 1)
+        self._in_flight = 0
+        self._ready: deque[GenerationRequest] = deque()
+        self._control = control
+        self._hooks = hooks
+        self._stream = stream_tokens
+        self._streaming: GenerationRequest | None = None
+        self._lock = threading.Condition()
+        self.results: queue.Queue[Finished] = queue.Queue(maxsize=max(scorer_capacity, 1))
+        self.failure: BaseException | None = None
+
+    # RequestSource
+
+    def take(self, limit: int, *, wait: bool) -> list[GenerationRequest]:
+        """Up to ``limit`` ready requests (follow-ups first, then new instances' work)."""
+        control = self._control
+        if self.failure is not None:
+            raise RuntimeError(f"scoring failed: {self.failure}") from self.failure
+        if control.pause.is_set() and not control.stop.is_set():
+            if not wait:
+                return []
+            self._hooks.emit("paused")
+            while control.pause.is_set() and not control.stop.is_set():
+                time.sleep(0.05)
+            self._hooks.emit("resumed")
+        if control.stop.is_set():
+            return []
+        complete: list[InstanceWork] = []
+        with self._lock:
+            while True:
+                while len(self._ready) < limit and self._waiting and self._in_flight < self._window:
+                    work = self._admit(self._waiting.popleft())
+                    if work is not None:
+                        complete.append(work)
+                if self._ready or not wait or not self._waiting or complete:
+                    break
+                if control.stop.is_set() or self.failure is not None:
+                    break
+                self._lock.wait(0.1)  # the window is full: wait for the scorer to store one
+            taken = [self._ready.popleft() for _ in range(min(limit, len(self._ready)))]
+            if self._stream and self._streaming is None and taken:
+                self._streaming = taken[0]
+        for work in complete:
+            self.results.put(work)
+        if self._streaming is not None and self._streaming in taken:
+            tag = self._streaming.tag
+            assert isinstance(tag, TaskTag)
+            self._hooks.emit(
+                "generation-started",
+                stage=tag.task.stage,
+                instance_id=tag.work.instance.instance_id,
+                sub_index=tag.task.sub_index,
+            )
+        return taken
+
+    def finished(self, request: GenerationRequest, generation: Generation) -> None:
+        """A generation is done: queue its follow-ups (after JUSTIFY), then hand it to the
+        scorer (blocks while the scorer is ``scorer_capacity`` behind)."""
+        tag = request.tag
+        assert isinstance(tag, TaskTag)
+        if tag.task.stage == "justify":
+            parsed = parse_justify(generation.text, rules=self._hooks.parse_rules)  # type: ignore[arg-type]
+            outcome = JustifyOutcome(parsed.stance, tuple(r.text for r in parsed.reasons))
+            with self._lock:
+                tag.work.outcome = outcome
+                self._queue_followups(tag.work, front=True)
+        with self._lock:
+            if self._streaming is request:
+                self._streaming = None
+        self.results.put((tag, generation))
+
+    # bookkeeping shared with the scorer
+
+    def instance_stored(self, work: InstanceWork) -> bool:
+        """One generation of ``work`` is stored; True when it was the last one."""
+        with self._lock:
+            work.outstanding -= 1
+            done = work.outstanding == 0 and work.outcome is not None
+            if done:
+                self._in_flight -= 1
+                self._lock.notify_all()
+            return done
+
+    def _admit(self, instance: InstanceRecord) -> InstanceWork | None:
+        """Queue an instance's work; returns it when all its generations are stored already."""
+        work = InstanceWork(instance)
+        self._in_flight += 1
+        justify = STAGES["justify"].tasks(instance.text, None, self._explicit)[0]
+        if self._is_stored(instance, justify):
+            work.outcome = self._known.get(instance.instance_id)
+            if work.outcome is None:  # pragma: no cover - the runner preloads every one
+                raise RuntimeError(f"no stored JUSTIFY outcome for {instance.instance_id}")
+            self._queue_followups(work, front=False)
+            if work.outstanding == 0:
+                self._in_flight -= 1
+                return work
+        else:
+            work.outstanding += 1
+            self._ready.append(self._request(work, justify))
+        return None
+
+    def _queue_followups(self, work: InstanceWork, *, front: bool) -> None:
+        outcome = work.outcome
+        assert outcome is not None
+        if outcome.stance == "unclear" or not outcome.reasons:
+            return
+        requests = [
+            self._request(work, task)
+            for name in self._stages[1:]
+            for task in STAGES[name].tasks(work.instance.text, outcome, self._explicit)
+            if not self._is_stored(work.instance, task)
+        ]
+        work.outstanding += len(requests)
+        if front:
+            self._ready.extendleft(reversed(requests))
+        else:
+            self._ready.extend(requests)
+
+    def _is_stored(self, instance: InstanceRecord, task: GenerationTask) -> bool:
+        return (instance.instance_id, task.stage, task.sub_index) in self._stored
+
+    def _request(self, work: InstanceWork, task: GenerationTask) -> GenerationRequest:
+        seed = self._hooks.seed_of(work.instance, task)
+        request = GenerationRequest(task.messages, self._hooks.settings_for(seed))
+        request.tag = TaskTag(work, task, seed)
+        request.on_token = self._token_callback(request)
+        return request
+
+    def _token_callback(self, request: GenerationRequest) -> TokenCallback:
+        """Abandons the generation when the run is cancelled; streams the tokens of one
+        generation at a time to the listener when asked to."""
+        abort = self._control.abort
+
+        def on_token(token: GeneratedToken) -> None:
+            if abort.is_set():
+                raise RunAbortedError()
+            if self._streaming is request:
+                tag = request.tag
+                assert isinstance(tag, TaskTag)
+                self._hooks.emit(
+                    "token",
+                    stage=tag.task.stage,
+                    instance_id=tag.work.instance.instance_id,
+                    sub_index=tag.task.sub_index,
+                    message=token.text,
+                )
+
+        return on_token
