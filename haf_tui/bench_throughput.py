@@ -41,15 +41,18 @@ BENCH_REASONS = (
 
 
 class ListSource:
-    """A fixed list of requests for an engine; keeps what comes back by tag."""
+    """A fixed list of requests for an engine, at most ``per_take`` at a time; keeps what comes
+    back by tag."""
 
-    def __init__(self, requests: list[GenerationRequest]):
+    def __init__(self, requests: list[GenerationRequest], per_take: int = 1 << 30):
         self.waiting = list(requests)
+        self.per_take = per_take
         self.results: dict[object, Generation] = {}
 
     def take(self, limit: int, *, wait: bool) -> list[GenerationRequest]:
-        """The next ``limit`` requests."""
-        taken, self.waiting = self.waiting[:limit], self.waiting[limit:]
+        """The next requests, up to ``limit``."""
+        count = min(limit, self.per_take)
+        taken, self.waiting = self.waiting[:count], self.waiting[count:]
         return taken
 
     def finished(self, request: GenerationRequest, generation: Generation) -> None:

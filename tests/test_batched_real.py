@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from haf_tui.bench_throughput import ListSource
 from haf_tui.config import DecodingSettings
 from haf_tui.inference.base import Generation, GenerationRequest
 from haf_tui.inference.batched import BatchedLlamaEngine
@@ -29,23 +30,6 @@ TEXTS = (
 REASONS = ("It insults the reader.", "It calls the reader stupid.", "It says everyone hates them.")
 LOGPROB_TOLERANCE = 0.3
 """Largest |batched - single| logprob on a shared token we accept (measured max: 0.16)."""
-
-
-class ListSource:
-    """Hands out a fixed list of requests, ``limit`` at a time; keeps what comes back."""
-
-    def __init__(self, requests: list[GenerationRequest], per_take: int = 99):
-        self.waiting = list(requests)
-        self.per_take = per_take
-        self.results: dict[object, Generation] = {}
-
-    def take(self, limit: int, *, wait: bool) -> list[GenerationRequest]:
-        count = min(limit, self.per_take)
-        taken, self.waiting = self.waiting[:count], self.waiting[count:]
-        return taken
-
-    def finished(self, request: GenerationRequest, generation: Generation) -> None:
-        self.results[request.tag] = generation
 
 
 def _requests(max_new: int = 20) -> list[GenerationRequest]:

@@ -56,3 +56,32 @@ def test_unknown_model_fails_with_one_line() -> None:
         BiEncoderSimilarity("/nonexistent/similarity-model")
     with pytest.raises(SimilarityError, match="unknown similarity kind"):
         load_similarity(kind="tri-encoder")  # type: ignore[arg-type]
+
+
+def test_spans_of_a_generation_are_scored_in_one_call(minilm: Any) -> None:
+    """``score_spans`` gives what ``score_span`` gives span by span, with one model call."""
+    from haf_tui.inference.base import GeneratedToken, TokenTextAssembler
+    from haf_tui.scoring import score_span, score_spans
+
+    text = "The text is toxic. It insults the reader. It mocks them."
+    assembler, tokens = TokenTextAssembler(), []
+    for index, word in enumerate(text.replace(" ", " \0").split("\0")):
+        piece, byte_offset, char_offset = assembler.add(word.encode())
+        tokens.append(GeneratedToken(index, word.encode(), piece, byte_offset, char_offset, -0.2))
+    spans = [(0, 18), (19, 41), (42, 56), (5, 5)]
+    calls: list[int] = []
+
+    class Counting:
+        name = "counting"
+
+        def similarities(self, pairs: Any) -> list[float]:
+            calls.append(len(pairs))
+            return list(minilm.similarities(pairs))
+
+    together = score_spans(text, tokens, spans, Counting())
+    assert len(calls) == 1
+    for (start, end), score in zip(spans, together, strict=True):
+        alone = score_span(text, tokens, start, end, minilm)
+        assert score.token_indices == alone.token_indices
+        assert score.relevance == pytest.approx(alone.relevance)
+        assert score.confidence == pytest.approx(alone.confidence, nan_ok=True)

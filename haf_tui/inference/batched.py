@@ -47,8 +47,8 @@ from haf_tui.inference.chat import RenderedPrompt
 if TYPE_CHECKING:
     from haf_tui.inference.llama import LlamaCppBackend
 
-MIN_SHARED_PREFIX = 8
-"""Shorter common prefixes are evaluated again (a copy costs more bookkeeping than it saves)."""
+MIN_SHARED_PREFIX = 32
+"""Shorter common prefixes are evaluated again: a copy moves the whole KV stream of the source."""
 
 
 @dataclass
