@@ -17,6 +17,7 @@ from haf_tui.benchdata import build_bench_db
 from haf_tui.reports import get_query, run_named
 from haf_tui.store import open_store
 from haf_tui.tui import create_app
+from haf_tui.tui.instance_reader import read_instances
 from haf_tui.tui.screens.explorer import TYPING_PAUSE, ExplorerScreen
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.widgets.instance_filters import (
@@ -452,3 +453,23 @@ def test_metric_ranges_are_read_or_refused() -> None:
     ):
         with pytest.raises(FilterError, match=message):
             parse_ranges(bad)
+
+
+def test_instance_reads_give_the_rows_of_instance_detail(synth_db: SynthDb) -> None:
+    """The explorer's batched reads assemble exactly what the ``instance_detail`` query gives."""
+    db, (run_id, _) = synth_db
+    every = ids(db, ALL_SQL, [])[:12]
+    with open_store(db, read_only=True) as store:
+        found = read_instances(store, run_id, [*every, "no-such-instance"])
+        assert [data.instance_id for data in found] == every
+        for data in found:
+            params = {"run_id": run_id, "instance_id": data.instance_id}
+            columns, rows = run_named(store, "instance_detail", params)
+            expected = [dict(zip(columns, row, strict=True)) for row in rows]
+            assert repr(data.detail) == repr(expected)  # (repr: NaN equals NaN)
+            n_tokens = db_rows(
+                db,
+                "SELECT count(*) FROM tokens WHERE run_id = ? AND instance_id = ?",
+                [run_id, data.instance_id],
+            )[0][0]
+            assert sum(len(tokens) for tokens in data.tokens.values()) == n_tokens

@@ -4,10 +4,11 @@ the one handler for worker errors."""
 from __future__ import annotations
 
 import gc
+import weakref
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -23,6 +24,9 @@ from haf_tui.tui.live import EventBatcher, LiveSession, RunJob
 from haf_tui.tui.messages import RunUpdate, WorkFailed
 from haf_tui.tui.screens.help import HelpScreen
 from haf_tui.tui.screens.home import HomeScreen
+
+REFREEZE_DELAY = 2.0
+"""Seconds after a screen that froze its rows closes before they are collected."""
 
 
 class HafApp(App[None]):
@@ -42,22 +46,46 @@ class HafApp(App[None]):
         self.reader = reader
         self.session: LiveSession | None = None
         self._session_worker: Worker[None] | None = None
+        self._holders: weakref.WeakSet[Screen[Any]] = weakref.WeakSet()
 
     def on_mount(self) -> None:
         """Start on the runs list."""
         self.push_screen(HomeScreen())
-        # the objects of the loaded app are long-lived: keep full collections off them
-        # (they paused keypresses for 75-140 ms on a large database)
-        gc.freeze()
+        self.freeze_after_load()
         self.warm_imports()
+
+    def freeze_after_load(self, screen: Screen[Any] | None = None) -> None:
+        """Leave what is loaded now (the app, its libraries, the rows ``screen`` just read)
+        out of the collector's full passes: they re-scanned ~150k long-lived objects for
+        100-200 ms, the slowest keypresses. The one place the app freezes; once ``screen``
+        closes, what it held goes back to the collector (:meth:`screen_closed`)."""
+        gc.freeze()
+        if screen is not None:
+            self._holders.add(screen)
+
+    def screen_closed(self, screen: Screen[Any]) -> None:
+        """A screen closed: if it froze a load, collect what it held a moment later (and
+        freeze the rest again), not while its keys are still being handled."""
+        if screen in self._holders:
+            self._holders.discard(screen)
+            self.set_timer(REFREEZE_DELAY, self._refreeze)
+
+    @staticmethod
+    def _refreeze() -> None:
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="warm")
     def warm_imports(self) -> None:
-        """Import what starting a run needs (llama.cpp, the pipeline) in the background, so the
-        wizard opens without waiting for it; posts nothing."""
+        """Import the other screens and what starting a run needs (llama.cpp, the pipeline) in
+        the background, so that they open without waiting for it; posts nothing."""
         import haf_tui.pipeline.choices
         import haf_tui.pipeline.planning
+        import haf_tui.tui.screens.explorer
+        import haf_tui.tui.screens.metrics
         import haf_tui.tui.screens.monitor
+        import haf_tui.tui.screens.sql
         import haf_tui.tui.screens.wizard  # noqa: F401
 
     # -- navigation ------------------------------------------------------------------------------

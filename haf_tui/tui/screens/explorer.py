@@ -10,9 +10,7 @@ and [ ] move the token cursor, c colours by NLL or relevance, r shows the prompt
 
 from __future__ import annotations
 
-import gc
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import cache
 from time import monotonic
 from typing import Any, ClassVar
@@ -22,10 +20,16 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.widgets import Header, Input, Static, TextArea, Tree
 
 from haf_tui.reports import get_query
+from haf_tui.tui.instance_reader import (
+    InstanceCache,
+    InstanceData,
+    InstancesLoaded,
+    InstancesRead,
+    read_instances,
+)
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.instance_filters import (
     FilterError,
@@ -36,55 +40,19 @@ from haf_tui.tui.widgets.instance_filters import (
 )
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree, fmt
-from haf_tui.tui.widgets.token_view import Span, Token, TokenView
+from haf_tui.tui.widgets.token_view import TokenView
 
-TOKENS_SQL = """
-SELECT stage, sub_index, text, logprob, top_texts, top_logprobs FROM tokens
-WHERE run_id = $run_id AND instance_id = $instance_id ORDER BY stage, sub_index, position
-"""
-REASONS_SQL = """
-SELECT stage, sub_index, reason_index, token_first, token_count, relevance FROM reasons
-WHERE run_id = $run_id AND instance_id = $instance_id AND token_first IS NOT NULL
-"""
-PROMPTS_SQL = """
-SELECT stage, sub_index, prompt_text FROM generations
-WHERE run_id = $run_id AND instance_id = $instance_id
-"""
-GenKey = tuple[str, int]
 LOADING_DELAY = 0.15
 """Seconds before a slow instance read says "loading" (a fast one just appears)."""
 TYPING_PAUSE = 0.3
 """While typing a search or ranges, the instance under the cursor is read this long after
 the last keystroke (the list itself follows every keystroke)."""
-
-
-@dataclass
-class InstanceData:
-    """Everything the explorer shows of one instance, read once and cached."""
-
-    instance_id: str
-    detail: list[dict[str, Any]]
-    tokens: dict[GenKey, list[Token]] = field(default_factory=dict)
-    spans: dict[GenKey, dict[int, Span]] = field(default_factory=dict)
-    prompts: dict[GenKey, str] = field(default_factory=dict)
-
-
-@dataclass
-class InstancesLoaded(Message):
-    """The run's instances (rows of the ``instances`` query, as dicts)."""
-
-    rows: list[dict[str, Any]]
-    run_id: str
-
-
-@dataclass
-class InstanceLoaded(Message):
-    """One instance's generations, tokens and reason spans."""
-
-    data: InstanceData
-
-
-_READER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="explorer-read")
+AHEAD, BEHIND = 8, 3
+"""The shown rows after and before the cursor read ahead while the instance under it shows
+(one read of several instances costs little more than one of a single instance), so that
+stepping finds them cached."""
+WITH_MISSING = 3, 1
+"""The rows after and before an uncached instance read with it (a few: it is waited for)."""
 
 
 @cache
@@ -145,7 +113,9 @@ class ExplorerScreen(HafScreen[None]):
         self.HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
         self.instances: list[dict[str, Any]] = []
         self.by_id: dict[str, dict[str, Any]] = {}
-        self.cache: dict[str, InstanceData] = {}
+        self.cache = InstanceCache()
+        self.reading: set[str] = set()
+        """Ids a read under way will bring (none is asked for twice)."""
         self.current: str | None = None
         self.filter = InstanceFilter()
         self.loaded = False
@@ -194,23 +164,21 @@ class ExplorerScreen(HafScreen[None]):
         self.post_message(InstancesLoaded(prepare(rows), run_id))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-instance")
-    def load_instance(self, instance_id: str) -> None:
-        """Read one instance: its generations and reasons, tokens, spans and prompts."""
-        params = {"run_id": self.run_id, "instance_id": instance_id}
-        store = self.reader.store()
-        # the detail (the slowest read) on a second thread while this one reads the rest
-        detail = _READER.submit(store.query, _named_sql("instance_detail"), params)
-        token_rows = store.query(TOKENS_SQL, params)[1]
-        data = InstanceData(instance_id, [])
-        for stage, sub, text, logprob, top_texts, top_logprobs in token_rows:
-            token = Token(text, logprob, top_texts or (), top_logprobs or ())
-            data.tokens.setdefault((stage, sub), []).append(token)
-        for stage, sub, index, first, count, relevance in store.query(REASONS_SQL, params)[1]:
-            data.spans.setdefault((stage, sub), {})[index] = Span(first, count, relevance or ())
-        for stage, sub, prompt in store.query(PROMPTS_SQL, params)[1]:
-            data.prompts[(stage, sub)] = prompt
-        data.detail = _dicts(detail.result())
-        self.post_message(InstanceLoaded(data))
+    def load_batch(self, ids: list[str]) -> None:
+        """Read instances (the one under the cursor first in ``ids``, then its neighbours)."""
+        self._read(ids)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-prefetch")
+    def prefetch(self, ids: list[str]) -> None:
+        """Read the shown neighbours of the cursor before they are asked for."""
+        self._read(ids)
+
+    def _read(self, ids: list[str]) -> None:
+        found: list[InstanceData] = []
+        try:
+            found = read_instances(self.reader.store(), self.run_id, ids)
+        finally:  # even a failed read says what it no longer brings
+            self.post_message(InstancesRead(found, ids))
 
     # -- handlers --------------------------------------------------------------------------------
 
@@ -221,13 +189,7 @@ class ExplorerScreen(HafScreen[None]):
         self.by_id = {str(row["instance_id"]): row for row in message.rows}
         self.loaded = True
         self.fill_table()
-        # The rows, the app and its libraries live on: leave them out of the collector's
-        # full passes (each re-scanned ~150k objects for 100–200 ms, the slowest keys).
-        gc.freeze()
-
-    def on_unmount(self) -> None:
-        """Hand the frozen objects back to the collector."""
-        gc.unfreeze()
+        self.haf_app.freeze_after_load(self)
 
     def visible_instances(self) -> list[dict[str, Any]]:
         """The instances the filters pass, in the chosen order."""
@@ -260,19 +222,47 @@ class ExplorerScreen(HafScreen[None]):
         self.select_instance(event.instance_id)
 
     def select_instance(self, instance_id: str) -> None:
-        """Show an instance from the cache, or read it first."""
+        """Show an instance from the cache, or read it (with its neighbours) first."""
         if instance_id == self.current and instance_id in self.cache:
             return
         self.current = instance_id
-        if instance_id in self.cache:
-            self.show_instance(self.cache[instance_id])
+        data = self.cache.get_fresh(instance_id)
+        if data is not None:
+            self.show_instance(data)
+            self.read_neighbours(instance_id)
         elif monotonic() < self.typing_until:  # read it once typing pauses
             self.query_one("#ex-input", Static).update(f"{instance_id} …", layout=False)
             self.set_timer(TYPING_PAUSE, lambda: self._read_later(instance_id))
         else:
-            # "loading" only if the read is slow: a quick one shows the instance in one frame
-            self.set_timer(LOADING_DELAY, lambda: self._loading(instance_id))
-            self.load_instance(instance_id)
+            self._read_now(instance_id)
+
+    def _read_now(self, instance_id: str) -> None:
+        # "loading" only if the read is slow: a quick one shows the instance in one frame
+        self.set_timer(LOADING_DELAY, lambda: self._loading(instance_id))
+        if instance_id not in self.reading:
+            ids = [instance_id, *self.neighbours(instance_id, *WITH_MISSING)]
+            self.reading.update(ids)
+            self.load_batch(ids)
+
+    def neighbours(self, instance_id: str, ahead: int = AHEAD, behind: int = BEHIND) -> list[str]:
+        """The shown rows near ``instance_id`` (after it first) not cached or being read."""
+        rows = self.instance_list.rows
+        at = self.instance_list.cursor_row
+        if not rows or str(rows[min(at, len(rows) - 1)]["instance_id"]) != instance_id:
+            return []
+        near = [*rows[at + 1 : at + 1 + ahead], *rows[max(at - behind, 0) : at][::-1]]
+        ids = (str(row["instance_id"]) for row in near)
+        return [i for i in ids if i not in self.cache and i not in self.reading]
+
+    def read_neighbours(self, instance_id: str) -> None:
+        """Read ahead when the next or previous shown row is not cached (one read at a time:
+        a read under way is never given up)."""
+        missing = self.neighbours(instance_id)
+        rows, at = self.instance_list.rows, self.instance_list.cursor_row
+        close = {str(r["instance_id"]) for r in rows[max(at - 1, 0) : at + 3]}
+        if missing and not self.reading and close.intersection(missing):
+            self.reading.update(missing)
+            self.prefetch(missing)
 
     def _loading(self, instance_id: str) -> None:
         if self.current == instance_id and instance_id not in self.cache:
@@ -284,14 +274,21 @@ class ExplorerScreen(HafScreen[None]):
             if wait > 0:
                 self.set_timer(wait, lambda: self._read_later(instance_id))
             else:
-                self.load_instance(instance_id)
+                self._read_now(instance_id)
 
-    @on(InstanceLoaded)
-    def instance_loaded(self, message: InstanceLoaded) -> None:
-        """Cache it; show it if it is still the selected one."""
-        self.cache[message.data.instance_id] = message.data
-        if message.data.instance_id == self.current:
-            self.show_instance(message.data)
+    @on(InstancesRead)
+    def instances_read(self, message: InstancesRead) -> None:
+        """Cache them; show the selected one if it came."""
+        self.reading.difference_update(message.requested)
+        for found in message.found:
+            self.cache.put(found)
+        current = self.current
+        if current is None or current not in message.requested:
+            return
+        data = self.cache.get_fresh(current)
+        if data is not None:  # (a failed read is reported by the app: "loading" stays)
+            self.show_instance(data)
+            self.read_neighbours(current)
 
     def show_instance(self, data: InstanceData) -> None:
         """Input text, stance, tree and the JUSTIFY tokens."""

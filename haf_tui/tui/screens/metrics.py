@@ -47,6 +47,8 @@ DrawKey = tuple[str, tuple[str, ...], str, int, int]
 """What a drawn panel depends on: pane, runs, pooling, histogram metric, width."""
 CACHE_SIZE = 24
 """Drawn panels kept (a switch back to one of them costs nothing)."""
+YIELD = 0.005
+"""Seconds the drawing worker pauses between panels: the event loop shows the one drawn."""
 
 
 @dataclass
@@ -269,7 +271,7 @@ class MetricsScreen(HafScreen[None]):
         worker = get_current_worker()
         for index, key in enumerate(keys):
             if index:
-                time.sleep(0.05 if index == 1 else 0.01)  # let the UI show the first one
+                time.sleep(YIELD)  # let the UI show what was drawn (the GIL is shared)
             if worker.is_cancelled:
                 return
             pane, _, pooling, metric, width = key

@@ -21,7 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Header, OptionList, Static, TextArea
+from textual.widgets import Header, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from haf_tui import reports
@@ -29,6 +29,7 @@ from haf_tui.reports import NamedQuery, QueryError
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
+from haf_tui.tui.widgets.result_table import ResultTable
 
 PAGE_SIZE = 500
 """Rows shown per page."""
@@ -77,6 +78,13 @@ class SqlFailed(Message):
 
     request: str
     message: str
+
+
+@dataclass
+class LibraryLoaded(Message):
+    """The named queries were read."""
+
+    queries: dict[str, NamedQuery]
 
 
 @dataclass
@@ -144,7 +152,7 @@ class SqlScreen(HafScreen[None]):
                 )
                 yield Static("", id="sql-error", classes="-empty")
                 yield Static("", id="sql-status")
-                yield DataTable(id="sql-results", zebra_stripes=True)
+                yield ResultTable(id="sql-results", zebra_stripes=True)
         yield KeyFooter()
 
     @staticmethod
@@ -154,15 +162,24 @@ class SqlScreen(HafScreen[None]):
         return TextArea(id="sql-editor", soft_wrap=False)
 
     def on_mount(self) -> None:
-        """Fill the library and focus the editor."""
-        options = self.query_one("#library", OptionList)
-        try:
-            self.library = reports.load_queries()
-        except QueryError as exc:
-            self.show_error(str(exc))
-        for name in self.library:
-            options.add_option(Option(Text(name, style="bold"), id=name))
+        """Read the library (in a worker) and focus the editor."""
+        self.load_library()
         self.query_one("#sql-editor", TextArea).focus()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="sql-library")
+    def load_library(self) -> None:
+        """Read the named queries (thread worker: posts a message, touches no widget)."""
+        try:
+            self.post_message(LibraryLoaded(reports.load_queries()))
+        except QueryError as exc:
+            self.post_message(SqlFailed("library", str(exc)))
+
+    @on(LibraryLoaded)
+    def fill_library(self, message: LibraryLoaded) -> None:
+        """List the named queries."""
+        self.library = message.queries
+        options = self.query_one("#library", OptionList)
+        options.add_options(Option(Text(name, style="bold"), id=name) for name in self.library)
 
     # ------------------------------------------------------------ lines
 
@@ -312,10 +329,8 @@ class SqlScreen(HafScreen[None]):
         self.busy = False
         self.page_offset = offset
         self.more = message.total is None
-        table = self.query_one("#sql-results", DataTable)
-        table.clear(columns=True)
-        table.add_columns(*message.columns)
-        table.add_rows([cell_text(v) for v in row] for row in message.rows)
+        table = self.query_one("#sql-results", ResultTable)
+        table.show(message.columns, [[cell_text(v) for v in row] for row in message.rows])
         self.show_error("")
         status = status_text(offset, len(message.rows), self.more)
         if self.more or offset:

@@ -13,7 +13,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -211,7 +211,7 @@ class InstanceList(ScrollView, can_focus=True):
         "instance-list--flag",
     }
     DEFAULT_CSS = """
-    InstanceList { height: 1fr; background: $surface; }
+    InstanceList { height: 1fr; background: $surface; overflow-x: hidden; }
     InstanceList > .instance-list--header { text-style: bold; background: $panel; }
     InstanceList > .instance-list--cursor {
         background: $block-cursor-blurred-background;
@@ -243,6 +243,21 @@ class InstanceList(ScrollView, can_focus=True):
         self.cursor_row = 0
         self.extra: str | None = None
         self._id_width = 4
+        self._styles = (Style(), Style(), Style(), Style())
+        self._lines: dict[tuple[str, bool, int], Strip] = {}
+        self._sizes: tuple[Size, Size, Size] | None = None
+
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        """As ScrollView's, but only when the list's sizes changed: Textual hands it the
+        arranged size as the virtual size, which never equals its own, so every layout of the
+        screen (a step of the explorer) redrew the 54-line scrollbar once more."""
+        sizes = (size, self.virtual_size, container_size)
+        if sizes == self._sizes:
+            return False
+        self._sizes = sizes
+        return super()._size_updated(size, virtual_size, container_size, layout)
 
     @property
     def row_count(self) -> int:
@@ -264,7 +279,8 @@ class InstanceList(ScrollView, can_focus=True):
         is shown, else goes to the first row (posting Highlighted)."""
         self.rows, self.extra = rows, extra
         self._id_width = max([4, *(len(str(r["instance_id"])) for r in rows[:2000])])
-        self.virtual_size = Size(self.size.width, len(rows) + 1)
+        self._lines.clear()
+        self.virtual_size = Size(0, len(rows) + 1)
         index = next((i for i, r in enumerate(rows) if r["instance_id"] == keep), 0)
         self._place(index, redraw=True)
         if self.current_id is not None and self.current_id != keep:
@@ -305,10 +321,6 @@ class InstanceList(ScrollView, can_focus=True):
         if event.y >= 1:
             self.move_cursor(round(self.scroll_y) + event.y - 1)
 
-    def on_resize(self) -> None:
-        """Keep the virtual size in step with the width."""
-        self.virtual_size = Size(self.size.width, len(self.rows) + 1)
-
     def _cells(self, row: Row | None) -> list[tuple[str, int]]:
         extra = self.extra
         if row is None:
@@ -328,27 +340,46 @@ class InstanceList(ScrollView, can_focus=True):
             )
         return [*cells, (flags, 2), (str(row.get("stopped") or ""), 0)]
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Look the styles up once per frame (not per line); drop the cached lines when they
+        changed (focus, theme)."""
+        styles = (
+            self.rich_style,
+            self.get_component_rich_style("instance-list--header"),
+            self.get_component_rich_style("instance-list--cursor"),
+            self.get_component_rich_style("instance-list--flag", partial=True),
+        )
+        if styles != self._styles:
+            self._styles = styles
+            self._lines.clear()
+        return super().render_lines(crop)
+
     def render_line(self, y: int) -> Strip:
-        """The header (line 0) or the row at this line, cropped to the width."""
+        """The header (line 0) or the row at this line, cropped to the width (each row drawn
+        once while it looks the same)."""
         width = self.size.width
-        base = self.rich_style
+        base, header, cursor, flag = self._styles
         if y == 0:
-            row, style = None, self.get_component_rich_style("instance-list--header")
-        else:
-            index = round(self.scroll_y) + y - 1
-            if index >= len(self.rows):
-                return Strip.blank(width, base)
-            row = self.rows[index]
-            style = (
-                self.get_component_rich_style("instance-list--cursor")
-                if index == self.cursor_row
-                else Style()
-            )
-        segments = [Segment(" ", base + style)]
+            return self._draw(None, base + header, flag, width)
+        index = round(self.scroll_y) + y - 1
+        if index >= len(self.rows):
+            return Strip.blank(width, base)
+        row = self.rows[index]
+        key = (str(row["instance_id"]), index == self.cursor_row, width)
+        strip = self._lines.get(key)
+        if strip is None:
+            if len(self._lines) > 4 * max(self.size.height, 50):
+                self._lines.clear()
+            style = base + cursor if index == self.cursor_row else base
+            strip = self._lines[key] = self._draw(row, style, flag, width)
+        return strip
+
+    def _draw(self, row: Row | None, style: Style, flag: Style, width: int) -> Strip:
+        segments = [Segment(" ", style)]
         for text, size in self._cells(row):
             cell = text if not size else text[:size].ljust(size)
-            cell_style = base + style
+            cell_style = style
             if row is not None and size == 2 and text in ("U", "!", "U!"):  # the flags
-                cell_style += self.get_component_rich_style("instance-list--flag", partial=True)
+                cell_style += flag
             segments.append(Segment(cell + " ", cell_style))
-        return Strip(segments).crop_extend(0, width, base + style)
+        return Strip(segments).crop_extend(0, width, style)

@@ -1,4 +1,5 @@
-"""The footer every screen uses: Textual's Footer, rebuilt only when the keys it shows change."""
+"""The footer every screen uses: Textual's Footer, rebuilt only when it must show a key it has
+no widget for."""
 
 from __future__ import annotations
 
@@ -6,24 +7,60 @@ from typing import Any
 
 from textual.screen import Screen
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+Shown = tuple[tuple[str, str, str, bool, str], ...]
+"""(key, action, description, enabled, tooltip) of every key the footer shows, one per action
+(the first key bound to it, as Footer shows them)."""
 
 
 class KeyFooter(Footer):
-    """A Footer that rebuilds its keys (a widget each) only when the keys it would show
-    change, not on every bindings signal: Footer rebuilds several times as a screen opens and
-    twice per focus change, ~30-60 ms each on a 2-core machine."""
+    """A Footer that rebuilds its keys (a widget each) only when it must show a key it has no
+    widget for: Footer rebuilds several times as a screen opens and twice per focus change
+    (a text box hides the letter keys), ~30-60 ms each on a 2-core machine. Keys that only
+    come and go, or turn enabled or disabled, are shown, hidden or restyled in place."""
 
     def __init__(self) -> None:
         super().__init__()
-        self._shown: tuple[Any, ...] | None = None
+        self._shown: Shown | None = None
 
     def bindings_changed(self, screen: Screen[Any]) -> None:
-        """Rebuild (as Footer does) only if the shown keys differ."""
-        shown = tuple(
-            (key, binding.action, binding.description, enabled, tooltip)
-            for key, (_, binding, enabled, tooltip) in screen.active_bindings.items()
-            if binding.show
-        )
-        if shown != self._shown:
-            self._shown = shown
+        """Rebuild (as Footer does) only if a key to show has no widget yet."""
+        shown = _shown_keys(screen)
+        if shown == self._shown:
+            return
+        self._shown = shown
+        if not (self.is_attached and self._show_in_place(shown)):
             super().bindings_changed(screen)
+
+    def _show_in_place(self, shown: Shown) -> bool:
+        """Show exactly ``shown`` with the key widgets there are; False if one is missing."""
+        widgets = [w for w in self.query(FooterKey) if not w.has_class("-command-palette")]
+        if not widgets or any(w.has_class("-grouped") for w in widgets):
+            return False
+        by_key = {(w.key, w.action, w.description): w for w in widgets}
+        wanted = {(key, action, text): on for key, action, text, on, _ in shown}
+        if any(entry not in by_key for entry in wanted):
+            return False
+        order = [by_key[entry] for entry in wanted]
+        if order != [w for w in widgets if w in order]:  # the order changed: rebuild
+            return False
+        for entry, widget in by_key.items():
+            on = wanted.get(entry)
+            widget.display = on is not None
+            if on is not None and widget._disabled == on:
+                widget._disabled = not on
+                widget.set_class(not on, "-disabled")
+        self.styles.grid_size_columns = len(wanted)
+        return True
+
+
+def _shown_keys(screen: Screen[Any]) -> Shown:
+    """What the footer shows for ``screen`` now: the first shown key of each action."""
+    seen: set[str] = set()
+    shown = []
+    for _, binding, enabled, tooltip in screen.active_bindings.values():
+        if binding.show and binding.action not in seen:
+            seen.add(binding.action)
+            shown.append((binding.key, binding.action, binding.description, enabled, tooltip))
+    return tuple(shown)

@@ -8,7 +8,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rich.style import Style
 from rich.text import Text
+from textual.css.styles import RenderStyles
+from textual.geometry import Region
+from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -69,6 +73,33 @@ class StanceTree(Tree[NodeRef | None]):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(Text("(no instance)"), data=None, id=id)
         self.show_root = True
+        self._base_style = Style()
+        self._frame_styles: dict[tuple[str, ...], RenderStyles] | None = None
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Look the base and component styles up once per frame, not once per line (Tree
+        asks for them several times a line)."""
+        self._base_style = self.rich_style
+        self._frame_styles = {}
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame_styles = None
+
+    def get_component_styles(self, *names: str) -> RenderStyles:
+        """As Widget's, looked up once per frame while drawing."""
+        if self._frame_styles is None:
+            return super().get_component_styles(*names)
+        styles = self._frame_styles.get(names)
+        if styles is None:
+            styles = self._frame_styles[names] = super().get_component_styles(*names)
+        return styles
+
+    def render_line(self, y: int) -> Strip:
+        """One visible line (as Tree draws it, with the frame's base style)."""
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.size.width
+        return self._render_line(y + scroll_y, scroll_x, scroll_x + width, self._base_style)
 
     def show_nothing(self) -> None:
         """No instance (none passes the filters)."""

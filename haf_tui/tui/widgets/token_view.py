@@ -12,7 +12,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
@@ -69,6 +69,7 @@ class TokenBody(ScrollView):
         super().__init__(id=id)
         self.text = Text()
         self.lines: list[Strip] = []
+        self._base_style = Style()
 
     @property
     def text_width(self) -> int:
@@ -95,9 +96,14 @@ class TokenBody(ScrollView):
         """Wrap again to the new width."""
         self._wrap()
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Look the base style up once per frame, not once per line."""
+        self._base_style = self.rich_style
+        return super().render_lines(crop)
+
     def render_line(self, y: int) -> Strip:
         """One visible line."""
-        index, width, style = round(self.scroll_y) + y, self.text_width, self.rich_style
+        index, width, style = round(self.scroll_y) + y, self.text_width, self._base_style
         if index >= len(self.lines):
             return Strip.blank(width, style)
         return self.lines[index].crop_extend(0, width, style).apply_style(style)
