@@ -160,7 +160,7 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=96)
     parser.add_argument("--batch-prompts", type=int, default=16)
     parser.add_argument("--batch-max-new-tokens", type=int, default=64)
-    parser.add_argument("--pipeline-instances", type=int, default=10)
+    parser.add_argument("--pipeline-instances", type=int, default=24)
     parser.add_argument("--shared", default=str(Path.cwd().parent / "shared"))
     args = parser.parse_args()
     backend = LlamaCppBackend(embedded_model_path(), n_ctx=2048)

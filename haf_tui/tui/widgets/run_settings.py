@@ -1,5 +1,5 @@
-"""The wizard's settings step: prompting, stages, decoding, GPU layers, context size and the
-similarity model, validated by the same pydantic models as ``haf run``."""
+"""The wizard's settings step: prompting, stages, decoding, GPU layers, context size, batched
+sequences and the similarity model, validated by the same pydantic models as ``haf run``."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ NUMBER_FIELDS: tuple[tuple[str, str, str, str], ...] = (
     ("set-seed", "decoding", "seed", "seed"),
     ("set-gpu-layers", "model", "n_gpu_layers", "GPU layers (-1: all)"),
     ("set-n-ctx", "model", "n_ctx", "context size"),
+    ("set-parallel", "model", "n_parallel", "sequences at once"),
 )
 FIELD_INPUT = {(section, name): input_id for input_id, section, name, _ in NUMBER_FIELDS}
 
