@@ -308,22 +308,8 @@ class BatchedLlamaEngine:
         row = np.ctypeslib.as_array(
             c.llama_get_logits_ith(self._ctx, index), shape=(backend.n_vocab,)
         )
-        settings = seq.request.settings
-        logprob, top_ids, top_logprobs = backend.logprob_reader.read(
-            row, token_id, settings.top_logprobs
-        )
-        piece = backend.token_piece(token_id)
-        text, byte_offset, char_offset = seq.assembler.add(piece)
-        token = GeneratedToken(
-            token_id,
-            piece,
-            text,
-            byte_offset,
-            char_offset,
-            logprob,
-            top_ids,
-            top_logprobs,
-            tuple(backend.token_piece(i).decode("utf-8", errors="replace") for i in top_ids),
+        token = backend.captured_token(
+            row, token_id, seq.assembler, seq.request.settings.top_logprobs
         )
         seq.tokens.append(token)
         self.stats.generated_tokens += 1

@@ -244,6 +244,27 @@ class LlamaCppBackend:
                 return piece
             size = -written
 
+    def captured_token(
+        self, row: np.ndarray[Any, Any], token_id: int, assembler: TokenTextAssembler, top_k: int
+    ) -> GeneratedToken:
+        """The sampled ``token_id`` with its raw logprob and top-k from its logits ``row``,
+        its text and offsets added to ``assembler``."""
+        logprob, top_ids, top_logprobs = self.logprob_reader.read(row, token_id, top_k)
+        piece = self.token_piece(token_id)
+        text, byte_offset, char_offset = assembler.add(piece)
+        top_texts = tuple(self.token_piece(i).decode("utf-8", errors="replace") for i in top_ids)
+        return GeneratedToken(
+            token_id,
+            piece,
+            text,
+            byte_offset,
+            char_offset,
+            logprob,
+            top_ids,
+            top_logprobs,
+            top_texts,
+        )
+
     def render(self, messages: Sequence[ChatMessage]) -> RenderedPrompt:
         """The prompt text and segments for ``messages`` in this model's chat format."""
         if self.chat_format == "gguf-template":
@@ -334,24 +355,7 @@ class LlamaCppBackend:
             row = np.ctypeslib.as_array(
                 self._c.llama_get_logits_ith(ctx, -1), shape=(self.n_vocab,)
             )
-            logprob, top_ids, top_logprobs = self.logprob_reader.read(
-                row, token_id, settings.top_logprobs
-            )
-            piece = self.token_piece(token_id)
-            text, byte_offset, char_offset = assembler.add(piece)
-            tokens.append(
-                GeneratedToken(
-                    token_id,
-                    piece,
-                    text,
-                    byte_offset,
-                    char_offset,
-                    logprob,
-                    top_ids,
-                    top_logprobs,
-                    tuple(self.token_piece(i).decode("utf-8", errors="replace") for i in top_ids),
-                )
-            )
+            tokens.append(self.captured_token(row, token_id, assembler, settings.top_logprobs))
             if on_token is not None:
                 on_token(tokens[-1])
         finish_reason = "length" if len(tokens) >= max_new else "stop"

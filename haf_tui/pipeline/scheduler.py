@@ -152,15 +152,19 @@ class RunQueue:
         for work in complete:
             self.results.put(work)
         if self._streaming is not None and self._streaming in taken:
-            tag = self._streaming.tag
-            assert isinstance(tag, TaskTag)
-            self._hooks.emit(
-                "generation-started",
-                stage=tag.task.stage,
-                instance_id=tag.work.instance.instance_id,
-                sub_index=tag.task.sub_index,
-            )
+            self._emit_about(self._streaming, "generation-started")
         return taken
+
+    def _emit_about(self, request: GenerationRequest, kind: str, message: str = "") -> None:
+        tag = request.tag
+        assert isinstance(tag, TaskTag)
+        self._hooks.emit(
+            kind,
+            stage=tag.task.stage,
+            instance_id=tag.work.instance.instance_id,
+            sub_index=tag.task.sub_index,
+            message=message,
+        )
 
     def finished(self, request: GenerationRequest, generation: Generation) -> None:
         """A generation is done: queue its follow-ups (after JUSTIFY), then hand it to the
@@ -244,14 +248,6 @@ class RunQueue:
             if abort.is_set():
                 raise RunAbortedError()
             if self._streaming is request:
-                tag = request.tag
-                assert isinstance(tag, TaskTag)
-                self._hooks.emit(
-                    "token",
-                    stage=tag.task.stage,
-                    instance_id=tag.work.instance.instance_id,
-                    sub_index=tag.task.sub_index,
-                    message=token.text,
-                )
+                self._emit_about(request, "token", token.text)
 
         return on_token
