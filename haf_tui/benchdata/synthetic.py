@@ -10,6 +10,7 @@ import numpy as np
 
 from haf_tui.inference.base import GeneratedToken
 from haf_tui.metrics import NECESSITY_WEIGHTS, SUFFICIENCY_WEIGHTS
+from haf_tui.pipeline.stages import JustifyOutcome
 from haf_tui.store import GenerationRecord, InstanceResult, ReasonRecord
 
 TOP_K = 5
@@ -167,7 +168,7 @@ class Synthesizer:
         prompt = f"Is the below TEXT toxic? ...\n\nTEXT: \n{text}"
         key = (run_id, instance_id, "justify", -1)
         generations = [self.generation(key, stance, STANCE_SENTENCE[stance], reasons, prompt)]
-        stopped = "unclear stance" if stance == "unclear" else None if n else "no reasons"
+        stopped = JustifyOutcome(stance, tuple(reasons)).stopped  # type: ignore[arg-type]
         result = InstanceResult(run_id, instance_id, stance, n, stopped)
         if stopped is not None:
             confidence = generations[0].decision_confidence

@@ -136,7 +136,7 @@ class BatchedLlamaEngine:
             )
         self._memory = c.llama_get_memory(self._ctx)
         self._batch = c.llama_batch_init(self.n_batch, 0, 1)
-        self._free_ids = list(range(n_parallel - 1, -1, -1))
+        self._free_ids = self._all_slots()
         self._active: dict[int, _Sequence] = {}
         self._holding = False  # while admitting: a finished sequence's cells may be copied yet
         self._held: list[int] = []
@@ -171,27 +171,24 @@ class BatchedLlamaEngine:
             self._active.clear()
             self._holding, self._held = False, []
             self._c.llama_memory_clear(self._memory, True)
-            self._free_ids = list(range(self.n_parallel - 1, -1, -1))
+            self._free_ids = self._all_slots()
+
+    def _all_slots(self) -> list[int]:
+        """Every sequence id, the lowest last (handed out first)."""
+        return list(range(self.n_parallel - 1, -1, -1))
 
     # admission: render, plan prefix copies, evaluate prompts, sample first tokens
 
     def _admit(self, requests: list[GenerationRequest], source: RequestSource) -> None:
         new: list[_Sequence] = []
         for request in requests:
-            prompt = self.backend.render(request.messages)
-            prompt_tokens = self.backend.tokenize_prompt(prompt)
-            room = self.seq_ctx - len(prompt_tokens)
-            if room <= 0:
-                raise InferenceError(
-                    f"prompt of {len(prompt_tokens)} tokens does not fit the "
-                    f"context of {self.seq_ctx} tokens: raise --n-ctx"
-                )
+            prompt, prompt_tokens = self.backend.prepare_prompt(request.messages)
             seq = _Sequence(
                 seq_id=self._free_ids.pop(),
                 request=request,
                 prompt=prompt,
                 prompt_tokens=prompt_tokens,
-                max_new=min(request.settings.max_new_tokens, room),
+                max_new=min(request.settings.max_new_tokens, self.seq_ctx - len(prompt_tokens)),
                 sampler=self._sampler_chain(request),
                 started=time.perf_counter(),
             )

@@ -293,6 +293,18 @@ class LlamaCppBackend:
             )
         return tokens
 
+    def prepare_prompt(self, messages: Sequence[ChatMessage]) -> tuple[RenderedPrompt, list[int]]:
+        """The rendered prompt and its tokens; a one-line error when they leave no room to
+        generate in a context of :attr:`n_ctx` tokens."""
+        prompt = self.render(messages)
+        prompt_tokens = self.tokenize_prompt(prompt)
+        if len(prompt_tokens) >= self.n_ctx:
+            raise InferenceError(
+                f"prompt of {len(prompt_tokens)} tokens does not fit the "
+                f"context of {self.n_ctx} tokens: raise --n-ctx"
+            )
+        return prompt, prompt_tokens
+
     def sample_ids(
         self, prompt_tokens: list[int], settings: DecodingSettings, max_new: int
     ) -> Iterator[int]:
@@ -335,15 +347,8 @@ class LlamaCppBackend:
 
         ``on_token`` is called with each token as it is generated (an exception it raises
         ends the generation and propagates)."""
-        prompt = self.render(messages)
-        prompt_tokens = self.tokenize_prompt(prompt)
-        room = self.n_ctx - len(prompt_tokens)
-        if room <= 0:
-            raise InferenceError(
-                f"prompt of {len(prompt_tokens)} tokens does not fit the "
-                f"context of {self.n_ctx} tokens: raise --n-ctx"
-            )
-        max_new = min(settings.max_new_tokens, room)
+        prompt, prompt_tokens = self.prepare_prompt(messages)
+        max_new = min(settings.max_new_tokens, self.n_ctx - len(prompt_tokens))
         assembler = TokenTextAssembler()
         tokens: list[GeneratedToken] = []
         ctx = self.llm.ctx

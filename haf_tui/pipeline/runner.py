@@ -216,11 +216,7 @@ class HafRunner:
                 summary.generations[stage] = summary.generations.get(stage, 0) + 1
                 self._tokens += max(len(generation.tokens) - 1, 0)
                 if stage == "justify" and tag.work.outcome is not None:
-                    outcome = tag.work.outcome
-                    went_on = outcome.stance != "unclear" and bool(outcome.reasons)
-                    self._followups[tag.work.instance.instance_id] = (
-                        len(outcome.reasons) if went_on else 0
-                    )
+                    self._followups[tag.work.instance.instance_id] = tag.work.outcome.followups
                 self._emit(
                     "generation", summary, stage=stage, instance_id=tag.work.instance.instance_id
                 )
@@ -236,14 +232,8 @@ class HafRunner:
         instance = work.instance
         generations = self.store.instance_generations(run_id, instance.instance_id)
         outcome = _justify_outcome(generations)
-        stopped = (
-            "unclear stance"
-            if outcome.stance == "unclear"
-            else "no reasons"
-            if not outcome.reasons
-            else None
-        )
-        self._followups[instance.instance_id] = 0 if stopped else len(outcome.reasons)
+        stopped = outcome.stopped
+        self._followups[instance.instance_id] = outcome.followups
         self._save_result(
             run_id, instance, outcome.stance, len(outcome.reasons), stopped, generations
         )

@@ -215,7 +215,7 @@ class RunQueue:
     def _queue_followups(self, work: InstanceWork, *, front: bool) -> None:
         outcome = work.outcome
         assert outcome is not None
-        if outcome.stance == "unclear" or not outcome.reasons:
+        if outcome.stopped:
             return
         requests = [
             self._request(work, task)

@@ -28,6 +28,18 @@ class JustifyOutcome:
     stance: Stance
     reasons: tuple[str, ...]
 
+    @property
+    def stopped(self) -> str | None:
+        """Why the later stages do not run for this instance (None: they do)."""
+        if self.stance == "unclear":
+            return "unclear stance"
+        return None if self.reasons else "no reasons"
+
+    @property
+    def followups(self) -> int:
+        """How many reasons the later stages work on (0 when stopped)."""
+        return 0 if self.stopped else len(self.reasons)
+
 
 @dataclass(frozen=True)
 class GenerationTask:
