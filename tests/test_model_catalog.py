@@ -21,7 +21,7 @@ def test_the_embedded_model_comes_first_and_bad_files_say_why(tmp_path: Path) ->
     (tmp_path / "broken.gguf").write_bytes(b"not a gguf at all")
     entries = discover_models([tmp_path])
     assert entries[0].embedded and entries[0].info is not None
-    assert entries[0].info.architecture == "gemma3"
+    assert entries[0].info.architecture == "llama" and entries[0].info.has_chat_template
     broken = entries[-1]
     assert broken.path.name == "broken.gguf" and broken.info is None and broken.error
 

@@ -473,3 +473,35 @@ def test_instance_reads_give_the_rows_of_instance_detail(synth_db: SynthDb) -> N
                 [run_id, data.instance_id],
             )[0][0]
             assert sum(len(tokens) for tokens in data.tokens.values()) == n_tokens
+
+
+async def test_the_explorer_opens_on_the_first_instance_with_reasons(
+    synth_db: SynthDb, tmp_path: Path
+) -> None:
+    """``make run`` names an instance with reasons, and the explorer opens there: not on a
+    first instance that stopped after JUSTIFY."""
+    source, runs = synth_db
+    db = tmp_path / "copy.duckdb"
+    db.write_bytes(source.read_bytes())
+    order = (
+        "SELECT i.instance_id FROM instances i JOIN instance_results r USING (instance_id) "
+        "WHERE r.run_id = ? ORDER BY i.position"
+    )
+    first_two = ids(db, order, [runs[0]])[:2]
+    with duckdb.connect(str(db)) as con:  # the first instance stopped, the second went on
+        con.execute(
+            "UPDATE instance_results SET stopped = 'no reasons', n_reasons = 0 "
+            "WHERE run_id = ? AND instance_id = ?",
+            [runs[0], first_two[0]],
+        )
+        con.execute(
+            "UPDATE instance_results SET stopped = NULL, n_reasons = 2 "
+            "WHERE run_id = ? AND instance_id = ?",
+            [runs[0], first_two[1]],
+        )
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_run(pilot, runs[0])
+        assert screen.current == first_two[1]
+        assert shown(screen)[0] == first_two[0]  # the list keeps the dataset order
+        assert first_two[1] in str(screen.query_one("#ex-input", Static).render())

@@ -32,6 +32,8 @@ from haf_tui.similarity import SimilarityError
 from haf_tui.store.db import StoreError, open_snapshot, open_store
 
 READ_COMMANDS = ("report", "query", "runs", "export")
+WRITE_COMMANDS = ("run", "import", "models")
+"""Sub-commands that write (or read no database): no ``--snapshot`` after them."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,7 +50,37 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_parser(commands)
     add_read_parsers(commands)
     add_datasets_parser(commands)
+    for name, sub in _all_subparsers(commands):
+        _add_database_options(sub, snapshot=name not in WRITE_COMMANDS)
     return parser
+
+
+def _all_subparsers(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> list[tuple[str, argparse.ArgumentParser]]:
+    """Every sub-command's parser by name, nested ones (``import`` of ``datasets``) included."""
+    found: list[tuple[str, argparse.ArgumentParser]] = []
+    for name, sub in commands.choices.items():
+        nested = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
+        if nested:
+            for action in nested:
+                found += _all_subparsers(action)
+        else:
+            found.append((name, sub))
+    return found
+
+
+def _add_database_options(sub: argparse.ArgumentParser, *, snapshot: bool) -> None:
+    """``--db`` (and ``--snapshot`` for reading commands) after the sub-command too:
+    ``haf run --db x.duckdb``; a value given there wins over one given before it."""
+    sub.add_argument("--db", default=argparse.SUPPRESS, help="the DuckDB file (as haf --db)")
+    if snapshot:
+        sub.add_argument(
+            "--snapshot",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="read a copy of the database (as haf --snapshot)",
+        )
 
 
 def _dispatch(args: argparse.Namespace, console: Console) -> int:

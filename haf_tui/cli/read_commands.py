@@ -16,6 +16,9 @@ from haf_tui.inference.gguf import read_gguf_info
 from haf_tui.store.db import Store, StoreError
 
 FORMATS = ("table", "csv", "json", "markdown")
+TRANSPOSED_ROWS = 6
+"""A result wider than the terminal with at most this many rows is shown transposed (one
+column per row); with more, as one record per row."""
 EXPORT_TABLES = (
     "generations",
     "tokens",
@@ -68,8 +71,13 @@ def _print(
     console: Console, title: str, columns: list[str], rows: list[tuple[Any, ...]], fmt: str
 ) -> None:
     if fmt == "table":
-        if rows and len(rows) <= 6 and reports.table_width(columns, rows) > console.width:
+        too_wide = bool(rows) and reports.table_width(columns, rows) > console.width
+        if too_wide and len(rows) <= TRANSPOSED_ROWS:
             console.print(reports.to_rich_table_transposed(title, columns, rows))
+        elif too_wide:
+            console.print(f"{title}: {len(rows)} rows, one record each (wider than the terminal)")
+            console.out(reports.to_expanded(columns, rows, width=console.width), end="")
+            console.print("(--format csv, json or markdown for other layouts)", style="dim")
         else:
             console.print(reports.to_rich_table(title, columns, rows))
     elif fmt == "csv":
@@ -89,6 +97,9 @@ def report_command(args: argparse.Namespace, store: Store, console: Console) -> 
         _print(console, result.title, result.columns, result.rows, args.format)
     if args.format == "table":
         _print_stops(store, run_ids, console)
+        newest = run_ids[-1] if run_ids else next(iter(store.list_runs()), {}).get("run_id")
+        if newest:
+            suggest_instance(store, newest, console)
     return 0
 
 
@@ -106,6 +117,25 @@ def _print_stops(store: Store, run_ids: list[str], console: Console) -> None:
             f"{stopped} of {total} instances stopped after JUSTIFY ({reasons}); "
             "their metrics are undefined (haf query --name unclear_rates)."
         )
+
+
+def suggest_instance(store: Store, run_id: str, console: Console) -> None:
+    """Name an instance whose stance/reason tree has reasons, to open in the workbench."""
+    rows = reports.instance_rows(store, run_id)
+    start = reports.first_with_reasons(rows)
+    went_on = sum(1 for r in rows if r.get("n_reasons") and not r.get("stopped"))
+    if start is None:
+        console.print(
+            "no instance gave a clear stance with reasons, so every one stopped after JUSTIFY "
+            "(haf query --name unclear_rates says why)"
+        )
+        return
+    first = next(r for r in rows if str(r["instance_id"]) == start)
+    console.print(
+        f"{went_on} of {len(rows)} instances went on after JUSTIFY. Explore instance "
+        f"[bold]{start}[/] ({first['stance']}, {first['n_reasons']} reasons) in the workbench: "
+        f"`haf` (`make tui`), then enter on run {run_id}: the explorer opens on it."
+    )
 
 
 def _parse_params(pairs: list[str]) -> dict[str, Any]:

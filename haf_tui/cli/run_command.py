@@ -10,6 +10,7 @@ from types import FrameType
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from haf_tui.cli.read_commands import suggest_instance
 from haf_tui.config import (
     STAGE_NAMES,
     DecodingSettings,
@@ -27,6 +28,7 @@ from haf_tui.datasets import (
     load_stored,
     paper_datasets,
 )
+from haf_tui.defaults import EMBEDDED_MODEL_NAME
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.runner import RunSummary
 from haf_tui.pipeline.service import create_run, execute_run, load_models, run_config_of
@@ -34,20 +36,32 @@ from haf_tui.store.catalog import find_datasets
 from haf_tui.store.db import Store
 
 DEMO_MAX_NEW_TOKENS = 256
+DEMO_LIMIT = 8
+DEMO_SEED = 23
+"""The demo's run seed and size: chosen (README, "The demo") so that the 135M model gives a
+stance with listed reasons on several of the first texts, and every stage runs."""
 
 
 def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``run`` sub-command and its options."""
-    run = commands.add_parser("run", help="run (or resume) a HAF evaluation")
+    """The ``run`` sub-command and its options (each with a one-line help and its default)."""
+    run = commands.add_parser(
+        "run",
+        help="run (or resume) a HAF evaluation",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    decoding, model = DecodingSettings(), ModelSettings()
     run.add_argument(
         "--demo",
         action="store_true",
-        help=f"the embedded model on the built-in sample, at most "
-        f"{DEMO_MAX_NEW_TOKENS} new tokens per answer unless given",
+        help=f"the embedded model ({EMBEDDED_MODEL_NAME}) on the first {DEMO_LIMIT} texts of the "
+        f"built-in sample, seed {DEMO_SEED}, at most {DEMO_MAX_NEW_TOKENS} new tokens per answer "
+        "(each unless given)",
     )
     run.add_argument("--resume", metavar="RUN_ID", help="continue a run where it stopped")
-    run.add_argument("--model", help="a GGUF file (default: the embedded Gemma 3 270M)")
-    run.add_argument("--chat-format", help="gemma, chatml or llama-3 (default: the GGUF's own)")
+    run.add_argument("--model", help=f"a GGUF file (default: the embedded {EMBEDDED_MODEL_NAME})")
+    run.add_argument(
+        "--chat-format", help="gemma, chatml or llama-3 (default: the GGUF's own template)"
+    )
     run.add_argument(
         "--dataset",
         default="sample",
@@ -59,38 +73,80 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         help="a dataset file (.csv .tsv .jsonl .json .parquet with a text column); with "
         "--dataset PAPER_NAME: that paper dataset's downloaded file",
     )
-    run.add_argument("--limit", type=int, help="evaluate only the first N instances")
-    run.add_argument("--prompting", choices=["explicit", "naive"], default="explicit")
+    run.add_argument("--limit", type=int, help="evaluate only the first N instances (default: all)")
+    run.add_argument(
+        "--prompting",
+        choices=["explicit", "naive"],
+        default="explicit",
+        help="explicit: the paper's instruction to list reasons; naive: without it",
+    )
     run.add_argument(
         "--stages",
         default=",".join(STAGE_NAMES),
-        help="comma-separated stages (justify is always needed)",
+        help="comma-separated stages to run (justify is always needed)",
     )
-    run.add_argument("--parse-rules", choices=["reference", "strict"], default="reference")
-    decoding = DecodingSettings()
-    run.add_argument("--temperature", type=float, default=decoding.temperature)
-    run.add_argument("--top-p", type=float, default=decoding.top_p)
-    run.add_argument("--top-k", type=int, default=decoding.top_k)
-    run.add_argument("--max-new-tokens", type=int)
-    run.add_argument("--seed", type=int, default=decoding.seed)
-    run.add_argument("--top-logprobs", type=int, default=decoding.top_logprobs)
-    run.add_argument("--n-ctx", type=int)
-    run.add_argument("--n-gpu-layers", type=int, help="-1: all (default when built with GPU)")
-    run.add_argument("--threads", type=int)
+    run.add_argument(
+        "--parse-rules",
+        choices=["reference", "strict"],
+        default="reference",
+        help="the reference parser's rules, or whole-word keywords (see haf_tui.parsing)",
+    )
+    run.add_argument(
+        "--temperature", type=float, default=decoding.temperature, help="sampling temperature"
+    )
+    run.add_argument("--top-p", type=float, default=decoding.top_p, help="nucleus sampling mass")
+    run.add_argument(
+        "--top-k", type=int, default=decoding.top_k, help="sample from the k likeliest tokens"
+    )
+    run.add_argument(
+        "--max-new-tokens",
+        type=int,
+        help=f"tokens per answer at most (default: {decoding.max_new_tokens}; "
+        f"{DEMO_MAX_NEW_TOKENS} with --demo)",
+    )
+    run.add_argument(
+        "--seed",
+        type=int,
+        help=f"run seed; each generation's seed derives from it (default: {decoding.seed}, the "
+        f"paper's; {DEMO_SEED} with --demo)",
+    )
+    run.add_argument(
+        "--top-logprobs",
+        type=int,
+        default=decoding.top_logprobs,
+        help="alternatives stored per generated token",
+    )
+    run.add_argument("--n-ctx", type=int, help=f"context size in tokens (default: {model.n_ctx})")
+    run.add_argument(
+        "--n-gpu-layers",
+        type=int,
+        help="layers offloaded to the GPU; -1: all, 0: CPU (default: all when built with GPU)",
+    )
+    run.add_argument(
+        "--threads", type=int, help="CPU threads for llama.cpp (default: llama.cpp's choice)"
+    )
     run.add_argument(
         "--parallel",
         type=int,
-        help="sequences decoded together in one batch (default 8; 1: one at a time)",
+        help=f"sequences decoded together in one batch (default: {model.n_parallel}; "
+        "1: one at a time)",
     )
     run.add_argument(
         "--extra-buffers",
         action="store_true",
         default=None,
-        help="enable llama.cpp weight-repacking buffers (AMX)",
+        help="enable llama.cpp weight-repacking buffers (AMX; off: they crashed on AMX VMs)",
     )
-    run.add_argument("--similarity-model", default=SimilaritySettings().model)
     run.add_argument(
-        "--similarity-kind", choices=["bi-encoder", "cross-encoder"], default="bi-encoder"
+        "--similarity-model",
+        default=SimilaritySettings().model,
+        help="the similarity model g: a sentence-transformers name or path",
+    )
+    run.add_argument(
+        "--similarity-kind",
+        choices=["bi-encoder", "cross-encoder"],
+        default="bi-encoder",
+        help="how g compares two texts",
     )
 
 
@@ -114,15 +170,21 @@ def _dataset(args: argparse.Namespace, store: Store) -> Dataset:
 
 
 def _config(args: argparse.Namespace) -> RunConfig:
-    max_new = args.max_new_tokens or (DEMO_MAX_NEW_TOKENS if args.demo else None)
+    if args.demo and args.model:
+        raise ValueError(
+            "--demo runs the embedded model: drop --model, or drop --demo (--dataset sample "
+            "evaluates the built-in sample with your model)"
+        )
+    demo = {"max_new_tokens": DEMO_MAX_NEW_TOKENS, "seed": DEMO_SEED} if args.demo else {}
+    given = {"max_new_tokens": args.max_new_tokens, "seed": args.seed}
     decoding = DecodingSettings(
         temperature=args.temperature,
         top_p=args.top_p,
         top_k=args.top_k,
-        seed=args.seed,
         top_logprobs=args.top_logprobs,
-        **({"max_new_tokens": max_new} if max_new else {}),
+        **(demo | {k: v for k, v in given.items() if v is not None}),
     )
+    limit = args.limit if args.limit is not None else (DEMO_LIMIT if args.demo else None)
     model_fields = {
         "path": None if args.demo else args.model,
         "chat_format": args.chat_format,
@@ -137,7 +199,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
         model=model,
         decoding=decoding,
         similarity=SimilaritySettings(model=args.similarity_model, kind=args.similarity_kind),
-        limit=args.limit,
+        limit=limit,
         prompting=args.prompting,
         stages=tuple(s.strip() for s in args.stages.split(",") if s.strip()),
         parse_rules=args.parse_rules,
@@ -208,6 +270,7 @@ def run_command(args: argparse.Namespace, store: Store, console: Console) -> int
         console.print(f"resume with: haf run --resume {run_id}")
         return 130
     console.print(f"see the metrics with: haf report --run {run_id}")
+    suggest_instance(store, run_id, console)
     return 0
 
 

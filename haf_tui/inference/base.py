@@ -139,6 +139,26 @@ class OneAtATime:
                 source.finished(request, generation)
 
 
+class ListSource:
+    """A fixed list of requests for an engine, at most ``per_take`` at a time; keeps what comes
+    back by tag."""
+
+    def __init__(self, requests: list[GenerationRequest], per_take: int = 1 << 30):
+        self.waiting = list(requests)
+        self.per_take = per_take
+        self.results: dict[object, Generation] = {}
+
+    def take(self, limit: int, *, wait: bool) -> list[GenerationRequest]:
+        """The next requests, up to ``limit``."""
+        count = min(limit, self.per_take)
+        taken, self.waiting = self.waiting[:count], self.waiting[count:]
+        return taken
+
+    def finished(self, request: GenerationRequest, generation: Generation) -> None:
+        """Keep a result."""
+        self.results[request.tag] = generation
+
+
 class TokenTextAssembler:
     """Turns token byte pieces into text with exact byte and character offsets.
 

@@ -19,7 +19,7 @@ instance share the system message and the TEXT, and every prompt shares the syst
 
 Each sequence has its own KV stream (``kv_unified = False``). With one unified cache, llama.cpp
 0.3.36 gave a prompt evaluated after another sequence's cells logprobs up to 0.8 nats away
-from the same prompt evaluated alone (measured on the embedded Gemma 3); with a stream per
+from the same prompt evaluated alone (measured on Gemma 3 270M); with a stream per
 sequence the results equal the single-sequence path's bit for bit in our tests. Copying a
 prefix between streams copies the stream's buffers (a few milliseconds), then drops the cells
 past the prefix.

@@ -1,6 +1,10 @@
 """What a run will cost before it starts: generations per stage, and time from a short probe.
 
-The wizard's review step shows this; nothing here writes to the store.
+The probe decodes the first instances' JUSTIFY prompts with the batch the run will use
+(``n_parallel`` sequences at once, the same llama.cpp engine the run reuses), so the speeds it
+measures are the run's, not a single sequence's. The wizard's review step shows the plan as a
+range: every instance stopping after JUSTIFY, up to every instance going on with
+:data:`ASSUMED_REASONS` reasons. Nothing here writes to the store.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from dataclasses import dataclass
 
 from haf_tui.config import RunConfig
 from haf_tui.datasets import Dataset
+from haf_tui.inference.base import GenerationRequest, ListSource
 from haf_tui.pipeline.service import LoadedModels
 from haf_tui.prompts import justify_messages
 
@@ -23,11 +28,14 @@ PROBE_TOKENS = 16
 
 @dataclass(frozen=True)
 class ProbeResult:
-    """Speeds measured on the first instance's JUSTIFY prompt."""
+    """Speeds measured on the first instances' JUSTIFY prompts, ``batch`` of them at once
+    (rates are for the whole batch together)."""
 
     prompt_tokens: int
+    """Tokens of a JUSTIFY prompt (the mean over the probed instances)."""
     prompt_tokens_per_second: float
     decode_tokens_per_second: float
+    batch: int = 1
 
 
 @dataclass(frozen=True)
@@ -37,7 +45,17 @@ class RunPlan:
     instances: int
     generations: dict[str, int]
     estimated_seconds: float | None
+    """Every instance going on after JUSTIFY with :data:`ASSUMED_REASONS` reasons."""
     assumptions: str
+    least_seconds: float | None = None
+    """Every instance stopping after JUSTIFY (an unclear stance or no reasons)."""
+
+    def time_range(self) -> str:
+        """``12 s – 1 min 40 s``, one figure when both ends agree, or ``?``."""
+        high, low = self.estimated_seconds, self.least_seconds
+        if high is None or low is None or format_duration(low) == format_duration(high):
+            return format_duration(high)
+        return f"{format_duration(low)} – {format_duration(high)}"
 
     @property
     def total_generations(self) -> int:
@@ -62,40 +80,58 @@ def plan_generations(config: RunConfig, instances: int) -> dict[str, int]:
 
 
 def probe_speed(models: LoadedModels, config: RunConfig, dataset: Dataset) -> ProbeResult:
-    """Generate :data:`PROBE_TOKENS` tokens for the first instance's JUSTIFY prompt."""
+    """Generate :data:`PROBE_TOKENS` tokens for the JUSTIFY prompts of the first instances, as
+    many at once as the run will decode (``n_parallel``, at most the instances planned)."""
     if not dataset.instances:
         raise ValueError(f"dataset {dataset.name} has no instances")
     backend = models.backend
-    messages = justify_messages(dataset.instances[0].text, explicit=config.prompting == "explicit")
+    explicit = config.prompting == "explicit"
     settings = config.decoding.model_copy(update={"max_new_tokens": PROBE_TOKENS})
-    generation = backend.generate(messages, settings)
-    prompt_rate = (
-        generation.prompt_token_count / generation.prompt_seconds
-        if generation.prompt_seconds > 0
-        else 0.0
+    batch = max(1, min(config.model.n_parallel, planned_instances(config, dataset)))
+    requests = [
+        GenerationRequest(justify_messages(i.text, explicit=explicit), settings, tag=n)
+        for n, i in enumerate(dataset.instances[:batch])
+    ]
+    if config.model.n_parallel > 1:
+        source = ListSource(requests)
+        backend.concurrent(config.model.n_parallel).serve(source)
+        generations = list(source.results.values())
+    else:
+        generations = [backend.generate(requests[0].messages, settings)]
+    prompt_tokens = sum(g.prompt_token_count for g in generations)
+    prompt_seconds = max(g.prompt_seconds for g in generations)
+    prompt_rate = prompt_tokens / prompt_seconds if prompt_seconds > 0 else 0.0
+    # the sequences decode side by side: the batch's rate is the sum of theirs
+    decode_rate = sum(g.tokens_per_second for g in generations)
+    return ProbeResult(
+        round(prompt_tokens / len(generations)), prompt_rate, decode_rate, len(generations)
     )
-    return ProbeResult(generation.prompt_token_count, prompt_rate, generation.tokens_per_second)
 
 
 def plan_run(config: RunConfig, dataset: Dataset, probe: ProbeResult | None = None) -> RunPlan:
-    """Generations per stage and, with a probe, the estimated time of the whole run."""
+    """Generations per stage and, with a probe, the time of the whole run: at most (every
+    instance goes on with :data:`ASSUMED_REASONS` reasons) and at least (all stop after
+    JUSTIFY)."""
     instances = planned_instances(config, dataset)
     generations = plan_generations(config, instances)
     output_tokens = min(config.decoding.max_new_tokens, ASSUMED_OUTPUT_TOKENS)
     assumptions = (
-        f"at most; {ASSUMED_REASONS} reasons per instance assumed, answers of "
+        f"at most, assuming {ASSUMED_REASONS} reasons per instance and answers of up to "
         f"{output_tokens} tokens"
     )
     if probe is None or probe.decode_tokens_per_second <= 0:
         return RunPlan(instances, generations, None, assumptions)
-    seconds = 0.0
-    for stage, count in generations.items():
+
+    def seconds_of(stage: str, count: int) -> float:
         prompt = probe.prompt_tokens + (0 if stage == "justify" else FOLLOWUP_EXTRA_PROMPT_TOKENS)
-        per_generation = output_tokens / probe.decode_tokens_per_second
+        seconds = count * output_tokens / probe.decode_tokens_per_second
         if probe.prompt_tokens_per_second > 0:
-            per_generation += prompt / probe.prompt_tokens_per_second
-        seconds += count * per_generation
-    return RunPlan(instances, generations, seconds, assumptions)
+            seconds += count * prompt / probe.prompt_tokens_per_second
+        return seconds
+
+    most = sum(seconds_of(stage, count) for stage, count in generations.items())
+    least = seconds_of("justify", generations.get("justify", 0))
+    return RunPlan(instances, generations, most, assumptions, least)
 
 
 def format_duration(seconds: float | None) -> str:

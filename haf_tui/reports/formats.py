@@ -103,6 +103,24 @@ def to_rich_table_transposed(
     return table
 
 
+def to_expanded(
+    columns: Sequence[str], rows: Sequence[Row], *, digits: int = 3, width: int = 80
+) -> str:
+    """One block per row, one ``column │ value`` line per field (psql's expanded display):
+    wide results on narrow terminals, with long values cut to the line."""
+    name_width = max((len(name) for name in columns), default=0)
+    value_width = max(width - name_width - 3, 10)
+    lines: list[str] = []
+    for number, row in enumerate(rows, start=1):
+        lines.append(f"-[ RECORD {number} ]".ljust(min(width, 40), "-"))
+        for name, value in zip(columns, row, strict=True):
+            text = " ".join(format_value(value, digits).split())
+            if len(text) > value_width:
+                text = text[: value_width - 1] + "…"
+            lines.append(f"{name.ljust(name_width)} │ {text}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
 def _json_value(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | str):
         return value

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -370,3 +370,18 @@ def run_query(store: Store, query: NamedQuery, params: Mapping[str, Any] | None 
 def run_named(store: Store, name: str, params: Mapping[str, Any] | None = None) -> Result:
     """Run the named query ``name``; returns (column names, rows)."""
     return run_query(store, get_query(name), params)
+
+
+def first_with_reasons(rows: Sequence[Mapping[str, Any]]) -> str | None:
+    """The first instance (rows of the ``instances`` query) that went on after JUSTIFY with
+    reasons: where the explorer opens, and what ``haf run`` suggests to look at."""
+    return next(
+        (str(r["instance_id"]) for r in rows if r.get("n_reasons") and not r.get("stopped")),
+        None,
+    )
+
+
+def instance_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
+    """The ``instances`` query of one run, as dicts."""
+    columns, rows = run_named(store, "instances", {"run_id": run_id})
+    return [dict(zip(columns, row, strict=True)) for row in rows]

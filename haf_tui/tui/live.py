@@ -35,6 +35,8 @@ class RunJob:
     preloaded: LoadedModels | None = None
     close_models: bool = True
     """Free the model when the run ends (False: the caller keeps using ``preloaded``)."""
+    estimate: str | None = None
+    """The wizard's time estimate (shown until the run's first instances give an ETA)."""
 
 
 @dataclass
@@ -56,6 +58,8 @@ class LiveRun:
     log_total: int = 0
     started: float | None = None
     ended: float | None = None
+    estimate: str | None = None
+    """The wizard's estimate of the whole run, until ``eta_seconds`` is known."""
 
     @property
     def active(self) -> bool:
@@ -124,7 +128,10 @@ class LiveSession:
     @classmethod
     def of(cls, jobs: list[RunJob]) -> LiveSession:
         """A session with a queued :class:`LiveRun` per job."""
-        return cls(jobs, [LiveRun(job.label, run_id=job.resume_run_id) for job in jobs])
+        return cls(
+            jobs,
+            [LiveRun(job.label, run_id=job.resume_run_id, estimate=job.estimate) for job in jobs],
+        )
 
     @property
     def active(self) -> bool:

@@ -22,7 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Header, Input, Static, TextArea, Tree
 
-from haf_tui.reports import get_query
+from haf_tui.reports import first_with_reasons, get_query
 from haf_tui.tui.instance_reader import (
     InstanceCache,
     InstanceData,
@@ -188,19 +188,23 @@ class ExplorerScreen(HafScreen[None]):
         self.run_id, self.instances = message.run_id, message.rows
         self.by_id = {str(row["instance_id"]): row for row in message.rows}
         self.loaded = True
-        self.fill_table()
+        start = None if self.current else first_with_reasons(self.visible_instances())
+        self.fill_table(keep=start)
+        if start is not None:  # the cursor was put there without a Highlighted message
+            self.select_instance(start)
         self.haf_app.freeze_after_load(self)
 
     def visible_instances(self) -> list[dict[str, Any]]:
         """The instances the filters pass, in the chosen order."""
         return self.filter.apply(self.instances)
 
-    def fill_table(self) -> None:
-        """(Re)fill the list, keeping the current instance under the cursor if it is shown."""
+    def fill_table(self, keep: str | None = None) -> None:
+        """(Re)fill the list, keeping ``keep`` (default: the current instance) under the cursor
+        if it is shown."""
         rows = self.visible_instances()
         key = self.filter.sort_key
         extra = None if key in ("position", "sos", "n_reasons") else key
-        self.instance_list.set_rows(rows, self.current, extra)
+        self.instance_list.set_rows(rows, keep or self.current, extra)
         shown = f"{len(rows)} of {len(self.instances)} instances shown"
         line = Text(f"{shown} · {self.filter.describe()}")
         self.query_one("#ex-shown", Static).update(line, layout=False)

@@ -163,9 +163,14 @@ class MonitorScreen(HafScreen[None]):
     def _stats(live: LiveRun) -> Text:
         text = Text()
         text.append(f"{live.status}", style="bold")
-        text.append(f"  {live.tokens_per_second:.1f} tok/s")
+        if live.tokens_per_second or not live.active:
+            text.append(f"  {live.tokens_per_second:.1f} tok/s")
+        else:
+            text.append("  measuring speed …")
         if live.eta_seconds is not None and live.active:
             text.append(f"  ETA {format_duration(live.eta_seconds)}")
+        elif live.estimate and live.active:
+            text.append(f"  estimated {live.estimate} (until the first instances finish)")
         if live.started is not None:
             text.append(f"  elapsed {format_duration(live.elapsed())}")
         return text

@@ -33,7 +33,7 @@ from haf_tui.pipeline.choices import (
     preview_file,
     resolve_dataset,
 )
-from haf_tui.pipeline.planning import ProbeResult, format_duration, plan_run, probe_speed
+from haf_tui.pipeline.planning import ProbeResult, plan_run, probe_speed
 from haf_tui.pipeline.service import LoadedModels, load_models
 from haf_tui.tui.live import RunJob
 from haf_tui.tui.messages import DownloadProgress
@@ -343,7 +343,7 @@ class WizardScreen(HafScreen[None]):
                 continue
             plan = plan_run(config, self.dataset, self.probe if index == 0 else None)
             cells = [str(plan.generations[stage]) for stage in stages]
-            table.add_row(entry.label, *cells, format_duration(plan.estimated_seconds))
+            table.add_row(entry.label, *cells, plan.time_range())
             if index == 0:
                 note.append(
                     f"{plan.instances} instances of {self.dataset.name}; "
@@ -351,9 +351,12 @@ class WizardScreen(HafScreen[None]):
                 )
                 if self.probe is not None:
                     note.append(
-                        f"\nprobe on {entry.path.name}: prompt "
+                        f"\nprobe on {entry.path.name}, {self.probe.batch} sequence(s) at once "
+                        f"as the run will decode: prompt "
                         f"{self.probe.prompt_tokens_per_second:.0f} tok/s, generation "
-                        f"{self.probe.decode_tokens_per_second:.1f} tok/s"
+                        f"{self.probe.decode_tokens_per_second:.1f} tok/s. The time goes from "
+                        "every instance stopping after JUSTIFY to every one going on; the "
+                        "monitor revises it from the first finished instances."
                     )
         if len(configs) > 1:
             note.append("\nother models: no probe (time unknown); the runs go one after another")
@@ -370,6 +373,9 @@ class WizardScreen(HafScreen[None]):
             return
         jobs = [RunJob(entry.label, config, self.dataset) for entry, config in self.configs()]
         jobs[0].preloaded, self.preloaded = self.preloaded, None
+        if self.probe is not None:
+            plan = plan_run(jobs[0].config or self.configs()[0][1], self.dataset, self.probe)
+            jobs[0].estimate = plan.time_range()
         app = self.haf_app
         app.pop_screen()
         app.start_runs(jobs)
