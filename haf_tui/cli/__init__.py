@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from pydantic import ValidationError
 from rich.console import Console
@@ -29,7 +30,7 @@ from haf_tui.cli.run_command import add_run_parser, run_command
 from haf_tui.datasets import DatasetError
 from haf_tui.inference.base import InferenceError
 from haf_tui.similarity import SimilarityError
-from haf_tui.store.db import StoreError, open_snapshot, open_store
+from haf_tui.store import StoreError, open_snapshot, open_store
 
 READ_COMMANDS = ("report", "query", "runs", "export")
 WRITE_COMMANDS = ("run", "import", "models")
@@ -91,7 +92,12 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
     if args.command == "run":
         with open_store(args.db) as store:
             return run_command(args, store, console)
-    store = open_snapshot(args.db) if args.snapshot else open_store(args.db, read_only=True)
+    allow_read = [Path(p) for p in getattr(args, "allow_read", [])]
+    store = (
+        open_snapshot(args.db, allow_read=allow_read)
+        if args.snapshot
+        else open_store(args.db, read_only=True, allow_read=allow_read)
+    )
     with store:
         if args.command == "report":
             return report_command(args, store, console)

@@ -13,7 +13,7 @@ from haf_tui import reports
 from haf_tui.defaults import model_search_dirs
 from haf_tui.inference.base import InferenceError
 from haf_tui.inference.gguf import read_gguf_info
-from haf_tui.store.db import Store, StoreError
+from haf_tui.store.db import Store
 
 FORMATS = ("table", "csv", "json", "markdown")
 TRANSPOSED_ROWS = 6
@@ -56,6 +56,13 @@ def add_read_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParse
         help="a named query's parameter (repeatable)",
     )
     query.add_argument("--format", choices=FORMATS, default="table")
+    query.add_argument(
+        "--allow-read",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder whose files the SQL may read (read_csv, ...); repeatable; default: none",
+    )
 
     commands.add_parser("runs", help="list stored runs")
 
@@ -160,7 +167,7 @@ def query_command(args: argparse.Namespace, store: Store, console: Console) -> i
         columns, rows = reports.run_named(store, args.name, _parse_params(args.param))
         title = reports.get_query(args.name).title
     elif args.sql:
-        columns, rows = store.query(args.sql)
+        columns, rows = store.query_user(args.sql)
         title = "query"
     else:
         raise ValueError("give SQL text or --name NAME (haf query --list shows the names)")
@@ -195,14 +202,10 @@ def export_command(args: argparse.Namespace, store: Store, console: Console) -> 
     run_id = store.get_run(args.run_id).run_id
     folder = Path(args.out) / run_id
     folder.mkdir(parents=True, exist_ok=True)
-    options = "(FORMAT parquet)" if args.format == "parquet" else "(FORMAT csv, HEADER true)"
     for table in (*EXPORT_TABLES, "runs"):
         target = folder / f"{table}.{args.format}"
-        select = f"SELECT * FROM {table} WHERE run_id = '{run_id}'"
-        try:
-            store.reader().execute(f"COPY ({select}) TO '{target.as_posix()}' {options}")
-        except Exception as exc:  # duckdb.Error: one line
-            raise StoreError(f"export of {table} failed: {str(exc).splitlines()[0]}") from exc
+        select = f"SELECT * FROM {table} WHERE run_id = $run_id"
+        store.export_user(select, {"run_id": run_id}, target, args.format)
     console.print(f"wrote {len(EXPORT_TABLES) + 1} {args.format} files to {folder}")
     return 0
 

@@ -12,6 +12,7 @@ batching, up to the floating-point noise the batch composition brings: see
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import time
@@ -40,7 +41,7 @@ from haf_tui.pipeline.stages import GenerationTask, JustifyOutcome
 from haf_tui.prompts import Stance
 from haf_tui.scoring import score_spans
 from haf_tui.similarity import SimilarityModel
-from haf_tui.store.db import Store
+from haf_tui.store import Store, StoreError, StoreWriteError
 from haf_tui.store.records import GenerationRecord, InstanceRecord, InstanceResult, ReasonRecord
 
 __all__ = ["HafRunner", "RunAbortedError", "RunControl", "RunSummary", "generation_seed"]
@@ -179,11 +180,17 @@ class HafRunner:
         return summary
 
     def _fail(self, run_id: str, summary: RunSummary, exc: BaseException, started: float) -> None:
-        summary.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        """Record how the run ended: interrupted (resumable) on Ctrl-C or when the database
+        could not be written (a full disk), else failed with the error."""
+        resumable = isinstance(exc, KeyboardInterrupt | StoreWriteError)
+        summary.status = "interrupted" if resumable else "failed"
         error = None if isinstance(exc, KeyboardInterrupt) else str(exc)
-        self.store.update_run(
-            run_id, status=summary.status, error=error, seconds=time.perf_counter() - started
-        )
+        # when the disk is still full this fails too: once this process is gone, the run is
+        # shown interrupted all the same (its writer is dead)
+        with contextlib.suppress(StoreError):
+            self.store.update_run(
+                run_id, status=summary.status, error=error, seconds=time.perf_counter() - started
+            )
 
     def _stored_outcomes(
         self, run_id: str, todo: list[InstanceRecord], stored: set[tuple[str, str, int]]

@@ -26,7 +26,7 @@ from haf_tui.pipeline.events import ProgressListener, ignore_progress
 from haf_tui.pipeline.runner import HafRunner, RunControl, RunSummary
 from haf_tui.prompts import justify_messages
 from haf_tui.similarity import SimilarityModel, load_similarity
-from haf_tui.store.db import Store, StoreError
+from haf_tui.store import Store, StoreError
 from haf_tui.store.records import RunRecord
 
 VERSIONED_PACKAGES = (

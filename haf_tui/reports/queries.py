@@ -362,7 +362,7 @@ def run_query(store: Store, query: NamedQuery, params: Mapping[str, Any] | None 
     """Run a parsed named query with :func:`resolve_params`' values."""
     values = resolve_params(store, query, params)
     try:
-        return store.query(query.sql, values)
+        return store.query_user(query.sql, values)  # a file a user may have written
     except StoreError as exc:
         raise QueryError(f"query {query.name!r}: {exc}") from exc
 

@@ -15,14 +15,12 @@ in flight, and :meth:`Store.generation_keys` tells a resumed run what is already
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
-import re
-import shutil
-import tempfile
-import time
-from collections.abc import Iterator, Sequence
+import socket
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -30,6 +28,16 @@ from typing import Any
 import duckdb
 
 from haf_tui.defaults import haf_home
+from haf_tui.store.connection import (
+    StoreError,
+    StoreWriteError,
+    check_reading_sql,
+    connect,
+    copy_database,
+    export_result,
+    first_line,
+    pid_alive,
+)
 from haf_tui.store.migrations import LATEST_VERSION, MIGRATIONS
 from haf_tui.store.records import (
     GenerationRecord,
@@ -45,46 +53,48 @@ def _sql_float(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else value
 
 
-class StoreError(RuntimeError):
-    """The database cannot be used as asked (one clear line)."""
-
-
 def default_db_path() -> Path:
     """``$HAF_DB``, else ``$HAF_HOME/haf.duckdb``."""
     override = os.environ.get("HAF_DB")
     return Path(override).expanduser() if override else haf_home() / "haf.duckdb"
 
 
-def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
-    try:
-        return duckdb.connect(str(path), read_only=read_only)
-    except duckdb.IOException as exc:
-        message = str(exc)
-        if "lock" in message.lower():
-            pid = re.search(r"PID (\d+)", message)
-            holder = f" (PID {pid.group(1)})" if pid else ""
-            raise StoreError(
-                f"database {path} is locked by another process{holder}: a run may be writing "
-                "to it; read it with --snapshot, or wait"
-            ) from exc
-        raise StoreError(f"cannot open database {path}: {message.splitlines()[0]}") from exc
-    except duckdb.Error as exc:
-        raise StoreError(f"cannot open database {path}: {str(exc).splitlines()[0]}") from exc
-
-
 class Store:
     """Runs, datasets and everything a run produced, in one DuckDB file."""
 
-    def __init__(self, connection: duckdb.DuckDBPyConnection, path: Path, read_only: bool):
+    def __init__(
+        self,
+        connection: duckdb.DuckDBPyConnection,
+        path: Path,
+        read_only: bool,
+        *,
+        on_close: Callable[[], None] | None = None,
+    ):
         self.connection = connection
         self.path = path
         self.read_only = read_only
+        self._on_close = on_close
+        """Run once after the connection closes (a snapshot removes its copy)."""
+        self.snapshot = False
+        """Whether this is a copy of a file another process may be writing."""
 
     # ------------------------------------------------------------ lifecycle
 
     def close(self) -> None:
-        """Close the connection (idempotent)."""
+        """Close the connection (idempotent), then remove a snapshot's copy."""
         self.connection.close()
+        on_close, self._on_close = self._on_close, None
+        if on_close is not None:
+            on_close()
+
+    def foreign_tables(self) -> list[str]:
+        """Tables of a file haf-tui never wrote (no ``schema_migrations``): not haf's to touch."""
+        if self.schema_version() > 0:
+            return []
+        rows = self.connection.execute(
+            "SELECT table_name FROM information_schema.tables ORDER BY table_name"
+        ).fetchall()
+        return [str(r[0]) for r in rows]
 
     def __enter__(self) -> Store:
         return self
@@ -127,14 +137,21 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A transaction that commits on success and rolls back on any error."""
-        self.connection.execute("BEGIN TRANSACTION")
+        """A transaction that commits on success and rolls back on any error; DuckDB failing to
+        write (a full disk, a file size limit) raises :class:`StoreWriteError`."""
         try:
-            yield self.connection
-        except BaseException:
-            self.connection.execute("ROLLBACK")
-            raise
-        self.connection.execute("COMMIT")
+            self.connection.execute("BEGIN TRANSACTION")
+            try:
+                yield self.connection
+            except BaseException:
+                with contextlib.suppress(duckdb.Error):
+                    self.connection.execute("ROLLBACK")
+                raise
+            self.connection.execute("COMMIT")
+        except (duckdb.IOException, duckdb.TransactionException, duckdb.FatalException) as exc:
+            raise StoreWriteError(
+                f"cannot write to database {self.path}: {first_line(exc)}"
+            ) from exc
 
     def reader(self) -> duckdb.DuckDBPyConnection:
         """A cursor for reading while this process writes (same database, own transaction)."""
@@ -250,13 +267,40 @@ class Store:
         error: str | None = None,
         chat_format: str | None = None,
     ) -> None:
-        """Change a run's status, add running time, record an error or the chat format."""
-        self.connection.execute(
-            "UPDATE runs SET status = coalesce(?, status), seconds_running = seconds_running + ?, "
-            "error = coalesce(?, error), chat_format = coalesce(?, chat_format), "
-            "updated_at = current_timestamp WHERE run_id = ?",
-            [status, seconds, error, chat_format, run_id],
-        )
+        """Change a run's status, add running time, record an error or the chat format; a run
+        set running records this process (PID and host) as its writer."""
+        writer = (os.getpid(), socket.gethostname()) if status == "running" else (None, None)
+        with self.transaction() as con:
+            con.execute(
+                "UPDATE runs SET status = coalesce(?, status), "
+                "seconds_running = seconds_running + ?, "
+                "error = coalesce(?, error), chat_format = coalesce(?, chat_format), "
+                "writer_pid = coalesce(?, writer_pid), writer_host = coalesce(?, writer_host), "
+                "updated_at = current_timestamp WHERE run_id = ?",
+                [status, seconds, error, chat_format, *writer, run_id],
+            )
+
+    def orphaned_runs(self) -> set[str]:
+        """Runs marked running whose writer is gone: a killed process. When this store holds the
+        file itself no other process can be writing, so every run marked running but not by this
+        process is orphaned; a snapshot (another process may write) checks the writer's PID on
+        this host."""
+        with self.reader() as cursor:  # (threads share the connection: a cursor each)
+            rows = cursor.execute(
+                "SELECT run_id, writer_pid, writer_host FROM runs WHERE status = 'running'"
+            ).fetchall()
+        host, own = socket.gethostname(), os.getpid()
+        orphaned = set()
+        for run_id, pid, writer_host in rows:
+            if pid == own and writer_host == host:
+                continue
+            if not self.snapshot or (writer_host == host and (pid is None or not pid_alive(pid))):
+                orphaned.add(str(run_id))
+        return orphaned
+
+    def shown_status(self, run_id: str, status: str) -> str:
+        """The status to show: ``interrupted`` for a run whose writer is gone."""
+        return "interrupted" if status == "running" and run_id in self.orphaned_runs() else status
 
     def list_runs(self) -> list[dict[str, Any]]:
         """Every run with its progress, newest first."""
@@ -267,7 +311,12 @@ class Store:
             "r.similarity_model, r.seconds_running FROM runs r ORDER BY r.created_at DESC"
         )
         columns = [d[0] for d in cursor.description]
-        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+        runs = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+        orphaned = self.orphaned_runs()
+        for run in runs:
+            if run["run_id"] in orphaned:
+                run["status"] = "interrupted"
+        return runs
 
     # ------------------------------------------------------------ results
 
@@ -407,49 +456,90 @@ class Store:
         """Run SQL; returns (column names, rows)."""
         try:
             cursor = self.reader().execute(sql, parameters)
+            if cursor.description is None:
+                return [], []
+            return [d[0] for d in cursor.description], cursor.fetchall()
         except duckdb.Error as exc:
-            raise StoreError(f"query failed: {str(exc).splitlines()[0]}") from exc
-        if cursor.description is None:
-            return [], []
-        return [d[0] for d in cursor.description], cursor.fetchall()
+            raise StoreError(f"query failed: {first_line(exc)}") from exc
+
+    def query_user(
+        self,
+        sql: str,
+        parameters: Sequence[Any] | dict[str, Any] | None = None,
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Run SQL a user wrote (the console, the query library): reading statements only."""
+        check_reading_sql(sql)
+        return self.query(sql, parameters)
+
+    def export_user(self, sql: str, parameters: Any, target: Path, fmt: str) -> int:
+        """Write the result of a user's reading SQL to ``target`` (parquet or csv); rows."""
+        return export_result(self.reader(), sql, parameters, target, fmt)
 
 
-def open_store(path: str | Path | None = None, *, read_only: bool = False) -> Store:
-    """Open (and migrate) the store; read-only opens never create or change the file."""
+def open_store(
+    path: str | Path | None = None,
+    *,
+    read_only: bool = False,
+    allow_read: Sequence[Path] = (),
+) -> Store:
+    """Open (and, for writing, migrate) the store. A read-only open never creates or changes
+    the file: an older haf-tui file is read through an upgraded temporary copy. A DuckDB file
+    with other tables and no haf schema is refused. ``allow_read``: folders user SQL may read."""
     db_path = Path(path).expanduser() if path else default_db_path()
     if read_only and not db_path.is_file():
         raise StoreError(f"no database at {db_path}: run `haf run` first or pass --db")
+    if db_path.is_dir():
+        raise StoreError(f"{db_path} is a folder, not a database file")
     if not read_only:
         db_path.parent.mkdir(parents=True, exist_ok=True)
-    store = Store(_connect(db_path, read_only), db_path, read_only)
+    store = Store(connect(db_path, read_only, allow_read=allow_read), db_path, read_only)
     try:
+        foreign = store.foreign_tables()
+        if foreign:
+            shown = ", ".join(foreign[:4]) + (", …" if len(foreign) > 4 else "")
+            raise StoreError(
+                f"{db_path} is not a haf-tui database (it holds {shown}): pass another --db"
+            )
         store.migrate()
         if read_only and store.schema_version() < LATEST_VERSION:
-            # an older file: upgrade it once (needs the write lock), then read it
             store.close()
-            with Store(_connect(db_path, False), db_path, False) as writer:
-                writer.migrate()
-            store = Store(_connect(db_path, True), db_path, True)
+            return _upgraded_copy(db_path, allow_read)
     except BaseException:
         store.close()
         raise
     return store
 
 
-def open_snapshot(path: str | Path | None = None, *, attempts: int = 5) -> Store:
-    """A read-only copy of a database another process may be writing (file + WAL)."""
+def _upgraded_copy(db_path: Path, allow_read: Sequence[Path]) -> Store:
+    """An older (or empty) haf-tui file, read through a migrated copy: reads never write."""
+    copy, remove = copy_database(db_path)
+    try:
+        with Store(connect(copy, False), copy, False) as writer:
+            writer.migrate()
+        return Store(connect(copy, True, allow_read=allow_read), db_path, True, on_close=remove)
+    except BaseException:
+        remove()
+        raise
+
+
+def open_snapshot(path: str | Path | None = None, *, allow_read: Sequence[Path] = ()) -> Store:
+    """A read-only copy of a database another process may be writing (file + WAL), removed
+    when the store is closed (or, if this process dies, by the next snapshot)."""
     db_path = Path(path).expanduser() if path else default_db_path()
     if not db_path.is_file():
         raise StoreError(f"no database at {db_path}")
-    folder = Path(tempfile.mkdtemp(prefix="haf-snapshot-"))
-    target = folder / db_path.name
-    wal = db_path.with_name(db_path.name + ".wal")
-    for _ in range(attempts):
-        before = db_path.stat().st_mtime_ns, db_path.stat().st_size
-        shutil.copyfile(db_path, target)
-        if wal.exists():
-            shutil.copyfile(wal, folder / wal.name)
-        if (db_path.stat().st_mtime_ns, db_path.stat().st_size) == before:
-            return open_store(target, read_only=True)
-        time.sleep(0.2)
-    raise StoreError(f"database {db_path} kept changing while copying it; try again")
+    copy, remove = copy_database(db_path)
+    try:
+        store = open_store(copy, read_only=True, allow_read=allow_read)
+    except BaseException:
+        remove()
+        raise
+    previous = store._on_close
+
+    def close_all() -> None:
+        if previous is not None:
+            previous()
+        remove()
+
+    store._on_close = close_all
+    return store

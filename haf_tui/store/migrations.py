@@ -167,6 +167,14 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        4,
+        "runs.writer_pid, runs.writer_host: the process that runs it (a dead one: interrupted)",
+        """
+        ALTER TABLE runs ADD COLUMN writer_pid INTEGER;
+        ALTER TABLE runs ADD COLUMN writer_host VARCHAR;
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -7,7 +7,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from haf_tui.store import Store, StoreError, default_db_path, open_snapshot, open_store
+from haf_tui.store import (
+    Store,
+    StoreError,
+    StoreLockedError,
+    default_db_path,
+    open_snapshot,
+    open_store,
+)
 
 
 class StoreReader:
@@ -25,9 +32,7 @@ class StoreReader:
             if self._store is None:
                 try:
                     self._store = open_store(self.path, read_only=True)
-                except StoreError as exc:
-                    if "locked" not in str(exc):
-                        raise
+                except StoreLockedError:
                     self._store = open_snapshot(self.path)
                     self.snapshot = True
             return self._store
@@ -43,13 +48,11 @@ class StoreReader:
                 self._store = None
             try:
                 self._store = open_store(self.path)
-            except StoreError as exc:
-                if "locked" in str(exc):
-                    raise StoreError(
-                        f"another process is writing to {self.path.name}: wait for it to "
-                        "finish, or start the app with another --db"
-                    ) from None
-                raise
+            except StoreLockedError:
+                raise StoreError(
+                    f"another process is writing to {self.path.name}: wait for it to "
+                    "finish, or start the app with another --db"
+                ) from None
             self.snapshot = False
             return self._store
 
@@ -64,8 +67,14 @@ class StoreReader:
                 self._store = None
 
     def query(self, sql: str, parameters: Any = None) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """Run read-only SQL on its own cursor."""
+        """Run the app's own reading SQL on its own cursor."""
         return self.store().query(sql, parameters)
+
+    def query_user(
+        self, sql: str, parameters: Any = None
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Run SQL a user wrote: reading statements only, on the locked-down connection."""
+        return self.store().query_user(sql, parameters)
 
     def close(self) -> None:
         """Close the connection."""

@@ -67,6 +67,8 @@ class HomeScreen(HafScreen[None]):
             self.post_message(QueryFinished("runs", list(COLUMNS), []))
             return
         columns, rows = reader.query(RUNS_SQL)
+        orphaned = reader.store().orphaned_runs()  # a killed writer's run: interrupted
+        rows = [(r[0], "interrupted" if r[0] in orphaned else r[1], *r[2:]) for r in rows]
         self.post_message(QueryFinished("runs", columns, rows))
 
     @on(QueryFinished)
@@ -94,7 +96,7 @@ class HomeScreen(HafScreen[None]):
         hint.update(
             f"{len(message.rows)} runs in {reader.path.name}{snapshot}"
             if message.rows
-            else "no runs yet: n starts a new evaluation (or haf run --demo --limit 4)"
+            else "no runs yet: n starts a new evaluation (or haf run --demo)"
         )
 
     def selected_run(self) -> str | None:

@@ -26,6 +26,7 @@ from textual.widgets.option_list import Option
 
 from haf_tui import reports
 from haf_tui.reports import NamedQuery, QueryError
+from haf_tui.store.connection import check_reading_sql
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
@@ -301,12 +302,13 @@ class SqlScreen(HafScreen[None]):
         self, sql: str, params: dict[str, Any] | None, offset: int
     ) -> tuple[list[str], list[tuple[Any, ...]]]:
         store = self.reader.store()
+        check_reading_sql(sql)  # as typed: reading statements only, whatever the connection
         try:
-            return store.query(page_sql(sql, offset), params)
+            return store.query_user(page_sql(sql, offset), params)
         except Exception as exc:
             if "Parser Error" not in str(exc):
                 raise
-        # Not wrappable (SHOW-like, several statements, a write): run it as written.
+        # Not wrappable (SHOW-like, several reading statements): run it as written.
         cursor = store.reader()
         try:
             cursor.execute(sql, params)
@@ -361,18 +363,11 @@ class SqlScreen(HafScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sql-export")
     def export_result(self, request: str, sql: str, params: dict[str, Any], path: Path) -> None:
-        """``COPY (<sql>) TO path`` on a cursor of the read-only connection (thread worker)."""
-        fmt = "FORMAT parquet" if path.suffix == ".parquet" else "FORMAT csv, HEADER"
-        target = str(path.resolve()).replace("'", "''")
+        """The whole result of ``sql``, written by the tool to ``path`` (thread worker)."""
+        fmt = "parquet" if path.suffix == ".parquet" else "csv"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            cursor = self.reader.store().reader()
-            try:
-                cursor.execute(
-                    f"COPY (\n{runnable_sql(sql)}\n) TO '{target}' ({fmt})", params or None
-                )
-            finally:
-                cursor.close()
+            self.reader.store().export_user(runnable_sql(sql), params, path.resolve(), fmt)
         except Exception as exc:
             self.post_message(SqlFailed(request, "export failed: " + _one_line(exc)))
             return

@@ -1,0 +1,188 @@
+"""Opening DuckDB files safely: every connection locked down, user SQL sandboxed, snapshots
+that leave nothing behind, and exports written by the tool itself.
+
+Every store connection (read-only or not) is locked down with DuckDB's own settings before
+anything else runs on it: no access to files other than the database itself
+(``enable_external_access = false``; ``allowed_directories`` for the folders a user asked to
+read), no extension installed or loaded, and the configuration locked so no statement can
+undo that. On top, SQL a user types (``haf query``, the SQL screen, the query library) may
+only hold statements that read (:data:`READING_STATEMENTS`, told apart by DuckDB's own
+parser): no COPY, ATTACH, INSTALL, SET, DDL or DML, even on the connection of a run the app
+is writing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+READING_STATEMENTS = frozenset({duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN})
+"""Statement kinds the SQL console runs: SELECT (DESCRIBE, SHOW, SUMMARIZE and FROM … are
+SELECTs too) and EXPLAIN. Not CALL or PRAGMA: ``CHECKPOINT`` is a CALL that writes the file;
+their read-only table functions are reachable by SELECT (``FROM pragma_table_info('runs')``)."""
+
+SNAPSHOT_PREFIX = "haf-snapshot-"
+
+
+class StoreError(RuntimeError):
+    """The database cannot be used as asked (one clear line)."""
+
+
+class StoreLockedError(StoreError):
+    """Another process holds the database file."""
+
+
+class StoreWriteError(StoreError):
+    """DuckDB could not write (a full disk, a file size limit): what was committed stays."""
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's first line (DuckDB's messages run on with context)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def lock_down(
+    connection: duckdb.DuckDBPyConnection, *, allow_read: Sequence[Path] = (), spill: bool = True
+) -> None:
+    """No file but the database (and the folders in ``allow_read``), no extensions, settings
+    locked. ``spill=False`` also keeps DuckDB from writing temporary files."""
+    locked = connection.execute("SELECT current_setting('lock_configuration')").fetchone()
+    if locked and locked[0]:
+        return  # another connection of this process to the same file locked it down already
+    folders = [str(Path(p).expanduser().resolve()) + os.sep for p in allow_read]
+    connection.execute("SET autoinstall_known_extensions = false")
+    connection.execute("SET autoload_known_extensions = false")
+    if not spill:
+        connection.execute("SET temp_directory = ''")
+    if folders:
+        connection.execute("SET allowed_directories = ?", [folders])
+    connection.execute("SET enable_external_access = false")
+    connection.execute("SET lock_configuration = true")
+
+
+def check_reading_sql(sql: str) -> None:
+    """Refuse SQL that holds any statement other than a read (one line saying which)."""
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise StoreError(f"query failed: {first_line(exc)}") from exc
+    for statement in statements:
+        if statement.type not in READING_STATEMENTS:
+            kind = statement.type.name
+            raise StoreError(
+                f"refused: {kind} statements are not allowed here (the SQL console only reads; "
+                "export results with the export command instead of COPY)"
+            )
+
+
+def connect(
+    path: Path, read_only: bool, *, allow_read: Sequence[Path] = ()
+) -> duckdb.DuckDBPyConnection:
+    """A locked-down connection to ``path`` (a locked file raises :class:`StoreLockedError`)."""
+    try:
+        connection = duckdb.connect(str(path), read_only=read_only)
+    except duckdb.IOException as exc:
+        message = str(exc)
+        if "lock" in message.lower():
+            pid = next((w for w in message.replace(")", " ").split() if w.isdigit()), None)
+            holder = f" (PID {pid})" if pid else ""
+            raise StoreLockedError(
+                f"database {path} is locked by another process{holder}: a run may be writing "
+                "to it; read it with --snapshot, or wait"
+            ) from exc
+        raise StoreError(f"cannot open database {path}: {first_line(exc)}") from exc
+    except duckdb.Error as exc:
+        raise StoreError(f"cannot open database {path}: {first_line(exc)}") from exc
+    try:
+        lock_down(connection, allow_read=allow_read, spill=not read_only)
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id runs on this host."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_snapshots(root: Path | None = None) -> int:
+    """Remove snapshot folders whose process is gone (a killed ``--snapshot`` reader);
+    returns how many."""
+    root = root or Path(tempfile.gettempdir())
+    removed = 0
+    for folder in root.glob(SNAPSHOT_PREFIX + "*"):
+        pid_text = folder.name.removeprefix(SNAPSHOT_PREFIX).split("-", 1)[0]
+        if pid_text.isdigit() and not pid_alive(int(pid_text)) and folder.is_dir():
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+def copy_database(db_path: Path, *, attempts: int = 5) -> tuple[Path, Callable[[], None]]:
+    """Copy a database file and its write-ahead log into a new temporary folder (named after
+    this process, so a later call removes it if this process dies); returns the copy and the
+    function that removes it."""
+    remove_stale_snapshots()
+    folder = Path(tempfile.mkdtemp(prefix=f"{SNAPSHOT_PREFIX}{os.getpid()}-"))
+
+    def remove() -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+    target = folder / db_path.name
+    wal = db_path.with_name(db_path.name + ".wal")
+    try:
+        for _ in range(attempts):
+            before = db_path.stat().st_mtime_ns, db_path.stat().st_size
+            shutil.copyfile(db_path, target)
+            if wal.exists():
+                shutil.copyfile(wal, folder / wal.name)
+            if (db_path.stat().st_mtime_ns, db_path.stat().st_size) == before:
+                return target, remove
+            time.sleep(0.2)
+    except OSError as exc:
+        remove()
+        raise StoreError(f"cannot copy database {db_path}: {exc.strerror or exc}") from exc
+    remove()
+    raise StoreError(f"database {db_path} kept changing while copying it; try again")
+
+
+def export_result(
+    cursor: duckdb.DuckDBPyConnection, sql: str, params: Any, target: Path, fmt: str
+) -> int:
+    """Run reading ``sql`` on a (locked-down) cursor and write its result to ``target`` as
+    ``parquet`` or ``csv``: the tool writes the file, through an in-memory DuckDB that holds
+    only the result; returns the number of rows."""
+    check_reading_sql(sql)
+    try:
+        arrays = cursor.execute(sql, params or None).fetchnumpy()
+    except duckdb.Error as exc:
+        raise StoreError(f"query failed: {first_line(exc)}") from exc
+    options = "(FORMAT parquet)" if fmt == "parquet" else "(FORMAT csv, HEADER true)"
+    writer = duckdb.connect()
+    try:
+        writer.register("result", arrays)
+        quoted = str(target).replace("'", "''")
+        writer.execute(f"COPY result TO '{quoted}' {options}")
+    except duckdb.Error as exc:
+        raise StoreError(f"export to {target} failed: {first_line(exc)}") from exc
+    finally:
+        with contextlib.suppress(duckdb.Error):
+            writer.close()
+    first = next(iter(arrays.values()), None)
+    return len(first) if first is not None else 0
