@@ -136,9 +136,12 @@ def test_bad_inputs_fail_before_anything_is_written(
     assert "max_new_tokens" in _error(capsys)
     assert main(["--db", str(db), "run", "--demo", "--chat-format", "klingon"]) == 2
     assert "unknown chat format" in _error(capsys)
-    (tmp_path / "bad.jsonl").write_text('{"text": "fine"}\nnot json\n')
-    assert main(["--db", str(db), "run", "--demo", "--file", str(tmp_path / "bad.jsonl")]) == 2
-    assert "not valid JSON" in _error(capsys)
+    (tmp_path / "bad.jsonl").write_text("not json\n{broken\n")
+    assert main(["--db", str(db), "run", "--file", str(tmp_path / "bad.jsonl")]) == 2
+    err = _error(capsys)
+    assert "no text column" in err and "haf datasets import FILE --text-column NAME" in err
+    assert main(["--db", str(db), "run", "--model", str(tmp_path)]) == 2
+    assert "is a folder, not a GGUF file" in _error(capsys)
     long_text = tmp_path / "long.jsonl"
     long_text.write_text(json.dumps({"text": "word " * 400}) + "\n")
     assert (

@@ -160,9 +160,13 @@ def test_a_file_that_cannot_be_read_is_one_clear_error(tmp_path: Path) -> None:
     (tmp_path / "x.xlsx").write_bytes(b"PK")
     with pytest.raises(DatasetError, match=r"unsupported dataset file type '\.xlsx'"):
         load_file(tmp_path / "x.xlsx")
-    (tmp_path / "bad.jsonl").write_text('{"text": "fine"}\nnot json\n')
-    with pytest.raises(DatasetError, match=r"bad.jsonl:2: not valid JSON"):
-        load_file(tmp_path / "bad.jsonl")
+    (tmp_path / "bad.jsonl").write_text('{"text": "fine"}\nnot json\n{"text": "also fine"}\n')
+    loaded = load_file(tmp_path / "bad.jsonl")  # one broken line is skipped, with its reason
+    assert [i.text for i in loaded.instances] == ["fine", "also fine"]
+    assert [(s[0], s[1]) for s in loaded.skipped] == [(2, "not valid JSON")]
+    (tmp_path / "all-bad.jsonl").write_text("not json\n{broken\n")
+    with pytest.raises(DatasetError, match="no text column"):
+        load_file(tmp_path / "all-bad.jsonl")
     (tmp_path / "list.jsonl").write_text("[1, 2]\n")
     with pytest.raises(DatasetError, match="each line must be a JSON object"):
         load_file(tmp_path / "list.jsonl")

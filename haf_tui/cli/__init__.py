@@ -129,7 +129,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {message}", highlight=False)
         return 2
     except KeyboardInterrupt:
-        Console(stderr=True).print("interrupted: the run can be resumed (haf runs)")
+        run_id = getattr(args, "run_id", None)
+        Console(stderr=True).print(
+            f"interrupted: resume the run with haf run --resume {run_id}"
+            if run_id
+            else "interrupted before a run was stored: nothing to resume"
+        )
         return 130
 
 

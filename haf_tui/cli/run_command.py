@@ -241,6 +241,7 @@ def run_command(args: argparse.Namespace, store: Store, console: Console) -> int
     }
     if args.resume:
         run_id, config = run_config_of(store, args.resume, **overrides)
+        args.run_id = run_id  # (what an interrupted `haf run` says to resume)
         dataset = None
     else:
         config, dataset = _config(args), _dataset(args, store)
@@ -248,6 +249,7 @@ def run_command(args: argparse.Namespace, store: Store, console: Console) -> int
         models = load_models(config)
     if dataset is not None:
         run_id, config = create_run(store, config, dataset, models)
+        args.run_id = run_id
         if dataset.skipped:
             console.print(
                 f"[yellow]{len(dataset.skipped)} dataset rows skipped[/] "

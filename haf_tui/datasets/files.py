@@ -17,9 +17,10 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from haf_tui.datasets.model import Dataset, DatasetError
-from haf_tui.datasets.readers import Record, read_table
+from haf_tui.datasets.readers import BROKEN_LINE, Record, read_table
 from haf_tui.datasets.validation import (
     DEFAULT_MAX_CHARS,
+    NOT_JSON,
     RowValidator,
     SkippedRow,
     excerpt,
@@ -137,7 +138,8 @@ def load_file(
         if mapping is None:
             raise DatasetError(
                 f"dataset file {table.path} has no text column (one of {', '.join(TEXT_COLUMNS)}):"
-                " name it with --text-column"
+                " name it with haf datasets import FILE --text-column NAME, then run "
+                "--dataset NAME"
             )
     mapping.check(table.columns, table.path)
     required = mapping.label is not None if label_required is None else label_required
@@ -145,6 +147,9 @@ def load_file(
     instances: list[InstanceRecord] = []
     skipped: list[SkippedRow] = []
     for number, record in table.rows:
+        if BROKEN_LINE in record:
+            skipped.append(SkippedRow(number, NOT_JSON, excerpt(record.get("text"))))
+            continue
         text, label = _value(record, mapping.text), _value(record, mapping.label)
         raw_id = _value(record, mapping.id)
         instance_id = str(number) if raw_id is None or raw_id == "" else str(raw_id)

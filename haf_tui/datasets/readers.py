@@ -47,6 +47,10 @@ csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # over-long fields are skippe
 Record = dict[str, Any]
 
 
+BROKEN_LINE: Final = "\x00broken line"
+"""The key of the record a JSON Lines line that does not parse becomes (skipped on loading)."""
+
+
 @dataclass
 class Table:
     """A file's records, numbered from 1 (CSV/TSV/JSON/Parquet: data rows; JSONL: lines)."""
@@ -149,7 +153,9 @@ def _jsonl_records(text: str, where: Path) -> Iterator[tuple[int, Record]]:
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise DatasetError(f"{where}:{number}: not valid JSON ({exc.msg})") from exc
+            # one broken line is a skipped row (with its reason), not a refused file
+            yield number, {BROKEN_LINE: f"{exc.msg} at column {exc.colno}", "text": line}
+            continue
         if not isinstance(value, dict):
             raise DatasetError(f"{where}:{number}: each line must be a JSON object")
         yield number, value
@@ -261,5 +267,6 @@ def _columns_of(fmt: str, text: str, rows: list[tuple[int, Record]]) -> list[str
         return _unique_columns(header)
     columns: dict[str, None] = {}
     for _, record in rows[:1000]:
-        columns.update(dict.fromkeys(record))
+        if BROKEN_LINE not in record:
+            columns.update(dict.fromkeys(record))
     return list(columns)

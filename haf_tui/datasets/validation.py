@@ -21,6 +21,7 @@ NOT_UTF8: Final = "not UTF-8"
 DUPLICATE_ID: Final = "duplicate id"
 DUPLICATE_TEXT: Final = "duplicate text"
 NO_LABEL: Final = "no label"
+NOT_JSON: Final = "not valid JSON"
 
 SKIP_REASONS: Final = (
     EMPTY,

@@ -41,7 +41,7 @@ class ModelEntry:
 
 def _entry(path: Path, *, embedded: bool = False) -> ModelEntry:
     try:
-        return ModelEntry(path, read_gguf_info(path, check_tensors=False), embedded=embedded)
+        return ModelEntry(path, read_gguf_info(path), embedded=embedded)
     except InferenceError as exc:
         return ModelEntry(path, None, str(exc), embedded)
 

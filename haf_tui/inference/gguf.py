@@ -162,6 +162,8 @@ def read_gguf_info(path: str | Path, *, check_tensors: bool = True) -> GGUFInfo:
     """Read the metadata of a GGUF file; raises :class:`InferenceError` with one clear line
     for a missing, empty, non-GGUF or truncated file."""
     model_path = Path(path).expanduser()
+    if model_path.is_dir():
+        raise InferenceError(f"{model_path} is a folder, not a GGUF file: pass the .gguf inside")
     if not model_path.is_file():
         raise InferenceError(f"model file not found: {model_path}")
     size = model_path.stat().st_size

@@ -3,7 +3,13 @@ the one handler for worker errors."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
+import os
+import signal
+import sys
+import termios
 import weakref
 from collections.abc import Iterable
 from functools import partial
@@ -29,6 +35,25 @@ REFREEZE_DELAY = 2.0
 """Seconds after a screen that froze its rows closes before they are collected."""
 
 
+HANG_UP_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
+"""Signals that end the app at once (a closed terminal; a polite kill)."""
+
+
+TERMINAL_CHECK_SECONDS = 1.0
+
+
+def terminal_alive(stream: Any) -> bool | None:
+    """Whether the terminal behind ``stream`` is still there (None: it is not a terminal)."""
+    try:
+        fd = stream.fileno()
+        if not os.isatty(fd):
+            return None
+        termios.tcgetattr(fd)
+    except (termios.error, OSError, ValueError, AttributeError):
+        return False
+    return True
+
+
 class HafApp(App[None]):
     """Run HAF evaluations, browse stored runs, explore explanations, query them with SQL."""
 
@@ -49,10 +74,29 @@ class HafApp(App[None]):
         self._holders: weakref.WeakSet[Screen[Any]] = weakref.WeakSet()
 
     def on_mount(self) -> None:
-        """Start on the runs list."""
+        """Start on the runs list; a closed terminal (SIGHUP) or SIGTERM ends the app."""
         self.push_screen(HomeScreen())
         self.freeze_after_load()
         self.warm_imports()
+        loop = asyncio.get_running_loop()
+        for signum in HANG_UP_SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signum, self.hang_up)
+        if not self.is_headless and terminal_alive(sys.__stdin__) is not None:
+            self.set_interval(TERMINAL_CHECK_SECONDS, self.check_terminal)
+
+    def check_terminal(self) -> None:
+        """A terminal can close without a SIGHUP reaching the app (it is not the process's
+        controlling terminal): then its attributes can no longer be read, and the app ends."""
+        if not terminal_alive(sys.__stdin__):  # (a hung-up terminal is no tty any more)
+            self.hang_up()
+
+    def hang_up(self) -> None:
+        """The terminal is gone (SIGHUP) or the app is asked to stop (SIGTERM): cancel a run it
+        runs (it stays resumable) and exit at once, asking nothing."""
+        if self.session is not None and self.session.active:
+            self.session.control.cancel()
+        self.exit(return_code=129)
 
     def freeze_after_load(self, screen: Screen[Any] | None = None) -> None:
         """Leave what is loaded now (the app, its libraries, the rows ``screen`` just read)
@@ -259,6 +303,10 @@ class HafApp(App[None]):
         """Stop a run still going (it stays resumable) and close the database."""
         if self.session is not None and self.session.active:
             self.session.control.cancel()
+        with contextlib.suppress(RuntimeError):
+            loop = asyncio.get_running_loop()
+            for signum in HANG_UP_SIGNALS:
+                loop.remove_signal_handler(signum)
         self.reader.close()
         gc.unfreeze()
 
