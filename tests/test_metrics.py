@@ -61,7 +61,7 @@ nll_lists = st.lists(st.floats(min_value=0.0, max_value=100.0), min_size=1, max_
 relevances = st.one_of(st.just(0.0), st.floats(min_value=1e-6, max_value=1.0))
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(data=st.data())
 def test_tokensar_confidence_in_unit_interval_and_scale_invariant(data: st.DataObject) -> None:
     nll = data.draw(nll_lists)
@@ -171,7 +171,7 @@ def test_diversity_dpp_edge_cases() -> None:
     assert math.isnan(m.diversity_dpp([0.5, nan, 0.25], matrix, nan_policy="reference"))
 
 
-@settings(max_examples=100)
+@settings(max_examples=100, deadline=None)
 @given(data=st.data())
 def test_dis_bounded_and_dpp_factorises(data: st.DataObject) -> None:
     n = data.draw(st.integers(min_value=2, max_value=5))
@@ -228,7 +228,7 @@ def test_reliance_edge_cases() -> None:
         m.reliance(NEW_CONF, [[0.2, 0.6]], ORIGINAL_CONF)
 
 
-@settings(max_examples=100)
+@settings(max_examples=100, deadline=None)
 @given(data=st.data())
 def test_reliance_in_unit_interval(data: st.DataObject) -> None:
     n_new = data.draw(st.integers(min_value=1, max_value=4))

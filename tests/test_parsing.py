@@ -28,7 +28,12 @@ from haf_tui.parsing import (
     template_decision,
 )
 
-PARITY_FLOOR = 0.95
+UNREPRODUCIBLE = [
+    "individual Ministral-8B-Instruct-2410/hate_explain/1",
+    "individual Ministral-8B-Instruct-2410/hate_explain/5",
+]
+"""The two fixture outputs whose stored text does not contain the decision sentence and first
+reason the reference parsed (it parsed other text): no parser can reproduce them."""
 ALL_RULES: tuple[RulesLiteral, ...] = ("reference", "strict")
 
 Fixture = dict[str, Any]
@@ -79,8 +84,7 @@ def test_justify_parity(reference_fixtures: list[Fixture]) -> None:
         "decision sentence": _rate(sentence_hits, total),
     }
     print(f"JUSTIFY parity over {total} outputs: {rates}")
-    for what, rate in rates.items():
-        assert rate >= PARITY_FLOOR, f"JUSTIFY {what} parity {rate:.1%}"
+    assert total == 80 and stance_hits == reasons_hits == sentence_hits == total, rates
 
 
 def test_followup_parity(reference_fixtures: list[Fixture]) -> None:
@@ -110,10 +114,10 @@ def test_followup_parity(reference_fixtures: list[Fixture]) -> None:
             f"{group} parity over {total} outputs: reasons {reasons_rate:.1%}, "
             f"decision sentence {sentence_rate:.1%}"
         )
-        assert reasons_rate >= PARITY_FLOOR
-        assert sentence_rate >= PARITY_FLOOR
-    assert reason_hits["uphold-reason"] == totals["uphold-reason"]
-    print(f"fixture outputs the reference parsed from other text: {unreproducible}")
+    # measured: every output but the two unreproducible ones, on both counts
+    assert sorted(unreproducible) == UNREPRODUCIBLE
+    assert totals == {"uphold-reason": 160, "individual": 220}
+    assert reason_hits == sentence_hits == {"uphold-reason": 160, "individual": 218}
 
 
 def test_spans_index_the_original_text(reference_fixtures: list[Fixture]) -> None:

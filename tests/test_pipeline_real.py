@@ -186,6 +186,46 @@ def _start_and_wait_for_first_generation(db: Path, args: list[str]) -> subproces
     return process
 
 
+def _content(db: Path) -> dict[str, dict[tuple[Any, ...], Any]]:
+    """What a run stored, by key: output texts, every token's id and raw logprob, and every
+    instance and reason metric value."""
+    with open_store(db, read_only=True) as store:
+
+        def keyed(sql: str, width: int) -> dict[tuple[Any, ...], Any]:
+            return {tuple(r[:width]): r[width:] for r in store.query(sql)[1]}
+
+        return {
+            "texts": keyed(
+                "SELECT instance_id, stage, sub_index, output_text, decision FROM generations", 3
+            ),
+            "tokens": keyed(
+                "SELECT instance_id, stage, sub_index, position, token_id, logprob FROM tokens", 4
+            ),
+            "instance_metrics": keyed("SELECT instance_id, metric, value FROM instance_metrics", 2),
+            "reason_metrics": keyed(
+                "SELECT instance_id, stage, sub_index, reason_index, metric, value "
+                "FROM reason_metrics",
+                5,
+            ),
+        }
+
+
+def _assert_same_content(db: Path, whole_db: Path) -> None:
+    got, want = _content(db), _content(whole_db)
+    for part in ("texts", "tokens", "instance_metrics", "reason_metrics"):
+        assert got[part].keys() == want[part].keys(), part
+    assert got["texts"] == want["texts"]
+    for key, (token_id, logprob) in want["tokens"].items():
+        assert got["tokens"][key][0] == token_id, key
+        assert got["tokens"][key][1] == pytest.approx(logprob, abs=1e-6), key
+    for part in ("instance_metrics", "reason_metrics"):
+        for key, (value,) in want[part].items():
+            if value is None:
+                assert got[part][key] == (None,), (part, key)
+            else:
+                assert got[part][key][0] == pytest.approx(value, abs=1e-9), (part, key)
+
+
 def _resume_and_compare(db: Path, whole_db: Path) -> None:
     with open_store(db, read_only=True) as store:
         (run_id,) = [r["run_id"] for r in store.list_runs()]
@@ -199,6 +239,7 @@ def _resume_and_compare(db: Path, whole_db: Path) -> None:
             "SELECT count(*) - count(DISTINCT (instance_id, stage, sub_index)) FROM generations"
         )[1][0][0]
         assert duplicates == 0
+    _assert_same_content(db, whole_db)
 
 
 def test_a_killed_run_resumes_to_the_same_rows(
@@ -211,7 +252,9 @@ def test_a_killed_run_resumes_to_the_same_rows(
     victim.wait()
     assert 1 <= _counts(killed_db)["generations"] < _counts(whole_db)["generations"]
     with open_store(killed_db, read_only=True) as store:
-        assert store.list_runs()[0]["status"] == "running"  # killed: never marked
+        # killed, so never marked: stored as running, shown interrupted (its writer is dead)
+        assert store.query("SELECT status FROM runs")[1] == [("running",)]
+        assert store.list_runs()[0]["status"] == "interrupted"
     _resume_and_compare(killed_db, whole_db)
 
 

@@ -3,6 +3,10 @@ wizard's keys, validation errors in place, cancel and resume, and snapshots."""
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +140,14 @@ async def test_each_step_refuses_bad_input_in_place(tmp_path: Path) -> None:
     assert not (tmp_path / "haf.duckdb").exists(), "a refused wizard stores nothing"
 
 
-def test_wizard_snapshot(snap_compare: Any, tmp_path: Path) -> None:
+def test_wizard_snapshot(
+    snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the model folders hold only what this test puts there (none): the embedded model
+    monkeypatch.setenv("HAF_HOME", str(tmp_path))
+    monkeypatch.delenv("HAF_MODELS_PATH", raising=False)
+    monkeypatch.chdir(tmp_path)
+
     async def open_wizard(pilot: Any) -> None:
         await settle(pilot)
         await pilot.press("n")
@@ -218,8 +229,11 @@ async def test_cancel_leaves_a_resumable_run_and_r_resumes_it(
         assert done == [(5,)]
 
 
-def store_orphaned_run(db: Path) -> str:
-    """A database holding a run left 'running' (as by a killed process), nothing generated."""
+def store_running_run(db: Path, writer_pid: int) -> str:
+    """A database holding a run marked 'running' by ``writer_pid`` on this host, nothing
+    generated yet."""
+    import socket
+
     from haf_tui.config import RunConfig
     from haf_tui.datasets import builtin_sample
     from haf_tui.store.records import RunRecord
@@ -234,35 +248,76 @@ def store_orphaned_run(db: Path) -> str:
                 dataset_id=sample.dataset_id,
                 n_planned=16,
                 config_json=RunConfig().model_dump_json(),
-                model_file="gemma-3-270m-q4_k_m.gguf",
+                model_file="SmolLM2-135M-Instruct.Q4_1.gguf",
                 similarity_model="all-MiniLM-L6-v2",
                 similarity_kind="bi-encoder",
             )
         )
+        store.connection.execute(
+            "UPDATE runs SET writer_pid = ?, writer_host = ?", [writer_pid, socket.gethostname()]
+        )
     return "20261122-000000-orph"
+
+
+@contextlib.contextmanager
+def run_going_elsewhere(db: Path) -> Iterator[str]:
+    """A run that another live process writes: it holds the file open for writing (as
+    ``haf run`` does), so the app reads a snapshot, and the run's writer is alive."""
+    code = (
+        "import sys, time, duckdb; sys.stdin.readline(); c = duckdb.connect(sys.argv[1]); "
+        "print('ready', flush=True); time.sleep(120)"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", code, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        run_id = store_running_run(db, process.pid)
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(b"go\n")
+        process.stdin.flush()
+        assert process.stdout.readline().strip() == b"ready"
+        yield run_id
+    finally:
+        process.kill()
+        process.wait()
 
 
 async def test_a_run_going_elsewhere_opens_in_watch_mode(tmp_path: Path) -> None:
     db = tmp_path / "haf.duckdb"
-    run_id = store_orphaned_run(db)
+    with run_going_elsewhere(db) as run_id:
+        app = create_app(db)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            await pilot.press("enter")
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, MonitorScreen) and screen.watch_run_id == run_id
+            assert static_text(screen, "#count-instances") == "0/16"
+            assert "If no process runs it any more" in static_text(screen, "#mon-note")
+
+
+async def test_a_killed_writers_run_is_interrupted_and_opens_the_explorer(tmp_path: Path) -> None:
+    db = tmp_path / "haf.duckdb"
+    run_id = store_running_run(db, 999_999_999)  # no such process: it was killed
     app = create_app(db)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
+        table = app.screen.query_one("#runs", DataTable)
+        assert (
+            str(table.get_row_at(0)[0]) == run_id and str(table.get_row_at(0)[1]) == "interrupted"
+        )
         await pilot.press("enter")
         await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, MonitorScreen) and screen.watch_run_id == run_id
-        assert static_text(screen, "#count-instances") == "0/16"
-        assert "R resumes it here" in static_text(screen, "#mon-note")
+        assert isinstance(app.screen, ExplorerScreen)
 
 
 def test_monitor_snapshot_in_watch_mode(snap_compare: Any, tmp_path: Path) -> None:
     db = tmp_path / "haf.duckdb"
-    store_orphaned_run(db)
 
     async def open_monitor(pilot: Any) -> None:
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
 
-    assert snap_compare(create_app(db), terminal_size=(80, 24), run_before=open_monitor)
+    with run_going_elsewhere(db):
+        assert snap_compare(create_app(db), terminal_size=(80, 24), run_before=open_monitor)

@@ -32,8 +32,8 @@ from haf_tui.defaults import EMBEDDED_MODEL_NAME
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.runner import RunSummary
 from haf_tui.pipeline.service import create_run, execute_run, load_models, run_config_of
+from haf_tui.store import Store, StoreWriteError
 from haf_tui.store.catalog import find_datasets
-from haf_tui.store.db import Store
 
 DEMO_MAX_NEW_TOKENS = 256
 DEMO_LIMIT = 8
@@ -262,7 +262,10 @@ def run_command(args: argparse.Namespace, store: Store, console: Console) -> int
         f"{'on' if backend.offload_active else 'off'}; similarity "
         f"{models.similarity.name}"
     )
-    summary = _run_with_progress(store, run_id, config, models, console)
+    try:
+        summary = _run_with_progress(store, run_id, config, models, console)
+    except StoreWriteError as exc:  # a full disk: what was committed stays, the run resumes
+        raise StoreWriteError(f"{exc}; free space, then: haf run --resume {run_id}") from exc
     counts = ", ".join(f"{k} {v}" for k, v in summary.generations.items())
     console.print(
         f"run {run_id} {summary.status}: {summary.instances_done}/"

@@ -534,6 +534,7 @@ def open_snapshot(path: str | Path | None = None, *, allow_read: Sequence[Path] 
     except BaseException:
         remove()
         raise
+    store.snapshot = True
     previous = store._on_close
 
     def close_all() -> None:

@@ -74,3 +74,50 @@ def test_the_workbench_exits_when_its_terminal_closes(tmp_path: Path, signum: in
             os.close(master)
     with open_store(db, read_only=True) as store:  # the lock is released
         assert store.list_runs() == []
+
+
+@pytest.mark.real_model
+@pytest.mark.real_similarity
+def test_two_ctrl_c_close_together_stop_at_once(tmp_path: Path) -> None:
+    """The second Ctrl-C, 0.3 s after the first, stops the run at once (it stays resumable)."""
+    db = tmp_path / "haf.duckdb"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "haf_tui.cli", "--db", str(db), "run", "--demo"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert process.stdout is not None
+    seen = b""
+    while b"GPU offload" not in seen and process.poll() is None:  # the run has started
+        seen += process.stdout.read1(4096)
+    time.sleep(1.0)
+    process.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    process.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    assert process.wait(timeout=60) == 130
+    assert time.monotonic() - started < 10
+    seen += process.stdout.read()
+    assert b"resume the run with haf run --resume" in seen or b"haf run --resume" in seen, seen
+    with open_store(db, read_only=True) as store:
+        (run,) = store.list_runs()
+        assert run["status"] == "interrupted" and run["n_done"] < 8
+
+
+def test_ctrl_c_before_a_run_exists_says_nothing_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib
+
+    from haf_tui.cli import main
+
+    run_command = importlib.import_module("haf_tui.cli.run_command")
+
+    def interrupted_load(config: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_command, "load_models", interrupted_load)
+    assert main(["--db", str(tmp_path / "haf.duckdb"), "run", "--demo"]) == 130
+    err = capsys.readouterr().err
+    assert "nothing to resume" in err and "--resume" not in err
