@@ -136,3 +136,35 @@ def test_a_dead_writers_run_shows_interrupted(
         assert store.orphaned_runs() == {"r-dead"}
     assert main(["--db", str(db), "runs"]) == 0
     assert "interrupted" in capsys.readouterr().out
+
+
+def test_a_truncated_database_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "haf.duckdb"
+    open_store(db).close()
+    data = db.read_bytes()
+    db.write_bytes(data[: len(data) // 3])
+    for command in (["runs"], ["query", "SELECT 1"], ["run", "--demo"]):
+        assert main(["--db", str(db), *command]) == 2, command
+        assert "cannot open database" in _error(capsys)
+
+
+def test_a_read_only_database_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An immutable file (chattr +i: even root cannot write it) is read, and a run is refused
+    with one line."""
+    import shutil
+    import subprocess
+
+    db = tmp_path / "haf.duckdb"
+    open_store(db).close()
+    chattr = shutil.which("chattr")
+    if chattr is None or subprocess.run([chattr, "+i", str(db)], capture_output=True).returncode:
+        pytest.skip("chattr +i is not available on this filesystem")
+    try:
+        assert main(["--db", str(db), "runs"]) == 0
+        capsys.readouterr()
+        assert main(["--db", str(db), "run", "--demo", "--stages", "justify"]) == 2
+        assert "cannot open database" in _error(capsys)
+    finally:
+        subprocess.run([chattr, "-i", str(db)], check=True)
