@@ -11,7 +11,7 @@ export HAF_HOME ?= $(CURDIR)/.haf
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 
-.PHONY: install test lint bench run tui clean
+.PHONY: install test test-fast lint bench run tui clean
 
 install: $(STAMP)
 
@@ -27,6 +27,10 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# The edit loop: no real model, in parallel (pytest-xdist). `make test` stays the complete run.
+test-fast: install
+	$(BIN)/python -m pytest -q -n auto -m "not real_model and not real_similarity"
 
 lint: install
 	$(BIN)/ruff check haf_tui tests

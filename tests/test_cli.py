@@ -11,6 +11,7 @@ from conftest import shared_dir
 from haf_tui.cli import main
 from haf_tui.datasets import builtin_sample
 from haf_tui.store import open_store
+from tests.support import one_line_error as _error
 
 pytestmark = [pytest.mark.real_model, pytest.mark.real_similarity]
 
@@ -101,12 +102,6 @@ def test_report_query_runs_export(
     assert (tmp_path / run_id / "tokens.csv").stat().st_size > 0
     assert main([*db, "export", run_id, "--out", str(tmp_path / "pq")]) == 0
     assert (tmp_path / "pq" / run_id / "generations.parquet").is_file()
-
-
-def _error(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("error:") and "\n" not in err, err
-    return err
 
 
 def test_read_errors_are_one_line(demo_db: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -31,6 +31,7 @@ from haf_tui.tui.widgets.instance_filters import (
 )
 from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree
 from haf_tui.tui.widgets.token_view import TokenBody, TokenView
+from tests.support import settle
 
 RunDb = tuple[Path, str, list[str]]
 
@@ -38,13 +39,6 @@ RunDb = tuple[Path, str, list[str]]
 def db_rows(db: Path, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
     with duckdb.connect(str(db), read_only=True) as con:
         return con.execute(sql, params).fetchall()
-
-
-async def settle(pilot: Pilot[Any]) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def open_explorer(pilot: Pilot[Any]) -> ExplorerScreen:

@@ -12,6 +12,7 @@ from haf_tui.tui import create_app
 from haf_tui.tui.messages import WorkFailed
 from haf_tui.tui.screens.help import HelpScreen
 from haf_tui.tui.screens.home import HomeScreen
+from tests.support import settle
 
 
 async def test_an_empty_home_says_how_to_start(tmp_path: Path) -> None:
@@ -60,11 +61,6 @@ async def test_home_lists_a_stored_run(full_run_db: tuple[Path, str, list[str]])
 
 
 def test_home_snapshot_on_an_empty_database(snap_compare: Any, tmp_path: Path) -> None:
-    async def settle(pilot: Any) -> None:
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-
     assert snap_compare(
         create_app(tmp_path / "none.duckdb"), terminal_size=(80, 24), run_before=settle
     )

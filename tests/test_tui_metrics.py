@@ -48,6 +48,7 @@ from haf_tui.tui.widgets.metric_panels import (
     load_metrics_data,
     render_panel,
 )
+from tests.support import settle
 
 A = "20250101-100000-aaaa"
 B = "20250102-100000-bbbb"
@@ -211,13 +212,6 @@ def build_large_store(path: Path, n_instances: int = 5000, n_runs: int = 4) -> N
             used = {name: value for name, value in params.items() if f"${name}" in statement}
             if statement.strip():
                 store.connection.execute(statement, used)
-
-
-async def settle(pilot: Pilot[Any]) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def open_metrics(pilot: Pilot[Any], screen: MetricsScreen | None = None) -> MetricsScreen:

@@ -16,14 +16,9 @@ from haf_tui.store import open_store
 from haf_tui.tui import create_app
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.screens.sql import PAGE_SIZE, SqlScreen, cell_text, sql_params
+from tests.support import settle
 
 FullRun = tuple[Path, str, list[str]]
-
-
-async def settle(pilot: Pilot[Any]) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def open_sql(pilot: Pilot[Any]) -> SqlScreen:

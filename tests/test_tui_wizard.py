@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Input
 
 from haf_tui.datasets import sample_indices
 from haf_tui.store import open_store
@@ -24,17 +24,7 @@ from haf_tui.tui.screens.wizard import WizardScreen
 from haf_tui.tui.widgets.dataset_picker import FILE_SOURCE
 from haf_tui.tui.widgets.model_picker import ModelPicker
 from tests.conftest import LISTY_MAX_NEW, write_listy_dataset
-
-
-async def settle(pilot: Any) -> None:
-    """Let workers finish and the screen redraw."""
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-def static_text(screen: Any, selector: str) -> str:
-    return str(screen.query_one(selector, Static).render())
+from tests.support import settle, static_text
 
 
 async def set_input(pilot: Any, selector: str, value: str) -> None:

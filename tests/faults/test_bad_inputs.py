@@ -18,16 +18,11 @@ from haf_tui.defaults import embedded_model_path
 from haf_tui.store import open_snapshot, open_store
 from haf_tui.store.connection import SNAPSHOT_PREFIX, remove_stale_snapshots
 from haf_tui.store.migrations import LATEST_VERSION
+from tests.support import one_line_error as _error
 
 
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _error(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("error:") and "\n" not in err, err
-    return err
 
 
 def test_haf_models_flags_a_truncated_gguf(

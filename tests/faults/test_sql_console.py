@@ -13,6 +13,7 @@ import pytest
 from haf_tui.cli import main
 from haf_tui.store import StoreError, open_store
 from haf_tui.tui.data import StoreReader
+from tests.support import one_line_error
 
 
 def _haf_db(path: Path) -> Path:
@@ -80,12 +81,6 @@ def attempts(a: Path, b: Path, data: Path) -> list[tuple[str, str]]:
     ]
 
 
-def _one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("error:") and "\n" not in err, err
-    return err
-
-
 def test_haf_query_refuses_every_attempt_and_changes_no_file(
     dbs: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -94,7 +89,7 @@ def test_haf_query_refuses_every_attempt_and_changes_no_file(
     before = _checksums(folder)
     for what, sql in attempts(a, b, data):
         assert main(["--db", str(a), "query", sql]) == 2, what
-        _one_line_error(capsys)
+        one_line_error(capsys)
     assert _checksums(folder) == before
     assert main(["--db", str(a), "query", "SELECT name FROM datasets", "--format", "csv"]) == 0
     assert capsys.readouterr().out.splitlines() == ["name", "d"]
@@ -111,7 +106,7 @@ def test_the_snapshot_cannot_reach_the_original(
     before = _checksums(a.parent)
     for what, sql in attempts(a, b, data):
         assert main(["--db", str(a), "--snapshot", "query", sql]) == 2, what
-        _one_line_error(capsys)
+        one_line_error(capsys)
     assert _checksums(a.parent) == before
 
 
@@ -125,9 +120,9 @@ def test_allow_read_opens_one_folder_for_reading_only(
     assert capsys.readouterr().out.splitlines() == ["s", "3"]
     before = _checksums(a.parent)
     assert main(["--db", str(a), "query", f"COPY runs TO '{data}/w.csv'", *allow]) == 2
-    assert "COPY statements are not allowed" in _one_line_error(capsys)
+    assert "COPY statements are not allowed" in one_line_error(capsys)
     assert main(["--db", str(a), "query", "SELECT * FROM read_csv('/etc/passwd')", *allow]) == 2
-    _one_line_error(capsys)
+    one_line_error(capsys)
     assert _checksums(a.parent) == before
 
 
