@@ -22,7 +22,7 @@ from haf_tui.datasets import (
 )
 from haf_tui.datasets import validation as v
 from haf_tui.store import InstanceRecord, open_store
-from haf_tui.store.catalog import skip_summary, skipped_rows
+from haf_tui.store.dataset_catalog import skip_summary, skipped_rows
 from haf_tui.store.migrations import LATEST_VERSION
 
 TEXTS = [f"Row number {k} of a small file, long enough to evaluate." for k in range(6)]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from haf_tui.inference.base import InferenceError
-from haf_tui.inference.catalog import discover_models, download_model
+from haf_tui.inference.model_catalog import discover_models, download_model
 from tests.conftest import REPO_ROOT
 
 
@@ -52,7 +52,7 @@ SERVER_SCRIPT = textwrap.dedent(
     import hashlib, http.server, json, sys, threading
     from pathlib import Path
     from haf_tui.inference.base import InferenceError
-    from haf_tui.inference.catalog import download_model
+    from haf_tui.inference.model_catalog import download_model
 
     DATA = bytes(range(256)) * 2000
     SHA = hashlib.sha256(DATA).hexdigest()

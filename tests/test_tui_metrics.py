@@ -480,8 +480,8 @@ async def test_keys_never_wait_on_a_large_database(
         def no_database(*_: Any) -> Any:
             raise AssertionError("a handler read the database")
 
-        monkeypatch.setattr(app.reader, "store", no_database)
-        monkeypatch.setattr(app.reader, "query", no_database)
+        monkeypatch.setattr(app.reader, "store", no_database)  # (every read goes through it)
+        monkeypatch.setattr(app.reader, "query_user", no_database)
         actions = [f"panel('{pane}')" for pane in ("table2", "table4", "figure2", "stances")]
         actions += ["pooling", "next_metric", "step_panel(1)", "all_runs", "all_runs"]
         actions += ["toggle_runs", "toggle_runs", "panel('table1')"]

@@ -21,7 +21,7 @@ from haf_tui.datasets import (
     paper_datasets,
     preview_file,
 )
-from haf_tui.store.catalog import skip_summary, skipped_rows
+from haf_tui.store.dataset_catalog import skip_summary, skipped_rows
 from haf_tui.store.db import Store, default_db_path, open_snapshot, open_store
 
 TEXT_PREVIEW = 100

@@ -33,7 +33,7 @@ from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.runner import RunSummary
 from haf_tui.pipeline.service import create_run, execute_run, load_models, run_config_of
 from haf_tui.store import Store, StoreWriteError
-from haf_tui.store.catalog import find_datasets
+from haf_tui.store.dataset_catalog import find_datasets
 
 DEMO_MAX_NEW_TOKENS = 256
 DEMO_LIMIT = 8

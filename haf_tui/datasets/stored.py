@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from haf_tui.datasets.model import Dataset, DatasetError
 from haf_tui.datasets.validation import SkippedRow
-from haf_tui.store.catalog import (
+from haf_tui.store.dataset_catalog import (
     DatasetRow,
     find_datasets,
     get_dataset,

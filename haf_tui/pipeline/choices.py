@@ -22,12 +22,12 @@ from haf_tui.datasets import (
     sample_dataset,
 )
 from haf_tui.datasets import preview_file as read_preview
-from haf_tui.inference.catalog import (
+from haf_tui.inference.llama import gpu_offload_supported
+from haf_tui.inference.model_catalog import (
     ModelEntry,
     discover_models,
     download_model,
 )
-from haf_tui.inference.llama import gpu_offload_supported
 from haf_tui.store.db import Store
 
 __all__ = [

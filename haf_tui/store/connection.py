@@ -84,6 +84,16 @@ def check_reading_sql(sql: str) -> None:
             )
 
 
+def runnable_sql(sql: str) -> str:
+    """The SQL without trailing whitespace and semicolons (so that it can be wrapped)."""
+    return sql.strip().rstrip(";").rstrip()
+
+
+def page_sql(sql: str, offset: int, limit: int) -> str:
+    """``limit`` rows of ``sql`` from row ``offset`` (DuckDB pushes the limit down)."""
+    return f"SELECT * FROM (\n{runnable_sql(sql)}\n) LIMIT {int(limit)} OFFSET {int(offset)}"
+
+
 def connect(
     path: Path, read_only: bool, *, allow_read: Sequence[Path] = ()
 ) -> duckdb.DuckDBPyConnection:

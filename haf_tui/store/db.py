@@ -36,6 +36,7 @@ from haf_tui.store.connection import (
     copy_database,
     export_result,
     first_line,
+    page_sql,
     pid_alive,
 )
 from haf_tui.store.migrations import LATEST_VERSION, MIGRATIONS
@@ -470,6 +471,31 @@ class Store:
         """Run SQL a user wrote (the console, the query library): reading statements only."""
         check_reading_sql(sql)
         return self.query(sql, parameters)
+
+    def query_user_page(
+        self, sql: str, parameters: dict[str, Any] | None, offset: int, limit: int
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """``limit`` rows of a user's reading SQL from row ``offset``: wrapped in a paging
+        SELECT, or, when it cannot be wrapped (SHOW, several statements), run as written."""
+        check_reading_sql(sql)  # as typed: reading statements only, whatever the connection
+        try:
+            return self.query_user(page_sql(sql, offset, limit), parameters)
+        except StoreError as exc:
+            if "Parser Error" not in str(exc):
+                raise
+        cursor = self.reader()
+        try:
+            cursor.execute(sql, parameters)
+            if cursor.description is None:
+                return [], []
+            columns = [d[0] for d in cursor.description]
+            if offset:
+                cursor.fetchmany(offset)
+            return columns, cursor.fetchmany(limit)
+        except duckdb.Error as exc:
+            raise StoreError(f"query failed: {first_line(exc)}") from exc
+        finally:
+            cursor.close()
 
     def export_user(self, sql: str, parameters: Any, target: Path, fmt: str) -> int:
         """Write the result of a user's reading SQL to ``target`` (parquet or csv); rows."""

@@ -25,11 +25,11 @@ from textual.worker import Worker, WorkerState
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.service import create_run, execute_run, load_models, run_config_of
 from haf_tui.store import StoreError
-from haf_tui.tui.data import StoreReader
 from haf_tui.tui.live import EventBatcher, LiveSession, RunJob
 from haf_tui.tui.messages import RunUpdate, WorkFailed
 from haf_tui.tui.screens.help import HelpScreen
 from haf_tui.tui.screens.home import HomeScreen
+from haf_tui.tui.store_reader import StoreReader
 
 REFREEZE_DELAY = 2.0
 """Seconds after a screen that froze its rows closes before they are collected."""

@@ -14,29 +14,11 @@ from typing import Any
 from textual.message import Message
 
 from haf_tui.store import Store
+from haf_tui.store.readers import instance_parts, instance_tokens
 from haf_tui.tui.widgets.token_view import Span, Token
 
 GenKey = tuple[str, int]
 
-GENERATIONS_SQL = """
-SELECT instance_id, stage, sub_index, test, decision, decision_confidence, decision_sentence,
-       finish_reason, output_tokens, prompt_text
-FROM generations WHERE run_id = $run_id AND instance_id = ANY($ids)
-"""
-REASONS_SQL = """
-SELECT instance_id, stage, sub_index, reason_index, text, confidence, token_count,
-       token_first, relevance
-FROM reasons WHERE run_id = $run_id AND instance_id = ANY($ids)
-"""
-METRICS_SQL = """
-SELECT instance_id, stage, sub_index, reason_index, metric, value FROM reason_metrics
-WHERE run_id = $run_id AND instance_id = ANY($ids)
-"""
-TOKENS_SQL = """
-SELECT instance_id, stage, sub_index, text, logprob, top_texts, top_logprobs FROM tokens
-WHERE run_id = $run_id AND instance_id = ANY($ids)
-ORDER BY instance_id, stage, sub_index, position
-"""
 REASON_METRICS = ("sos", "rs", "rn", "c_y", "decision_weight", "i_s", "i_n", "uii", "uei")
 """The reason-level metrics ``instance_detail`` pivots into columns."""
 STAGE_ORDER = {"justify": 1, "internal": 2, "external": 3}
@@ -110,7 +92,7 @@ def detail_rows(
 ) -> list[dict[str, Any]]:
     """The rows of ``instance_detail`` (one per reason of every generation, a generation
     without reasons once; stage order, then sub_index and reason_index) from the rows of
-    :data:`GENERATIONS_SQL`, :data:`REASONS_SQL` and :data:`METRICS_SQL`."""
+    :func:`~haf_tui.store.readers.instance_parts`."""
     by_generation: dict[GenKey, list[tuple[Any, ...]]] = {}
     for reason in reasons:
         by_generation.setdefault((reason[0], reason[1]), []).append(reason)
@@ -161,12 +143,12 @@ def _by_instance(rows: Rows) -> dict[str, Rows]:
 def read_instances(store: Store, run_id: str, ids: list[str]) -> list[InstanceData]:
     """The instances ``ids`` (those found): generations, reasons, metrics, tokens, spans and
     prompts (the tokens on a second thread while this one reads the rest)."""
-    params = {"run_id": run_id, "ids": ids}
-    token_future = _SECOND.submit(store.query, TOKENS_SQL, params)
-    generations = _by_instance(store.query(GENERATIONS_SQL, params)[1])
-    reasons = _by_instance(store.query(REASONS_SQL, params)[1])
-    metrics = _by_instance(store.query(METRICS_SQL, params)[1])
-    tokens = _by_instance(token_future.result()[1])
+    token_future = _SECOND.submit(instance_tokens, store, run_id, ids)
+    parts = instance_parts(store, run_id, ids)
+    generations = _by_instance(parts.generations)
+    reasons = _by_instance(parts.reasons)
+    metrics = _by_instance(parts.reason_metrics)
+    tokens = _by_instance(token_future.result())
     found = []
     for instance_id in ids:
         if instance_id not in generations:

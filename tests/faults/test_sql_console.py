@@ -12,7 +12,7 @@ import pytest
 
 from haf_tui.cli import main
 from haf_tui.store import StoreError, open_store
-from haf_tui.tui.data import StoreReader
+from haf_tui.tui.store_reader import StoreReader
 from tests.support import one_line_error
 
 

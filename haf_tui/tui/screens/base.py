@@ -9,8 +9,8 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
-from haf_tui.tui.data import StoreReader
 from haf_tui.tui.messages import WorkFailed
+from haf_tui.tui.store_reader import StoreReader
 
 if TYPE_CHECKING:
     from haf_tui.tui.app import HafApp

@@ -11,7 +11,6 @@ and [ ] move the token cursor, c colours by NLL or relevance, r shows the prompt
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import cache
 from time import monotonic
 from typing import Any, ClassVar
 
@@ -22,7 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Header, Input, Static, TextArea, Tree
 
-from haf_tui.reports import first_with_reasons, get_query
+from haf_tui.reports import first_with_reasons, instance_rows
 from haf_tui.tui.instance_reader import (
     InstanceCache,
     InstanceData,
@@ -53,17 +52,6 @@ AHEAD, BEHIND = 8, 3
 stepping finds them cached."""
 WITH_MISSING = 3, 1
 """The rows after and before an uncached instance read with it (a few: it is waited for)."""
-
-
-@cache
-def _named_sql(name: str) -> str:
-    """A named query's SQL (read once): run as is with a full run id (no prefix look-up)."""
-    return get_query(name).sql
-
-
-def _dicts(result: tuple[list[str], list[tuple[Any, ...]]]) -> list[dict[str, Any]]:
-    columns, rows = result
-    return [dict(zip(columns, row, strict=True)) for row in rows]
 
 
 class ExplorerScreen(HafScreen[None]):
@@ -160,7 +148,7 @@ class ExplorerScreen(HafScreen[None]):
         """Read the run's instances (and its full id: the screen may have been given a prefix)."""
         store = self.reader.store()
         run_id = store.get_run(self.run_id).run_id
-        rows = _dicts(store.query(_named_sql("instances"), {"run_id": run_id}))
+        rows = instance_rows(store, run_id)
         self.post_message(InstancesLoaded(prepare(rows), run_id))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-instance")

@@ -9,23 +9,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Header, Static
 
+from haf_tui.store.readers import run_overviews
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
 
-RUNS_SQL = """
-WITH done AS (
-    SELECT run_id, count(*) AS n FROM instance_results GROUP BY run_id
-), means AS (
-    SELECT run_id, avg(value) FILTER (WHERE metric = 'sos') AS sos,
-           avg(value) FILTER (WHERE metric = 'rs') AS rs
-    FROM instance_metrics WHERE metric IN ('sos', 'rs') GROUP BY run_id
-)
-SELECT r.run_id, r.status, r.model_file, r.dataset_id, coalesce(d.n, 0) AS done,
-       r.n_planned, strftime(r.created_at, '%Y-%m-%d %H:%M') AS started, m.sos, m.rs
-FROM runs r LEFT JOIN done d USING (run_id) LEFT JOIN means m USING (run_id)
-ORDER BY r.created_at DESC
-"""
 COLUMNS = ("run", "status", "model", "dataset", "done", "started", "SoS", "RS")
 
 
@@ -66,10 +54,12 @@ class HomeScreen(HafScreen[None]):
         if not reader.path.exists():
             self.post_message(QueryFinished("runs", list(COLUMNS), []))
             return
-        columns, rows = reader.query(RUNS_SQL)
-        orphaned = reader.store().orphaned_runs()  # a killed writer's run: interrupted
-        rows = [(r[0], "interrupted" if r[0] in orphaned else r[1], *r[2:]) for r in rows]
-        self.post_message(QueryFinished("runs", columns, rows))
+        rows = [
+            (o.run_id, o.status, o.model_file, o.dataset_id, o.done, o.planned,
+             f"{o.created_at:%Y-%m-%d %H:%M}", o.sos, o.rs)
+            for o in run_overviews(reader.store())
+        ]  # fmt: skip
+        self.post_message(QueryFinished("runs", list(COLUMNS), rows))
 
     @on(QueryFinished)
     def show_runs(self, message: QueryFinished) -> None:

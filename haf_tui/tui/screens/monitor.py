@@ -18,18 +18,13 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Header, RichLog, Static
 
 from haf_tui.pipeline.planning import format_duration
+from haf_tui.store.readers import run_progress
 from haf_tui.tui.live import LiveRun, LiveSession
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.stage_progress import StageProgress
 
-WATCH_SQL = """
-SELECT r.status, r.n_planned, r.model_file, r.config,
-       (SELECT count(*) FROM instance_results i WHERE i.run_id = r.run_id) AS done,
-       (SELECT list(stage) FROM generations g WHERE g.run_id = r.run_id) AS stages
-FROM runs r WHERE r.run_id = $run_id
-"""
 WATCH_SECONDS = 3.0
 JOB_COLUMNS = ("model", "run", "status", "instances", "elapsed")
 
@@ -200,15 +195,19 @@ class MonitorScreen(HafScreen[None]):
         """The run's status and generations per stage, from a fresh read."""
         if self.reader.snapshot:
             self.reader.refresh()
-        columns, rows = self.reader.query(WATCH_SQL, {"run_id": run_id})
-        self.post_message(QueryFinished("watch", columns, rows))
+        progress = run_progress(self.reader.store(), run_id)
+        rows = [] if progress is None else [
+            (progress.status, progress.planned, progress.model_file, progress.done,
+             progress.stages)
+        ]  # fmt: skip
+        self.post_message(QueryFinished("watch", [], rows))
 
     @on(QueryFinished)
     def show_counts(self, message: QueryFinished) -> None:
         """Draw the watched run."""
         if message.request != "watch" or not message.rows:
             return
-        status, planned, model, _config, done, stage_list = message.rows[0]
+        status, planned, model, done, stage_list = message.rows[0]
         counts: dict[str, int] = {}
         for stage in stage_list or []:
             counts[stage] = counts.get(stage, 0) + 1

@@ -26,7 +26,7 @@ from textual.widgets.option_list import Option
 
 from haf_tui import reports
 from haf_tui.reports import NamedQuery, QueryError
-from haf_tui.store.connection import check_reading_sql
+from haf_tui.store.connection import runnable_sql
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
@@ -54,16 +54,6 @@ def sql_params(sql: str) -> list[str]:
     for name in _PARAM.findall(_NOT_CODE.sub(" ", sql)):
         seen.setdefault(name)
     return list(seen)
-
-
-def runnable_sql(sql: str) -> str:
-    """The SQL without trailing whitespace and semicolons (so that it can be wrapped)."""
-    return sql.strip().rstrip(";").rstrip()
-
-
-def page_sql(sql: str, offset: int) -> str:
-    """One page (plus one row that says whether there is more) of ``sql``."""
-    return f"SELECT * FROM (\n{runnable_sql(sql)}\n) LIMIT {PAGE_SIZE + 1} OFFSET {offset}"
 
 
 def status_text(offset: int, shown: int, more: bool) -> str:
@@ -301,25 +291,8 @@ class SqlScreen(HafScreen[None]):
     def _read_page(
         self, sql: str, params: dict[str, Any] | None, offset: int
     ) -> tuple[list[str], list[tuple[Any, ...]]]:
-        store = self.reader.store()
-        check_reading_sql(sql)  # as typed: reading statements only, whatever the connection
-        try:
-            return store.query_user(page_sql(sql, offset), params)
-        except Exception as exc:
-            if "Parser Error" not in str(exc):
-                raise
-        # Not wrappable (SHOW-like, several reading statements): run it as written.
-        cursor = store.reader()
-        try:
-            cursor.execute(sql, params)
-            if cursor.description is None:
-                return [], []
-            columns = [d[0] for d in cursor.description]
-            if offset:
-                cursor.fetchmany(offset)
-            return columns, cursor.fetchmany(PAGE_SIZE + 1)
-        finally:
-            cursor.close()
+        """One page of the user's SQL (and one row more, that says whether there is more)."""
+        return self.reader.store().query_user_page(sql, params, offset, PAGE_SIZE + 1)
 
     @on(QueryFinished)
     def show_page(self, message: QueryFinished) -> None:

@@ -27,6 +27,7 @@ from haf_tui.reports import (
 )
 from haf_tui.reports.registry import TABLE1_METRICS as METRIC_LABELS
 from haf_tui.store import Store
+from haf_tui.store.readers import defined_metric_values
 from haf_tui.tui.widgets import charts
 
 PANELS: Final = (
@@ -73,13 +74,6 @@ REPORT_NAMES: Final = (
     "contradictions",
 )
 TABLE1_METRICS: Final = ("SoS", "DiS", "UII", "UEI", "RS", "RN")
-HISTOGRAM_SQL: Final = """
-SELECT run_id, metric,
-       list(value) FILTER (WHERE value IS NOT NULL AND NOT isnan(value)) AS defined_values
-FROM instance_metrics
-WHERE list_contains($metrics::VARCHAR[], metric)
-GROUP BY ALL
-"""
 CHART_MIN_WIDTH: Final = 46
 """Narrowest a chart panel gets before charts stack instead of standing side by side."""
 
@@ -128,8 +122,7 @@ def load_metrics_data(store: Store) -> MetricsData:
     ]
     reports = {name: run_report(store, name) for name in REPORT_NAMES}
     metrics = [name for name, _ in HISTOGRAM_METRICS]
-    _, value_rows = store.query(HISTOGRAM_SQL, {"metrics": metrics})
-    values = {(str(run_id), str(metric)): list(found or []) for run_id, metric, found in value_rows}
+    values = defined_metric_values(store, metrics)
     histograms: dict[tuple[str, str], charts.Histogram] = {}
     for metric in metrics:
         of_metric = [v for (_, m), found in values.items() if m == metric for v in found]

@@ -66,10 +66,6 @@ class StoreReader:
                 self._store.close()
                 self._store = None
 
-    def query(self, sql: str, parameters: Any = None) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """Run the app's own reading SQL on its own cursor."""
-        return self.store().query(sql, parameters)
-
     def query_user(
         self, sql: str, parameters: Any = None
     ) -> tuple[list[str], list[tuple[Any, ...]]]:

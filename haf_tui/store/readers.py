@@ -1,0 +1,152 @@
+"""Typed reads of the store for the faces: the runs list, one run's progress, the parts of
+some instances the explorer shows, and the defined values of instance metrics. The SQL the
+workbench needs lives here (and in ``queries/``), not in its screens."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from haf_tui.store.db import Store
+
+Rows = list[tuple[Any, ...]]
+
+_RUNS_SQL = """
+WITH done AS (
+    SELECT run_id, count(*) AS n FROM instance_results GROUP BY run_id
+), means AS (
+    SELECT run_id, avg(value) FILTER (WHERE metric = 'sos') AS sos,
+           avg(value) FILTER (WHERE metric = 'rs') AS rs
+    FROM instance_metrics WHERE metric IN ('sos', 'rs') GROUP BY run_id
+)
+SELECT r.run_id, r.status, r.model_file, r.dataset_id, coalesce(d.n, 0) AS done,
+       r.n_planned, r.created_at, m.sos, m.rs
+FROM runs r LEFT JOIN done d USING (run_id) LEFT JOIN means m USING (run_id)
+ORDER BY r.created_at DESC
+"""
+_PROGRESS_SQL = """
+SELECT r.status, r.n_planned, r.model_file,
+       (SELECT count(*) FROM instance_results i WHERE i.run_id = r.run_id) AS done,
+       (SELECT list(stage) FROM generations g WHERE g.run_id = r.run_id) AS stages
+FROM runs r WHERE r.run_id = $run_id
+"""
+_GENERATIONS_SQL = """
+SELECT instance_id, stage, sub_index, test, decision, decision_confidence, decision_sentence,
+       finish_reason, output_tokens, prompt_text
+FROM generations WHERE run_id = $run_id AND instance_id = ANY($ids)
+"""
+_REASONS_SQL = """
+SELECT instance_id, stage, sub_index, reason_index, text, confidence, token_count,
+       token_first, relevance
+FROM reasons WHERE run_id = $run_id AND instance_id = ANY($ids)
+"""
+_REASON_METRICS_SQL = """
+SELECT instance_id, stage, sub_index, reason_index, metric, value FROM reason_metrics
+WHERE run_id = $run_id AND instance_id = ANY($ids)
+"""
+_TOKENS_SQL = """
+SELECT instance_id, stage, sub_index, text, logprob, top_texts, top_logprobs FROM tokens
+WHERE run_id = $run_id AND instance_id = ANY($ids)
+ORDER BY instance_id, stage, sub_index, position
+"""
+_METRIC_VALUES_SQL = """
+SELECT run_id, metric,
+       list(value) FILTER (WHERE value IS NOT NULL AND NOT isnan(value)) AS defined_values
+FROM instance_metrics
+WHERE list_contains($metrics::VARCHAR[], metric)
+GROUP BY ALL
+"""
+
+
+@dataclass(frozen=True)
+class RunOverview:
+    """A run as the runs list shows it (``status``: interrupted when its writer is gone)."""
+
+    run_id: str
+    status: str
+    model_file: str
+    dataset_id: str
+    done: int
+    planned: int
+    created_at: datetime
+    sos: float | None
+    rs: float | None
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """How far a run is: status, instances done of planned, and its generations' stages."""
+
+    status: str
+    planned: int
+    model_file: str
+    done: int
+    stages: list[str]
+
+
+def run_overviews(store: Store) -> list[RunOverview]:
+    """Every run, newest first, with its progress and mean SoS and RS."""
+    orphaned = store.orphaned_runs()
+    return [
+        RunOverview(
+            str(run_id),
+            "interrupted" if run_id in orphaned else str(status),
+            str(model),
+            str(dataset),
+            int(done),
+            int(planned),
+            created,
+            sos,
+            rs,
+        )
+        for run_id, status, model, dataset, done, planned, created, sos, rs in store.query(
+            _RUNS_SQL
+        )[1]
+    ]
+
+
+def run_progress(store: Store, run_id: str) -> RunProgress | None:
+    """One run's progress (None: no such run)."""
+    rows = store.query(_PROGRESS_SQL, {"run_id": run_id})[1]
+    if not rows:
+        return None
+    status, planned, model, done, stages = rows[0]
+    return RunProgress(
+        store.shown_status(run_id, str(status)), int(planned), str(model), int(done),
+        list(stages or []),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class InstanceParts:
+    """The stored rows of some instances of a run, each row led by its instance id."""
+
+    generations: Rows
+    reasons: Rows
+    reason_metrics: Rows
+
+
+def instance_parts(store: Store, run_id: str, ids: Sequence[str]) -> InstanceParts:
+    """Generations, reasons and reason metrics of the instances ``ids`` of a run: small reads
+    (one join of them all is slower on a large store); tokens: :func:`instance_tokens`."""
+    params = {"run_id": run_id, "ids": list(ids)}
+    return InstanceParts(
+        store.query(_GENERATIONS_SQL, params)[1],
+        store.query(_REASONS_SQL, params)[1],
+        store.query(_REASON_METRICS_SQL, params)[1],
+    )
+
+
+def instance_tokens(store: Store, run_id: str, ids: Sequence[str]) -> Rows:
+    """Every token of the instances ``ids`` of a run, in order (instance id first)."""
+    return store.query(_TOKENS_SQL, {"run_id": run_id, "ids": list(ids)})[1]
+
+
+def defined_metric_values(
+    store: Store, metrics: Sequence[str]
+) -> dict[tuple[str, str], list[float]]:
+    """(run id, metric) → the instance values of that metric that are defined."""
+    rows = store.query(_METRIC_VALUES_SQL, {"metrics": list(metrics)})[1]
+    return {(str(run_id), str(metric)): list(found or []) for run_id, metric, found in rows}
