@@ -30,15 +30,26 @@ NULL_TEXT: Final = "—"
 """How the terminal and markdown show NULL (an undefined value)."""
 
 
+def format_number(value: Any, digits: int = 3) -> str:
+    """The one way a metric value is shown: to ``digits`` decimals, an int as it is, and
+    "—" when undefined (None or NaN)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return NULL_TEXT
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return f"{value:.{digits}f}"
+
+
 def format_value(value: Any, digits: int | None = 3) -> str:
-    """A cell as text: NULL as "—", floats to ``digits`` decimals (all of them if None)."""
+    """A cell as text: NULL and NaN as "—", floats to ``digits`` decimals (all of them if
+    None)."""
     if value is None:
         return NULL_TEXT
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
         if math.isnan(value):
-            return "NaN"
+            return NULL_TEXT
         if math.isinf(value):
             return "∞" if value > 0 else "−∞"
         return repr(value) if digits is None else f"{value:.{digits}f}"

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Header, Static
 
+from haf_tui.reports import format_number
 from haf_tui.store.readers import run_overviews
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
 
 COLUMNS = ("run", "status", "model", "dataset", "done", "started", "SoS", "RS")
-
-
-def _fmt(value: Any) -> str:
-    return "—" if value is None else f"{value:.3f}"
 
 
 class HomeScreen(HafScreen[None]):
@@ -76,8 +73,8 @@ class HomeScreen(HafScreen[None]):
                 dataset,
                 f"{done}/{planned}",
                 started,
-                _fmt(sos),
-                _fmt(rs),
+                format_number(sos),
+                format_number(rs),
                 key=run_id,
             )
         hint = self.query_one("#runs-hint", Static)

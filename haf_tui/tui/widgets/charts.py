@@ -15,7 +15,13 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from haf_tui.reports import NULL_TEXT, table_width, to_rich_table, to_rich_table_transposed
+from haf_tui.reports import (
+    NULL_TEXT,
+    format_number,
+    table_width,
+    to_rich_table,
+    to_rich_table_transposed,
+)
 from haf_tui.reports.queries import Row
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
@@ -34,11 +40,6 @@ def bar_text(fraction: float, width: int) -> str:
 def is_undefined(value: float | None) -> bool:
     """True for None and NaN: a metric value that is not defined."""
     return value is None or math.isnan(value)
-
-
-def format_number(value: float | None, digits: int = 3) -> str:
-    """A value to ``digits`` decimals, or "—" when undefined."""
-    return NULL_TEXT if value is None or is_undefined(value) else f"{value:.{digits}f}"
 
 
 # ---------------------------------------------------------------- bar charts

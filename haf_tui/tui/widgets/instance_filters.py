@@ -18,6 +18,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from haf_tui.reports import format_number
+
 Row = dict[str, Any]
 
 SORT_KEYS: tuple[str, ...] = (
@@ -187,12 +189,6 @@ def prepare(rows: list[Row]) -> list[Row]:
     return rows
 
 
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    return str(value) if isinstance(value, int) else f"{value:.{digits}f}"
-
-
 class InstanceList(ScrollView, can_focus=True):
     """One line per instance (id, stance, #reasons, SoS, the sort metric, flags, why it
     stopped) under a fixed header; renders only the visible rows."""
@@ -331,12 +327,12 @@ class InstanceList(ScrollView, can_focus=True):
         cells = [
             (str(row["instance_id"]), self._id_width),
             (str(row.get("stance") or "—"), 9),
-            (_fmt(row.get("n_reasons")), 2),
-            (_fmt(row.get("sos")), 5),
+            (format_number(row.get("n_reasons")), 2),
+            (format_number(row.get("sos")), 5),
         ]
         if extra:
             cells.append(
-                (_fmt(row.get(METRIC_COLUMNS[extra]), 2 if extra == "n_reasons" else 3), 5)
+                (format_number(row.get(METRIC_COLUMNS[extra]), 2 if extra == "n_reasons" else 3), 5)
             )
         return [*cells, (flags, 2), (str(row.get("stopped") or ""), 0)]
 

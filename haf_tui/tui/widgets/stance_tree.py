@@ -3,7 +3,6 @@ UPHOLD-STANCE, each node carrying the generation (and reason) it stands for."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +15,8 @@ from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from haf_tui.reports import format_number
+
 
 @dataclass(frozen=True)
 class NodeRef:
@@ -27,10 +28,8 @@ class NodeRef:
 
 
 def fmt(value: Any, digits: int = 2) -> str:
-    """A number, or "—" when undefined (None or NaN)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    return f"{value:.{digits}f}"
+    """A number to two decimals, or "—" when undefined (the report formatter's rule)."""
+    return format_number(value, digits)
 
 
 def _short(text: Any, width: int = 48) -> str:
