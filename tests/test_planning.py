@@ -3,6 +3,8 @@ monitor shows that estimate until the run's first instances give an ETA (no mode
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from haf_tui.config import DecodingSettings, RunConfig
@@ -19,18 +21,20 @@ from haf_tui.tui.screens.monitor import MonitorScreen
 
 
 def test_plan_is_a_range_from_all_stopping_to_all_going_on() -> None:
-    config = RunConfig(limit=4, decoding=DecodingSettings(max_new_tokens=50))
+    config = RunConfig(limit=4, decoding=DecodingSettings(max_new_tokens=300))
     probe = ProbeResult(prompt_tokens=100, prompt_tokens_per_second=400.0,
                         decode_tokens_per_second=100.0, batch=4)  # fmt: skip
     plan = plan_run(config, builtin_sample(), probe)
     assert plan.generations == {
         "justify": 4, "internal": 4, "external": 4, "individual": 4 * ASSUMED_REASONS
     }  # fmt: skip
-    # JUSTIFY: 4 × (50 / 100 + 100 / 400) = 3 s; each follow-up adds 50/100 + 220/400 = 1.05 s
-    follow = 50 / 100 + (100 + FOLLOWUP_EXTRA_PROMPT_TOKENS) / 400
-    assert plan.least_seconds == pytest.approx(3.0)
-    assert plan.estimated_seconds == pytest.approx(3.0 + (4 + 4 + 12) * follow)
-    assert plan.time_range() == "3 s – 24 s"
+    # least: 4 JUSTIFY answers of 200 tokens: 4 × (200 / 100 + 100 / 400) = 9 s
+    assert plan.least_seconds == pytest.approx(9.0)
+    # most: every answer runs to the limit of 300 tokens: JUSTIFY 4 × (3 + 0.25) = 13 s; each
+    # follow-up 3 + 220 / 400 = 3.55 s, 20 of them; the last answer alone at 100 / 4 tok/s: 12 s
+    follow = 300 / 100 + (100 + FOLLOWUP_EXTRA_PROMPT_TOKENS) / 400
+    assert plan.estimated_seconds == pytest.approx(13.0 + 20 * follow + 12.0)
+    assert plan.time_range() == "9 s – 1 min 36 s"
     assert plan_run(config, builtin_sample(), None).time_range() == "?"
 
 
@@ -48,10 +52,23 @@ def test_a_faster_batch_gives_a_shorter_estimate() -> None:
 
 def test_the_monitor_shows_the_estimate_until_instances_finish() -> None:
     live = LiveRun("embedded", estimate="30 s – 2 min 10 s")
-    live.status = "running"
+    live.apply(ProgressEvent("run-started", "r", instances_done=0, instances_total=8))
     text = MonitorScreen._stats(live).plain
     assert "measuring speed" in text and "estimated 30 s – 2 min 10 s" in text
     live.apply(ProgressEvent("instance", "r", instances_done=1, instances_total=8,
-                             tokens_per_second=80.0, eta_seconds=70.0))  # fmt: skip
+                             tokens_per_second=80.0))  # fmt: skip
+    live.started = time.monotonic() - 10.0  # one of 8 done in 10 s: 70 s left
     text = MonitorScreen._stats(live).plain
     assert "80.0 tok/s" in text and "ETA 1 min 10 s" in text and "estimated" not in text
+    live.started = time.monotonic() - 20.0  # and later, at that pace: 140 s
+    assert "ETA 2 min 20 s" in MonitorScreen._stats(live).plain
+
+
+def test_a_resumed_run_counts_only_what_it_finished() -> None:
+    live = LiveRun("embedded")
+    live.apply(ProgressEvent("run-started", "r", instances_done=6, instances_total=8))
+    live.started = time.monotonic() - 30.0
+    assert live.eta() is None  # nothing finished here yet
+    live.apply(ProgressEvent("instance", "r", instances_done=7, instances_total=8))
+    live.started = time.monotonic() - 30.0
+    assert live.eta() == pytest.approx(30.0, abs=0.5)

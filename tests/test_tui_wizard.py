@@ -76,7 +76,7 @@ async def test_a_full_guided_run_from_the_wizard_to_the_token_view(
         await pilot.press("ctrl+n")
         await settle(pilot)  # the probe: dataset read, model loaded, 16 tokens timed
         review = wizard.review_note
-        assert "1 instances of listy" in review and "probe on" in review, review
+        assert "1 instance of listy" in review and "probe on" in review, review
         assert "1 sequence(s) at once as the run will decode" in review, review
         await pilot.press("ctrl+s")
         await pilot.pause()

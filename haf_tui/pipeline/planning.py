@@ -114,23 +114,28 @@ def plan_run(config: RunConfig, dataset: Dataset, probe: ProbeResult | None = No
     JUSTIFY)."""
     instances = planned_instances(config, dataset)
     generations = plan_generations(config, instances)
-    output_tokens = min(config.decoding.max_new_tokens, ASSUMED_OUTPUT_TOKENS)
+    max_new = config.decoding.max_new_tokens
+    typical = min(max_new, ASSUMED_OUTPUT_TOKENS)
     assumptions = (
-        f"at most, assuming {ASSUMED_REASONS} reasons per instance and answers of up to "
-        f"{output_tokens} tokens"
+        f"Generations per stage are the most the run can need ({ASSUMED_REASONS} reasons per "
+        f"instance assumed). The time goes from every instance stopping after JUSTIFY with "
+        f"answers of {typical} tokens to every one going on with answers of {max_new} tokens "
+        "(the limit: small models often run to it)."
     )
     if probe is None or probe.decode_tokens_per_second <= 0:
         return RunPlan(instances, generations, None, assumptions)
 
-    def seconds_of(stage: str, count: int) -> float:
+    def seconds_of(stage: str, count: int, output_tokens: int) -> float:
         prompt = probe.prompt_tokens + (0 if stage == "justify" else FOLLOWUP_EXTRA_PROMPT_TOKENS)
         seconds = count * output_tokens / probe.decode_tokens_per_second
         if probe.prompt_tokens_per_second > 0:
             seconds += count * prompt / probe.prompt_tokens_per_second
         return seconds
 
-    most = sum(seconds_of(stage, count) for stage, count in generations.items())
-    least = seconds_of("justify", generations.get("justify", 0))
+    # at the end of a run the last answers decode nearly alone, at about one sequence's rate
+    tail = max_new / (probe.decode_tokens_per_second / max(probe.batch, 1))
+    most = sum(seconds_of(stage, count, max_new) for stage, count in generations.items()) + tail
+    least = seconds_of("justify", generations.get("justify", 0), typical)
     return RunPlan(instances, generations, most, assumptions, least)
 
 

@@ -51,7 +51,6 @@ class LiveRun:
     generations_done: dict[str, int] = field(default_factory=dict)
     generations_expected: dict[str, int] = field(default_factory=dict)
     tokens_per_second: float = 0.0
-    eta_seconds: float | None = None
     current: str = ""
     output: str = ""
     log: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_KEEP_LINES))
@@ -59,7 +58,9 @@ class LiveRun:
     started: float | None = None
     ended: float | None = None
     estimate: str | None = None
-    """The wizard's estimate of the whole run, until ``eta_seconds`` is known."""
+    """The wizard's estimate of the whole run, until the first instances finish."""
+    done_at_start: int | None = None
+    """Instances already done when this run (or resume) started."""
 
     @property
     def active(self) -> bool:
@@ -71,6 +72,17 @@ class LiveRun:
         if self.started is None:
             return 0.0
         return (self.ended or time.monotonic()) - self.started
+
+    def eta(self) -> float | None:
+        """Seconds left at the pace of the instances finished since the run started (None
+        before the first one): revised at every look, so it counts down and follows the run."""
+        if self.started is None or self.done_at_start is None:
+            return None
+        finished_here = self.instances_done - self.done_at_start
+        if finished_here <= 0:
+            return None
+        remaining = max(self.instances_total - self.instances_done, 0)
+        return self.elapsed() * remaining / finished_here
 
     def add_log(self, line: str) -> None:
         """A time-stamped log line."""
@@ -94,7 +106,6 @@ class LiveRun:
         if event.tokens_per_second:
             self.tokens_per_second = event.tokens_per_second
         if event.kind == "instance":
-            self.eta_seconds = event.eta_seconds
             self.add_log(f"instance {event.instance_id}: {event.message}")
         elif event.kind == "generation-started":
             sub = f"[{event.sub_index + 1}]" if event.sub_index >= 0 else ""
@@ -103,6 +114,8 @@ class LiveRun:
         elif event.kind == "run-started":
             self.status = "running"
             self.started = self.started or time.monotonic()
+            if self.done_at_start is None:
+                self.done_at_start = event.instances_done
             self.add_log(f"run {event.run_id} started: {event.message}")
         elif event.kind == "paused":
             self.status = "paused"

@@ -162,8 +162,9 @@ class MonitorScreen(HafScreen[None]):
             text.append(f"  {live.tokens_per_second:.1f} tok/s")
         else:
             text.append("  measuring speed …")
-        if live.eta_seconds is not None and live.active:
-            text.append(f"  ETA {format_duration(live.eta_seconds)}")
+        eta = live.eta()
+        if eta is not None and live.active:
+            text.append(f"  ETA {format_duration(eta)}")
         elif live.estimate and live.active:
             text.append(f"  estimated {live.estimate} (until the first instances finish)")
         if live.started is not None:

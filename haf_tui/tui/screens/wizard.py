@@ -345,18 +345,16 @@ class WizardScreen(HafScreen[None]):
             cells = [str(plan.generations[stage]) for stage in stages]
             table.add_row(entry.label, *cells, plan.time_range())
             if index == 0:
-                note.append(
-                    f"{plan.instances} instances of {self.dataset.name}; "
-                    f"generations are {plan.assumptions}."
-                )
+                noun = "instance" if plan.instances == 1 else "instances"
+                note.append(f"{plan.instances} {noun} of {self.dataset.name}. ")
+                note.append(plan.assumptions)
                 if self.probe is not None:
                     note.append(
                         f"\nprobe on {entry.path.name}, {self.probe.batch} sequence(s) at once "
                         f"as the run will decode: prompt "
                         f"{self.probe.prompt_tokens_per_second:.0f} tok/s, generation "
-                        f"{self.probe.decode_tokens_per_second:.1f} tok/s. The time goes from "
-                        "every instance stopping after JUSTIFY to every one going on; the "
-                        "monitor revises it from the first finished instances."
+                        f"{self.probe.decode_tokens_per_second:.1f} tok/s. The monitor "
+                        "replaces the estimate with the run's own pace once instances finish."
                     )
         if len(configs) > 1:
             note.append("\nother models: no probe (time unknown); the runs go one after another")
