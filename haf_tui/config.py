@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from haf_tui.vocabulary import STAGES, Prompting, Rules
+
 DEFAULT_SIMILARITY_MODEL = "all-MiniLM-L6-v2"
 
 
@@ -54,7 +56,7 @@ class SimilaritySettings(BaseModel):
     device: str = "cpu"
 
 
-STAGE_NAMES: tuple[str, ...] = ("justify", "internal", "external", "individual")
+STAGE_NAMES: tuple[str, ...] = STAGES
 
 
 class MetricWeights(BaseModel):
@@ -77,9 +79,9 @@ class RunConfig(BaseModel):
     weights: MetricWeights = MetricWeights()
     dataset_id: str = "builtin-sample"
     limit: int | None = Field(None, ge=1)
-    prompting: Literal["explicit", "naive"] = "explicit"
+    prompting: Prompting = "explicit"
     stages: tuple[str, ...] = STAGE_NAMES
-    parse_rules: Literal["reference", "strict"] = "reference"
+    parse_rules: Rules = "reference"
 
     @field_validator("stages")
     @classmethod

@@ -40,15 +40,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-StanceLiteral = Literal["toxic", "maybe", "non-toxic", "unclear"]
-DecisionLiteral = Literal["NO", "YES", "MAYBE", "UNCLEAR"]
-RulesLiteral = Literal["reference", "strict"]
+from haf_tui.vocabulary import (
+    FOLLOWUP_STAGES,
+    RULES,
+    Decision,
+    Rules,
+    Stance,
+)
+
+StanceLiteral = Stance
+DecisionLiteral = Decision
+RulesLiteral = Rules
 DecisionSourceLiteral = Literal["rules", "similarity", "none"]
 Similarity = Callable[[str, str], float]
 
-STAGES: tuple[str, ...] = ("justify", "internal", "external", "individual")
-FOLLOWUP_STAGES: tuple[str, ...] = ("internal", "external", "individual")
-RULES: tuple[str, ...] = ("reference", "strict")
 
 REFERENCE_UNCLEAR_LABEL = "NO OR UNCLEAR DECISION"
 """The reference's label (and placeholder sentence) for an output without a decision."""

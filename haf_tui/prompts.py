@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-Stance = Literal["toxic", "maybe", "non-toxic", "unclear"]
+from haf_tui.vocabulary import Stance as Stance
+
 RelianceKind = Literal["internal", "external"]
 Role = Literal["system", "user", "assistant"]
 

@@ -34,6 +34,7 @@ from haf_tui.pipeline.runner import RunSummary
 from haf_tui.pipeline.service import create_run, execute_run, load_models, run_config_of
 from haf_tui.store import Store, StoreWriteError
 from haf_tui.store.dataset_catalog import find_datasets
+from haf_tui.vocabulary import PROMPTINGS, RULES
 
 DEMO_MAX_NEW_TOKENS = 256
 DEMO_LIMIT = 8
@@ -76,7 +77,7 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     run.add_argument("--limit", type=int, help="evaluate only the first N instances (default: all)")
     run.add_argument(
         "--prompting",
-        choices=["explicit", "naive"],
+        choices=PROMPTINGS,
         default="explicit",
         help="explicit: the paper's instruction to list reasons; naive: without it",
     )
@@ -87,7 +88,7 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     run.add_argument(
         "--parse-rules",
-        choices=["reference", "strict"],
+        choices=RULES,
         default="reference",
         help="the reference parser's rules, or whole-word keywords (see haf_tui.parsing)",
     )

@@ -38,11 +38,11 @@ from haf_tui.pipeline.scheduler import (
     RunQueue,
 )
 from haf_tui.pipeline.stages import GenerationTask, JustifyOutcome
-from haf_tui.prompts import Stance
 from haf_tui.scoring import score_spans
 from haf_tui.similarity import SimilarityModel
 from haf_tui.store import Store, StoreError, StoreWriteError
 from haf_tui.store.records import GenerationRecord, InstanceRecord, InstanceResult, ReasonRecord
+from haf_tui.vocabulary import Stance
 
 __all__ = ["HafRunner", "RunAbortedError", "RunControl", "RunSummary", "generation_seed"]
 

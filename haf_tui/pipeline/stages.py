@@ -14,11 +14,11 @@ from typing import Protocol
 from haf_tui.prompts import (
     ChatMessage,
     RelianceKind,
-    Stance,
     justify_messages,
     reliance_messages,
     stance_prompts,
 )
+from haf_tui.vocabulary import Stance
 
 
 @dataclass(frozen=True)

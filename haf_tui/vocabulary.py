@@ -1,0 +1,33 @@
+"""The domain's words, in one place and one order: stages, stances, follow-up decisions,
+parser rule sets and prompting styles (pure: no imports beyond typing).
+
+Every layer takes these names from here; ``haf_tui.parsing`` and ``haf_tui.prompts`` keep
+their public aliases (``StanceLiteral``, ``Stance``, ...) for researchers' code.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+Stage = Literal["justify", "internal", "external", "individual"]
+STAGES: Final[tuple[Stage, ...]] = ("justify", "internal", "external", "individual")
+"""HAF's stages in run order: JUSTIFY, UPHOLD-REASON internal and external, UPHOLD-STANCE."""
+FOLLOWUP_STAGES: Final[tuple[Stage, ...]] = ("internal", "external", "individual")
+"""The stages that follow JUSTIFY (an instance with an unclear stance or no reasons stops)."""
+
+Stance = Literal["toxic", "maybe", "non-toxic", "unclear"]
+STANCES: Final[tuple[Stance, ...]] = ("toxic", "maybe", "non-toxic", "unclear")
+"""JUSTIFY's stance on the text."""
+
+Decision = Literal["NO", "YES", "MAYBE", "UNCLEAR"]
+DECISIONS: Final[tuple[Decision, ...]] = ("NO", "YES", "MAYBE", "UNCLEAR")
+"""A follow-up's decision Y: is an additional reason required?"""
+
+Rules = Literal["reference", "strict"]
+RULES: Final[tuple[Rules, ...]] = ("reference", "strict")
+"""The parser's rule sets: the authors' reference parser, or whole-word keywords."""
+
+Prompting = Literal["explicit", "naive"]
+PROMPTINGS: Final[tuple[Prompting, ...]] = ("explicit", "naive")
+"""JUSTIFY's instruction: the paper's explicit one (reasons non-redundant and jointly
+sufficient), or the naive one without that sentence."""
