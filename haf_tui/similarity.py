@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from haf_tui.config import DEFAULT_SIMILARITY_MODEL
+from haf_tui.vocabulary import HafError
 
 SimilarityKind = Literal["bi-encoder", "cross-encoder"]
 
 
-class SimilarityError(RuntimeError):
+class SimilarityError(HafError, RuntimeError):
     """A similarity model could not be loaded or used (one-line message)."""
 
 

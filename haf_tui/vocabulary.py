@@ -1,5 +1,6 @@
 """The domain's words, in one place and one order: stages, stances, follow-up decisions,
-parser rule sets and prompting styles (pure: no imports beyond typing).
+parser rule sets and prompting styles, and the root of haf-tui's errors (pure: no imports
+beyond typing).
 
 Every layer takes these names from here; ``haf_tui.parsing`` and ``haf_tui.prompts`` keep
 their public aliases (``StanceLiteral``, ``Stance``, ...) for researchers' code.
@@ -31,3 +32,8 @@ Prompting = Literal["explicit", "naive"]
 PROMPTINGS: Final[tuple[Prompting, ...]] = ("explicit", "naive")
 """JUSTIFY's instruction: the paper's explicit one (reasons non-redundant and jointly
 sufficient), or the naive one without that sentence."""
+
+
+class HafError(Exception):
+    """The root of every error haf-tui reports as one clear line (a bad model, dataset,
+    database, query or similarity model): the faces catch this one class."""

@@ -27,10 +27,8 @@ from haf_tui.cli.read_commands import (
     runs_command,
 )
 from haf_tui.cli.run_command import add_run_parser, run_command
-from haf_tui.datasets import DatasetError
-from haf_tui.inference.base import InferenceError
-from haf_tui.similarity import SimilarityError
-from haf_tui.store import StoreError, open_snapshot, open_store
+from haf_tui.store import open_snapshot, open_store
+from haf_tui.vocabulary import HafError
 
 READ_COMMANDS = ("report", "query", "runs", "export")
 WRITE_COMMANDS = ("run", "import", "models")
@@ -124,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         details = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {details}", highlight=False)
         return 2
-    except (InferenceError, SimilarityError, StoreError, DatasetError, ValueError) as exc:
+    except (HafError, ValueError) as exc:  # every error of haf-tui's own, and bad values
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {message}", highlight=False)
         return 2

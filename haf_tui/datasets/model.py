@@ -10,11 +10,12 @@ from typing import Any, Final
 
 from haf_tui.datasets.validation import SkippedRow
 from haf_tui.store.records import InstanceRecord
+from haf_tui.vocabulary import HafError
 
 BUILTIN_SAMPLE_ID: Final = "builtin-sample"
 
 
-class DatasetError(ValueError):
+class DatasetError(HafError, ValueError):
     """A dataset cannot be read or found (one clear line)."""
 
 

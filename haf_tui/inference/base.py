@@ -15,9 +15,10 @@ from typing import Protocol
 
 from haf_tui.config import DecodingSettings
 from haf_tui.prompts import ChatMessage
+from haf_tui.vocabulary import HafError
 
 
-class InferenceError(RuntimeError):
+class InferenceError(HafError, RuntimeError):
     """A model could not be loaded or run; the message is one clear line."""
 
 

@@ -24,6 +24,8 @@ from typing import Any
 
 import duckdb
 
+from haf_tui.vocabulary import HafError
+
 READING_STATEMENTS = frozenset({duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN})
 """Statement kinds the SQL console runs: SELECT (DESCRIBE, SHOW, SUMMARIZE and FROM … are
 SELECTs too) and EXPLAIN. Not CALL or PRAGMA: ``CHECKPOINT`` is a CALL that writes the file;
@@ -32,7 +34,7 @@ their read-only table functions are reachable by SELECT (``FROM pragma_table_inf
 SNAPSHOT_PREFIX = "haf-snapshot-"
 
 
-class StoreError(RuntimeError):
+class StoreError(HafError, RuntimeError):
     """The database cannot be used as asked (one clear line)."""
 
 
