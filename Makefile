@@ -33,13 +33,13 @@ test-fast: install
 	$(BIN)/python -m pytest -q -n auto -m "not real_model and not real_similarity"
 
 lint: install
-	$(BIN)/ruff check haf_tui tests
-	$(BIN)/ruff format --check haf_tui tests
+	$(BIN)/ruff check haf_tui tests benchmarks
+	$(BIN)/ruff format --check haf_tui tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
 bench: install
-	$(BIN)/python -m haf_tui.bench --out bench-results
+	$(BIN)/python -m benchmarks --out bench-results
 
 run: install
 	$(BIN)/haf run --demo

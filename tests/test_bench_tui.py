@@ -9,8 +9,8 @@ from typing import Any
 import duckdb
 import pytest
 
-from haf_tui.bench_tui import SCENARIOS, Scenario, markdown, measure_keypress_latency, summary
-from haf_tui.benchdata import TOP_K, bench_db_path, build_bench_db, cached_bench_db
+from benchmarks.benchdata import TOP_K, bench_db_path, build_bench_db, cached_bench_db
+from benchmarks.tui_latency import SCENARIOS, Scenario, markdown, measure_keypress_latency, summary
 
 N_INSTANCES, N_RUNS = 50, 2
 TABLES = {

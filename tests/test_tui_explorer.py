@@ -1,5 +1,5 @@
 """The explorer screen: on a real stored run (instances, the stance tree, the token view), and
-on a synthetic store (``haf_tui.benchdata``) for the filters, the sorting and the keys."""
+on a synthetic store (``benchmarks.benchdata``) for the filters, the sorting and the keys."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Static
 from textual.widgets.tree import TreeNode
 
-from haf_tui.bench_tui import settle as app_settle
-from haf_tui.benchdata import build_bench_db
+from benchmarks.benchdata import build_bench_db
+from benchmarks.tui_latency import settle as app_settle
 from haf_tui.reports import get_query, run_named
 from haf_tui.store import open_store
 from haf_tui.tui import create_app

@@ -8,11 +8,11 @@ Measured in one run, so the ratios compare like with like:
   token) against plain generation of the same prompts, seeds and settings;
 - TokenSAR relevance: seconds per reason for the similarity model's batched relevance vector;
 - the method core: parse + metrics per reference output (needs ``../shared``);
-- throughput (:mod:`haf_tui.bench_throughput`): single-sequence against batched decoding at
+- throughput (:mod:`benchmarks.throughput`): single-sequence against batched decoding at
   batch 1/4/8/16, prompt tokens saved by prefix reuse, the pipeline end to end one at a time
   against batched (instances/hour), peak RSS;
 - TUI keypress latency per screen on a synthetic store of 5,000 instances × 4 runs
-  (:mod:`haf_tui.bench_tui`, in a fresh process as ``haf`` would be).
+  (:mod:`benchmarks.tui_latency`, in a fresh process as ``haf`` would be).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from haf_tui.bench_throughput import (
+from benchmarks.throughput import (
     bench_batched_decoding,
     bench_dataset,
     bench_pipeline,
@@ -186,9 +186,9 @@ def bench_method_core(shared: Path) -> dict[str, Any]:
 
 
 def bench_tui(out: Path) -> dict[str, Any]:
-    """Keypress latency of every TUI screen (``python -m haf_tui.bench_tui``), its own process."""
+    """Keypress latency of every TUI screen (``-m benchmarks.tui_latency``), in its own process."""
     figures = out / "tui_latency.json"
-    command = [sys.executable, "-m", "haf_tui.bench_tui", "--out", str(out), "--write"]
+    command = [sys.executable, "-m", "benchmarks.tui_latency", "--out", str(out), "--write"]
     subprocess.run([*command, str(figures)], check=True, stdout=subprocess.DEVNULL)
     result: dict[str, Any] = json.loads(figures.read_text())
     return result
@@ -263,7 +263,7 @@ def main() -> None:
             continue
         for key, value in values.items() if isinstance(values, dict) else [("", values)]:
             lines.append(f"| {section}{'.' + key if key else ''} | {value} |")
-    from haf_tui.bench_tui import markdown as tui_markdown
+    from benchmarks.tui_latency import markdown as tui_markdown
 
     lines += ["", tui_markdown(tui)]
     (out / "bench.md").write_text("\n".join(lines) + "\n")

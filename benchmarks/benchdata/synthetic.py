@@ -1,6 +1,6 @@
 """Synthetic HAF content for the benchmark store: texts, generations (tokens with logprobs and
 top-k, reasons with spans, relevances and TokenSAR confidences) and metrics shaped like a
-real run's, all drawn from one seeded numpy RNG (see :mod:`haf_tui.benchdata`)."""
+real run's, all drawn from one seeded numpy RNG (see :mod:`benchmarks.benchdata`)."""
 
 from __future__ import annotations
 

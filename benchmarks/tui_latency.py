@@ -336,7 +336,7 @@ def run_benchmark(
     rounds: int = 2,
 ) -> dict[str, Any]:
     """Build (or reuse) the synthetic store under ``out`` and time every screen on it."""
-    from haf_tui.benchdata import cached_bench_db
+    from benchmarks.benchdata import cached_bench_db
 
     path, run_ids, build_seconds = cached_bench_db(out, n_instances, n_runs, seed)
     result = measure_keypress_latency(path, rounds=rounds)
@@ -351,7 +351,7 @@ def run_benchmark(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m haf_tui.bench_tui``: the latency figures alone, as Markdown."""
+    """``python -m benchmarks.tui_latency``: the latency figures alone, as Markdown."""
     import argparse
     import json
 

@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Literal
 
-from haf_tui.benchdata.bulk import write_records
-from haf_tui.benchdata.synthetic import MODELS, TOP_K, Synthesizer
+from benchmarks.benchdata.bulk import write_records
+from benchmarks.benchdata.synthetic import MODELS, TOP_K, Synthesizer
 from haf_tui.config import RunConfig
 from haf_tui.store import (
     GenerationRecord,
@@ -98,7 +98,7 @@ def build_bench_db(
         for p, (i, t, label) in enumerate(zip(ids, texts, labels, strict=True))
     ]
     with open_store(path) as store:
-        store.save_dataset(DATASET_ID, "synthetic bench", "haf_tui.benchdata", records)
+        store.save_dataset(DATASET_ID, "synthetic bench", "benchmarks.benchdata", records)
         runs = _runs(store, n_instances, n_runs, seed)
         for run_id, done in runs:
             seconds = 0.0
