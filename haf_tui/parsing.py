@@ -47,6 +47,9 @@ from haf_tui.vocabulary import (
     Rules,
     Stance,
 )
+from haf_tui.vocabulary import (
+    STAGES as STAGES,  # (public here before the vocabulary module: kept importable)
+)
 
 StanceLiteral = Stance
 DecisionLiteral = Decision

@@ -130,7 +130,7 @@ def suggest_instance(store: Store, run_id: str, console: Console) -> None:
     """Name an instance whose stance/reason tree has reasons, to open in the workbench."""
     rows = reports.instance_rows(store, run_id)
     start = reports.first_with_reasons(rows)
-    went_on = sum(1 for r in rows if r.get("n_reasons") and not r.get("stopped"))
+    went_on = sum(1 for r in rows if reports.went_on(r))
     if start is None:
         console.print(
             "no instance gave a clear stance with reasons, so every one stopped after JUSTIFY "

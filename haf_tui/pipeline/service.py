@@ -19,7 +19,7 @@ from typing import Any
 
 from haf_tui.config import ModelSettings, RunConfig
 from haf_tui.datasets import Dataset, store_dataset
-from haf_tui.defaults import EmbeddedModelMissingError, embedded_model_path, haf_home
+from haf_tui.defaults import embedded_model_path, haf_home
 from haf_tui.inference.base import InferenceError
 from haf_tui.inference.llama import LlamaCppBackend
 from haf_tui.pipeline.events import ProgressListener, ignore_progress
@@ -50,12 +50,7 @@ class LoadedModels:
 
 def resolve_model_path(settings: ModelSettings) -> Path:
     """The GGUF a run uses: ``settings.path``, else the embedded default."""
-    if settings.path:
-        return Path(settings.path).expanduser()
-    try:
-        return embedded_model_path()
-    except EmbeddedModelMissingError as exc:
-        raise InferenceError(str(exc)) from exc
+    return Path(settings.path).expanduser() if settings.path else embedded_model_path()
 
 
 def load_models(config: RunConfig) -> LoadedModels:

@@ -48,6 +48,7 @@ from haf_tui.reports.queries import (
     resolve_run_id,
     run_named,
     run_query,
+    went_on,
 )
 from haf_tui.reports.registry import (
     INSTANCE_LABEL,
@@ -114,4 +115,5 @@ __all__ = [
     "to_records",
     "to_rich_table",
     "to_rich_table_transposed",
+    "went_on",
 ]

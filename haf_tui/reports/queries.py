@@ -372,13 +372,16 @@ def run_named(store: Store, name: str, params: Mapping[str, Any] | None = None) 
     return run_query(store, get_query(name), params)
 
 
+def went_on(row: Mapping[str, Any]) -> bool:
+    """Whether an instance (a row of the ``instances`` query) went on after JUSTIFY with
+    reasons."""
+    return bool(row.get("n_reasons")) and not row.get("stopped")
+
+
 def first_with_reasons(rows: Sequence[Mapping[str, Any]]) -> str | None:
-    """The first instance (rows of the ``instances`` query) that went on after JUSTIFY with
-    reasons: where the explorer opens, and what ``haf run`` suggests to look at."""
-    return next(
-        (str(r["instance_id"]) for r in rows if r.get("n_reasons") and not r.get("stopped")),
-        None,
-    )
+    """The first instance that :func:`went_on`: where the explorer opens, and what ``haf run``
+    suggests to look at."""
+    return next((str(r["instance_id"]) for r in rows if went_on(r)), None)
 
 
 def instance_rows(store: Store, run_id: str) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -105,8 +106,8 @@ def connect(
     except duckdb.IOException as exc:
         message = str(exc)
         if "lock" in message.lower():
-            pid = next((w for w in message.replace(")", " ").split() if w.isdigit()), None)
-            holder = f" (PID {pid})" if pid else ""
+            pid = re.search(r"PID (\d+)", message)
+            holder = f" (PID {pid.group(1)})" if pid else ""
             raise StoreLockedError(
                 f"database {path} is locked by another process{holder}: a run may be writing "
                 "to it; read it with --snapshot, or wait"

@@ -81,16 +81,23 @@ def attempts(a: Path, b: Path, data: Path) -> list[tuple[str, str]]:
     ]
 
 
+def _every_attempt_refused(
+    haf: list[str], dbs: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``haf [haf…] query SQL`` for every attempt: exit 2, one line, no file changed."""
+    a, b, data = dbs
+    before = _checksums(a.parent)
+    for what, sql in attempts(a, b, data):
+        assert main([*haf, "query", sql]) == 2, what
+        one_line_error(capsys)
+    assert _checksums(a.parent) == before
+
+
 def test_haf_query_refuses_every_attempt_and_changes_no_file(
     dbs: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    a, b, data = dbs
-    folder = a.parent
-    before = _checksums(folder)
-    for what, sql in attempts(a, b, data):
-        assert main(["--db", str(a), "query", sql]) == 2, what
-        one_line_error(capsys)
-    assert _checksums(folder) == before
+    a, _, _ = dbs
+    _every_attempt_refused(["--db", str(a)], dbs, capsys)
     assert main(["--db", str(a), "query", "SELECT name FROM datasets", "--format", "csv"]) == 0
     assert capsys.readouterr().out.splitlines() == ["name", "d"]
     for reading in ("DESCRIBE runs", "SHOW TABLES", "FROM pragma_table_info('runs')",
@@ -102,12 +109,8 @@ def test_haf_query_refuses_every_attempt_and_changes_no_file(
 def test_the_snapshot_cannot_reach_the_original(
     dbs: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    a, b, data = dbs
-    before = _checksums(a.parent)
-    for what, sql in attempts(a, b, data):
-        assert main(["--db", str(a), "--snapshot", "query", sql]) == 2, what
-        one_line_error(capsys)
-    assert _checksums(a.parent) == before
+    a, _, _ = dbs
+    _every_attempt_refused(["--db", str(a), "--snapshot"], dbs, capsys)
 
 
 def test_allow_read_opens_one_folder_for_reading_only(
