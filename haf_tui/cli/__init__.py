@@ -9,6 +9,7 @@ database read-only (``--snapshot`` reads a copy while another process writes to 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -116,6 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         create_app(args.db).run()
         return 0
+    previous_handler = signal.getsignal(signal.SIGINT)
     try:
         return _dispatch(args, console)
     except ValidationError as exc:
@@ -134,6 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             else "interrupted before a run was stored: nothing to resume"
         )
         return 130
+    finally:
+        signal.signal(signal.SIGINT, previous_handler)
 
 
 if __name__ == "__main__":

@@ -207,6 +207,10 @@ def _config(args: argparse.Namespace) -> RunConfig:
     )
 
 
+def _already_stopping(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C while haf is already on its way out: nothing more to stop."""
+
+
 class _CtrlC:
     """First Ctrl-C: stop after the generation in flight. Second: stop now."""
 
@@ -220,7 +224,9 @@ class _CtrlC:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        signal.signal(signal.SIGINT, self._previous)
+        # once a stop was asked for, a second Ctrl-C after the run has already stopped must
+        # not turn the orderly exit into a traceback: the CLI's main restores the handler
+        signal.signal(signal.SIGINT, _already_stopping if self.event.is_set() else self._previous)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.event.is_set():
@@ -265,6 +271,10 @@ def run_command(args: argparse.Namespace, store: Store, console: Console) -> int
     )
     try:
         summary = _run_with_progress(store, run_id, config, models, console)
+    except KeyboardInterrupt:  # (before the runner began: it marks its own stops)
+        if store.get_run(run_id).status == "created":
+            store.update_run(run_id, status="interrupted")
+        raise
     except StoreWriteError as exc:  # a full disk: what was committed stays, the run resumes
         raise StoreWriteError(f"{exc}; free space, then: haf run --resume {run_id}") from exc
     counts = ", ".join(f"{k} {v}" for k, v in summary.generations.items())

@@ -128,35 +128,19 @@ class HafRunner:
         self._instances_total = len(instances)
         self._followups = _followups_from_keys(stored)
         todo = [i for i in instances if i.instance_id not in finished]
-        server = self._server()
-        run_queue = RunQueue(
-            todo,
-            stored,
-            self._stored_outcomes(run_id, todo, stored),
-            stages=self.config.stages,
-            explicit=self.config.prompting == "explicit",
-            window=1 if server.n_parallel == 1 else 2 * server.n_parallel,
-            control=self.control,
-            hooks=QueueHooks(
-                seed_of=lambda instance, task: generation_seed(
-                    self.config.decoding.seed, instance.instance_id, task.stage, str(task.sub_index)
-                ),
-                settings_for=lambda seed: self.config.decoding.model_copy(update={"seed": seed}),
-                emit=lambda kind, **details: self._emit(kind, summary, **details),
-                parse_rules=self.config.parse_rules,
-            ),
-            stream_tokens=self.stream_tokens,
-            scorer_capacity=2 * server.n_parallel,
-        )
-        self.store.update_run(run_id, status="running")
-        self._emit("run-started", summary, message=f"{len(finished)} of {len(instances)} done")
-        self._started = started = time.perf_counter()
-        self._done_at_start = summary.instances_done
-        scorer = threading.Thread(
-            target=self._score_results, args=(run_id, run_queue, summary), daemon=True
-        )
-        scorer.start()
-        try:
+        started = time.perf_counter()
+        run_queue: RunQueue | None = None
+        try:  # (a Ctrl-C from here on, set-up included, leaves the run interrupted)
+            server = self._server()
+            run_queue = self._queue(run_id, todo, stored, summary, server.n_parallel)
+            self.store.update_run(run_id, status="running")
+            self._emit("run-started", summary, message=f"{len(finished)} of {len(instances)} done")
+            self._started = started = time.perf_counter()
+            self._done_at_start = summary.instances_done
+            scorer = threading.Thread(
+                target=self._score_results, args=(run_id, run_queue, summary), daemon=True
+            )
+            scorer.start()
             try:
                 server.serve(run_queue)
             finally:
@@ -167,7 +151,7 @@ class HafRunner:
             done = summary.instances_done == summary.instances_total
             summary.status = "finished" if done else "interrupted"
         except RunAbortedError:
-            if run_queue.failure is not None:
+            if run_queue is not None and run_queue.failure is not None:
                 self._fail(run_id, summary, run_queue.failure, started)
                 raise run_queue.failure from None
             summary.status = "interrupted"
@@ -178,6 +162,35 @@ class HafRunner:
         self.store.update_run(run_id, status=summary.status, seconds=summary.seconds)
         self._emit("run-finished", summary, message=summary.status)
         return summary
+
+    def _queue(
+        self,
+        run_id: str,
+        todo: list[InstanceRecord],
+        stored: set[tuple[str, str, int]],
+        summary: RunSummary,
+        n_parallel: int,
+    ) -> RunQueue:
+        """The queue of the generations still to make, in the order the scheduler hands out."""
+        return RunQueue(
+            todo,
+            stored,
+            self._stored_outcomes(run_id, todo, stored),
+            stages=self.config.stages,
+            explicit=self.config.prompting == "explicit",
+            window=1 if n_parallel == 1 else 2 * n_parallel,
+            control=self.control,
+            hooks=QueueHooks(
+                seed_of=lambda instance, task: generation_seed(
+                    self.config.decoding.seed, instance.instance_id, task.stage, str(task.sub_index)
+                ),
+                settings_for=lambda seed: self.config.decoding.model_copy(update={"seed": seed}),
+                emit=lambda kind, **details: self._emit(kind, summary, **details),
+                parse_rules=self.config.parse_rules,
+            ),
+            stream_tokens=self.stream_tokens,
+            scorer_capacity=2 * n_parallel,
+        )
 
     def _fail(self, run_id: str, summary: RunSummary, exc: BaseException, started: float) -> None:
         """Record how the run ended: interrupted (resumable) on Ctrl-C or when the database

@@ -119,3 +119,30 @@ def test_ctrl_c_before_a_run_exists_says_nothing_to_resume(
     assert main(["--db", str(tmp_path / "haf.duckdb"), "run", "--demo"]) == 130
     err = capsys.readouterr().err
     assert "nothing to resume" in err and "--resume" not in err
+
+
+def test_a_ctrl_c_after_the_run_stopped_is_absorbed() -> None:
+    """A second Ctrl-C that lands after the run has already stopped (its first Ctrl-C asked
+    for that) does not turn the orderly exit into a traceback; the old handler comes back
+    when the CLI's main returns."""
+    from rich.console import Console
+
+    from haf_tui.cli.run_command import _CtrlC
+
+    def raising(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, raising)
+    try:
+        with _CtrlC(Console(quiet=True)) as ctrl_c:
+            os.kill(os.getpid(), signal.SIGINT)  # the first: stop after the work in flight
+            time.sleep(0.05)
+            assert ctrl_c.event.is_set()
+        os.kill(os.getpid(), signal.SIGINT)  # the run has stopped: nothing is raised
+        time.sleep(0.05)
+        signal.signal(signal.SIGINT, raising)  # (what the CLI's main does on its way out)
+        with _CtrlC(Console(quiet=True)):
+            pass  # no stop asked for: the handler before it comes back
+        assert signal.getsignal(signal.SIGINT) is raising
+    finally:
+        signal.signal(signal.SIGINT, previous)
