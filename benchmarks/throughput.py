@@ -165,7 +165,8 @@ def bench_prefix_reuse(
 
 def bench_pipeline(dataset: Dataset, max_new: int, n_parallel: int) -> dict[str, Any]:
     """The whole pipeline one at a time and batched on ``dataset`` into throwaway databases."""
-    from haf_tui.pipeline.service import create_run, execute_run, load_models
+    from haf_tui.pipeline.models import load_models
+    from haf_tui.pipeline.runs import create_run, execute_run
     from haf_tui.store import open_store
 
     base = RunConfig(

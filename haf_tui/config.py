@@ -82,6 +82,11 @@ class RunConfig(BaseModel):
     prompting: Prompting = "explicit"
     stages: tuple[str, ...] = STAGE_NAMES
     parse_rules: Rules = "reference"
+    suites: tuple[str, ...] = Field(
+        ("haf",),
+        description="the evaluation suites run on every instance (a run stored "
+        "before suites existed is HAF only)",
+    )
 
     @field_validator("stages")
     @classmethod

@@ -97,7 +97,8 @@ def full_run_db(
     progress events it published). Tests only read it."""
     from haf_tui.config import DecodingSettings, RunConfig
     from haf_tui.datasets import load_file
-    from haf_tui.pipeline.service import LoadedModels, create_run, execute_run
+    from haf_tui.pipeline.models import LoadedModels
+    from haf_tui.pipeline.runs import create_run, execute_run
     from haf_tui.store import open_store
 
     folder = tmp_path_factory.mktemp("full-run")

@@ -1,9 +1,10 @@
-"""The wiring between stored rows and the method: generations and reasons written to a real
-DuckDB store, metrics computed by the runner from what it reads back (with a dictionary
-similarity double), and every stored SoS, DiS, UII, UEI, RS, RN, I_S/I_N and C(Y) equal to a
-value worked out by hand below (HAF.md section 5; g: the dictionary, h = 1 − g).
+"""The wiring between records and the method: generations and reasons written to a real
+DuckDB store, metrics computed by the runner from the records in memory (a fresh run) or from
+what it reads back (a resume), with a dictionary similarity double, and every stored SoS, DiS,
+UII, UEI, RS, RN, I_S/I_N and C(Y) equal to a value worked out by hand below (HAF.md section
+5; g: the dictionary, h = 1 − g).
 
-A mutation of ``haf_tui/pipeline/instance_metrics.py`` (RS over R instead of R∖r_j, RN with
+A mutation of ``haf_tui/suites/haf/instance_metrics.py`` (RS over R instead of R∖r_j, RN with
 the first reason's confidence for every j, SoS with g² ...) changes one of these numbers; a
 similarity the wiring asks for that the dictionary lacks fails the test (KeyError).
 """
@@ -12,13 +13,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
 
 from haf_tui.config import RunConfig
-from haf_tui.pipeline.runner import HafRunner
+from haf_tui.pipeline.runner import HafRunner, RunSummary
+from haf_tui.pipeline.scheduler import InstanceWork
 from haf_tui.store import (
     GenerationRecord,
     InstanceRecord,
@@ -27,6 +30,7 @@ from haf_tui.store import (
     Store,
     open_store,
 )
+from haf_tui.suites.base import Answer
 
 # ---------------------------------------------------------------- the instances
 
@@ -163,8 +167,8 @@ NON_TOXIC: dict[str, float | None] = {
 NON_TOXIC_REASONS = {("rn", 0): 0.7 * 0.69, ("rn", 1): 0.05, ("i_n", 0): 0.69, ("i_n", 1): 0.2}
 
 
-@pytest.fixture(scope="module")
-def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture(scope="module", params=["in memory", "read back"])
+def stored(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
     db = tmp_path_factory.mktemp("wiring") / "haf.duckdb"
     config = RunConfig(dataset_id="wiring-data")
     instances = [
@@ -188,9 +192,14 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for generation in GENERATIONS:
             store.save_generation(generation)
         runner = HafRunner(store, cast(Any, None), DictSimilarity(), config)
-        for instance, stance, n in ((instances[0], "toxic", 3), (instances[1], "non-toxic", 2)):
-            rows = store.instance_generations("wiring", instance.instance_id)
-            runner._save_result("wiring", instance, stance, n, None, rows)
+        runner._context = replace(runner._context, run_id="wiring")
+        summary = RunSummary("wiring", "running", 0, 2)
+        for instance in instances:
+            work = InstanceWork(instance, replayed=request.param == "read back")
+            work.answers = [
+                Answer.of_record(g) for g in GENERATIONS if g.instance_id == instance.instance_id
+            ]
+            runner._finish_instance("wiring", work, summary)
     return db
 
 

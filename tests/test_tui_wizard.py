@@ -169,7 +169,7 @@ async def test_cancel_leaves_a_resumable_run_and_r_resumes_it(
 ) -> None:
     from haf_tui.config import DecodingSettings, ModelSettings, RunConfig
     from haf_tui.datasets import builtin_sample
-    from haf_tui.pipeline.service import LoadedModels
+    from haf_tui.pipeline.models import LoadedModels
     from haf_tui.tui.live import RunJob
 
     db = tmp_path / "haf.duckdb"

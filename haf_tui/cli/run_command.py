@@ -18,22 +18,18 @@ from haf_tui.config import (
     RunConfig,
     SimilaritySettings,
 )
-from haf_tui.datasets import (
-    Dataset,
-    DatasetError,
-    builtin_sample,
-    find_paper_dataset,
-    load_file,
-    load_paper_dataset,
-    load_stored,
-    paper_datasets,
-)
 from haf_tui.defaults import EMBEDDED_MODEL_NAME
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.runner import RunSummary
-from haf_tui.pipeline.service import create_run, execute_run, load_models, run_config_of
+from haf_tui.pipeline.runs import (
+    RunRequest,
+    choice_by_name,
+    execute_run,
+    resolve_dataset,
+    start_or_resume,
+)
 from haf_tui.store import Store, StoreWriteError
-from haf_tui.store.dataset_catalog import find_datasets
+from haf_tui.suites import DEFAULT_SUITES, SUITES
 from haf_tui.vocabulary import PROMPTINGS, RULES
 
 DEMO_MAX_NEW_TOKENS = 256
@@ -84,7 +80,12 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     run.add_argument(
         "--stages",
         default=",".join(STAGE_NAMES),
-        help="comma-separated stages to run (justify is always needed)",
+        help="comma-separated stages of the HAF suite to run (justify is always needed)",
+    )
+    run.add_argument(
+        "--suites",
+        default=",".join(DEFAULT_SUITES),
+        help=f"comma-separated evaluation suites to run on every instance ({', '.join(SUITES)})",
     )
     run.add_argument(
         "--parse-rules",
@@ -151,25 +152,6 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     )
 
 
-def _dataset(args: argparse.Namespace, store: Store) -> Dataset:
-    """The dataset ``--file``/``--dataset`` name: a file, the built-in sample, a stored
-    dataset (name or id), or a paper dataset (preprocessed and sampled, from the Hub's cache)."""
-    paper = find_paper_dataset(args.dataset) if args.dataset != "sample" else None
-    if args.file:
-        return load_paper_dataset(paper.key, files=[args.file]) if paper else load_file(args.file)
-    if args.demo or args.dataset == "sample":
-        return builtin_sample()
-    if find_datasets(store, args.dataset):
-        return load_stored(store, args.dataset)
-    if paper is not None:
-        return load_paper_dataset(paper.key)
-    known = ", ".join(d.key for d in paper_datasets())
-    raise DatasetError(
-        f"unknown dataset {args.dataset!r}: use sample, a stored dataset (haf datasets list), "
-        f"a paper dataset ({known}) or --file PATH"
-    )
-
-
 def _config(args: argparse.Namespace) -> RunConfig:
     if args.demo and args.model:
         raise ValueError(
@@ -203,6 +185,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
         limit=limit,
         prompting=args.prompting,
         stages=tuple(s.strip() for s in args.stages.split(",") if s.strip()),
+        suites=tuple(s.strip() for s in args.suites.split(",") if s.strip()),
         parse_rules=args.parse_rules,
     )
 
@@ -247,21 +230,21 @@ def run_command(args: argparse.Namespace, store: Store, console: Console) -> int
         "extra_buffers": args.extra_buffers,
     }
     if args.resume:
-        run_id, config = run_config_of(store, args.resume, **overrides)
-        args.run_id = run_id  # (what an interrupted `haf run` says to resume)
-        dataset = None
+        request = RunRequest(resume_run_id=args.resume, overrides=overrides)
     else:
-        config, dataset = _config(args), _dataset(args, store)
+        name = args.dataset if args.file or not args.demo else "sample"
+        choice = choice_by_name(name, args.file, store)
+        request = RunRequest(config=_config(args), dataset=resolve_dataset(choice, store))
     with console.status("loading the model and the similarity model ..."):
-        models = load_models(config)
-    if dataset is not None:
-        run_id, config = create_run(store, config, dataset, models)
-        args.run_id = run_id
-        if dataset.skipped:
-            console.print(
-                f"[yellow]{len(dataset.skipped)} dataset rows skipped[/] "
-                f"(first: row {dataset.skipped[0][0]}, {dataset.skipped[0][1]})"
-            )
+        started = start_or_resume(store, request)
+    run_id, config, models = started.run_id, started.config, started.models
+    args.run_id = run_id  # (what an interrupted `haf run` says to resume)
+    dataset = started.dataset
+    if dataset is not None and dataset.skipped:
+        console.print(
+            f"[yellow]{len(dataset.skipped)} dataset rows skipped[/] "
+            f"(first: row {dataset.skipped[0][0]}, {dataset.skipped[0][1]})"
+        )
     backend = models.backend
     console.print(
         f"run [bold]{run_id}[/]: {backend.name} ({backend.info.architecture}, "

@@ -88,15 +88,30 @@ class GenerationBackend(Protocol):
         """Generate a reply to ``messages``; ``on_token`` sees each token as it comes."""
         ...
 
+    def score(
+        self,
+        messages: Sequence[ChatMessage],
+        forced: str,
+        settings: DecodingSettings,
+        *,
+        on_token: TokenCallback | None = None,
+    ) -> Generation:
+        """The raw logprobs of ``forced`` as the start of the reply (teacher-forced)."""
+        ...
+
 
 @dataclass
 class GenerationRequest:
-    """One prompt to generate, with its settings; ``tag`` is the caller's, returned as is."""
+    """One prompt to generate, with its settings; ``tag`` is the caller's, returned as is.
+
+    With ``forced`` the reply is not sampled: that text is teacher-forced as the start of the
+    reply and its tokens come back with their raw logprobs (finish reason ``forced``)."""
 
     messages: Sequence[ChatMessage]
     settings: DecodingSettings
     tag: object = None
     on_token: TokenCallback | None = None
+    forced: str | None = None
 
 
 class RequestSource(Protocol):
@@ -134,9 +149,17 @@ class OneAtATime:
         """Generate each request in turn."""
         while requests := source.take(1, wait=True):
             for request in requests:
-                generation = self.backend.generate(
-                    request.messages, request.settings, on_token=request.on_token
-                )
+                if request.forced is not None:
+                    generation = self.backend.score(
+                        request.messages,
+                        request.forced,
+                        request.settings,
+                        on_token=request.on_token,
+                    )
+                else:
+                    generation = self.backend.generate(
+                        request.messages, request.settings, on_token=request.on_token
+                    )
                 source.finished(request, generation)
 
 

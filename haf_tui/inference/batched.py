@@ -86,6 +86,7 @@ class _Sequence:
     prompt_seconds: float = 0.0
     reused: int = 0
     source: int = -1
+    forced_from: int = -1  # a forced reply: where its tokens start in prompt_tokens (-1: none)
 
 
 def common_prefix_length(a: list[int], b: list[int]) -> int:
@@ -183,6 +184,15 @@ class BatchedLlamaEngine:
         new: list[_Sequence] = []
         for request in requests:
             prompt, prompt_tokens = self.backend.prepare_prompt(request.messages)
+            forced_from = -1
+            if request.forced is not None:  # the reply's tokens go in with the prompt
+                forced_from = len(prompt_tokens)
+                prompt_tokens = prompt_tokens + self.backend.forced_tokens(request.forced)
+                if len(prompt_tokens) > self.seq_ctx or forced_from == len(prompt_tokens):
+                    raise InferenceError(
+                        f"a forced reply of {len(prompt_tokens) - forced_from} tokens does not "
+                        f"fit after its prompt in {self.seq_ctx} tokens"
+                    )
             seq = _Sequence(
                 seq_id=self._free_ids.pop(),
                 request=request,
@@ -191,6 +201,7 @@ class BatchedLlamaEngine:
                 max_new=min(request.settings.max_new_tokens, self.seq_ctx - len(prompt_tokens)),
                 sampler=self._sampler_chain(request),
                 started=time.perf_counter(),
+                forced_from=forced_from,
             )
             self._active[seq.seq_id] = seq
             new.append(seq)
@@ -237,7 +248,11 @@ class BatchedLlamaEngine:
                     shared = common_prefix_length(seq.prompt_tokens, other.prompt_tokens)
                     if shared > best + MIN_SHARED_PREFIX:
                         best, source, from_host = shared, other.seq_id, True
-            best = min(best, len(seq.prompt_tokens) - 1)
+            # (a forced reply needs the logits from its prompt's last token on)
+            last_needed = (
+                seq.forced_from - 1 if seq.forced_from >= 0 else len(seq.prompt_tokens) - 1
+            )
+            best = min(best, last_needed)
             if best >= MIN_SHARED_PREFIX:
                 seq.reused, seq.source = best, source
             (dependents if seq.reused and from_host else hosts).append(seq)
@@ -246,10 +261,10 @@ class BatchedLlamaEngine:
     def _evaluate_prompts(self, group: list[_Sequence], source: RequestSource) -> None:
         """Evaluate what each prompt of ``group`` lacks, in chunks of ``n_batch`` tokens, and
         sample each one's first token from its last prompt position."""
-        entries = [
+        entries = [  # (a forced reply's last token is never evaluated: nothing follows it)
             (seq, position, seq.prompt_tokens[position])
             for seq in group
-            for position in range(seq.reused, len(seq.prompt_tokens))
+            for position in range(seq.reused, len(seq.prompt_tokens) - (seq.forced_from >= 0))
         ]
         self.stats.prompt_tokens_evaluated += len(entries)
         for start in range(0, len(entries), self.n_batch):
@@ -257,15 +272,42 @@ class BatchedLlamaEngine:
             last = [
                 index
                 for index, (seq, position, _) in enumerate(chunk)
-                if position == len(seq.prompt_tokens) - 1
+                if position == len(seq.prompt_tokens) - 1 and seq.forced_from < 0
             ]
-            self._decode([(seq.seq_id, position, token) for seq, position, token in chunk], last)
+            forced = [
+                index
+                for index, (seq, position, _) in enumerate(chunk)
+                if 0 <= seq.forced_from - 1 <= position < len(seq.prompt_tokens) - 1
+            ]
+            outputs = sorted(last + forced)
+            self._decode([(seq.seq_id, position, token) for seq, position, token in chunk], outputs)
             for seq, _, token in chunk:
                 seq.kv_tokens.append(token)
-            for index in last:
-                seq = chunk[index][0]
-                seq.prompt_seconds = time.perf_counter() - seq.started
-                self._sample(seq, index, source)
+            for index in outputs:
+                seq, position, _ = chunk[index]
+                if not seq.prompt_seconds:
+                    seq.prompt_seconds = time.perf_counter() - seq.started
+                if seq.forced_from >= 0:
+                    self._read_forced(seq, index, seq.prompt_tokens[position + 1], source)
+                else:
+                    self._sample(seq, index, source)
+
+    def _read_forced(
+        self, seq: _Sequence, index: int, token_id: int, source: RequestSource
+    ) -> None:
+        """The raw logprob of the next forced token, from the logits row at ``index``; the
+        sequence ends with its last forced token."""
+        row = np.ctypeslib.as_array(
+            self._c.llama_get_logits_ith(self._ctx, index), shape=(self.backend.n_vocab,)
+        )
+        token = self.backend.captured_token(
+            row, token_id, seq.assembler, seq.request.settings.top_logprobs
+        )
+        seq.tokens.append(token)
+        if seq.request.on_token is not None:
+            seq.request.on_token(token)
+        if len(seq.tokens) == len(seq.prompt_tokens) - seq.forced_from:
+            self._finish(seq, "forced", source)
 
     # decoding
 
@@ -318,9 +360,10 @@ class BatchedLlamaEngine:
             seq.pending = token_id
 
     def _finish(self, seq: _Sequence, finish_reason: str, source: RequestSource) -> None:
+        prompt_count = seq.forced_from if seq.forced_from >= 0 else len(seq.prompt_tokens)
         generation = Generation(
             prompt_text=seq.prompt.text,
-            prompt_token_count=len(seq.prompt_tokens),
+            prompt_token_count=prompt_count,
             text=seq.assembler.finish(),
             tokens=seq.tokens,
             finish_reason=finish_reason,

@@ -27,7 +27,9 @@ from haf_tui.config import DecodingSettings
 from haf_tui.inference.base import (
     GeneratedToken,
     Generation,
+    GenerationRequest,
     InferenceError,
+    ListSource,
     TokenCallback,
     TokenTextAssembler,
 )
@@ -335,6 +337,25 @@ class LlamaCppBackend:
                     return
         finally:
             stream.close()
+
+    def score(
+        self,
+        messages: Sequence[ChatMessage],
+        forced: str,
+        settings: DecodingSettings,
+        *,
+        on_token: TokenCallback | None = None,
+    ) -> Generation:
+        """The raw logprobs of ``forced`` teacher-forced as the start of the reply (on a
+        one-sequence batched context: the same rows as the batched path)."""
+        request = GenerationRequest(messages, settings, tag=0, on_token=on_token, forced=forced)
+        source = ListSource([request])
+        self.concurrent(1).serve(source)
+        return source.results[0]
+
+    def forced_tokens(self, text: str) -> list[int]:
+        """The tokens of a reply's text (no BOS, no special tokens)."""
+        return list(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
     def generate(
         self,

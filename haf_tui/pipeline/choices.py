@@ -4,23 +4,9 @@ faces: model files, the llama.cpp build's GPU support, model downloads."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from haf_tui.datasets import (
-    BUILTIN_SAMPLE_ID,
-    DEFAULT_SAMPLE,
-    DEFAULT_SEED,
-    ColumnMapping,
-    Dataset,
-    DatasetError,
-    builtin_sample,
-    list_datasets,
-    load_file,
-    load_paper_dataset,
-    load_stored,
-    paper_datasets,
-    sample_dataset,
-)
+from haf_tui.datasets import BUILTIN_SAMPLE_ID, DEFAULT_SEED, list_datasets, paper_datasets
 from haf_tui.datasets import preview_file as read_preview
 from haf_tui.inference.llama import gpu_offload_supported
 from haf_tui.inference.model_catalog import (
@@ -32,7 +18,6 @@ from haf_tui.store.db import Store
 
 __all__ = [
     "DEFAULT_SEED",
-    "DatasetChoice",
     "FileTable",
     "ModelEntry",
     "dataset_sources",
@@ -40,23 +25,7 @@ __all__ = [
     "download_model",
     "gpu_offload_supported",
     "preview_file",
-    "resolve_dataset",
 ]
-
-
-@dataclass(frozen=True)
-class DatasetChoice:
-    """A dataset picked in the wizard: ``kind`` says where from, ``name`` which (a path for
-    files, a key for paper datasets, an id for stored ones); a seeded sample of
-    ``sample_size`` instances is evaluated (None: all; paper datasets: 1024)."""
-
-    kind: Literal["builtin", "stored", "paper", "file"]
-    name: str
-    sample_size: int | None = None
-    seed: int = DEFAULT_SEED
-    text_column: str | None = None
-    id_column: str | None = None
-    label_column: str | None = None
 
 
 @dataclass(frozen=True)
@@ -98,28 +67,3 @@ def preview_file(path: str, rows: int = 8) -> FileTable:
     if preview.notes:
         note += "; " + "; ".join(preview.notes)
     return FileTable(preview.columns, table, guessed, note)
-
-
-def resolve_dataset(choice: DatasetChoice, store: Store | None) -> Dataset:
-    """The instances of ``choice`` (from the package, a file, the database or the Hub cache),
-    sampled with its seed when a sample size is given."""
-    if choice.kind == "paper":
-        return load_paper_dataset(
-            choice.name, n=choice.sample_size or DEFAULT_SAMPLE, seed=choice.seed
-        )
-    if choice.kind == "builtin":
-        dataset = builtin_sample()
-    elif choice.kind == "file":
-        if choice.text_column is None:
-            raise DatasetError("pick the text column of the file")
-        mapping = ColumnMapping(
-            text=choice.text_column, id=choice.id_column, label=choice.label_column
-        )
-        dataset = load_file(choice.name, mapping)
-    elif choice.kind == "stored" and store is not None:
-        dataset = load_stored(store, choice.name)
-    else:
-        raise DatasetError(f"unknown dataset {choice.kind}:{choice.name}")
-    if choice.sample_size and choice.sample_size < len(dataset.instances):
-        dataset = sample_dataset(dataset, choice.sample_size, choice.seed)
-    return dataset

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from haf_tui.config import RunConfig
 from haf_tui.datasets import Dataset
 from haf_tui.inference.base import GenerationRequest, ListSource
-from haf_tui.pipeline.service import LoadedModels
+from haf_tui.pipeline.models import LoadedModels
 from haf_tui.prompts import justify_messages
 
 ASSUMED_REASONS = 3

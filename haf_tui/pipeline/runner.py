@@ -1,35 +1,28 @@
-"""The staged HAF pipeline: generate, parse, score and store.
+"""The staged pipeline: generate, parse, score and store, for every suite of a run.
 
 The backend generates up to ``n_parallel`` prompts at once (batched decoding where the
-backend supports it, else one at a time) from a :class:`~haf_tui.pipeline.scheduler.RunQueue`;
-a second thread scores and commits every finished generation with its tokens and parsed
-reasons, and an instance's metrics when its last stage is stored. A resumed run skips
-finished instances and stored generations. Each generation's seed comes from the run's seed
-and what is generated, so a resumed run samples what an uninterrupted one would have (with
-batching, up to the floating-point noise the batch composition brings: see
-:mod:`haf_tui.inference.batched`).
+backend supports it, else one at a time) from a :class:`~haf_tui.pipeline.scheduler.RunQueue`
+fed by each suite's plan of each instance; a second thread has the suite record every finished
+generation (parsed and scored), stores it with its tokens, and, when an instance's plans are
+complete, has each suite compute the instance's results from the answers in memory (read back
+from the store only when some were stored before: a resume). A resumed run skips finished
+instances and stored generations. Each generation's seed comes from the run's seed and what
+is generated, so a resumed run samples what an uninterrupted one would have (with batching, up
+to the floating-point noise the batch composition brings: see :mod:`haf_tui.inference.batched`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import threading
 import time
 import zlib
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import cast
 
 from haf_tui.config import RunConfig
-from haf_tui.inference.base import ConcurrentBackend, Generation, GenerationBackend, OneAtATime
-from haf_tui.parsing import Reason, parse_followup, parse_justify
+from haf_tui.inference.base import ConcurrentBackend, GenerationBackend, OneAtATime
 from haf_tui.pipeline.events import ProgressEvent, ProgressListener, ignore_progress
-from haf_tui.pipeline.instance_metrics import (
-    StoredGeneration,
-    StoredReason,
-    compute_instance_metrics,
-)
 from haf_tui.pipeline.scheduler import (
     InstanceWork,
     QueueHooks,
@@ -37,12 +30,11 @@ from haf_tui.pipeline.scheduler import (
     RunControl,
     RunQueue,
 )
-from haf_tui.pipeline.stages import GenerationTask, JustifyOutcome
-from haf_tui.scoring import score_spans
 from haf_tui.similarity import SimilarityModel
 from haf_tui.store import Store, StoreError, StoreWriteError
-from haf_tui.store.records import GenerationRecord, InstanceRecord, InstanceResult, ReasonRecord
-from haf_tui.vocabulary import Stance
+from haf_tui.store.records import InstanceRecord, InstanceResult
+from haf_tui.suites import run_stages, suites_named
+from haf_tui.suites.base import Answer, InstancePlan, Suite, SuiteContext, SuiteOutcome
 
 __all__ = ["HafRunner", "RunAbortedError", "RunControl", "RunSummary", "generation_seed"]
 
@@ -50,18 +42,6 @@ __all__ = ["HafRunner", "RunAbortedError", "RunControl", "RunSummary", "generati
 def generation_seed(run_seed: int, *parts: str) -> int:
     """A per-generation seed from the run's seed and what is generated (order-independent)."""
     return zlib.crc32("/".join(parts).encode("utf-8"), run_seed) & 0x7FFFFFFF
-
-
-@dataclass(frozen=True)
-class ParsedOutput:
-    """What the pipeline keeps of a parse, the same for every stage."""
-
-    decision: str
-    source: str | None
-    decision_sentence: str
-    decision_start: int
-    decision_end: int
-    reasons: tuple[Reason, ...]
 
 
 @dataclass
@@ -77,7 +57,7 @@ class RunSummary:
 
 
 class HafRunner:
-    """Runs (or resumes) one HAF run into the store."""
+    """Runs (or resumes) one run, with all its suites, into the store."""
 
     def __init__(
         self,
@@ -99,15 +79,14 @@ class HafRunner:
         self.control = control or RunControl(stop=stop_event or threading.Event())
         self.stop_event = self.control.stop
         self.stream_tokens = stream_tokens
+        self.suites = suites_named(config.suites)
         self._tokens = 0
         self._started = 0.0
         self._done_at_start = 0
-        # instance id -> reasons its JUSTIFY passed on (0: stopped there), for the estimates
-        self._followups: dict[str, int] = {}
+        # instance id -> generations per stage, once known, for the estimates
+        self._planned: dict[str, dict[str, int]] = {}
         self._instances_total = 0
-
-    def _similarity_fn(self, a: str, b: str) -> float:
-        return self.similarity.similarities([(a, b)])[0]
+        self._context = SuiteContext("", config, similarity)
 
     def _server(self) -> ConcurrentBackend:
         """Batched decoding when the backend offers it and more than one sequence is asked
@@ -122,17 +101,19 @@ class HafRunner:
         """Work through every instance of the run that is not finished yet."""
         instances = self.store.instances(self.config.dataset_id, self.config.limit)
         finished = self.store.finished_instances(run_id)
-        stored = self.store.generation_keys(run_id)
-        counts = {name: sum(1 for k in stored if k[1] == name) for name in self.config.stages}
+        keys = self.store.generation_keys(run_id)
+        counts = {name: sum(1 for k in keys if k[1] == name) for name in self._stage_names()}
         summary = RunSummary(run_id, "running", len(finished), len(instances), counts)
+        self._context = SuiteContext(run_id, self.config, self.similarity)
         self._instances_total = len(instances)
-        self._followups = _followups_from_keys(stored)
+        self._planned = _planned_from_keys(keys, finished)
         todo = [i for i in instances if i.instance_id not in finished]
         started = time.perf_counter()
         run_queue: RunQueue | None = None
         try:  # (a Ctrl-C from here on, set-up included, leaves the run interrupted)
             server = self._server()
-            run_queue = self._queue(run_id, todo, stored, summary, server.n_parallel)
+            stored = self._stored_answers(run_id, todo, keys)
+            run_queue = self._queue(todo, stored, summary, server.n_parallel)
             self.store.update_run(run_id, status="running")
             self._emit("run-started", summary, message=f"{len(finished)} of {len(instances)} done")
             self._started = started = time.perf_counter()
@@ -163,11 +144,17 @@ class HafRunner:
         self._emit("run-finished", summary, message=summary.status)
         return summary
 
+    def _stage_names(self) -> list[str]:
+        """The stages of the run's suites, in order."""
+        return run_stages(self.config)
+
+    def _plans_for(self, instance: InstanceRecord) -> list[tuple[Suite, InstancePlan]]:
+        return [(suite, suite.plan(instance, self.config)) for suite in self.suites]
+
     def _queue(
         self,
-        run_id: str,
         todo: list[InstanceRecord],
-        stored: set[tuple[str, str, int]],
+        stored: dict[tuple[str, str, int], str],
         summary: RunSummary,
         n_parallel: int,
     ) -> RunQueue:
@@ -175,18 +162,15 @@ class HafRunner:
         return RunQueue(
             todo,
             stored,
-            self._stored_outcomes(run_id, todo, stored),
-            stages=self.config.stages,
-            explicit=self.config.prompting == "explicit",
             window=1 if n_parallel == 1 else 2 * n_parallel,
             control=self.control,
             hooks=QueueHooks(
+                plans_for=self._plans_for,
                 seed_of=lambda instance, task: generation_seed(
                     self.config.decoding.seed, instance.instance_id, task.stage, str(task.sub_index)
                 ),
                 settings_for=lambda seed: self.config.decoding.model_copy(update={"seed": seed}),
                 emit=lambda kind, **details: self._emit(kind, summary, **details),
-                parse_rules=self.config.parse_rules,
             ),
             stream_tokens=self.stream_tokens,
             scorer_capacity=2 * n_parallel,
@@ -205,19 +189,22 @@ class HafRunner:
                 run_id, status=summary.status, error=error, seconds=time.perf_counter() - started
             )
 
-    def _stored_outcomes(
-        self, run_id: str, todo: list[InstanceRecord], stored: set[tuple[str, str, int]]
-    ) -> dict[str, JustifyOutcome]:
-        """The JUSTIFY outcome of every unfinished instance whose JUSTIFY is stored (a resume)."""
-        outcomes = {}
+    def _stored_answers(
+        self, run_id: str, todo: list[InstanceRecord], keys: set[tuple[str, str, int]]
+    ) -> dict[tuple[str, str, int], str]:
+        """The stored answer text of every generation of an unfinished instance (a resume),
+        for the plans to replay."""
+        started = {instance_id for instance_id, _, _ in keys}
+        stored = {}
         for instance in todo:
-            if (instance.instance_id, "justify", -1) in stored:
-                rows = self.store.instance_generations(run_id, instance.instance_id)
-                outcomes[instance.instance_id] = _justify_outcome(rows)
-        return outcomes
+            if instance.instance_id in started:
+                for row in self.store.instance_generations(run_id, instance.instance_id):
+                    key = (instance.instance_id, str(row["stage"]), int(row["sub_index"]))
+                    stored[key] = str(row["output_text"])
+        return stored
 
     def _score_results(self, run_id: str, run_queue: RunQueue, summary: RunSummary) -> None:
-        """The scorer thread: score and store each generation, then each finished instance.
+        """The scorer thread: record and store each generation, then each finished instance.
 
         After a failure it keeps draining the queue (so the backend never blocks) and stops
         the run."""
@@ -228,18 +215,18 @@ class HafRunner:
                 if isinstance(item, InstanceWork):
                     self._finish_instance(run_id, item, summary)
                     continue
-                tag, generation = item
-                self.store.save_generation(
-                    self._record(run_id, tag.work.instance, tag.task, tag.seed, generation)
+                tag, generation, carried = item
+                instance = tag.work.instance
+                record = tag.suite.record(
+                    self._context, instance, tag.task, tag.seed, generation, carried
                 )
+                self.store.save_generation(record)
+                tag.work.answers.append(Answer.of_record(record))
                 stage = tag.task.stage
                 summary.generations[stage] = summary.generations.get(stage, 0) + 1
                 self._tokens += max(len(generation.tokens) - 1, 0)
-                if stage == "justify" and tag.work.outcome is not None:
-                    self._followups[tag.work.instance.instance_id] = tag.work.outcome.followups
-                self._emit(
-                    "generation", summary, stage=stage, instance_id=tag.work.instance.instance_id
-                )
+                self._note_planned(tag.work)
+                self._emit("generation", summary, stage=stage, instance_id=instance.instance_id)
                 if run_queue.instance_stored(tag.work):
                     self._finish_instance(run_id, tag.work, summary)
             except BaseException as exc:
@@ -247,164 +234,59 @@ class HafRunner:
                 self.control.abort.set()
                 self.control.stop.set()
 
+    def _note_planned(self, work: InstanceWork) -> None:
+        """What the instance's plans now know of the generations it needs."""
+        planned: dict[str, int] = {}
+        for _, plan in work.plans:
+            known = plan.planned()
+            if known is None:
+                return
+            planned.update(known)
+        self._planned[work.instance.instance_id] = planned
+
     def _finish_instance(self, run_id: str, work: InstanceWork, summary: RunSummary) -> None:
-        """Metrics of an instance whose generations are all stored, from the stored rows."""
+        """Each suite's results of an instance whose generations are all stored: from the
+        answers in memory, or read back when some were stored before (a resume)."""
         instance = work.instance
-        generations = self.store.instance_generations(run_id, instance.instance_id)
-        outcome = _justify_outcome(generations)
-        stopped = outcome.stopped
-        self._followups[instance.instance_id] = outcome.followups
-        self._save_result(
-            run_id, instance, outcome.stance, len(outcome.reasons), stopped, generations
-        )
+        answers = work.answers
+        if work.replayed:
+            rows = self.store.instance_generations(run_id, instance.instance_id)
+            answers = [Answer.of_row(row) for row in rows]
+        outcomes = [
+            suite.finish(self._context, instance, [a for a in answers if a.stage in suite.stages])
+            for suite in self.suites
+        ]
+        self.store.save_instance_result(_instance_result(run_id, instance, outcomes))
+        self._note_planned(work)
         summary.instances_done += 1
         finished_here = summary.instances_done - self._done_at_start
         elapsed = time.perf_counter() - self._started
         remaining = summary.instances_total - summary.instances_done
         eta = elapsed / finished_here * remaining if finished_here else None
-        outcome_text = f"{len(outcome.reasons)} reasons" if not stopped else "stopped after JUSTIFY"
-        self._emit(
-            "instance", summary, instance_id=instance.instance_id, eta=eta, message=outcome_text
-        )
-
-    def _record(
-        self,
-        run_id: str,
-        instance: InstanceRecord,
-        task: GenerationTask,
-        seed: int,
-        generation: Generation,
-    ) -> GenerationRecord:
-        """A finished generation parsed and scored (every span's relevance in one batch)."""
-        text, tokens = generation.text, generation.tokens
-        parsed = self._parse(task.stage, text)
-        spans = [(parsed.decision_start, parsed.decision_end)]
-        spans += [(reason.start, reason.end) for reason in parsed.reasons]
-        decision_score, *reason_scores = score_spans(text, tokens, spans, self.similarity)
-        reasons = []
-        diagnostics: list[tuple[str, str]] = []
-        for index, (reason, score) in enumerate(zip(parsed.reasons, reason_scores, strict=True)):
-            if not score.token_indices:
-                diagnostics.append(("reason without tokens", f"reason {index}"))
-            reasons.append(
-                ReasonRecord(
-                    index,
-                    reason.text,
-                    reason.start,
-                    reason.end,
-                    score.token_indices[0] if score.token_indices else None,
-                    len(score.token_indices),
-                    score.nll,
-                    score.relevance,
-                    score.confidence,
-                )
-            )
-        if not parsed.decision_sentence:
-            diagnostics.append(("no decision sentence", ""))
-        if generation.finish_reason == "length":
-            diagnostics.append(("truncated", f"stopped at {len(tokens)} new tokens"))
-        if task.stage == "justify" and not reasons:
-            diagnostics.append(("no reasons", ""))
-        return GenerationRecord(
-            run_id=run_id,
-            instance_id=instance.instance_id,
-            stage=task.stage,
-            sub_index=task.sub_index,
-            test=task.test,
-            seed=seed,
-            prompt_text=generation.prompt_text,
-            prompt_tokens=generation.prompt_token_count,
-            output_text=text,
-            finish_reason=generation.finish_reason,
-            decision=parsed.decision,
-            decision_source=parsed.source,
-            decision_sentence=parsed.decision_sentence or None,
-            decision_start=parsed.decision_start,
-            decision_end=parsed.decision_end,
-            decision_confidence=decision_score.confidence,
-            seconds=generation.seconds,
-            tokens=list(tokens),
-            reasons=reasons,
-            diagnostics=diagnostics,
-        )
-
-    def _parse(self, stage: str, text: str) -> ParsedOutput:
-        """JUSTIFY's stance or a follow-up's decision Y, the decision span and the reasons."""
-        if stage == "justify":
-            justify = parse_justify(text, rules=self.config.parse_rules)
-            return ParsedOutput(
-                justify.stance,
-                None,
-                justify.decision_sentence,
-                justify.decision_start,
-                justify.decision_end,
-                justify.reasons,
-            )
-        followup = parse_followup(
-            text, stage, rules=self.config.parse_rules, similarity=self._similarity_fn
-        )
-        return ParsedOutput(
-            followup.decision,
-            followup.decision_source,
-            followup.decision_sentence,
-            followup.decision_start,
-            followup.decision_end,
-            followup.reasons,
-        )
-
-    def _save_result(
-        self,
-        run_id: str,
-        instance: InstanceRecord,
-        stance: Stance,
-        n_reasons: int,
-        stopped: str | None,
-        rows: Sequence[dict[str, Any]],
-    ) -> None:
-        result = InstanceResult(run_id, instance.instance_id, stance, n_reasons, stopped)
-        if stopped is None:
-            generations = [
-                StoredGeneration(
-                    str(g["stage"]),
-                    int(str(g["sub_index"])),
-                    str(g["decision"]),
-                    _float(g["decision_confidence"]),
-                    [
-                        StoredReason(str(t), _float(c))
-                        for t, c in zip(g["reason_texts"], g["reason_confidences"], strict=True)
-                    ],
-                )
-                for g in rows
-            ]
-            result.reason_metrics, result.instance_metrics = compute_instance_metrics(
-                instance.text, generations, self.similarity, self.config.weights
-            )
-        else:
-            justify = next(g for g in rows if g["stage"] == "justify")
-            result.instance_metrics = [
-                ("decision_confidence_justify", _float(justify["decision_confidence"]), 1)
-            ]
-        self.store.save_instance_result(result)
+        message = "; ".join(o.summary for o in outcomes if o.summary)
+        self._emit("instance", summary, instance_id=instance.instance_id, eta=eta, message=message)
 
     def expected_generations(self) -> dict[str, int]:
-        """Generations a run is expected to need per stage (after JUSTIFY, an estimate from the
-        instances seen so far: how many went on, and with how many reasons)."""
+        """Generations a run is expected to need per stage: what the instances seen so far
+        need, and for the others their average."""
         total = self._instances_total
-        seen = len(self._followups)
-        went_on = sum(1 for n in self._followups.values() if n > 0)
-        reasons = sum(self._followups.values())
+        seen = len(self._planned)
         remaining = max(total - seen, 0)
         expected = {}
-        for name in self.config.stages:
-            if name == "justify":
-                expected[name] = total
-            elif name == "individual":
-                per_instance = reasons / seen if seen else 0.0
-                expected[name] = reasons + round(remaining * per_instance)
-            else:
-                share = went_on / seen if seen else 1.0
-                expected[name] = went_on + round(remaining * share)
+        for stage in self._stage_names():
+            known = sum(planned.get(stage, 0) for planned in self._planned.values())
+            if seen:
+                expected[stage] = known + round(remaining * known / seen)
+            else:  # nothing known yet: every instance needs its first prompts
+                expected[stage] = total * self._first_count(stage)
         return expected
+
+    def _first_count(self, stage: str) -> int:
+        """How many generations of ``stage`` an instance needs before any answer: its first
+        prompts, else one each until the first instances say otherwise."""
+        probe = InstanceRecord(instance_id="", position=0, text="")
+        first = [t for suite in self.suites for t in suite.first_prompts(probe, self.config)]
+        return sum(1 for t in first if t.stage == stage) or 1
 
     def _emit(
         self,
@@ -437,20 +319,28 @@ class HafRunner:
         )
 
 
-def _followups_from_keys(stored: set[tuple[str, str, int]]) -> dict[str, int]:
-    """What stored generations tell of each instance's JUSTIFY outcome (for estimates)."""
-    followups: dict[str, int] = {}
-    for instance_id, stage, sub_index in stored:
-        went_on = 0 if stage == "justify" else sub_index + 1 if stage == "individual" else 1
-        followups[instance_id] = max(followups.get(instance_id, 0), went_on)
-    return followups
+def _planned_from_keys(
+    keys: set[tuple[str, str, int]], finished: set[str]
+) -> dict[str, dict[str, int]]:
+    """Generations per stage of each finished instance, from the stored keys (estimates)."""
+    planned: dict[str, dict[str, int]] = {}
+    for instance_id, stage, _ in keys:
+        if instance_id in finished:
+            counts = planned.setdefault(instance_id, {})
+            counts[stage] = counts.get(stage, 0) + 1
+    return planned
 
 
-def _justify_outcome(rows: Sequence[dict[str, Any]]) -> JustifyOutcome:
-    """The stance and reasons of an instance's stored JUSTIFY row."""
-    justify = next(g for g in rows if g["stage"] == "justify")
-    return JustifyOutcome(cast(Stance, justify["decision"]), tuple(justify["reason_texts"]))
-
-
-def _float(value: object) -> float:
-    return math.nan if value is None else float(value)  # type: ignore[arg-type]
+def _instance_result(
+    run_id: str, instance: InstanceRecord, outcomes: list[SuiteOutcome]
+) -> InstanceResult:
+    """One instance's row and metrics from every suite's outcome (the stance row from the
+    suite that decides a stance)."""
+    decider = next((o for o in outcomes if o.stance is not None), SuiteOutcome())
+    result = InstanceResult(
+        run_id, instance.instance_id, decider.stance, decider.n_reasons, decider.stopped
+    )
+    for outcome in outcomes:
+        result.reason_metrics += outcome.reason_metrics
+        result.instance_metrics += outcome.instance_metrics
+    return result

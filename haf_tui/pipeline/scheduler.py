@@ -2,9 +2,12 @@
 
 :class:`RunQueue` is the :class:`~haf_tui.inference.base.RequestSource` a backend serves. It
 admits instances in dataset order, at most ``window`` at a time, and hands out their
-generation tasks with the follow-ups of instances already in flight first, so instances
-finish early and memory stays bounded. When a JUSTIFY answer comes back its follow-up prompts
-are made at once (parsing is pure and quick), so the backend never waits for scoring.
+generation tasks (each suite's :class:`~haf_tui.suites.base.InstancePlan` says which) with the
+follow-ups of instances already in flight first, so instances finish early and memory stays
+bounded. When an answer comes back its plan makes the follow-up prompts at once (parsing is
+pure and quick), so the backend never waits for scoring; what the plan read is carried to the
+scorer. A task whose answer is stored already (a resume) is replayed through its plan instead
+of generated: one resume logic for every suite.
 
 Scoring (TokenSAR relevance through the similarity model), storing and each instance's
 metrics run on a second thread, fed through a bounded queue: the similarity model works
@@ -17,14 +20,13 @@ import queue
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from haf_tui.config import DecodingSettings
 from haf_tui.inference.base import GeneratedToken, Generation, GenerationRequest, TokenCallback
-from haf_tui.parsing import parse_justify
-from haf_tui.pipeline.stages import STAGES, GenerationTask, JustifyOutcome
 from haf_tui.store.records import InstanceRecord
+from haf_tui.suites.base import Answer, InstancePlan, Suite, Task
 
 
 class RunAbortedError(Exception):
@@ -53,36 +55,41 @@ class RunControl:
 
 @dataclass
 class InstanceWork:
-    """One instance in flight: its JUSTIFY outcome once known, and generations not yet stored."""
+    """One instance in flight: its plan in each suite, the answers recorded so far, and the
+    generations not yet stored."""
 
     instance: InstanceRecord
-    outcome: JustifyOutcome | None = None
+    plans: list[tuple[Suite, InstancePlan]] = field(default_factory=list)
+    answers: list[Answer] = field(default_factory=list)
+    replayed: bool = False  # some answers were stored before (a resume): read them back
     outstanding: int = 0
     started: float = field(default_factory=time.perf_counter)
 
 
 @dataclass(frozen=True)
 class TaskTag:
-    """What a request is, for the scorer: the instance, the task and its seed."""
+    """What a request is, for the scorer: the instance, its suite and plan, the task, its seed."""
 
     work: InstanceWork
-    task: GenerationTask
+    suite: Suite
+    plan: InstancePlan
+    task: Task
     seed: int
 
 
-Finished = tuple[TaskTag, Generation] | InstanceWork | None
-"""What the scorer gets: a generation to store, an instance whose generations are all stored
-already (resumed), or None: no more."""
+Finished = tuple[TaskTag, Generation, object] | InstanceWork | None
+"""What the scorer gets: a generation to store (with what its plan read of it), an instance
+whose generations are all stored already (resumed), or None: no more."""
 
 
 @dataclass
 class QueueHooks:
     """What the queue needs of its runner."""
 
-    seed_of: Callable[[InstanceRecord, GenerationTask], int]
+    plans_for: Callable[[InstanceRecord], list[tuple[Suite, InstancePlan]]]
+    seed_of: Callable[[InstanceRecord, Task], int]
     settings_for: Callable[[int], DecodingSettings]
     emit: Callable[..., None]
-    parse_rules: str
 
 
 class RunQueue:
@@ -91,11 +98,8 @@ class RunQueue:
     def __init__(
         self,
         instances: list[InstanceRecord],
-        stored: set[tuple[str, str, int]],
-        known_outcomes: dict[str, JustifyOutcome],
+        stored: dict[tuple[str, str, int], str],
         *,
-        stages: tuple[str, ...],
-        explicit: bool,
         window: int,
         control: RunControl,
         hooks: QueueHooks,
@@ -104,9 +108,6 @@ class RunQueue:
     ):
         self._waiting = deque(instances)
         self._stored = stored
-        self._known = known_outcomes
-        self._stages = stages
-        self._explicit = explicit
         self._window = max(window, 1)
         self._in_flight = 0
         self._ready: deque[GenerationRequest] = deque()
@@ -167,20 +168,16 @@ class RunQueue:
         )
 
     def finished(self, request: GenerationRequest, generation: Generation) -> None:
-        """A generation is done: queue its follow-ups (after JUSTIFY), then hand it to the
+        """A generation is done: queue the follow-ups its plan asks for, then hand it to the
         scorer (blocks while the scorer is ``scorer_capacity`` behind)."""
         tag = request.tag
         assert isinstance(tag, TaskTag)
-        if tag.task.stage == "justify":
-            parsed = parse_justify(generation.text, rules=self._hooks.parse_rules)  # type: ignore[arg-type]
-            outcome = JustifyOutcome(parsed.stance, tuple(r.text for r in parsed.reasons))
-            with self._lock:
-                tag.work.outcome = outcome
-                self._queue_followups(tag.work, front=True)
+        followups, carried = tag.plan.advance(tag.task, generation.text)
         with self._lock:
+            self._queue(tag.work, tag.suite, tag.plan, followups, front=True)
             if self._streaming is request:
                 self._streaming = None
-        self.results.put((tag, generation))
+        self.results.put((tag, generation, carried))
 
     # bookkeeping shared with the scorer
 
@@ -188,7 +185,7 @@ class RunQueue:
         """One generation of ``work`` is stored; True when it was the last one."""
         with self._lock:
             work.outstanding -= 1
-            done = work.outstanding == 0 and work.outcome is not None
+            done = work.outstanding == 0
             if done:
                 self._in_flight -= 1
                 self._lock.notify_all()
@@ -196,46 +193,50 @@ class RunQueue:
 
     def _admit(self, instance: InstanceRecord) -> InstanceWork | None:
         """Queue an instance's work; returns it when all its generations are stored already."""
-        work = InstanceWork(instance)
+        work = InstanceWork(instance, self._hooks.plans_for(instance))
         self._in_flight += 1
-        justify = STAGES["justify"].tasks(instance.text, None, self._explicit)[0]
-        if self._is_stored(instance, justify):
-            work.outcome = self._known.get(instance.instance_id)
-            if work.outcome is None:  # pragma: no cover - the runner preloads every one
-                raise RuntimeError(f"no stored JUSTIFY outcome for {instance.instance_id}")
-            self._queue_followups(work, front=False)
-            if work.outstanding == 0:
-                self._in_flight -= 1
-                return work
-        else:
-            work.outstanding += 1
-            self._ready.append(self._request(work, justify))
+        for suite, plan in work.plans:
+            self._queue(work, suite, plan, plan.start(), front=False)
+        if work.outstanding == 0:
+            self._in_flight -= 1
+            return work
         return None
 
-    def _queue_followups(self, work: InstanceWork, *, front: bool) -> None:
-        outcome = work.outcome
-        assert outcome is not None
-        if outcome.stopped:
-            return
-        requests = [
-            self._request(work, task)
-            for name in self._stages[1:]
-            for task in STAGES[name].tasks(work.instance.text, outcome, self._explicit)
-            if not self._is_stored(work.instance, task)
-        ]
+    def _queue(
+        self,
+        work: InstanceWork,
+        suite: Suite,
+        plan: InstancePlan,
+        tasks: Sequence[Task],
+        *,
+        front: bool,
+    ) -> None:
+        """Queue ``tasks``; one whose answer is stored is replayed through its plan instead."""
+        requests = []
+        pending = list(tasks)
+        while pending:
+            task = pending.pop(0)
+            stored = self._stored.get((work.instance.instance_id, task.stage, task.sub_index))
+            if stored is None:
+                requests.append(self._request(work, suite, plan, task))
+                continue
+            work.replayed = True
+            followups, _ = plan.advance(task, stored)
+            pending.extend(followups)
         work.outstanding += len(requests)
         if front:
             self._ready.extendleft(reversed(requests))
         else:
             self._ready.extend(requests)
 
-    def _is_stored(self, instance: InstanceRecord, task: GenerationTask) -> bool:
-        return (instance.instance_id, task.stage, task.sub_index) in self._stored
-
-    def _request(self, work: InstanceWork, task: GenerationTask) -> GenerationRequest:
+    def _request(
+        self, work: InstanceWork, suite: Suite, plan: InstancePlan, task: Task
+    ) -> GenerationRequest:
         seed = self._hooks.seed_of(work.instance, task)
-        request = GenerationRequest(task.messages, self._hooks.settings_for(seed))
-        request.tag = TaskTag(work, task, seed)
+        request = GenerationRequest(
+            task.messages, self._hooks.settings_for(seed), forced=task.forced
+        )
+        request.tag = TaskTag(work, suite, plan, task, seed)
         request.on_token = self._token_callback(request)
         return request
 

@@ -336,13 +336,17 @@ class Store:
         return {r[0] for r in rows}
 
     def instance_generations(self, run_id: str, instance_id: str) -> list[dict[str, Any]]:
-        """An instance's stored generations with their reasons' texts and confidences."""
+        """An instance's stored generations with their reasons' texts and confidences and the
+        sum of their tokens' logprobs."""
         cursor = self.connection.execute(
             "SELECT g.stage, g.sub_index, g.test, g.decision, g.decision_confidence, "
             "g.output_text, coalesce(list(r.text ORDER BY r.reason_index) "
             "FILTER (WHERE r.text IS NOT NULL), []) AS reason_texts, "
             "coalesce(list(r.confidence ORDER BY r.reason_index) "
-            "FILTER (WHERE r.text IS NOT NULL), []) AS reason_confidences "
+            "FILTER (WHERE r.text IS NOT NULL), []) AS reason_confidences, "
+            "(SELECT sum(t.logprob) FROM tokens t WHERE t.run_id = g.run_id AND "
+            "t.instance_id = g.instance_id AND t.stage = g.stage AND t.sub_index = g.sub_index) "
+            "AS logprob_sum "
             "FROM generations g LEFT JOIN reasons r USING (run_id, instance_id, stage, sub_index) "
             "WHERE g.run_id = ? AND g.instance_id = ? "
             "GROUP BY ALL ORDER BY g.stage, g.sub_index",

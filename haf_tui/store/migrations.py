@@ -175,6 +175,11 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE runs ADD COLUMN writer_host VARCHAR;
         """,
     ),
+    (
+        5,
+        "instance_results.stance may be NULL: a run without the HAF suite decides no stance",
+        "ALTER TABLE instance_results ALTER COLUMN stance DROP NOT NULL;",
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -126,7 +126,7 @@ class InstanceResult:
 
     run_id: str
     instance_id: str
-    stance: str
+    stance: str | None
     n_reasons: int
     stopped: str | None = None
     reason_metrics: list[tuple[str, int, int, str, float]] = field(default_factory=list)

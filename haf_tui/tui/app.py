@@ -23,7 +23,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from haf_tui.pipeline.events import ProgressEvent
-from haf_tui.pipeline.service import create_run, execute_run, load_models, run_config_of
+from haf_tui.pipeline.runs import RunRequest, execute_run, start_or_resume
 from haf_tui.store import StoreError
 from haf_tui.tui.live import EventBatcher, LiveSession, RunJob
 from haf_tui.tui.messages import RunUpdate, WorkFailed
@@ -126,6 +126,7 @@ class HafApp(App[None]):
         the background, so that they open without waiting for it; posts nothing."""
         import haf_tui.pipeline.choices
         import haf_tui.pipeline.planning
+        import haf_tui.pipeline.runs
         import haf_tui.tui.screens.explorer
         import haf_tui.tui.screens.metrics
         import haf_tui.tui.screens.monitor
@@ -206,7 +207,7 @@ class HafApp(App[None]):
 
     def resume_run(self, run_id: str) -> None:
         """Resume an unfinished run here (its stored config; no duplicates)."""
-        self.start_runs([RunJob(f"resume {run_id}", resume_run_id=run_id)])
+        self.start_runs([RunJob(f"resume {run_id}", RunRequest(resume_run_id=run_id))])
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="runs")
     def execute_session(self, session: LiveSession) -> None:
@@ -224,14 +225,9 @@ class HafApp(App[None]):
                 continue
             self.post_message(RunUpdate(index, status="loading", log=f"loading {job.label}"))
             try:
-                if job.resume_run_id:
-                    run_id, config = run_config_of(store, job.resume_run_id)
-                    models = job.preloaded or load_models(config)
-                else:
-                    assert job.config is not None and job.dataset is not None
-                    models = job.preloaded or load_models(job.config)
-                    run_id, config = create_run(store, job.config, job.dataset, models)
-                job.preloaded = None
+                started = start_or_resume(store, job.request)
+                run_id, config, models = started.run_id, started.config, started.models
+                job.request.preloaded = None
                 self.post_message(RunUpdate(index, status="running", run_id=run_id))
                 batcher = EventBatcher(partial(self._post_events, index))
                 summary = execute_run(

@@ -13,11 +13,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from haf_tui.config import RunConfig
-from haf_tui.datasets import Dataset
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.runner import RunControl
-from haf_tui.pipeline.service import LoadedModels
+from haf_tui.pipeline.runs import RunRequest
 
 OUTPUT_KEEP_CHARS = 4000
 LOG_KEEP_LINES = 500
@@ -26,13 +24,10 @@ ACTIVE = frozenset({"queued", "loading", "running", "paused", "stopping"})
 
 @dataclass
 class RunJob:
-    """One run to start (``config`` and ``dataset`` given) or resume (``resume_run_id``)."""
+    """One run to start or resume, as the monitor labels it."""
 
     label: str
-    config: RunConfig | None = None
-    dataset: Dataset | None = None
-    resume_run_id: str | None = None
-    preloaded: LoadedModels | None = None
+    request: RunRequest
     close_models: bool = True
     """Free the model when the run ends (False: the caller keeps using ``preloaded``)."""
     estimate: str | None = None
@@ -143,7 +138,10 @@ class LiveSession:
         """A session with a queued :class:`LiveRun` per job."""
         return cls(
             jobs,
-            [LiveRun(job.label, run_id=job.resume_run_id, estimate=job.estimate) for job in jobs],
+            [
+                LiveRun(job.label, run_id=job.request.resume_run_id, estimate=job.estimate)
+                for job in jobs
+            ],
         )
 
     @property

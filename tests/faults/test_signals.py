@@ -110,12 +110,12 @@ def test_ctrl_c_before_a_run_exists_says_nothing_to_resume(
 
     from haf_tui.cli import main
 
-    run_command = importlib.import_module("haf_tui.cli.run_command")
+    runs = importlib.import_module("haf_tui.pipeline.runs")
 
     def interrupted_load(config: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(run_command, "load_models", interrupted_load)
+    monkeypatch.setattr(runs, "load_models", interrupted_load)
     assert main(["--db", str(tmp_path / "haf.duckdb"), "run", "--demo"]) == 130
     err = capsys.readouterr().err
     assert "nothing to resume" in err and "--resume" not in err

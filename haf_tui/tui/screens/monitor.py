@@ -118,8 +118,7 @@ class MonitorScreen(HafScreen[None]):
         index, live = shown
         if status_changed:
             self._draw_jobs(session)
-        config = session.jobs[index].config
-        stages = config.stages if config is not None else None
+        stages = tuple(live.generations_expected) or None
         self.query_one(StageProgress).show(
             (live.instances_done, live.instances_total),
             live.generations_done,

@@ -24,17 +24,16 @@ from haf_tui.config import RunConfig
 from haf_tui.datasets import Dataset
 from haf_tui.defaults import haf_home
 from haf_tui.pipeline.choices import (
-    DatasetChoice,
     ModelEntry,
     dataset_sources,
     discover_models,
     download_model,
     gpu_offload_supported,
     preview_file,
-    resolve_dataset,
 )
+from haf_tui.pipeline.models import LoadedModels, load_models
 from haf_tui.pipeline.planning import ProbeResult, plan_run, probe_speed
-from haf_tui.pipeline.service import LoadedModels, load_models
+from haf_tui.pipeline.runs import DatasetChoice, RunRequest, resolve_dataset
 from haf_tui.tui.live import RunJob
 from haf_tui.tui.messages import DownloadProgress
 from haf_tui.tui.screens.base import HafScreen
@@ -369,10 +368,14 @@ class WizardScreen(HafScreen[None]):
         if self.dataset is None:
             self._error("the dataset is still being read (or could not be): see above")
             return
-        jobs = [RunJob(entry.label, config, self.dataset) for entry, config in self.configs()]
-        jobs[0].preloaded, self.preloaded = self.preloaded, None
+        configs = self.configs()
+        jobs = [
+            RunJob(entry.label, RunRequest(config=config, dataset=self.dataset))
+            for entry, config in configs
+        ]
+        jobs[0].request.preloaded, self.preloaded = self.preloaded, None
         if self.probe is not None:
-            plan = plan_run(jobs[0].config or self.configs()[0][1], self.dataset, self.probe)
+            plan = plan_run(configs[0][1], self.dataset, self.probe)
             jobs[0].estimate = plan.time_range()
         app = self.haf_app
         app.pop_screen()

@@ -12,7 +12,8 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Input, Label, Select, Static
 
-from haf_tui.pipeline.choices import DEFAULT_SEED, DatasetChoice
+from haf_tui.pipeline.choices import DEFAULT_SEED
+from haf_tui.pipeline.runs import DatasetChoice
 
 FILE_SOURCE = "file:"
 BUILTIN_SOURCE = "builtin:"

@@ -17,6 +17,7 @@ from haf_tui.config import (
     RunConfig,
     SimilaritySettings,
 )
+from haf_tui.suites import DEFAULT_SUITES
 
 # (input id, section, field, label)
 NUMBER_FIELDS: tuple[tuple[str, str, str, str], ...] = (
@@ -121,6 +122,7 @@ class RunSettingsForm(VerticalScroll):
             limit=limit,
             prompting=self.query_one("#set-prompting", Select).value,
             stages=stages,
+            suites=DEFAULT_SUITES,
         )
 
     def validate(self) -> str | None:

@@ -6,15 +6,10 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Label, ProgressBar
 
-from haf_tui.config import STAGE_NAMES
+from haf_tui.suites import stage_titles
 
-STAGE_TITLES = {
-    "instances": "instances",
-    "justify": "JUSTIFY",
-    "internal": "UPHOLD-R int",
-    "external": "UPHOLD-R ext",
-    "individual": "UPHOLD-STANCE",
-}
+STAGE_TITLES = {"instances": "instances", **stage_titles()}
+STAGE_NAMES = tuple(STAGE_TITLES)[1:]
 
 
 class StageProgress(Vertical):
@@ -44,13 +39,14 @@ class StageProgress(Vertical):
         expected: dict[str, int],
         stages: tuple[str, ...] | None = None,
     ) -> None:
-        """Update every bar; stages not in ``stages`` are hidden."""
+        """Update every bar; stages not in ``stages`` (the run's) are hidden."""
         self._set("instances", instances[0], instances[1] or None, estimated=False)
         for stage in STAGE_NAMES:
             row = self.query_one(f"#row-{stage}", Horizontal)
             row.display = stages is None or stage in stages
             total = expected.get(stage)
-            self._set(stage, done.get(stage, 0), total or None, estimated=stage != "justify")
+            estimated = stage not in ("justify", "classify")  # (known from the start)
+            self._set(stage, done.get(stage, 0), total or None, estimated=estimated)
 
     def _set(self, key: str, done: int, total: int | None, *, estimated: bool) -> None:
         if total is not None and done > total:

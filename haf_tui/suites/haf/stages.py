@@ -1,8 +1,8 @@
 """The stages of HAF as small plug-ins: each says which generations an instance needs.
 
 A stage turns an instance (and, after JUSTIFY, its stance and reasons) into generation
-tasks; the runner generates, parses and stores them. A new stage plugs in by adding a
-:class:`Stage` to :data:`STAGES` without touching the others.
+tasks; :class:`HafPlan` asks JUSTIFY first, then the follow-up stages of the run once the
+answer is parsed. A new stage plugs in by adding a :class:`Stage` to :data:`STAGES`.
 """
 
 from __future__ import annotations
@@ -11,14 +11,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from haf_tui.parsing import JustifyParse, parse_justify
 from haf_tui.prompts import (
-    ChatMessage,
     RelianceKind,
     justify_messages,
     reliance_messages,
     stance_prompts,
 )
-from haf_tui.vocabulary import Stance
+from haf_tui.suites.base import Task
+from haf_tui.vocabulary import Rules, Stance
+
+GenerationTask = Task
 
 
 @dataclass(frozen=True)
@@ -39,16 +42,6 @@ class JustifyOutcome:
     def followups(self) -> int:
         """How many reasons the later stages work on (0 when stopped)."""
         return 0 if self.stopped else len(self.reasons)
-
-
-@dataclass(frozen=True)
-class GenerationTask:
-    """One prompt to generate: its stage, sub-prompt index (-1: none) and SUF/NEC test."""
-
-    stage: str
-    sub_index: int
-    test: str | None
-    messages: tuple[ChatMessage, ...]
 
 
 class Stage(Protocol):
@@ -118,3 +111,47 @@ STAGES: dict[str, Stage] = {
     "external": RelianceStage("external"),
     "individual": IndividualStage(),
 }
+
+
+class HafPlan:
+    """One instance's HAF work: JUSTIFY, then (unless it stopped) the run's follow-up stages."""
+
+    def __init__(self, text: str, stages: Sequence[str], *, explicit: bool, rules: Rules):
+        self.text = text
+        self.stages = tuple(stages)
+        self.explicit = explicit
+        self.rules = rules
+        self.outcome: JustifyOutcome | None = None
+
+    def start(self) -> Sequence[GenerationTask]:
+        """JUSTIFY."""
+        return STAGES["justify"].tasks(self.text, None, self.explicit)
+
+    def advance(
+        self, task: GenerationTask, text: str
+    ) -> tuple[Sequence[GenerationTask], JustifyParse | None]:
+        """After JUSTIFY, its parse and the follow-up tasks (none when it stopped)."""
+        if task.stage != "justify":
+            return [], None
+        parsed = parse_justify(text, rules=self.rules)
+        outcome = self.outcome = JustifyOutcome(
+            parsed.stance, tuple(r.text for r in parsed.reasons)
+        )
+        if outcome.stopped:
+            return [], parsed
+        followups = [
+            followup
+            for name in self.stages[1:]
+            for followup in STAGES[name].tasks(self.text, outcome, self.explicit)
+        ]
+        return followups, parsed
+
+    def planned(self) -> dict[str, int] | None:
+        """Generations per stage, once JUSTIFY is known."""
+        if self.outcome is None:
+            return None
+        n = self.outcome.followups
+        return {
+            name: 1 if name == "justify" else n if name == "individual" else int(n > 0)
+            for name in self.stages
+        }

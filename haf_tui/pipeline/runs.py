@@ -1,0 +1,244 @@
+"""One way to run an evaluation, for both faces: a :class:`RunRequest` (a new run: its
+config and dataset; or a resume: its id) and :func:`start_or_resume`, then :func:`execute_run`.
+
+Everything that can fail on bad input (the model file, the chat format, the dataset, the
+suites, the similarity model) is checked before the run row is written, so a refused run
+leaves nothing behind. The dataset a face picked (:class:`DatasetChoice`, or a name and a
+file on the command line) is resolved here, once.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from haf_tui.config import RunConfig
+from haf_tui.datasets import (
+    DEFAULT_SAMPLE,
+    DEFAULT_SEED,
+    ColumnMapping,
+    Dataset,
+    DatasetError,
+    builtin_sample,
+    find_paper_dataset,
+    load_file,
+    load_paper_dataset,
+    load_stored,
+    paper_datasets,
+    sample_dataset,
+    store_dataset,
+)
+from haf_tui.inference.base import InferenceError
+from haf_tui.pipeline.events import ProgressListener, ignore_progress
+from haf_tui.pipeline.models import LoadedModels, file_sha256, load_models, package_versions
+from haf_tui.pipeline.runner import HafRunner, RunControl, RunSummary
+from haf_tui.store import Store, StoreError
+from haf_tui.store.dataset_catalog import find_datasets
+from haf_tui.store.records import RunRecord
+from haf_tui.suites import suites_named
+
+
+@dataclass(frozen=True)
+class DatasetChoice:
+    """A dataset picked in a face: ``kind`` says where from, ``name`` which (a path for
+    files, a key for paper datasets, an id or name for stored ones); a seeded sample of
+    ``sample_size`` instances is evaluated (None: all; paper datasets: 1024). A file without
+    a ``text_column`` has its columns guessed; a paper dataset with ``files`` reads them
+    instead of the Hub's cache."""
+
+    kind: Literal["builtin", "stored", "paper", "file"]
+    name: str
+    sample_size: int | None = None
+    seed: int = DEFAULT_SEED
+    text_column: str | None = None
+    id_column: str | None = None
+    label_column: str | None = None
+    files: tuple[str, ...] = ()
+
+
+def choice_by_name(name: str, file: str | None, store: Store) -> DatasetChoice:
+    """The dataset a command line names: ``sample`` (built-in), a stored dataset's name or
+    id, a paper dataset's name, or a file (with a paper dataset's name: that dataset's
+    downloaded file)."""
+    paper = find_paper_dataset(name) if name != "sample" else None
+    if file:
+        if paper is not None:
+            return DatasetChoice("paper", paper.key, files=(file,))
+        return DatasetChoice("file", file)
+    if name == "sample":
+        return DatasetChoice("builtin", "sample")
+    if find_datasets(store, name):
+        return DatasetChoice("stored", name)
+    if paper is not None:
+        return DatasetChoice("paper", paper.key)
+    known = ", ".join(d.key for d in paper_datasets())
+    raise DatasetError(
+        f"unknown dataset {name!r}: use sample, a stored dataset (haf datasets list), "
+        f"a paper dataset ({known}) or --file PATH"
+    )
+
+
+def resolve_dataset(choice: DatasetChoice, store: Store | None) -> Dataset:
+    """The instances of ``choice`` (from the package, a file, the database or the Hub cache),
+    sampled with its seed when a sample size is given."""
+    if choice.kind == "paper":
+        if choice.files:
+            return load_paper_dataset(choice.name, files=list(choice.files))
+        return load_paper_dataset(
+            choice.name, n=choice.sample_size or DEFAULT_SAMPLE, seed=choice.seed
+        )
+    if choice.kind == "builtin":
+        dataset = builtin_sample()
+    elif choice.kind == "file":
+        mapping = None
+        if choice.text_column is not None:
+            mapping = ColumnMapping(
+                text=choice.text_column, id=choice.id_column, label=choice.label_column
+            )
+        dataset = load_file(choice.name, mapping)
+    elif choice.kind == "stored" and store is not None:
+        dataset = load_stored(store, choice.name)
+    else:
+        raise DatasetError(f"unknown dataset {choice.kind}:{choice.name}")
+    if choice.sample_size and choice.sample_size < len(dataset.instances):
+        dataset = sample_dataset(dataset, choice.sample_size, choice.seed)
+    return dataset
+
+
+@dataclass
+class RunRequest:
+    """A run to start (``config`` and ``dataset``) or to resume (``resume_run_id``, with
+    runtime-only model settings in ``overrides``); ``preloaded``: models already loaded."""
+
+    config: RunConfig | None = None
+    dataset: Dataset | None = None
+    resume_run_id: str | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)
+    preloaded: LoadedModels | None = None
+
+
+@dataclass
+class StartedRun:
+    """A run ready to execute: its id, its config and its loaded models."""
+
+    run_id: str
+    config: RunConfig
+    models: LoadedModels
+    dataset: Dataset | None = None
+
+
+def start_or_resume(store: Store, request: RunRequest) -> StartedRun:
+    """Load the models, then create the run (a new one) or read its stored config (a
+    resume); nothing is written when something is refused."""
+    if request.resume_run_id:
+        run_id, config = run_config_of(store, request.resume_run_id, **request.overrides)
+        models = request.preloaded or load_models(config)
+        return StartedRun(run_id, config, models)
+    if request.config is None or request.dataset is None:
+        raise ValueError("a new run needs a config and a dataset")
+    suites_named(request.config.suites)  # (an unknown suite: refused before loading)
+    models = request.preloaded or load_models(request.config)
+    run_id, config = create_run(store, request.config, request.dataset, models)
+    return StartedRun(run_id, config, models, request.dataset)
+
+
+def new_run_id() -> str:
+    """A readable, unique run id: date, time and a random suffix."""
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
+
+
+def check_prompts_fit(models: LoadedModels, config: RunConfig, dataset: Dataset) -> None:
+    """Refuse a run whose first prompts (JUSTIFY's, the classification's) do not fit the
+    context, before anything is stored."""
+    backend = models.backend
+    suites = suites_named(config.suites)
+    instances = dataset.instances[: config.limit] if config.limit else dataset.instances
+    for instance in instances:
+        needed = 1 + max(
+            len(backend.tokenize_prompt(backend.render(task.messages)))
+            + (len(backend.forced_tokens(task.forced)) if task.forced else 0)
+            for suite in suites
+            for task in suite.first_prompts(instance, config)
+        )
+        if needed > backend.n_ctx:
+            raise InferenceError(
+                f"instance {instance.instance_id}: its prompt of {needed - 1} tokens does not fit "
+                f"the context of {backend.n_ctx} tokens: raise --n-ctx"
+            )
+
+
+def create_run(
+    store: Store, config: RunConfig, dataset: Dataset, models: LoadedModels
+) -> tuple[str, RunConfig]:
+    """Store the dataset (once) and a new run row; returns the run id and its config."""
+    check_prompts_fit(models, config, dataset)
+    store_dataset(store, dataset)  # once, with its metadata and skipped rows
+    config = config.model_copy(update={"dataset_id": dataset.dataset_id})
+    planned = len(store.instances(dataset.dataset_id, config.limit))
+    if planned == 0:
+        raise StoreError(f"dataset {dataset.name} has no instances to evaluate")
+    backend = models.backend
+    run_id = new_run_id()
+    store.create_run(
+        RunRecord(
+            run_id=run_id,
+            status="created",
+            dataset_id=dataset.dataset_id,
+            n_planned=planned,
+            config_json=config.model_dump_json(),
+            model_file=backend.info.path.name,
+            model_size=backend.info.size_bytes,
+            model_sha256=file_sha256(backend.info.path),
+            model_arch=backend.info.architecture,
+            model_quant=backend.info.quantization,
+            chat_format=backend.chat_format,
+            similarity_model=models.similarity.name,
+            similarity_kind=config.similarity.kind,
+            offload_supported=backend.offload_supported,
+            n_gpu_layers=backend.n_gpu_layers,
+            versions=package_versions(),
+        )
+    )
+    return run_id, config
+
+
+def run_config_of(store: Store, run_id: str, **model_overrides: Any) -> tuple[str, RunConfig]:
+    """A stored run's full id and config; runtime-only model settings may be overridden."""
+    record = store.get_run(run_id)
+    if record.status == "finished":
+        raise StoreError(f"run {record.run_id} is already finished")
+    config = RunConfig.model_validate_json(record.config_json)
+    allowed = {"n_ctx", "n_gpu_layers", "n_threads", "n_batch", "n_parallel", "extra_buffers"}
+    updates = {k: v for k, v in model_overrides.items() if v is not None and k in allowed}
+    if updates:
+        config = config.model_copy(update={"model": config.model.model_copy(update=updates)})
+    return record.run_id, config
+
+
+def execute_run(
+    store: Store,
+    run_id: str,
+    config: RunConfig,
+    models: LoadedModels,
+    *,
+    listener: ProgressListener = ignore_progress,
+    stop_event: threading.Event | None = None,
+    control: RunControl | None = None,
+    stream_tokens: bool = False,
+) -> RunSummary:
+    """Run (or resume) ``run_id`` to the end, or until ``stop_event`` is set (or ``control``
+    stops, pauses or cancels it); ``stream_tokens`` sends every token to ``listener``."""
+    runner = HafRunner(
+        store,
+        models.backend,
+        models.similarity,
+        config,
+        listener=listener,
+        stop_event=stop_event,
+        control=control,
+        stream_tokens=stream_tokens,
+    )
+    return runner.run(run_id)
