@@ -2,7 +2,9 @@
 -- title: One instance — every generation with its decision, confidence and reasons
 -- description: One row per parsed reason of every generation of one instance (a generation with
 --   no reasons gives one row with reason_index NULL), in stage order justify, internal, external,
---   individual. decision is the JUSTIFY stance or the follow-up Y; reason_confidence is the
+--   individual, then other suites' stages (classify: one row per forced spelling, decision its
+--   label, decision_confidence its probability). decision is the JUSTIFY stance or the
+--   follow-up Y; reason_confidence is the
 --   reason's TokenSAR confidence. Reason-level metrics: sos, rs / rn, c_y, decision_weight,
 --   i_s / i_n on JUSTIFY reasons (j = reason_index), uii / uei on internal / external reasons.
 -- params: run_id (VARCHAR; a run id or a unique prefix), instance_id (VARCHAR)
@@ -50,5 +52,5 @@ LEFT JOIN metric_values m
   ON m.stage = g.stage AND m.sub_index = g.sub_index AND m.reason_index = r.reason_index
 WHERE g.run_id = $run_id AND g.instance_id = $instance_id
 ORDER BY CASE g.stage WHEN 'justify' THEN 1 WHEN 'internal' THEN 2 WHEN 'external' THEN 3
-                      ELSE 4 END,
+                      WHEN 'individual' THEN 4 ELSE 5 END,
          g.sub_index, r.reason_index NULLS FIRST

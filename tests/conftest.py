@@ -93,8 +93,8 @@ def usable_seed(embedded_backend: Any) -> int:
 def full_run_db(
     tmp_path_factory: pytest.TempPathFactory, embedded_backend: Any, minilm: Any, usable_seed: int
 ) -> tuple[Path, str, list[str]]:
-    """A real run of every stage on the listy dataset: (database file, run id, the kinds of the
-    progress events it published). Tests only read it."""
+    """A real run of every stage of both suites on the listy dataset: (database file, run id,
+    the kinds of the progress events it published). Tests only read it."""
     from haf_tui.config import DecodingSettings, RunConfig
     from haf_tui.datasets import load_file
     from haf_tui.pipeline.models import LoadedModels
@@ -103,7 +103,10 @@ def full_run_db(
 
     folder = tmp_path_factory.mktemp("full-run")
     models = LoadedModels(embedded_backend, minilm)
-    config = RunConfig(decoding=DecodingSettings(max_new_tokens=LISTY_MAX_NEW, seed=usable_seed))
+    config = RunConfig(
+        decoding=DecodingSettings(max_new_tokens=LISTY_MAX_NEW, seed=usable_seed),
+        suites=("haf", "classify"),
+    )
     with open_store(folder / "haf.duckdb") as store:
         run_id, config = create_run(store, config, load_file(write_listy_dataset(folder)), models)
         events: list[str] = []

@@ -468,6 +468,8 @@ def test_every_query_file_has_a_header_and_runs(path: Path, store: Store) -> Non
     assert len(query.description) > 40
     assert query.params == tuple(p.name for p in query.param_specs)
     required = {p.name: REQUIRED_SAMPLE[p.name] for p in query.param_specs if p.required}
+    if query.name == "classification":
+        _add_classifications(store)
     columns, rows = reports.run_named(store, query.name, required)
     assert columns and len(set(columns)) == len(columns)
     assert rows, f"{query.name} returned no rows on the test store"
@@ -492,11 +494,45 @@ def test_the_builtin_queries_are_all_there_and_listed_in_the_readme() -> None:
         "instances",
         "datasets",
         "skipped_rows",
+        "classification",
     }
     assert set(queries) == expected
     readme = (reports.QUERIES_DIR / "README.md").read_text(encoding="utf-8")
     for name in expected:
         assert f"`{name}`" in readme
+
+
+CLASSIFIED = {  # run A: (p(toxic), label mass, ŷ toxic); every gold label is toxic
+    "i1": (0.9, 0.8, 1.0),  # stance toxic: agrees; correct
+    "i2": (0.3, 0.4, 0.0),  # stance toxic: disagrees; wrong; low mass
+    "i3": (0.2, 0.6, 0.0),  # stance non-toxic: agrees; wrong
+    "i4": (0.6, 0.2, 1.0),  # stance unclear: not compared; correct; low mass
+}
+
+
+def _add_classifications(store: Store) -> None:
+    for instance_id, (p_toxic, mass, toxic) in CLASSIFIED.items():
+        for metric, value in (
+            ("classify_p_toxic", p_toxic),
+            ("classify_label_mass", mass),
+            ("classify_toxic", toxic),
+        ):
+            store.connection.execute(
+                "INSERT INTO instance_metrics VALUES (?, ?, ?, ?, 1)",
+                [A, instance_id, metric, value],
+            )
+
+
+def test_classification_summarises_the_classify_suite(store: Store) -> None:
+    assert records(store, "classification") == []  # no run holds the suite yet
+    _add_classifications(store)
+    (row,) = records(store, "classification")
+    assert row["run_id"] == A and row["n"] == 4
+    assert row["pct_toxic"] == pytest.approx(100 * 2 / 4)
+    assert row["mean_p_toxic"] == pytest.approx((0.9 + 0.3 + 0.2 + 0.6) / 4)
+    assert row["pct_low_mass"] == pytest.approx(100 * 2 / 4)
+    assert row["n_gold"] == 4 and row["pct_correct"] == pytest.approx(100 * 2 / 4)
+    assert row["n_stance"] == 3 and row["pct_agree_stance"] == pytest.approx(100 * 2 / 3)
 
 
 def test_figure2_declares_its_band_edges_with_defaults() -> None:

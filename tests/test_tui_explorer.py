@@ -162,6 +162,29 @@ async def test_token_view_follows_the_selected_node(full_run_db: RunDb) -> None:
             [run_id],
         )[0][0]
         assert view.output_text() == sub
+        # the classify suite's node: ŷ, p(toxic) and the label mass the stored metrics hold,
+        # and each forced spelling shows its own tokens
+        p_toxic, mass = (
+            v
+            for (v,) in db_rows(
+                db,
+                "SELECT value FROM instance_metrics WHERE run_id=? AND instance_id='listy' "
+                "AND metric IN ('classify_p_toxic', 'classify_label_mass') ORDER BY metric DESC",
+                [run_id],
+            )
+        )
+        classify = child(tree.root, "classify →")
+        assert f"p(toxic) {p_toxic:.2f}" in str(classify.label)
+        assert f"label mass {mass:.2f}" in str(classify.label)
+        assert [str(c.label).split(":")[0] for c in classify.children] == [
+            "'toxic'",
+            "'Toxic'",
+            "'non-toxic'",
+            "'Non-toxic'",
+        ]
+        tree.move_cursor(classify.children[2])
+        await pilot.pause()
+        assert view.output_text() == "non-toxic"
 
 
 @pytest.mark.real_model

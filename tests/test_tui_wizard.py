@@ -170,6 +170,7 @@ async def test_cancel_leaves_a_resumable_run_and_r_resumes_it(
     from haf_tui.config import DecodingSettings, ModelSettings, RunConfig
     from haf_tui.datasets import builtin_sample
     from haf_tui.pipeline.models import LoadedModels
+    from haf_tui.pipeline.runs import RunRequest
     from haf_tui.tui.live import RunJob
 
     db = tmp_path / "haf.duckdb"
@@ -181,9 +182,11 @@ async def test_cancel_leaves_a_resumable_run_and_r_resumes_it(
     )
     job = RunJob(
         "embedded",
-        config,
-        builtin_sample(),
-        preloaded=LoadedModels(embedded_backend, minilm),
+        RunRequest(
+            config=config,
+            dataset=builtin_sample(),
+            preloaded=LoadedModels(embedded_backend, minilm),
+        ),
         close_models=False,
     )
     app = create_app(db)

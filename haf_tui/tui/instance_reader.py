@@ -21,7 +21,8 @@ GenKey = tuple[str, int]
 
 REASON_METRICS = ("sos", "rs", "rn", "c_y", "decision_weight", "i_s", "i_n", "uii", "uei")
 """The reason-level metrics ``instance_detail`` pivots into columns."""
-STAGE_ORDER = {"justify": 1, "internal": 2, "external": 3}
+STAGE_ORDER = {"justify": 1, "internal": 2, "external": 3, "individual": 4}
+"""The order of ``instance_detail``: HAF's stages, then the other suites' (5)."""
 CACHE_SIZE = 256
 """Instances kept in memory (a few kB each)."""
 
@@ -101,7 +102,7 @@ def detail_rows(
         if metric in REASON_METRICS:
             values.setdefault((stage, sub, index), {}).setdefault(metric, []).append(value)
     rows: list[dict[str, Any]] = []
-    ordered = sorted(generations, key=lambda g: (STAGE_ORDER.get(g[0], 4), g[1]))
+    ordered = sorted(generations, key=lambda g: (STAGE_ORDER.get(g[0], 5), g[1]))
     for stage, sub, test, decision, confidence, sentence, finish, n_tokens, _ in ordered:
         base = {
             "stage": stage,

@@ -1,8 +1,10 @@
-"""The stance/reason tree of one instance: JUSTIFY, UPHOLD-REASON (internal, external) and
-UPHOLD-STANCE, each node carrying the generation (and reason) it stands for."""
+"""The stance/reason tree of one instance: JUSTIFY, UPHOLD-REASON (internal, external),
+UPHOLD-STANCE and, when the run holds the classify suite, its label scores; each node carries
+the generation (and reason) it stands for."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +18,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from haf_tui.reports import format_number
+from haf_tui.suites.classify.labels import SPELLINGS, label_scores
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,10 @@ class NodeRef:
 def fmt(value: Any, digits: int = 2) -> str:
     """A number to two decimals, or "—" when undefined (the report formatter's rule)."""
     return format_number(value, digits)
+
+
+def _log(probability: Any) -> float:
+    return math.log(probability) if probability else -math.inf
 
 
 def _short(text: Any, width: int = 48) -> str:
@@ -117,8 +124,34 @@ class StanceTree(Tree[NodeRef | None]):
         self._uphold_reason(groups, "internal", "uii", "UII")
         self._uphold_reason(groups, "external", "uei", "UEI")
         self._uphold_stance(groups, justify)
+        self._classify(groups)
         self.root.expand_all()
         self.move_cursor(self.root)
+
+    def _classify(self, groups: dict[tuple[str, int], Generation]) -> None:
+        """The classify suite's label scores, when the run holds it: p(y | x), ŷ and the
+        label mass, then each forced spelling with its probability."""
+        spellings = [(key, g) for key, g in groups.items() if key[0] == "classify"]
+        if not spellings:
+            return
+        logprobs = {  # (a spelling's decision confidence is its probability)
+            SPELLINGS[key[1]][0]: _log(g.row["decision_confidence"]) for key, g in spellings
+        }
+        try:
+            scores = label_scores(logprobs)
+            title = (
+                f"classify → {scores.predicted} (p(toxic) {fmt(scores.p_toxic)}, "
+                f"label mass {fmt(scores.label_mass)})"
+            )
+        except ValueError:
+            title = "classify — incomplete"
+        node = self.root.add(Text(title), data=NodeRef("classify", spellings[0][0][1]))
+        for (stage, sub_index), generation in spellings:
+            row = generation.row
+            node.add_leaf(
+                Text(f"{SPELLINGS[sub_index][0]!r}: p {fmt(row['decision_confidence'], 3)}"),
+                data=NodeRef(stage, sub_index),
+            )
 
     def _justify(self, justify: Generation | None) -> None:
         if justify is None:
