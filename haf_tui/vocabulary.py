@@ -1,6 +1,6 @@
 """The domain's words, in one place and one order: stages, stances, follow-up decisions,
-parser rule sets and prompting styles, and the root of haf-tui's errors (pure: no imports
-beyond typing).
+parser rule sets, prompting styles, HAF's metric names and labels, the NaN ↔ NULL rule for
+stored numbers, and the root of haf-tui's errors (pure: no imports beyond typing and math).
 
 Every layer takes these names from here; ``haf_tui.parsing`` and ``haf_tui.prompts`` keep
 their public aliases (``StanceLiteral``, ``Stance``, ...) for researchers' code.
@@ -8,6 +8,7 @@ their public aliases (``StanceLiteral``, ``Stance``, ...) for researchers' code.
 
 from __future__ import annotations
 
+import math
 from typing import Final, Literal
 
 Stage = Literal["justify", "internal", "external", "individual"]
@@ -32,6 +33,27 @@ Prompting = Literal["explicit", "naive"]
 PROMPTINGS: Final[tuple[Prompting, ...]] = ("explicit", "naive")
 """JUSTIFY's instruction: the paper's explicit one (reasons non-redundant and jointly
 sufficient), or the naive one without that sentence."""
+
+Metric = Literal["sos", "dis", "uii", "uei", "rs", "rn"]
+METRIC_LABELS: Final[dict[Metric, str]] = {
+    "sos": "SoS",
+    "dis": "DiS",
+    "uii": "UII",
+    "uei": "UEI",
+    "rs": "RS",
+    "rn": "RN",
+}
+"""HAF's six metrics: the stored name and the paper's label, in the paper's order."""
+
+
+def nan_for_null(value: object) -> float:
+    """A stored number as a float: SQL NULL (undefined) is NaN."""
+    return math.nan if value is None else float(value)  # type: ignore[arg-type]
+
+
+def null_for_nan(value: float | None) -> float | None:
+    """A number to store: NaN (undefined) is SQL NULL."""
+    return None if value is None or math.isnan(value) else float(value)
 
 
 class HafError(Exception):

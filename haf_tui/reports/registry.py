@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from haf_tui.reports.queries import QueryError, Result, Row, run_named
 from haf_tui.store import Store
+from haf_tui.vocabulary import METRIC_LABELS
 
 Shaper = Callable[[list[str], list[Row]], Result]
 """Turns a query's (columns, rows) into what a report shows."""
@@ -156,14 +157,7 @@ def compare_side_by_side(columns: list[str], rows: list[Row]) -> Result:
 
 
 _RUN_KEYS: Final = (("model_file", "model"), ("dataset_id", "dataset"), ("run_id", "run"))
-TABLE1_METRICS: Final = (
-    ("sos", "SoS"),
-    ("dis", "DiS"),
-    ("uii", "UII"),
-    ("uei", "UEI"),
-    ("rs", "RS"),
-    ("rn", "RN"),
-)
+TABLE1_METRICS: Final = tuple(METRIC_LABELS.items())
 _TABLE4_METRICS: Final = (
     ("score", "score"),
     ("c_y", "C(Y)"),

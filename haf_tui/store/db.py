@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import socket
 from collections.abc import Callable, Iterator, Sequence
@@ -47,11 +46,7 @@ from haf_tui.store.records import (
     RunRecord,
 )
 from haf_tui.store.skips import skipped_payload, write_skipped
-
-
-def _sql_float(value: float | None) -> float | None:
-    """NaN (undefined) is stored as NULL, so SQL aggregates skip it."""
-    return None if value is None or math.isnan(value) else value
+from haf_tui.vocabulary import null_for_nan
 
 
 def default_db_path() -> Path:
@@ -378,7 +373,7 @@ class Store:
                     g.decision_sentence,
                     g.decision_start,
                     g.decision_end,
-                    _sql_float(g.decision_confidence),
+                    null_for_nan(g.decision_confidence),
                     g.seconds,
                 ],
             )
@@ -415,7 +410,7 @@ class Store:
                         r.token_count,
                         list(r.nll),
                         list(r.relevance),
-                        _sql_float(r.confidence),
+                        null_for_nan(r.confidence),
                     ],
                 )
             for kind, detail in g.diagnostics:
@@ -440,7 +435,7 @@ class Store:
                 con.executemany(
                     "INSERT INTO reason_metrics VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [
-                        [result.run_id, result.instance_id, *m[:4], _sql_float(m[4])]
+                        [result.run_id, result.instance_id, *m[:4], null_for_nan(m[4])]
                         for m in result.reason_metrics
                     ],
                 )
@@ -448,7 +443,7 @@ class Store:
                 con.executemany(
                     "INSERT INTO instance_metrics VALUES (?, ?, ?, ?, ?)",
                     [
-                        [result.run_id, result.instance_id, m[0], _sql_float(m[1]), m[2]]
+                        [result.run_id, result.instance_id, m[0], null_for_nan(m[1]), m[2]]
                         for m in result.instance_metrics
                     ],
                 )

@@ -19,6 +19,7 @@ from haf_tui.inference.base import Generation
 from haf_tui.prompts import ChatMessage
 from haf_tui.similarity import SimilarityModel
 from haf_tui.store.records import GenerationRecord, InstanceRecord
+from haf_tui.vocabulary import nan_for_null
 
 
 @dataclass(frozen=True)
@@ -71,11 +72,6 @@ class Answer:
             ),
             nan_for_null(row.get("logprob_sum")),
         )
-
-
-def nan_for_null(value: object) -> float:
-    """A stored number as a float: SQL NULL (undefined) is NaN."""
-    return math.nan if value is None else float(value)  # type: ignore[arg-type]
 
 
 MetricRow = tuple[str, float, int]

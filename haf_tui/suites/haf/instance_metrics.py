@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from haf_tui import metrics
 from haf_tui.config import MetricWeights
 from haf_tui.similarity import SimilarityModel
+from haf_tui.vocabulary import nan_for_null
 
 DEFAULT_WEIGHTS = MetricWeights()
 ReasonMetricRow = tuple[str, int, int, str, float]
@@ -39,10 +40,6 @@ class StoredGeneration:
 
 def _defined(values: Sequence[float]) -> int:
     return sum(1 for v in values if not math.isnan(v))
-
-
-def _nan(value: float | None) -> float:
-    return math.nan if value is None else float(value)
 
 
 class _Similarities:
@@ -74,7 +71,7 @@ def compute_instance_metrics(
     justify = by_stage[("justify", -1)]
     stance = justify.decision
     originals = [r.text for r in justify.reasons]
-    conf = [_nan(r.confidence) for r in justify.reasons]
+    conf = [nan_for_null(r.confidence) for r in justify.reasons]
     sims = _Similarities()
     for i, reason in enumerate(originals):
         sims.want(reason, input_text)
@@ -89,7 +86,7 @@ def compute_instance_metrics(
 
     reason_rows: list[ReasonMetricRow] = []
     instance_rows: list[InstanceMetricRow] = [
-        (f"decision_confidence_{g.stage}", _nan(g.decision_confidence), 1)
+        (f"decision_confidence_{g.stage}", nan_for_null(g.decision_confidence), 1)
         for g in generations
         if g.stage in ("justify", "internal", "external")
     ]
@@ -119,7 +116,7 @@ def compute_instance_metrics(
         if reliance_generation is None:
             continue
         new_reasons = reliance_generation.reasons
-        new_conf = [_nan(r.confidence) for r in new_reasons]
+        new_conf = [nan_for_null(r.confidence) for r in new_reasons]
         matrix = sims.matrix([r.text for r in new_reasons], originals)
         terms = metrics.reliance_terms(new_conf, matrix, conf, weights.reliance_confidence)
         reason_rows += [(stage, -1, k, name, v) for k, v in enumerate(terms)]
@@ -159,9 +156,9 @@ def _stance_rows(
         sub = by_stage.get(("individual", j))
         if sub is None:
             continue
-        new_conf = [_nan(r.confidence) for r in sub.reasons]
+        new_conf = [nan_for_null(r.confidence) for r in sub.reasons]
         new_texts = [r.text for r in sub.reasons]
-        c_y = _nan(sub.decision_confidence)
+        c_y = nan_for_null(sub.decision_confidence)
         w = weights.reliance_confidence
         if necessity:
             to_left_out = [sims.pairs[(t, originals[j])] for t in new_texts]

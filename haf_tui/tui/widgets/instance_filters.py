@@ -19,6 +19,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from haf_tui.reports import format_number
+from haf_tui.vocabulary import METRIC_LABELS
 
 Row = dict[str, Any]
 
@@ -38,8 +39,8 @@ METRIC_COLUMNS: dict[str, str] = {
 }
 """Metric names (as typed in a range and shown) → columns of the ``instances`` query."""
 ALIASES = {"n": "n_reasons", "reasons": "n_reasons", "c": "confidence", "conf": "confidence"}
-LABELS = {"sos": "SoS", "dis": "DiS", "uii": "UII", "uei": "UEI", "rs": "RS", "rn": "RN"}
-LABELS |= {"n_reasons": "#r", "confidence": "C", "position": "dataset order"}
+LABELS: dict[str, str] = dict(METRIC_LABELS) | {"n_reasons": "#r", "confidence": "C"}
+LABELS["position"] = "dataset order"
 STANCES: tuple[str, ...] = ("all", "toxic", "maybe", "non-toxic", "unclear")
 """What ``s`` cycles through: the JUSTIFY stance shown."""
 

@@ -25,10 +25,10 @@ from haf_tui.reports import (
     run_report,
     table_width,
 )
-from haf_tui.reports.registry import TABLE1_METRICS as METRIC_LABELS
 from haf_tui.store import Store
 from haf_tui.store.readers import defined_metric_values
 from haf_tui.tui.widgets import charts
+from haf_tui.vocabulary import METRIC_LABELS
 
 PANELS: Final = (
     ("table1", "Table 1"),
@@ -41,7 +41,7 @@ PANELS: Final = (
 """(pane id, tab title) of every panel, in key order 1–6."""
 
 HISTOGRAM_METRICS: Final = (
-    *METRIC_LABELS,
+    *METRIC_LABELS.items(),
     ("decision_confidence_justify", "C(JUSTIFY)"),
 )
 """(``instance_metrics.metric``, label) of the metrics with a histogram."""
@@ -73,7 +73,7 @@ REPORT_NAMES: Final = (
     "unclear",
     "contradictions",
 )
-TABLE1_METRICS: Final = ("SoS", "DiS", "UII", "UEI", "RS", "RN")
+TABLE1_METRICS: Final = tuple(METRIC_LABELS.values())
 CHART_MIN_WIDTH: Final = 46
 """Narrowest a chart panel gets before charts stack instead of standing side by side."""
 
