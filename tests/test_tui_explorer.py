@@ -17,18 +17,18 @@ from benchmarks.tui_latency import settle as app_settle
 from haf_tui.reports import get_query, run_named
 from haf_tui.store import open_store
 from haf_tui.tui import create_app
-from haf_tui.tui.instance_reader import read_instances
-from haf_tui.tui.screens.explorer import TYPING_PAUSE, ExplorerScreen
-from haf_tui.tui.screens.home import HomeScreen
-from haf_tui.tui.widgets.instance_filters import (
+from haf_tui.tui.filters import (
     LABELS,
     METRIC_COLUMNS,
     SORT_KEYS,
     FilterError,
-    InstanceList,
     Range,
     parse_ranges,
 )
+from haf_tui.tui.instance_reader import read_instances
+from haf_tui.tui.screens.explorer import TYPING_PAUSE, ExplorerScreen
+from haf_tui.tui.screens.home import HomeScreen
+from haf_tui.tui.widgets.instance_list import InstanceList
 from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree
 from haf_tui.tui.widgets.token_view import TokenBody, TokenView
 from tests.support import settle

@@ -41,13 +41,10 @@ from haf_tui.store import (
     open_store,
 )
 from haf_tui.tui import create_app
+from haf_tui.tui.metrics_data import load_metrics_data
 from haf_tui.tui.screens.metrics import MetricsScreen, PanelView
 from haf_tui.tui.widgets import charts
-from haf_tui.tui.widgets.metric_panels import (
-    POOLING_MODES,
-    load_metrics_data,
-    render_panel,
-)
+from haf_tui.tui.widgets.metric_panels import POOLING_MODES, render_panel
 from tests.support import settle
 
 A = "20250101-100000-aaaa"

@@ -22,6 +22,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Header, Input, Static, TextArea, Tree
 
 from haf_tui.reports import first_with_reasons, instance_rows
+from haf_tui.tui.filters import FilterError, InstanceFilter, parse_ranges, prepare
 from haf_tui.tui.instance_reader import (
     InstanceCache,
     InstanceData,
@@ -30,13 +31,7 @@ from haf_tui.tui.instance_reader import (
     read_instances,
 )
 from haf_tui.tui.screens.base import HafScreen
-from haf_tui.tui.widgets.instance_filters import (
-    FilterError,
-    InstanceFilter,
-    InstanceList,
-    parse_ranges,
-    prepare,
-)
+from haf_tui.tui.widgets.instance_list import InstanceList
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree, fmt
 from haf_tui.tui.widgets.token_view import TokenView

@@ -31,17 +31,10 @@ from textual.widgets import Header, SelectionList, Static, TabbedContent, TabPan
 from textual.widgets.selection_list import Selection
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from haf_tui.tui.metrics_data import HISTOGRAM_METRICS, MetricsData, RunInfo, load_metrics_data
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
-from haf_tui.tui.widgets.metric_panels import (
-    HISTOGRAM_METRICS,
-    PANELS,
-    POOLING_MODES,
-    MetricsData,
-    RunInfo,
-    load_metrics_data,
-    render_panel,
-)
+from haf_tui.tui.widgets.metric_panels import PANELS, POOLING_MODES, render_panel
 
 DrawKey = tuple[str, tuple[str, ...], str, int, int]
 """What a drawn panel depends on: pane, runs, pooling, histogram metric, width."""

@@ -1,0 +1,88 @@
+"""What the metrics screen draws, read once in a thread worker: the runs, every report the
+panels need (all runs), and the instance values binned for the histograms."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from haf_tui.reports import ReportResult, get_query, run_named, run_report
+from haf_tui.store import Store
+from haf_tui.store.readers import defined_metric_values
+from haf_tui.tui.widgets import charts
+from haf_tui.vocabulary import METRIC_LABELS
+
+HISTOGRAM_METRICS: Final = (
+    *METRIC_LABELS.items(),
+    ("decision_confidence_justify", "C(JUSTIFY)"),
+)
+"""(``instance_metrics.metric``, label) of the metrics with a histogram."""
+
+REPORT_NAMES: Final = (
+    "table1",
+    "table2",
+    "table4",
+    "figure2",
+    "stances",
+    "unclear",
+    "contradictions",
+)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One stored run as the run selector shows it."""
+
+    run_id: str
+    model_file: str
+    dataset_id: str
+    status: str
+    n_done: int
+
+    @property
+    def label(self) -> str:
+        """``model · dataset · run id``."""
+        return f"{Path(self.model_file).stem} · {self.dataset_id} · {self.run_id}"
+
+
+@dataclass
+class MetricsData:
+    """Everything the panels draw, read once: every report for all runs, binned values."""
+
+    runs: list[RunInfo]
+    reports: dict[str, ReportResult]
+    histograms: dict[tuple[str, str], charts.Histogram] = field(default_factory=dict)
+    band_edges: tuple[float, float] = (0.6, 0.8)
+
+
+def load_metrics_data(store: Store) -> MetricsData:
+    """Read the runs, every report of :data:`REPORT_NAMES`, and bin the instance values of
+    :data:`HISTOGRAM_METRICS` (one range per metric over all runs; instances without a value
+    count as undefined). Runs in a thread worker."""
+    columns, rows = run_named(store, "runs")
+    at = {name: columns.index(name) for name in columns}
+    runs = [
+        RunInfo(
+            str(row[at["run_id"]]),
+            str(row[at["model_file"]]),
+            str(row[at["dataset_id"]]),
+            str(row[at["status"]]),
+            int(row[at["n_done"]]),
+        )
+        for row in rows
+    ]
+    reports = {name: run_report(store, name) for name in REPORT_NAMES}
+    metrics = [name for name, _ in HISTOGRAM_METRICS]
+    values = defined_metric_values(store, metrics)
+    histograms: dict[tuple[str, str], charts.Histogram] = {}
+    for metric in metrics:
+        of_metric = [v for (_, m), found in values.items() if m == metric for v in found]
+        bounds = charts.value_range(of_metric)
+        for run in runs:
+            found = values.get((run.run_id, metric), [])
+            padded = found + [None] * max(0, run.n_done - len(found))
+            histograms[(run.run_id, metric)] = charts.histogram(padded, value_range_=bounds)
+    figure2 = get_query("figure2")
+    edges = (float(figure2.param("low_edge").default), float(figure2.param("high_edge").default))
+    return MetricsData(runs, reports, histograms, edges)
