@@ -299,12 +299,18 @@ class Store:
         return "interrupted" if status == "running" and run_id in self.orphaned_runs() else status
 
     def list_runs(self) -> list[dict[str, Any]]:
-        """Every run with its progress, newest first."""
-        cursor = self.connection.execute(
+        """Every run with its progress and mean SoS and RS, newest first (the one listing of
+        runs: the CLI's ``haf runs``, the workbench's runs list and its metrics screen)."""
+        cursor = self.reader().execute(
             "SELECT r.run_id, r.created_at, r.status, r.model_file, r.dataset_id, r.n_planned, "
             "(SELECT count(*) FROM instance_results i WHERE i.run_id = r.run_id) AS n_done, "
             "(SELECT count(*) FROM generations g WHERE g.run_id = r.run_id) AS n_generations, "
-            "r.similarity_model, r.seconds_running FROM runs r ORDER BY r.created_at DESC"
+            "r.similarity_model, r.seconds_running, "
+            "(SELECT avg(value) FROM instance_metrics m WHERE m.run_id = r.run_id "
+            "AND m.metric = 'sos') AS sos, "
+            "(SELECT avg(value) FROM instance_metrics m WHERE m.run_id = r.run_id "
+            "AND m.metric = 'rs') AS rs "
+            "FROM runs r ORDER BY r.created_at DESC, r.run_id"
         )
         columns = [d[0] for d in cursor.description]
         runs = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]

@@ -13,19 +13,6 @@ from haf_tui.store.db import Store
 
 Rows = list[tuple[Any, ...]]
 
-_RUNS_SQL = """
-WITH done AS (
-    SELECT run_id, count(*) AS n FROM instance_results GROUP BY run_id
-), means AS (
-    SELECT run_id, avg(value) FILTER (WHERE metric = 'sos') AS sos,
-           avg(value) FILTER (WHERE metric = 'rs') AS rs
-    FROM instance_metrics WHERE metric IN ('sos', 'rs') GROUP BY run_id
-)
-SELECT r.run_id, r.status, r.model_file, r.dataset_id, coalesce(d.n, 0) AS done,
-       r.n_planned, r.created_at, m.sos, m.rs
-FROM runs r LEFT JOIN done d USING (run_id) LEFT JOIN means m USING (run_id)
-ORDER BY r.created_at DESC
-"""
 _PROGRESS_SQL = """
 SELECT r.status, r.n_planned, r.model_file,
        (SELECT count(*) FROM instance_results i WHERE i.run_id = r.run_id) AS done,
@@ -88,22 +75,19 @@ class RunProgress:
 
 def run_overviews(store: Store) -> list[RunOverview]:
     """Every run, newest first, with its progress and mean SoS and RS."""
-    orphaned = store.orphaned_runs()
     return [
         RunOverview(
-            str(run_id),
-            "interrupted" if run_id in orphaned else str(status),
-            str(model),
-            str(dataset),
-            int(done),
-            int(planned),
-            created,
-            sos,
-            rs,
+            str(run["run_id"]),
+            str(run["status"]),
+            str(run["model_file"]),
+            str(run["dataset_id"]),
+            int(run["n_done"]),
+            int(run["n_planned"]),
+            run["created_at"],
+            run["sos"],
+            run["rs"],
         )
-        for run_id, status, model, dataset, done, planned, created, sos, rs in store.query(
-            _RUNS_SQL
-        )[1]
+        for run in store.list_runs()
     ]
 
 

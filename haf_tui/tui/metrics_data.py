@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from haf_tui.reports import ReportResult, get_query, run_named, run_report
+from haf_tui.reports import ReportResult, get_query, run_report
 from haf_tui.store import Store
-from haf_tui.store.readers import defined_metric_values
+from haf_tui.store.readers import defined_metric_values, run_overviews
 from haf_tui.tui.widgets import charts
 from haf_tui.vocabulary import METRIC_LABELS
 
@@ -60,17 +60,9 @@ def load_metrics_data(store: Store) -> MetricsData:
     """Read the runs, every report of :data:`REPORT_NAMES`, and bin the instance values of
     :data:`HISTOGRAM_METRICS` (one range per metric over all runs; instances without a value
     count as undefined). Runs in a thread worker."""
-    columns, rows = run_named(store, "runs")
-    at = {name: columns.index(name) for name in columns}
     runs = [
-        RunInfo(
-            str(row[at["run_id"]]),
-            str(row[at["model_file"]]),
-            str(row[at["dataset_id"]]),
-            str(row[at["status"]]),
-            int(row[at["n_done"]]),
-        )
-        for row in rows
+        RunInfo(run.run_id, run.model_file, run.dataset_id, run.status, run.done)
+        for run in run_overviews(store)
     ]
     reports = {name: run_report(store, name) for name in REPORT_NAMES}
     metrics = [name for name, _ in HISTOGRAM_METRICS]
