@@ -88,6 +88,13 @@ class RunConfig(BaseModel):
         "before suites existed is HAF only)",
     )
 
+    @field_validator("suites")
+    @classmethod
+    def _some_suite(cls, suites: tuple[str, ...]) -> tuple[str, ...]:
+        if not suites:
+            raise ValueError("pick at least one suite")
+        return tuple(dict.fromkeys(suites))
+
     @field_validator("stages")
     @classmethod
     def _known_stages(cls, stages: tuple[str, ...]) -> tuple[str, ...]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, SelectionList
 
 from haf_tui.datasets import sample_indices
 from haf_tui.store import open_store
@@ -23,6 +23,7 @@ from haf_tui.tui.screens.monitor import MonitorScreen
 from haf_tui.tui.screens.wizard import WizardScreen
 from haf_tui.tui.widgets.dataset_picker import FILE_SOURCE
 from haf_tui.tui.widgets.model_picker import ModelPicker
+from haf_tui.tui.widgets.run_settings import RunSettingsForm
 from tests.conftest import LISTY_MAX_NEW, write_listy_dataset
 from tests.support import settle, static_text
 
@@ -123,6 +124,14 @@ async def test_each_step_refuses_bad_input_in_place(tmp_path: Path) -> None:
         error = static_text(wizard, "#wz-error")
         assert "temperature" in error and "less than or equal to 5" in error, error
         assert wizard.query_one("#set-temperature", Input).has_class("-invalid")
+        await set_input(pilot, "#set-temperature", "0.6")
+        suites = wizard.query_one("#set-suites", SelectionList)
+        assert suites.selected == ["haf", "classify"]  # the default: both
+        suites.deselect_all()
+        await pilot.press("ctrl+n")
+        assert "suites: pick at least one suite" in static_text(wizard, "#wz-error")
+        suites.select("haf")
+        assert wizard.query_one(RunSettingsForm).build(None).suites == ("haf",)
         await pilot.press("ctrl+b")
         assert str(wizard.query_one("#wz-body").current) == "dataset"
         await pilot.press("escape")

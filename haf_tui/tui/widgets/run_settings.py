@@ -1,5 +1,6 @@
-"""The wizard's settings step: prompting, stages, decoding, GPU layers, context size, batched
-sequences and the similarity model, validated by the same pydantic models as ``haf run``."""
+"""The wizard's settings step: the suites, prompting, HAF's stages, decoding, GPU layers,
+context size, batched sequences and the similarity model, validated by the same pydantic
+models as ``haf run``."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from haf_tui.config import (
     RunConfig,
     SimilaritySettings,
 )
-from haf_tui.suites import DEFAULT_SUITES
+from haf_tui.suites import DEFAULT_SUITES, SUITES
 
 # (input id, section, field, label)
 NUMBER_FIELDS: tuple[tuple[str, str, str, str], ...] = (
@@ -59,6 +60,11 @@ class RunSettingsForm(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         """One labelled row per setting, then the error line."""
+        with Horizontal():
+            yield Label("suites (space)", classes="field-label")
+            yield SelectionList[str](
+                *[(name, name, name in DEFAULT_SUITES) for name in SUITES], id="set-suites"
+            )
         with Horizontal():
             yield Label("prompting", classes="field-label")
             yield Select(
@@ -122,7 +128,7 @@ class RunSettingsForm(VerticalScroll):
             limit=limit,
             prompting=self.query_one("#set-prompting", Select).value,
             stages=stages,
-            suites=DEFAULT_SUITES,
+            suites=tuple(self.query_one("#set-suites", SelectionList).selected),
         )
 
     def validate(self) -> str | None:
@@ -141,6 +147,8 @@ class RunSettingsForm(VerticalScroll):
                     self.query_one(f"#{input_id}", Input).add_class("-invalid")
             if "stages" in where or "justify" in error["msg"]:
                 message = f"stages: {error['msg'].removeprefix('Value error, ')}"
+            if "suites" in where:
+                message = f"suites: {error['msg'].removeprefix('Value error, ')}"
         except ValueError as exc:
             message = str(exc)
         else:
