@@ -533,6 +533,18 @@ def test_classification_summarises_the_classify_suite(store: Store) -> None:
     assert row["pct_low_mass"] == pytest.approx(100 * 2 / 4)
     assert row["n_gold"] == 4 and row["pct_correct"] == pytest.approx(100 * 2 / 4)
     assert row["n_stance"] == 3 and row["pct_agree_stance"] == pytest.approx(100 * 2 / 3)
+    shown = reports.run_report(store, "classification")  # haf report --report classification
+    assert shown.columns[-8:] == [
+        "instances",
+        "% ŷ toxic",
+        "mean p(toxic)",
+        "% mass < 0.5",
+        "gold",
+        "% correct",
+        "stances",
+        "% agree",
+    ]
+    assert shown.rows[0][-8] == 4
 
 
 def test_figure2_declares_its_band_edges_with_defaults() -> None:
@@ -1018,6 +1030,7 @@ def test_builtin_reports() -> None:
 
 
 def test_every_report_runs(store: Store) -> None:
+    _add_classifications(store)
     for name, report in reports.REPORTS.items():
         result = reports.run_report(store, name, {"run_ids": [A, B]})
         assert result.title == report.title

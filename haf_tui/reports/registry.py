@@ -257,5 +257,23 @@ for _report in (
         "model_comparison",
         shape=compare_side_by_side,
     ),
+    Report(
+        "classification",
+        "Label scores (classify suite) — p(y | x), ŷ and the label mass",
+        "classification",
+        shape=select_columns(
+            (
+                *_RUN_KEYS,
+                ("n", "instances"),
+                ("pct_toxic", "% ŷ toxic"),
+                ("mean_p_toxic", "mean p(toxic)"),
+                ("pct_low_mass", "% mass < 0.5"),
+                ("n_gold", "gold"),
+                ("pct_correct", "% correct"),
+                ("n_stance", "stances"),
+                ("pct_agree_stance", "% agree"),
+            )
+        ),
+    ),
 ):
     register_report(_report)
