@@ -32,6 +32,7 @@ from benchmarks.throughput import (
     bench_dataset,
     bench_pipeline,
     bench_prefix_reuse,
+    bench_suites,
     peak_rss_mib,
 )
 from haf_tui.config import DecodingSettings
@@ -213,6 +214,7 @@ def main() -> None:
     parser.add_argument("--batch-prompts", type=int, default=16)
     parser.add_argument("--batch-max-new-tokens", type=int, default=64)
     parser.add_argument("--pipeline-instances", type=int, default=24)
+    parser.add_argument("--suites-instances", type=int, default=8)
     parser.add_argument("--shared", default=str(Path.cwd().parent / "shared"))
     args = parser.parse_args()
     models = {"embedded": embedded_model_path()}
@@ -248,6 +250,16 @@ def main() -> None:
             dataset.name,
             dataset.source,
             dataset.instances[: args.pipeline_instances],
+        ),
+        args.batch_max_new_tokens,
+        max(best, 2),
+    )
+    results["suites"] = bench_suites(
+        Dataset(
+            dataset.dataset_id,
+            dataset.name,
+            dataset.source,
+            dataset.instances[: args.suites_instances],
         ),
         args.batch_max_new_tokens,
         max(best, 2),

@@ -200,3 +200,44 @@ def bench_pipeline(dataset: Dataset, max_new: int, n_parallel: int) -> dict[str,
     figures["peak_rss_mib"] = peak_rss_mib()
     models.backend.close()
     return figures
+
+
+def bench_suites(
+    dataset: Dataset, max_new: int, n_parallel: int, rounds: int = 3
+) -> dict[str, Any]:
+    """What the classify suite adds to a HAF run: the same instances run with ``haf`` and with
+    ``haf,classify``, interleaved (A B A B ...) ``rounds`` times; median ratio and spread."""
+    from haf_tui.pipeline.models import load_models
+    from haf_tui.pipeline.runs import create_run, execute_run
+    from haf_tui.store import open_store
+
+    base = RunConfig(
+        decoding=DecodingSettings(max_new_tokens=max_new),
+        model=ModelSettings(n_ctx=2048, n_parallel=n_parallel),
+    )
+    models = load_models(base)
+    seconds: dict[str, list[float]] = {"haf": [], "haf,classify": []}
+    generations: dict[str, int] = {}
+    for _ in range(rounds):
+        for arm in seconds:
+            config = base.model_copy(update={"suites": tuple(arm.split(","))})
+            with (
+                tempfile.TemporaryDirectory() as folder,
+                open_store(Path(folder) / "bench.duckdb") as store,
+            ):
+                run_id, config = create_run(store, config, dataset, models)
+                started = time.perf_counter()
+                summary = execute_run(store, run_id, config, models)
+                seconds[arm].append(round(time.perf_counter() - started, 2))
+                generations[arm] = sum(summary.generations.values())
+    ratios = [b / a for a, b in zip(seconds["haf"], seconds["haf,classify"], strict=True)]
+    models.backend.close()
+    return {
+        "instances": len(dataset.instances),
+        "max_new_tokens": max_new,
+        "n_parallel": n_parallel,
+        "seconds": seconds,
+        "generations": generations,
+        "classify_over_haf_median": round(statistics.median(ratios), 3),
+        "classify_over_haf_spread": [round(min(ratios), 3), round(max(ratios), 3)],
+    }

@@ -109,3 +109,23 @@ def test_a_classify_run_stores_scores_that_its_tokens_give_and_resumes(
         assert after.keys() == before.keys()
         for key, value in before.items():
             assert after[key] == pytest.approx(value, abs=1e-9), key
+
+
+def test_a_prompt_copied_but_for_its_last_token_scores_as_alone(embedded_backend: Any) -> None:
+    """Two identical forced replies in one batch: the second copies the first's prompt. It
+    evaluates at least two tokens after the copy: with one, the sixth built-in text scored 0.04
+    nats off (and paper-sample texts up to 0.29)."""
+    from haf_tui.datasets import builtin_sample
+
+    for instance in builtin_sample().instances[:6]:
+        messages = classify_messages(instance.text)
+        alone = embedded_backend.score(messages, "toxic", GREEDY)
+        source = ListSource(
+            [GenerationRequest(messages, GREEDY, tag=k, forced="toxic") for k in range(2)]
+        )
+        embedded_backend.concurrent(2).serve(source)
+        assert source.results[1].extra["prompt_tokens_reused"] == alone.prompt_token_count - 2
+        for k in range(2):
+            assert source.results[k].tokens[0].logprob == pytest.approx(
+                alone.tokens[0].logprob, abs=1e-6
+            ), instance.instance_id
