@@ -179,3 +179,27 @@ def test_an_unknown_suite_is_one_line(capsys: pytest.CaptureFixture[str], tmp_pa
     assert main(["--db", str(tmp_path / "haf.duckdb"), "run", "--suites", "haf,nope"]) == 2
     err = capsys.readouterr().err
     assert "unknown suite(s) ['nope']" in err and len(err.strip().splitlines()) == 1
+
+
+def test_forced_replies_to_one_prompt_go_out_together() -> None:
+    from haf_tui.config import DecodingSettings
+    from haf_tui.inference.base import GenerationRequest
+    from haf_tui.pipeline.scheduler import QueueHooks, RunControl, RunQueue
+
+    def queue(batch: int) -> RunQueue:
+        hooks = QueueHooks(lambda i: [], lambda i, t: 0, lambda s: DecodingSettings(), print)
+        return RunQueue(
+            [], {}, window=4, batch=batch, control=RunControl(), hooks=hooks,
+            stream_tokens=False, scorer_capacity=4,
+        )  # fmt: skip
+
+    prompt = (ChatMessage("user", "classify this"),)
+    spellings = [GenerationRequest(prompt, DecodingSettings(), tag=s, forced=s) for s in "abcd"]
+    other = GenerationRequest((ChatMessage("user", "justify"),), DecodingSettings(), tag="j")
+    q = queue(batch=8)
+    q._ready.extend([*spellings, other])
+    assert [r.tag for r in q.take(2, wait=False)] == ["j"]  # the group waits for 4 slots
+    assert [r.tag for r in q.take(4, wait=False)] == list("abcd")
+    q = queue(batch=2)  # a group larger than a batch is split
+    q._ready.extend(spellings)
+    assert [r.tag for r in q.take(2, wait=False)] == list("ab")

@@ -163,6 +163,7 @@ class HafRunner:
             todo,
             stored,
             window=1 if n_parallel == 1 else 2 * n_parallel,
+            batch=n_parallel,
             control=self.control,
             hooks=QueueHooks(
                 plans_for=self._plans_for,

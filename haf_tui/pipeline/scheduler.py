@@ -101,6 +101,7 @@ class RunQueue:
         stored: dict[tuple[str, str, int], str],
         *,
         window: int,
+        batch: int = 1,
         control: RunControl,
         hooks: QueueHooks,
         stream_tokens: bool,
@@ -109,6 +110,7 @@ class RunQueue:
         self._waiting = deque(instances)
         self._stored = stored
         self._window = max(window, 1)
+        self._batch = max(batch, 1)  # requests the backend decodes at once
         self._in_flight = 0
         self._ready: deque[GenerationRequest] = deque()
         self._control = control
@@ -147,13 +149,32 @@ class RunQueue:
                 if control.stop.is_set() or self.failure is not None:
                     break
                 self._lock.wait(0.1)  # the window is full: wait for the scorer to store one
-            taken = [self._ready.popleft() for _ in range(min(limit, len(self._ready)))]
+            taken = self._hand_out(limit)
             if self._stream and self._streaming is None and taken:
                 self._streaming = taken[0]
         for work in complete:
             self.results.put(work)
         if self._streaming is not None and self._streaming in taken:
             self._emit_about(self._streaming, "generation-started")
+        return taken
+
+    def _hand_out(self, limit: int) -> list[GenerationRequest]:
+        """Up to ``limit`` ready requests, in order; the forced replies to one prompt go out
+        together (the engine evaluates their prompt once) unless they are more than a batch
+        holds: a group that does not fit the slots left waits, and what follows it goes first."""
+        taken: list[GenerationRequest] = []
+        waiting: list[GenerationRequest] = []
+        while self._ready and len(taken) < limit:
+            group = [self._ready.popleft()]
+            while self._ready and _same_forced_prompt(group[0], self._ready[0]):
+                group.append(self._ready.popleft())
+            if len(group) <= limit - len(taken) or len(group) > self._batch:
+                room = limit - len(taken)
+                taken += group[:room]
+                self._ready.extendleft(reversed(group[room:]))
+            else:
+                waiting += group
+        self._ready.extendleft(reversed(waiting))
         return taken
 
     def _emit_about(self, request: GenerationRequest, kind: str, message: str = "") -> None:
@@ -252,3 +273,8 @@ class RunQueue:
                 self._emit_about(request, "token", token.text)
 
         return on_token
+
+
+def _same_forced_prompt(a: GenerationRequest, b: GenerationRequest) -> bool:
+    """Whether two requests are forced replies to the same prompt."""
+    return a.forced is not None and b.forced is not None and a.messages == b.messages
