@@ -205,6 +205,11 @@ def _cpu_name() -> str:
     return platform.processor() or "unknown"
 
 
+def _first(dataset: Dataset, count: int) -> Dataset:
+    """The first ``count`` instances of ``dataset``."""
+    return Dataset(dataset.dataset_id, dataset.name, dataset.source, dataset.instances[:count])
+
+
 def main() -> None:
     """Run every benchmark and write the JSON and Markdown results."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -245,24 +250,10 @@ def main() -> None:
     results["prefix_reuse"] = bench_prefix_reuse(backend, texts[:4], max(best, 4))
     backend.close()
     results["pipeline"] = bench_pipeline(
-        Dataset(
-            dataset.dataset_id,
-            dataset.name,
-            dataset.source,
-            dataset.instances[: args.pipeline_instances],
-        ),
-        args.batch_max_new_tokens,
-        max(best, 2),
+        _first(dataset, args.pipeline_instances), args.batch_max_new_tokens, max(best, 2)
     )
     results["suites"] = bench_suites(
-        Dataset(
-            dataset.dataset_id,
-            dataset.name,
-            dataset.source,
-            dataset.instances[: args.suites_instances],
-        ),
-        args.batch_max_new_tokens,
-        max(best, 2),
+        _first(dataset, args.suites_instances), args.batch_max_new_tokens, max(best, 2)
     )
     results["peak_rss_mib"] = peak_rss_mib()
     out = Path(args.out)
