@@ -47,6 +47,22 @@ Every action is also in the command palette (`ctrl+p`): type a few letters of it
 | `a` / `p` / `d` | metrics | all or no runs / pooling rule / next histogram metric |
 | `ctrl+r`, `F5` | SQL | run the query |
 
+## What the numbers mean
+
+Spec `HAF.md` §4–5 and `RATIONALES.md` §4.1; R: the JUSTIFY reasons, g: similarity, h = 1 − g.
+
+- **C, C(Y)**: TokenSAR confidence of a span, exp(−relevance-weighted NLL of its tokens).
+- **SoS**: strength of support, mean over R of 0.8·C + 0.2·g(reason, text); high is good.
+- **DiS**: diversity of R, Σ h(r_i, r_j)·C_j / (n(n−1)); undefined when n < 2.
+- **UII / UEI**: mean over UPHOLD-REASON's new internal / external reasons of
+  0.5·C + 0.5·div(reason, R); low is good.
+- **RS / RN**: per reason, from UPHOLD-STANCE: sufficiency S(Y)·C(Y)·(1 − I_S) for toxic and
+  maybe stances, necessity N(Y)·C(Y)·I_N for non-toxic; **I_S / I_N** their informativeness.
+- **p(toxic)**: classify suite, p(y = toxic | x) from the label spellings' teacher-forced
+  logprobs; **label mass**: the probability of answering with a label at all (below 0.5: the
+  model wanted to say something else).
+- **—**: undefined for this instance (the metric panels say why).
+
 A run started here is executed by this app: leaving the monitor keeps it going, quitting the
 app cancels it and leaves it resumable (`R` here, or `haf run --resume RUN_ID`).
 
