@@ -393,3 +393,36 @@ def test_the_paper_samples_import_with_1024_instances_and_the_seed_17_draw() -> 
         assert sample["seed_verified"] is True
         assert sample["population"] == paper_dataset(key).paper_population
         assert sample["indices"] == sample_indices(sample["population"], 1024, 17)
+
+
+def test_hatexplain_instances_carry_their_gold_rationale(tmp_path: Path) -> None:
+    """The masks of the annotators who marked a post toxic travel with its instance, and
+    give its SOFT and HARD gold (RATIONALES.md §5) for the text under test."""
+    from haf_tui.rationales.truth import gold_rationale
+
+    tokens = _tokens("delta", 15)
+    n = len(tokens)
+    first = [1 if i in (2, 3) else 0 for i in range(n)]
+    second = [1 if i in (3, 9) else 0 for i in range(n)]
+    posts = {
+        "d": {
+            "post_id": "d",
+            "annotators": [
+                {"label": lab, "annotator_id": k, "target": ["None"]}
+                for k, lab in enumerate(["offensive", "hatespeech", "normal"], start=1)
+            ],
+            "rationales": [first, second],
+            "post_tokens": tokens,
+        }
+    }
+    folder = tmp_path / "Data"
+    folder.mkdir()
+    (folder / "dataset.json").write_text(json.dumps(posts))
+    (folder / "post_id_divisions.json").write_text(
+        json.dumps({"train": ["d"], "val": [], "test": []})
+    )
+    (instance,) = load_paper_dataset("hate_explain", files=[folder / "dataset.json"]).instances
+    gold = gold_rationale(instance.text, instance.extra)
+    assert not isinstance(gold, str)
+    assert gold.soft[2] == 0.5 and gold.soft[3] == 1.0 and gold.soft[9] == 0.5
+    assert gold.hard == [1 if i in (2, 3, 9) else 0 for i in range(n)]  # (≥ 0.5 with k = 2)

@@ -209,3 +209,19 @@ def test_any_answer_gives_a_mask(answer: str, tokens: list[str]) -> None:
     parsed = parse_rationale(answer, tokens, k=3)
     assert len(parsed.mask) == len(tokens) and set(parsed.mask) <= {0, 1}
     assert set(parsed.out_of_text) <= set(parsed.words)
+
+
+def test_gold_from_a_hatexplain_record() -> None:
+    from haf_tui.rationales.truth import BAD_LENGTH, NO_MASKS, TEXT_MISMATCH, gold_rationale
+
+    text = " ".join(TABLE5)
+    masks = [presence_mask(words, TABLE5) for words in ANNOTATORS]
+    extra = {"post_tokens": TABLE5, "rationales": masks, "annotators": []}
+    gold = gold_rationale(text, extra)
+    assert not isinstance(gold, str)
+    assert gold.hard == _mask({4, 5, 7, 12, 13, 15}, 17)
+    assert gold.union == _mask({4, 5, 7, 8, 9, 11, 12, 13, 15}, 17)
+    assert gold.soft[11] == pytest.approx(1 / 3)
+    assert gold_rationale(text, {**extra, "rationales": []}) == NO_MASKS
+    assert gold_rationale(text + " !", extra) == TEXT_MISMATCH
+    assert gold_rationale(text, {**extra, "rationales": [[1, 0]]}) == BAD_LENGTH
