@@ -72,3 +72,20 @@ def test_a_resumed_run_counts_only_what_it_finished() -> None:
     live.apply(ProgressEvent("instance", "r", instances_done=7, instances_total=8))
     live.started = time.monotonic() - 30.0
     assert live.eta() == pytest.approx(30.0, abs=0.5)
+
+
+def test_the_classify_suite_adds_one_prompt_evaluation_per_instance() -> None:
+    config = RunConfig(
+        limit=4, decoding=DecodingSettings(max_new_tokens=300), suites=("haf", "classify")
+    )
+    probe = ProbeResult(prompt_tokens=100, prompt_tokens_per_second=400.0,
+                        decode_tokens_per_second=100.0, batch=4)  # fmt: skip
+    plan = plan_run(config, builtin_sample(), probe)
+    haf_only = plan_run(config.model_copy(update={"suites": ("haf",)}), builtin_sample(), probe)
+    assert plan.generations == haf_only.generations | {"classify": 4 * 4}  # four spellings
+    # the four spellings share one prompt: 4 instances × 100 prompt tokens / 400 tok/s = 1 s
+    assert plan.least_seconds == pytest.approx(haf_only.least_seconds + 1.0)  # type: ignore[operator]
+    assert plan.estimated_seconds == pytest.approx(haf_only.estimated_seconds + 1.0)  # type: ignore[operator]
+    alone = plan_run(config.model_copy(update={"suites": ("classify",)}), builtin_sample(), probe)
+    assert alone.generations == {"classify": 16}
+    assert (alone.least_seconds, alone.estimated_seconds) == pytest.approx((1.0, 1.0))

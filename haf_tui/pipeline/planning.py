@@ -16,6 +16,8 @@ from haf_tui.datasets import Dataset
 from haf_tui.inference.base import GenerationRequest, ListSource
 from haf_tui.pipeline.models import LoadedModels
 from haf_tui.prompts import justify_messages
+from haf_tui.store.records import InstanceRecord
+from haf_tui.suites import suites_named
 
 ASSUMED_REASONS = 3
 """Reasons per instance assumed before any is known (the paper's models give 2 to 5)."""
@@ -71,12 +73,40 @@ def planned_instances(config: RunConfig, dataset: Dataset) -> int:
 
 def plan_generations(config: RunConfig, instances: int) -> dict[str, int]:
     """Upper bounds per stage: every instance goes on after JUSTIFY with
-    :data:`ASSUMED_REASONS` reasons (unclear stances or no reasons stop earlier)."""
+    :data:`ASSUMED_REASONS` reasons (unclear stances or no reasons stop earlier); the other
+    suites' first prompts once per instance each."""
     counts = {}
-    for stage in config.stages:
+    for stage in config.stages if "haf" in config.suites else ():
         per_instance = ASSUMED_REASONS if stage == "individual" else 1
         counts[stage] = instances * per_instance
+    for stage, per_instance in _other_suites_tasks(config).items():
+        counts[stage] = counts.get(stage, 0) + instances * per_instance
     return counts
+
+
+def _other_suites_tasks(config: RunConfig) -> dict[str, int]:
+    """Per stage, how many tasks the run's suites other than HAF ask of one instance first."""
+    probe = InstanceRecord(instance_id="", position=0, text="")
+    counts: dict[str, int] = {}
+    for suite in suites_named(config.suites):
+        if suite.name != "haf":
+            for task in suite.first_prompts(probe, config):
+                counts[task.stage] = counts.get(task.stage, 0) + 1
+    return counts
+
+
+def _forced_prompts(config: RunConfig) -> int:
+    """Distinct prompts of the forced replies one instance needs (their prompt is evaluated
+    once; the replies themselves are a few tokens)."""
+    probe = InstanceRecord(instance_id="", position=0, text="")
+    return len(
+        {
+            task.messages
+            for suite in suites_named(config.suites)
+            for task in suite.first_prompts(probe, config)
+            if task.forced is not None
+        }
+    )
 
 
 def probe_speed(models: LoadedModels, config: RunConfig, dataset: Dataset) -> ProbeResult:
@@ -132,11 +162,19 @@ def plan_run(config: RunConfig, dataset: Dataset, probe: ProbeResult | None = No
             seconds += count * prompt / probe.prompt_tokens_per_second
         return seconds
 
+    # forced replies (the classify suite): one evaluation of their prompt per instance
+    forced = instances * _forced_prompts(config) * probe.prompt_tokens
+    forced_seconds = (
+        forced / probe.prompt_tokens_per_second if probe.prompt_tokens_per_second else 0
+    )
+    sampled = {stage: count for stage, count in generations.items() if stage in config.stages}
     # at the end of a run the last answers decode nearly alone, at about one sequence's rate
-    tail = max_new / (probe.decode_tokens_per_second / max(probe.batch, 1))
-    most = sum(seconds_of(stage, count, max_new) for stage, count in generations.items()) + tail
-    least = seconds_of("justify", generations.get("justify", 0), typical)
-    return RunPlan(instances, generations, most, assumptions, least)
+    tail = max_new / (probe.decode_tokens_per_second / max(probe.batch, 1)) if sampled else 0.0
+    most = sum(seconds_of(stage, count, max_new) for stage, count in sampled.items()) + tail
+    least = seconds_of("justify", sampled.get("justify", 0), typical)
+    return RunPlan(
+        instances, generations, most + forced_seconds, assumptions, least + forced_seconds
+    )
 
 
 def format_duration(seconds: float | None) -> str:

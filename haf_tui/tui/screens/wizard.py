@@ -34,6 +34,7 @@ from haf_tui.pipeline.choices import (
 from haf_tui.pipeline.models import LoadedModels, load_models
 from haf_tui.pipeline.planning import ProbeResult, plan_run, probe_speed
 from haf_tui.pipeline.runs import DatasetChoice, RunRequest, resolve_dataset
+from haf_tui.suites import run_stages
 from haf_tui.tui.live import RunJob
 from haf_tui.tui.messages import DownloadProgress
 from haf_tui.tui.screens.base import HafScreen
@@ -329,7 +330,7 @@ class WizardScreen(HafScreen[None]):
         configs = self.configs()
         table = Table(title="What will run", expand=False)
         table.add_column("model")
-        stages = configs[0][1].stages
+        stages = run_stages(configs[0][1])
         for stage in stages:
             table.add_column(stage, justify="right")
         table.add_column("estimated time", justify="right")
@@ -341,7 +342,7 @@ class WizardScreen(HafScreen[None]):
                 table.add_row(entry.label, *["…" for _ in stages], "…")
                 continue
             plan = plan_run(config, self.dataset, self.probe if index == 0 else None)
-            cells = [str(plan.generations[stage]) for stage in stages]
+            cells = [str(plan.generations.get(stage, 0)) for stage in stages]
             table.add_row(entry.label, *cells, plan.time_range())
             if index == 0:
                 noun = "instance" if plan.instances == 1 else "instances"
