@@ -163,11 +163,26 @@ def bench_prefix_reuse(
     return figures
 
 
+def _timed_run(config: RunConfig, dataset: Dataset, models: Any) -> tuple[float, Any, int]:
+    """One run into a throwaway database: its seconds, summary and generated tokens."""
+    from haf_tui.pipeline.runs import create_run, execute_run
+    from haf_tui.store import open_store
+
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        open_store(Path(folder) / "bench.duckdb") as store,
+    ):
+        run_id, config = create_run(store, config, dataset, models)
+        started = time.perf_counter()
+        summary = execute_run(store, run_id, config, models)
+        seconds = time.perf_counter() - started
+        tokens = store.query("SELECT sum(output_tokens) FROM generations")[1][0][0]
+    return seconds, summary, int(tokens or 0)
+
+
 def bench_pipeline(dataset: Dataset, max_new: int, n_parallel: int) -> dict[str, Any]:
     """The whole pipeline one at a time and batched on ``dataset`` into throwaway databases."""
     from haf_tui.pipeline.models import load_models
-    from haf_tui.pipeline.runs import create_run, execute_run
-    from haf_tui.store import open_store
 
     base = RunConfig(
         decoding=DecodingSettings(max_new_tokens=max_new), model=ModelSettings(n_ctx=2048)
@@ -178,19 +193,11 @@ def bench_pipeline(dataset: Dataset, max_new: int, n_parallel: int) -> dict[str,
         config = base.model_copy(
             update={"model": base.model.model_copy(update={"n_parallel": parallel})}
         )
-        with (
-            tempfile.TemporaryDirectory() as folder,
-            open_store(Path(folder) / "bench.duckdb") as store,
-        ):
-            run_id, config = create_run(store, config, dataset, models)
-            started = time.perf_counter()
-            summary = execute_run(store, run_id, config, models)
-            seconds = time.perf_counter() - started
-            tokens = store.query("SELECT sum(output_tokens) FROM generations")[1][0][0]
+        seconds, summary, tokens = _timed_run(config, dataset, models)
         figures[label] = {
             "n_parallel": parallel,
             "generations": sum(summary.generations.values()),
-            "generated_tokens": tokens or 0,
+            "generated_tokens": tokens,
             "seconds": round(seconds, 1),
             "instances_per_hour": round(summary.instances_done / seconds * 3600, 1),
         }
@@ -208,8 +215,6 @@ def bench_suites(
     """What the classify suite adds to a HAF run: the same instances run with ``haf`` and with
     ``haf,classify``, interleaved (A B A B ...) ``rounds`` times; median ratio and spread."""
     from haf_tui.pipeline.models import load_models
-    from haf_tui.pipeline.runs import create_run, execute_run
-    from haf_tui.store import open_store
 
     base = RunConfig(
         decoding=DecodingSettings(max_new_tokens=max_new),
@@ -221,15 +226,9 @@ def bench_suites(
     for _ in range(rounds):
         for arm in seconds:
             config = base.model_copy(update={"suites": tuple(arm.split(","))})
-            with (
-                tempfile.TemporaryDirectory() as folder,
-                open_store(Path(folder) / "bench.duckdb") as store,
-            ):
-                run_id, config = create_run(store, config, dataset, models)
-                started = time.perf_counter()
-                summary = execute_run(store, run_id, config, models)
-                seconds[arm].append(round(time.perf_counter() - started, 2))
-                generations[arm] = sum(summary.generations.values())
+            took, summary, _ = _timed_run(config, dataset, models)
+            seconds[arm].append(round(took, 2))
+            generations[arm] = sum(summary.generations.values())
     ratios = [b / a for a, b in zip(seconds["haf"], seconds["haf,classify"], strict=True)]
     models.backend.close()
     return {
