@@ -85,6 +85,14 @@ def test_a_classify_run_stores_scores_that_its_tokens_give_and_resumes(
             assert 0.0 < scores.label_mass <= 1.0 and not math.isnan(scores.p_toxic)
         (stance,) = store.query("SELECT DISTINCT stance FROM instance_results")[1]
         assert stance == (None,)  # no HAF suite: no stance
+        from rich.console import Console
+
+        from haf_tui.cli.read_commands import suggest_instance
+
+        console = Console(record=True, width=200)
+        suggest_instance(store, run_id, console)  # (what haf run says at its end)
+        said = console.export_text()
+        assert "holds no HAF suite" in said and "--report classification" in said
         # lose the second instance's results and one of its spellings, then resume
         first = sorted({i for i, _, _ in sums})[1]
         before = {k: v for k, v in stored.items() if k[0] == first}

@@ -129,6 +129,12 @@ def _print_stops(store: Store, run_ids: list[str], console: Console) -> None:
 def suggest_instance(store: Store, run_id: str, console: Console) -> None:
     """Name an instance whose stance/reason tree has reasons, to open in the workbench."""
     rows = reports.instance_rows(store, run_id)
+    if rows and all(r.get("stance") is None for r in rows):  # a run without the HAF suite
+        console.print(
+            f"the run holds no HAF suite: haf report --run {run_id} --report classification, "
+            f"or `haf` (`make tui`), then enter on run {run_id} to see each instance"
+        )
+        return
     start = reports.first_with_reasons(rows)
     went_on = sum(1 for r in rows if reports.went_on(r))
     if start is None:
