@@ -522,3 +522,29 @@ def test_explorer_snapshot(snap_compare: Any, tmp_path: Path) -> None:
         await pilot.pause()
 
     assert snap_compare(create_app(path), terminal_size=(100, 30), run_before=prepare)
+
+
+async def test_the_tree_of_a_run_without_haf_shows_its_label_scores_only() -> None:
+    from textual.app import App, ComposeResult
+
+    class TreeApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield StanceTree(id="tree")
+
+    probabilities = [0.011, 0.008, 0.0004, 0.002]  # toxic, Toxic, non-toxic, Non-toxic
+    rows = [
+        {"stage": "classify", "sub_index": k, "decision": "toxic" if k < 2 else "non-toxic",
+         "decision_confidence": p, "reason_index": None}
+        for k, p in enumerate(probabilities)
+    ]  # fmt: skip
+    app = TreeApp()
+    async with app.run_test(size=(100, 20)) as pilot:
+        tree = app.query_one(StanceTree)
+        tree.show("s01", None, rows)
+        await pilot.pause()
+        (node,) = tree.root.children
+        mass = sum(probabilities)
+        assert str(node.label) == (
+            f"classify → toxic (p(toxic) {(0.011 + 0.008) / mass:.2f}, label mass {mass:.2f})"
+        )
+        assert len(node.children) == 4 and tree.root.data == NodeRef("classify", 0)
