@@ -225,3 +225,19 @@ def test_gold_from_a_hatexplain_record() -> None:
     assert gold_rationale(text, {**extra, "rationales": []}) == NO_MASKS
     assert gold_rationale(text + " !", extra) == TEXT_MISMATCH
     assert gold_rationale(text, {**extra, "rationales": [[1, 0]]}) == BAD_LENGTH
+
+
+def test_removing_and_keeping_tokens() -> None:
+    from haf_tui.rationales.prompts import toxicity_ratio
+    from haf_tui.rationales.words import only, without
+
+    tokens = ["you", "are", "a", "stupid", "idiot"]
+    mask = [0, 0, 0, 1, 1]
+    assert without(tokens, mask) == "you are a"
+    assert without(tokens, mask, "underscore") == "you are a _ _"
+    assert only(tokens, mask) == "stupid idiot"
+    assert without(tokens, [1] * 5) == "" and only(tokens, [0] * 5) == ""
+    with pytest.raises(ValueError, match="removal mode"):
+        without(tokens, mask, "mask")
+    assert toxicity_ratio([[0, 1, 1, 0], [1, 0, 0, 0, 0], [0, 0]]) == pytest.approx((0.5 + 0.2) / 2)
+    assert toxicity_ratio([]) is None

@@ -4,6 +4,7 @@ prompt goes in the user message (as HAF's)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final, Literal
 
 from haf_tui.prompts import ChatMessage
@@ -67,3 +68,10 @@ def strategy_k(
     if strategy == "top_ratio":
         return top_ratio_k(n, ratio)
     return k
+
+
+def toxicity_ratio(golds: Sequence[Sequence[int]]) -> float | None:
+    """Top-Ratio's ratio for toxicity: the mean of |HARD| / n over posts with a gold (§3.3;
+    computed on HateXplain's train posts at import). None without any."""
+    shares = [sum(1 for v in gold if v) / len(gold) for gold in golds if gold and any(gold)]
+    return sum(shares) / len(shares) if shares else None

@@ -58,3 +58,21 @@ def presence_mask(words: Iterable[str], tokens: Sequence[str]) -> Mask:
 def mask_size(mask: Sequence[int]) -> int:
     """How many tokens a hard mask marks."""
     return sum(1 for value in mask if value)
+
+
+def without(tokens: Sequence[str], mask: Sequence[int], mode: str = "delete") -> str:
+    """The text with the marked tokens removed (§4.3): deleted and the rest re-joined with
+    single spaces (the HateXplain reference's way), or each replaced by ``_``. An empty
+    remainder is the empty text."""
+    if mode not in ("delete", "underscore"):
+        raise ValueError(f"removal mode must be delete or underscore, got {mode!r}")
+    kept = [
+        ("_" if mode == "underscore" else None) if marked else token
+        for token, marked in zip(tokens, mask, strict=True)
+    ]
+    return " ".join(token for token in kept if token is not None)
+
+
+def only(tokens: Sequence[str], mask: Sequence[int]) -> str:
+    """The text of the marked tokens alone, in their original order ("only R")."""
+    return " ".join(token for token, marked in zip(tokens, mask, strict=True) if marked)
