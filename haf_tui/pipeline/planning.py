@@ -9,6 +9,7 @@ range: every instance stopping after JUSTIFY, up to every instance going on with
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from haf_tui.config import RunConfig
@@ -16,8 +17,7 @@ from haf_tui.datasets import Dataset
 from haf_tui.inference.base import GenerationRequest, ListSource
 from haf_tui.pipeline.models import LoadedModels
 from haf_tui.prompts import justify_messages
-from haf_tui.store.records import InstanceRecord
-from haf_tui.suites import suites_named
+from haf_tui.suites import first_tasks
 
 ASSUMED_REASONS = 3
 """Reasons per instance assumed before any is known (the paper's models give 2 to 5)."""
@@ -84,29 +84,15 @@ def plan_generations(config: RunConfig, instances: int) -> dict[str, int]:
     return counts
 
 
-def _other_suites_tasks(config: RunConfig) -> dict[str, int]:
+def _other_suites_tasks(config: RunConfig) -> Counter[str]:
     """Per stage, how many tasks the run's suites other than HAF ask of one instance first."""
-    probe = InstanceRecord(instance_id="", position=0, text="")
-    counts: dict[str, int] = {}
-    for suite in suites_named(config.suites):
-        if suite.name != "haf":
-            for task in suite.first_prompts(probe, config):
-                counts[task.stage] = counts.get(task.stage, 0) + 1
-    return counts
+    return Counter(task.stage for suite, task in first_tasks(config) if suite.name != "haf")
 
 
 def _forced_prompts(config: RunConfig) -> int:
     """Distinct prompts of the forced replies one instance needs (their prompt is evaluated
     once; the replies themselves are a few tokens)."""
-    probe = InstanceRecord(instance_id="", position=0, text="")
-    return len(
-        {
-            task.messages
-            for suite in suites_named(config.suites)
-            for task in suite.first_prompts(probe, config)
-            if task.forced is not None
-        }
-    )
+    return len({task.messages for _, task in first_tasks(config) if task.forced is not None})
 
 
 def probe_speed(models: LoadedModels, config: RunConfig, dataset: Dataset) -> ProbeResult:

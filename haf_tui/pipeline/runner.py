@@ -17,6 +17,7 @@ import contextlib
 import threading
 import time
 import zlib
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -33,7 +34,7 @@ from haf_tui.pipeline.scheduler import (
 from haf_tui.similarity import SimilarityModel
 from haf_tui.store import Store, StoreError, StoreWriteError
 from haf_tui.store.records import InstanceRecord, InstanceResult
-from haf_tui.suites import run_stages, suites_named
+from haf_tui.suites import first_tasks, run_stages, suites_named
 from haf_tui.suites.base import Answer, InstancePlan, Suite, SuiteContext, SuiteOutcome
 
 __all__ = ["HafRunner", "RunAbortedError", "RunControl", "RunSummary", "generation_seed"]
@@ -80,6 +81,9 @@ class HafRunner:
         self.stop_event = self.control.stop
         self.stream_tokens = stream_tokens
         self.suites = suites_named(config.suites)
+        self.stages = run_stages(config)
+        # generations of each stage an instance needs before any answer (the estimates' prior)
+        self._first_counts = Counter(task.stage for _, task in first_tasks(config))
         self._tokens = 0
         self._started = 0.0
         self._done_at_start = 0
@@ -102,7 +106,7 @@ class HafRunner:
         instances = self.store.instances(self.config.dataset_id, self.config.limit)
         finished = self.store.finished_instances(run_id)
         keys = self.store.generation_keys(run_id)
-        counts = {name: sum(1 for k in keys if k[1] == name) for name in self._stage_names()}
+        counts = {name: sum(1 for k in keys if k[1] == name) for name in self.stages}
         summary = RunSummary(run_id, "running", len(finished), len(instances), counts)
         self._context = SuiteContext(run_id, self.config, self.similarity)
         self._instances_total = len(instances)
@@ -143,10 +147,6 @@ class HafRunner:
         self.store.update_run(run_id, status=summary.status, seconds=summary.seconds)
         self._emit("run-finished", summary, message=summary.status)
         return summary
-
-    def _stage_names(self) -> list[str]:
-        """The stages of the run's suites, in order."""
-        return run_stages(self.config)
 
     def _plans_for(self, instance: InstanceRecord) -> list[tuple[Suite, InstancePlan]]:
         return [(suite, suite.plan(instance, self.config)) for suite in self.suites]
@@ -274,20 +274,13 @@ class HafRunner:
         seen = len(self._planned)
         remaining = max(total - seen, 0)
         expected = {}
-        for stage in self._stage_names():
+        for stage in self.stages:
             known = sum(planned.get(stage, 0) for planned in self._planned.values())
             if seen:
                 expected[stage] = known + round(remaining * known / seen)
-            else:  # nothing known yet: every instance needs its first prompts
-                expected[stage] = total * self._first_count(stage)
+            else:  # nothing known yet: its first prompts, else one each (a follow-up stage)
+                expected[stage] = total * (self._first_counts[stage] or 1)
         return expected
-
-    def _first_count(self, stage: str) -> int:
-        """How many generations of ``stage`` an instance needs before any answer: its first
-        prompts, else one each until the first instances say otherwise."""
-        probe = InstanceRecord(instance_id="", position=0, text="")
-        first = [t for suite in self.suites for t in suite.first_prompts(probe, self.config)]
-        return sum(1 for t in first if t.stage == stage) or 1
 
     def _emit(
         self,

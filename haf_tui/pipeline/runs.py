@@ -35,10 +35,11 @@ from haf_tui.inference.base import InferenceError
 from haf_tui.pipeline.events import ProgressListener, ignore_progress
 from haf_tui.pipeline.models import LoadedModels, file_sha256, load_models, package_versions
 from haf_tui.pipeline.runner import HafRunner, RunControl, RunSummary
+from haf_tui.prompts import ChatMessage
 from haf_tui.store import Store, StoreError
 from haf_tui.store.dataset_catalog import find_datasets
 from haf_tui.store.records import RunRecord
-from haf_tui.suites import suites_named
+from haf_tui.suites import first_tasks, suites_named
 
 
 @dataclass(frozen=True)
@@ -154,14 +155,15 @@ def check_prompts_fit(models: LoadedModels, config: RunConfig, dataset: Dataset)
     """Refuse a run whose first prompts (JUSTIFY's, the classification's) do not fit the
     context, before anything is stored."""
     backend = models.backend
-    suites = suites_named(config.suites)
     instances = dataset.instances[: config.limit] if config.limit else dataset.instances
     for instance in instances:
+        longest_reply: dict[tuple[ChatMessage, ...], int] = {}  # (each prompt rendered once)
+        for _, task in first_tasks(config, instance):
+            forced = len(backend.forced_tokens(task.forced)) if task.forced else 0
+            longest_reply[task.messages] = max(longest_reply.get(task.messages, 0), forced)
         needed = 1 + max(
-            len(backend.tokenize_prompt(backend.render(task.messages)))
-            + (len(backend.forced_tokens(task.forced)) if task.forced else 0)
-            for suite in suites
-            for task in suite.first_prompts(instance, config)
+            len(backend.tokenize_prompt(backend.render(messages))) + reply
+            for messages, reply in longest_reply.items()
         )
         if needed > backend.n_ctx:
             raise InferenceError(

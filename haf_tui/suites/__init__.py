@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from typing import Final
 
 from haf_tui.config import RunConfig
-from haf_tui.suites.base import Suite
+from haf_tui.store.records import InstanceRecord
+from haf_tui.suites.base import Suite, Task
 from haf_tui.suites.classify import CLASSIFY
 from haf_tui.suites.haf import HAF
 from haf_tui.vocabulary import HafError
@@ -36,6 +37,19 @@ def suites_named(names: Sequence[str]) -> list[Suite]:
     return [suite for name, suite in SUITES.items() if name in names]
 
 
+def first_tasks(
+    config: RunConfig, instance: InstanceRecord | None = None
+) -> list[tuple[Suite, Task]]:
+    """The tasks each suite of a run asks of one instance before any answer (``instance``
+    None: a placeholder text, for counting them)."""
+    instance = instance or InstanceRecord(instance_id="", position=0, text="")
+    return [
+        (suite, task)
+        for suite in suites_named(config.suites)
+        for task in suite.first_prompts(instance, config)
+    ]
+
+
 def run_stages(config: RunConfig) -> list[str]:
     """The stages of a run's suites, in order."""
     return [stage for suite in suites_named(config.suites) for stage in suite.run_stages(config)]
@@ -59,6 +73,9 @@ __all__ = [
     "SUITES",
     "Suite",
     "UnknownSuiteError",
+    "first_tasks",
+    "run_stages",
+    "stage_titles",
     "suite_of_stage",
     "suites_named",
 ]
