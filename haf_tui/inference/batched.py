@@ -88,6 +88,18 @@ class _Sequence:
     source: int = -1
     forced_from: int = -1  # a forced reply: where its tokens start in prompt_tokens (-1: none)
 
+    @property
+    def first_output(self) -> int:
+        """The first position whose logits are read: the last prompt token (sampling), or the
+        one before a forced reply's first token."""
+        return self.forced_from - 1 if self.forced_from >= 0 else len(self.prompt_tokens) - 1
+
+    @property
+    def evaluated_end(self) -> int:
+        """Where evaluation stops: the whole prompt (sampling), all but a forced reply's last
+        token (nothing follows it)."""
+        return len(self.prompt_tokens) - (1 if self.forced_from >= 0 else 0)
+
 
 def common_prefix_length(a: list[int], b: list[int]) -> int:
     """How many leading tokens ``a`` and ``b`` share."""
@@ -256,10 +268,7 @@ class BatchedLlamaEngine:
             # tokens are evaluated after a copy: llama.cpp 0.3.36 gave a sequence that copied
             # all but its last prompt token and decoded that one alone logprobs up to 0.29
             # nats off (SmolLM2 135M, paper-sample texts; evaluating two: equal to alone).
-            last_needed = (
-                seq.forced_from - 1 if seq.forced_from >= 0 else len(seq.prompt_tokens) - 1
-            )
-            best = min(best, last_needed - 1)
+            best = min(best, seq.first_output - 1)
             if best >= MIN_SHARED_PREFIX:
                 seq.reused, seq.source = best, source
             else:
@@ -273,25 +282,19 @@ class BatchedLlamaEngine:
     def _evaluate_prompts(self, group: list[_Sequence], source: RequestSource) -> None:
         """Evaluate what each prompt of ``group`` lacks, in chunks of ``n_batch`` tokens, and
         sample each one's first token from its last prompt position."""
-        entries = [  # (a forced reply's last token is never evaluated: nothing follows it)
+        entries = [
             (seq, position, seq.prompt_tokens[position])
             for seq in group
-            for position in range(seq.reused, len(seq.prompt_tokens) - (seq.forced_from >= 0))
+            for position in range(seq.reused, seq.evaluated_end)
         ]
         self.stats.prompt_tokens_evaluated += len(entries)
         for start in range(0, len(entries), self.n_batch):
             chunk = entries[start : start + self.n_batch]
-            last = [
+            outputs = [
                 index
                 for index, (seq, position, _) in enumerate(chunk)
-                if position == len(seq.prompt_tokens) - 1 and seq.forced_from < 0
+                if position >= seq.first_output
             ]
-            forced = [
-                index
-                for index, (seq, position, _) in enumerate(chunk)
-                if 0 <= seq.forced_from - 1 <= position < len(seq.prompt_tokens) - 1
-            ]
-            outputs = sorted(last + forced)
             self._decode([(seq.seq_id, position, token) for seq, position, token in chunk], outputs)
             for seq, _, token in chunk:
                 seq.kv_tokens.append(token)
@@ -309,15 +312,7 @@ class BatchedLlamaEngine:
     ) -> None:
         """The raw logprob of the next forced token, from the logits row at ``index``; the
         sequence ends with its last forced token."""
-        row = np.ctypeslib.as_array(
-            self._c.llama_get_logits_ith(self._ctx, index), shape=(self.backend.n_vocab,)
-        )
-        token = self.backend.captured_token(
-            row, token_id, seq.assembler, seq.request.settings.top_logprobs
-        )
-        seq.tokens.append(token)
-        if seq.request.on_token is not None:
-            seq.request.on_token(token)
+        self._capture(seq, index, token_id)
         if len(seq.tokens) == len(seq.prompt_tokens) - seq.forced_from:
             self._finish(seq, "forced", source)
 
@@ -356,20 +351,25 @@ class BatchedLlamaEngine:
         if c.llama_vocab_is_eog(backend.vocab, token_id):
             self._finish(seq, "stop", source)
             return
-        row = np.ctypeslib.as_array(
-            c.llama_get_logits_ith(self._ctx, index), shape=(backend.n_vocab,)
-        )
-        token = backend.captured_token(
-            row, token_id, seq.assembler, seq.request.settings.top_logprobs
-        )
-        seq.tokens.append(token)
+        self._capture(seq, index, token_id)
         self.stats.generated_tokens += 1
-        if seq.request.on_token is not None:
-            seq.request.on_token(token)
         if len(seq.tokens) >= seq.max_new:
             self._finish(seq, "length", source)
         else:
             seq.pending = token_id
+
+    def _capture(self, seq: _Sequence, index: int, token_id: int) -> None:
+        """Add ``token_id`` to the sequence's output with its raw logprob and top-k from the
+        logits row at ``index``, and show it to the request's token callback."""
+        row = np.ctypeslib.as_array(
+            self._c.llama_get_logits_ith(self._ctx, index), shape=(self.backend.n_vocab,)
+        )
+        token = self.backend.captured_token(
+            row, token_id, seq.assembler, seq.request.settings.top_logprobs
+        )
+        seq.tokens.append(token)
+        if seq.request.on_token is not None:
+            seq.request.on_token(token)
 
     def _finish(self, seq: _Sequence, finish_reason: str, source: RequestSource) -> None:
         prompt_count = seq.forced_from if seq.forced_from >= 0 else len(seq.prompt_tokens)
