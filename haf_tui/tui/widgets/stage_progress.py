@@ -6,10 +6,13 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Label, ProgressBar
 
-from haf_tui.suites import stage_titles
+from haf_tui.config import RunConfig
+from haf_tui.suites import SUITES, first_tasks, stage_titles
 
 STAGE_TITLES = {"instances": "instances", **stage_titles()}
 STAGE_NAMES = tuple(STAGE_TITLES)[1:]
+EXACT_STAGES = frozenset(task.stage for _, task in first_tasks(RunConfig(suites=tuple(SUITES))))
+"""Stages every instance asks for before any answer: their totals are known, not estimated."""
 
 
 class StageProgress(Vertical):
@@ -45,7 +48,7 @@ class StageProgress(Vertical):
             row = self.query_one(f"#row-{stage}", Horizontal)
             row.display = stages is None or stage in stages
             total = expected.get(stage)
-            estimated = stage not in ("justify", "classify")  # (known from the start)
+            estimated = stage not in EXACT_STAGES
             self._set(stage, done.get(stage, 0), total or None, estimated=estimated)
 
     def _set(self, key: str, done: int, total: int | None, *, estimated: bool) -> None:
