@@ -92,9 +92,6 @@ class EchoSuite:
     def plan(self, instance: InstanceRecord, config: RunConfig) -> EchoPlan:
         return EchoPlan(instance.text)
 
-    def first_prompts(self, instance: InstanceRecord, config: RunConfig) -> Sequence[Task]:
-        return EchoPlan(instance.text).start()
-
     def record(
         self,
         context: SuiteContext,

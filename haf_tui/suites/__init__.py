@@ -46,7 +46,7 @@ def first_tasks(
     return [
         (suite, task)
         for suite in suites_named(config.suites)
-        for task in suite.first_prompts(instance, config)
+        for task in suite.plan(instance, config).start()
     ]
 
 

@@ -145,10 +145,6 @@ class Suite(Protocol):
         """The work of one instance."""
         ...
 
-    def first_prompts(self, instance: InstanceRecord, config: RunConfig) -> Sequence[Task]:
-        """The tasks known before any answer (checked to fit the context before a run)."""
-        ...
-
     def record(
         self,
         context: SuiteContext,

@@ -59,10 +59,6 @@ class ClassifySuite:
         """The four spellings."""
         return ClassifyPlan(instance.text)
 
-    def first_prompts(self, instance: InstanceRecord, config: RunConfig) -> Sequence[Task]:
-        """The four forced replies."""
-        return ClassifyPlan(instance.text).start()
-
     def record(
         self,
         context: SuiteContext,

@@ -18,7 +18,7 @@ from haf_tui.suites.haf.instance_metrics import (
     StoredReason,
     compute_instance_metrics,
 )
-from haf_tui.suites.haf.stages import STAGES, HafPlan, JustifyOutcome
+from haf_tui.suites.haf.stages import HafPlan, JustifyOutcome
 from haf_tui.vocabulary import STAGES as STAGE_ORDER
 
 
@@ -58,10 +58,6 @@ class HafSuite:
             explicit=config.prompting == "explicit",
             rules=config.parse_rules,
         )
-
-    def first_prompts(self, instance: InstanceRecord, config: RunConfig) -> Sequence[Task]:
-        """The JUSTIFY prompt."""
-        return STAGES["justify"].tasks(instance.text, None, config.prompting == "explicit")
 
     def record(
         self,
