@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from haf_tui.rationales.prompts import Strategy, Variant
 from haf_tui.vocabulary import STAGES, Prompting, Rules
 
 DEFAULT_SIMILARITY_MODEL = "all-MiniLM-L6-v2"
@@ -68,6 +69,28 @@ class MetricWeights(BaseModel):
     reliance_confidence: float = Field(0.5, ge=0.0, le=1.0)
 
 
+class RationaleSettings(BaseModel):
+    """How the rationales suite asks and perturbs (spec ``RATIONALES.md`` §3–§6)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    variant: Variant = Field("normal", description="prompt version (§3.2)")
+    strategy: Strategy = Field("top_ratio", description="how many words a rationale holds (§3.3)")
+    k: int = Field(5, ge=1, le=100, description="Top-k's k")
+    ratio: float | None = Field(
+        None,
+        gt=0.0,
+        le=1.0,
+        description="Top-Ratio's ratio; None: the dataset's mean |HARD|/n, set at run creation",
+    )
+    removal: Literal["delete", "underscore"] = Field(
+        "delete", description="how removed words go (§4.3): deleted, or each replaced by _"
+    )
+    random_seeds: int = Field(100, ge=0, le=1000, description="RANDOM baseline masks (§6.2)")
+    gold: Literal["hard", "union"] = Field("hard", description="gold of the hard metrics (§5)")
+    max_new_tokens: int = Field(64, ge=1, le=4096, description="cap of a prompted answer")
+
+
 class RunConfig(BaseModel):
     """Everything that decides what a run computes; stored with the run as JSON."""
 
@@ -82,6 +105,7 @@ class RunConfig(BaseModel):
     prompting: Prompting = "explicit"
     stages: tuple[str, ...] = STAGE_NAMES
     parse_rules: Rules = "reference"
+    rationales: RationaleSettings = RationaleSettings()
     suites: tuple[str, ...] = Field(
         ("haf",),
         description="the evaluation suites run on every instance (a run stored "

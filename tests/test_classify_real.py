@@ -12,8 +12,7 @@ import pytest
 
 from haf_tui.config import DecodingSettings, RunConfig
 from haf_tui.inference.base import GenerationRequest, ListSource
-from haf_tui.suites.classify import classify_messages, label_scores
-from haf_tui.suites.classify.labels import SPELLINGS
+from haf_tui.rationales.labels import SPELLINGS, classify_messages, label_scores
 
 pytestmark = pytest.mark.real_model
 

@@ -156,7 +156,7 @@ def test_example_9_k_rules_and_the_random_baseline() -> None:
 
 
 def test_example_10_label_scores_live_in_the_classify_suite() -> None:
-    from haf_tui.suites.classify import label_scores
+    from haf_tui.rationales.labels import label_scores
 
     scores = label_scores({"toxic": -0.105, "non-toxic": -2.9})
     assert (scores.p_toxic, scores.label_mass) == pytest.approx((0.942405, 0.955348), abs=1e-6)

@@ -14,11 +14,10 @@ from haf_tui.config import RunConfig
 from haf_tui.inference.base import Generation
 from haf_tui.pipeline.runner import HafRunner
 from haf_tui.prompts import ChatMessage
+from haf_tui.rationales.labels import SPELLINGS, classify_messages, label_scores
 from haf_tui.store.records import GenerationRecord, InstanceRecord
 from haf_tui.suites import SUITES, UnknownSuiteError, run_stages, suites_named
-from haf_tui.suites.base import Answer, SuiteContext, SuiteOutcome, Task
-from haf_tui.suites.classify import classify_messages, label_scores
-from haf_tui.suites.classify.labels import SPELLINGS
+from haf_tui.suites.base import Answer, Reply, SuiteContext, SuiteOutcome, Task
 from tests.test_scheduler import (
     JUSTIFY_ANSWER,
     FlatSimilarity,
@@ -55,7 +54,7 @@ def test_the_classification_prompt_is_the_spec_s() -> None:
 
 
 def test_the_registry_names_suites_and_refuses_unknown_ones() -> None:
-    assert list(SUITES) == ["haf", "classify"]
+    assert list(SUITES) == ["haf", "classify", "rationales"]
     assert [s.name for s in suites_named(["classify", "haf"])] == ["haf", "classify"]
     with pytest.raises(UnknownSuiteError, match="unknown suite"):
         suites_named(["haf", "rationale"])
@@ -72,8 +71,8 @@ class EchoPlan:
     def start(self) -> Sequence[Task]:
         return [Task("echo", -1, None, (ChatMessage("user", f"Repeat: {self.text}"),))]
 
-    def advance(self, task: Task, text: str) -> tuple[Sequence[Task], object]:
-        return [], len(text)
+    def advance(self, task: Task, reply: Reply) -> tuple[Sequence[Task], object]:
+        return [], len(reply.text)
 
     def planned(self) -> dict[str, int]:
         return {"echo": 1}

@@ -27,6 +27,7 @@ EXPORT_TABLES = (
     "instance_metrics",
     "instance_results",
     "parse_diagnostics",
+    "rationales",
 )
 
 

@@ -15,6 +15,7 @@ from haf_tui.config import (
     STAGE_NAMES,
     DecodingSettings,
     ModelSettings,
+    RationaleSettings,
     RunConfig,
     SimilaritySettings,
 )
@@ -28,6 +29,7 @@ from haf_tui.pipeline.runs import (
     resolve_dataset,
     start_or_resume,
 )
+from haf_tui.rationales.prompts import STRATEGIES, VARIANTS
 from haf_tui.store import Store, StoreWriteError
 from haf_tui.suites import DEFAULT_SUITES, SUITES
 from haf_tui.vocabulary import PROMPTINGS, RULES
@@ -84,9 +86,11 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     run.add_argument(
         "--suites",
+        "--suite",
         default=",".join(DEFAULT_SUITES),
         help=f"comma-separated evaluation suites to run on every instance ({', '.join(SUITES)})",
     )
+    _rationale_options(run)
     run.add_argument(
         "--parse-rules",
         choices=RULES,
@@ -187,6 +191,60 @@ def _config(args: argparse.Namespace) -> RunConfig:
         stages=tuple(s.strip() for s in args.stages.split(",") if s.strip()),
         suites=tuple(s.strip() for s in args.suites.split(",") if s.strip()),
         parse_rules=args.parse_rules,
+        rationales=_rationale_settings(args),
+    )
+
+
+def _rationale_options(run: argparse.ArgumentParser) -> None:
+    """The rationales suite's settings (spec RATIONALES.md)."""
+    fields = RationaleSettings.model_fields
+    group = run.add_argument_group("the rationales suite (--suites ...,rationales)")
+    group.add_argument(
+        "--rationale-variant", choices=VARIANTS, default="normal", help="prompt version (§3.2)"
+    )
+    group.add_argument(
+        "--rationale-strategy",
+        choices=STRATEGIES,
+        default="top_ratio",
+        help="how many words a rationale holds: the model decides, the size of the human "
+        "rationale, a share of the words, or k (§3.3)",
+    )
+    group.add_argument("--rationale-k", type=int, default=5, help="Top-k's k")
+    group.add_argument(
+        "--rationale-ratio",
+        type=float,
+        help="Top-Ratio's share of the words (default: the dataset's mean share of words the "
+        "annotators mark, else 0.2)",
+    )
+    group.add_argument(
+        "--rationale-removal",
+        choices=("delete", "underscore"),
+        default="delete",
+        help="removed words are deleted, or each replaced by _ (§4.3)",
+    )
+    group.add_argument(
+        "--rationale-seeds",
+        type=int,
+        default=fields["random_seeds"].default,
+        help="random masks of the RANDOM flip baseline (§6.2)",
+    )
+    group.add_argument(
+        "--rationale-gold",
+        choices=("hard", "union"),
+        default="hard",
+        help="the annotators' gold of the hard metrics: marked by half of them, or by any (§5)",
+    )
+
+
+def _rationale_settings(args: argparse.Namespace) -> RationaleSettings:
+    return RationaleSettings(
+        variant=args.rationale_variant,
+        strategy=args.rationale_strategy,
+        k=args.rationale_k,
+        ratio=args.rationale_ratio,
+        removal=args.rationale_removal,
+        random_seeds=args.rationale_seeds,
+        gold=args.rationale_gold,
     )
 
 

@@ -35,7 +35,8 @@ from haf_tui.similarity import SimilarityModel
 from haf_tui.store import Store, StoreError, StoreWriteError
 from haf_tui.store.records import InstanceRecord, InstanceResult
 from haf_tui.suites import first_tasks, run_stages, suites_named
-from haf_tui.suites.base import Answer, InstancePlan, Suite, SuiteContext, SuiteOutcome
+from haf_tui.suites.base import Answer, InstancePlan, Reply, Suite, SuiteContext, SuiteOutcome
+from haf_tui.vocabulary import nan_for_null
 
 __all__ = ["HafRunner", "RunAbortedError", "RunControl", "RunSummary", "generation_seed"]
 
@@ -154,7 +155,7 @@ class HafRunner:
     def _queue(
         self,
         todo: list[InstanceRecord],
-        stored: dict[tuple[str, str, int], str],
+        stored: dict[tuple[str, str, int], Reply],
         summary: RunSummary,
         n_parallel: int,
     ) -> RunQueue:
@@ -192,16 +193,16 @@ class HafRunner:
 
     def _stored_answers(
         self, run_id: str, todo: list[InstanceRecord], keys: set[tuple[str, str, int]]
-    ) -> dict[tuple[str, str, int], str]:
-        """The stored answer text of every generation of an unfinished instance (a resume),
-        for the plans to replay."""
+    ) -> dict[tuple[str, str, int], Reply]:
+        """The stored answer of every generation of an unfinished instance (a resume), for
+        the plans to replay."""
         started = {instance_id for instance_id, _, _ in keys}
         stored = {}
         for instance in todo:
             if instance.instance_id in started:
                 for row in self.store.instance_generations(run_id, instance.instance_id):
                     key = (instance.instance_id, str(row["stage"]), int(row["sub_index"]))
-                    stored[key] = str(row["output_text"])
+                    stored[key] = Reply(str(row["output_text"]), nan_for_null(row["logprob_sum"]))
         return stored
 
     def _score_results(self, run_id: str, run_queue: RunQueue, summary: RunSummary) -> None:
@@ -337,4 +338,5 @@ def _instance_result(
     for outcome in outcomes:
         result.reason_metrics += outcome.reason_metrics
         result.instance_metrics += outcome.instance_metrics
+        result.rationales += outcome.rationales
     return result

@@ -39,7 +39,7 @@ from haf_tui.prompts import ChatMessage
 from haf_tui.store import Store, StoreError
 from haf_tui.store.dataset_catalog import find_datasets
 from haf_tui.store.records import RunRecord
-from haf_tui.suites import first_tasks, suites_named
+from haf_tui.suites import first_tasks, settle_config, suites_named
 
 
 @dataclass(frozen=True)
@@ -179,6 +179,7 @@ def create_run(
     check_prompts_fit(models, config, dataset)
     store_dataset(store, dataset)  # once, with its metadata and skipped rows
     config = config.model_copy(update={"dataset_id": dataset.dataset_id})
+    config = settle_config(config, store.instances(dataset.dataset_id, None))
     planned = len(store.instances(dataset.dataset_id, config.limit))
     if planned == 0:
         raise StoreError(f"dataset {dataset.name} has no instances to evaluate")

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from haf_tui.config import DecodingSettings
 from haf_tui.inference.base import GeneratedToken, Generation, GenerationRequest, TokenCallback
 from haf_tui.store.records import InstanceRecord
-from haf_tui.suites.base import Answer, InstancePlan, Suite, Task
+from haf_tui.suites.base import Answer, InstancePlan, Reply, Suite, Task
 
 
 class RunAbortedError(Exception):
@@ -98,7 +98,7 @@ class RunQueue:
     def __init__(
         self,
         instances: list[InstanceRecord],
-        stored: dict[tuple[str, str, int], str],
+        stored: dict[tuple[str, str, int], Reply],
         *,
         window: int,
         batch: int = 1,
@@ -193,7 +193,7 @@ class RunQueue:
         scorer (blocks while the scorer is ``scorer_capacity`` behind)."""
         tag = request.tag
         assert isinstance(tag, TaskTag)
-        followups, carried = tag.plan.advance(tag.task, generation.text)
+        followups, carried = tag.plan.advance(tag.task, Reply.of_generation(generation))
         with self._lock:
             self._queue(tag.work, tag.suite, tag.plan, followups, front=True)
             if self._streaming is request:
@@ -254,9 +254,17 @@ class RunQueue:
         self, work: InstanceWork, suite: Suite, plan: InstancePlan, task: Task
     ) -> GenerationRequest:
         seed = self._hooks.seed_of(work.instance, task)
-        request = GenerationRequest(
-            task.messages, self._hooks.settings_for(seed), forced=task.forced
-        )
+        settings = self._hooks.settings_for(seed)
+        if task.greedy or task.max_new_tokens is not None:
+            settings = settings.model_copy(
+                update={
+                    "temperature": 0.0 if task.greedy else settings.temperature,
+                    "max_new_tokens": min(
+                        settings.max_new_tokens, task.max_new_tokens or settings.max_new_tokens
+                    ),
+                }
+            )
+        request = GenerationRequest(task.messages, settings, forced=task.forced)
         request.tag = TaskTag(work, suite, plan, task, seed)
         request.on_token = self._token_callback(request)
         return request

@@ -43,6 +43,7 @@ from haf_tui.store.records import (
     GenerationRecord,
     InstanceRecord,
     InstanceResult,
+    RationaleRecord,
     RunRecord,
 )
 from haf_tui.store.skips import skipped_payload, write_skipped
@@ -453,6 +454,15 @@ class Store:
                         for m in result.instance_metrics
                     ],
                 )
+            if result.rationales:
+                columns = RationaleRecord.columns()
+                con.executemany(
+                    f"INSERT INTO rationales VALUES ({', '.join('?' * len(columns))})",
+                    [
+                        [_finite_or_null(getattr(r, name)) for name in columns]
+                        for r in result.rationales
+                    ],
+                )
 
     def query(
         self,
@@ -575,3 +585,12 @@ def open_snapshot(path: str | Path | None = None, *, allow_read: Sequence[Path] 
 
     store._on_close = close_all
     return store
+
+
+def _finite_or_null(value: Any) -> Any:
+    """A rationale's value as stored: NaN floats (in lists too) become NULL."""
+    if isinstance(value, float):
+        return null_for_nan(value)
+    if isinstance(value, list) and value and isinstance(value[0], float):
+        return [null_for_nan(v) for v in value]
+    return value

@@ -180,6 +180,50 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         "instance_results.stance may be NULL: a run without the HAF suite decides no stance",
         "ALTER TABLE instance_results ALTER COLUMN stance DROP NOT NULL;",
     ),
+    (
+        6,
+        "rationales: each rationale of an instance (prompted, occlusion, baselines) with its "
+        "mask, scores, scored texts and plausibility, faithfulness and complexity",
+        """
+        CREATE TABLE rationales (
+            run_id            VARCHAR NOT NULL,
+            instance_id       VARCHAR NOT NULL,
+            source            VARCHAR NOT NULL,
+            seed              INTEGER NOT NULL,
+            label_shown       VARCHAR,
+            k                 INTEGER,
+            mask              INTEGER[] NOT NULL,
+            scores            DOUBLE[],
+            words             VARCHAR[],
+            out_of_text       VARCHAR[],
+            size              INTEGER NOT NULL,
+            text_without      VARCHAR,
+            text_only         VARCHAR,
+            p_full            DOUBLE,
+            p_without         DOUBLE,
+            p_only            DOUBLE,
+            predicted_without VARCHAR,
+            comp              DOUBLE,
+            suff              DOUBLE,
+            flip              INTEGER,
+            token_f1          DOUBLE,
+            token_f1_union    DOUBLE,
+            auprc             DOUBLE,
+            soft_auprc        DOUBLE,
+            iou_precision     DOUBLE,
+            iou_recall        DOUBLE,
+            true_positives    INTEGER,
+            gold_size         INTEGER,
+            cpx_entropy       DOUBLE,
+            cpx_entropy_norm  DOUBLE,
+            spr_gini          DOUBLE,
+            cpx_ratio         DOUBLE,
+            spr_ratio         DOUBLE,
+            n_nonpositive     INTEGER,
+            PRIMARY KEY (run_id, instance_id, source, seed)
+        );
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from haf_tui.config import RunConfig
 from haf_tui.store.db import Store
 
 Rows = list[tuple[Any, ...]]
@@ -16,7 +17,8 @@ Rows = list[tuple[Any, ...]]
 _PROGRESS_SQL = """
 SELECT r.status, r.n_planned, r.model_file,
        (SELECT count(*) FROM instance_results i WHERE i.run_id = r.run_id) AS done,
-       (SELECT list(stage) FROM generations g WHERE g.run_id = r.run_id) AS stages
+       (SELECT list(stage) FROM generations g WHERE g.run_id = r.run_id) AS stages,
+       CAST(r.config AS VARCHAR) AS config
 FROM runs r WHERE r.run_id = $run_id
 """
 _GENERATIONS_SQL = """
@@ -64,13 +66,15 @@ class RunOverview:
 
 @dataclass(frozen=True)
 class RunProgress:
-    """How far a run is: status, instances done of planned, and its generations' stages."""
+    """How far a run is: status, instances done of planned, its generations' stages, and
+    what it was asked to do."""
 
     status: str
     planned: int
     model_file: str
     done: int
     stages: list[str]
+    config: RunConfig
 
 
 def run_overviews(store: Store) -> list[RunOverview]:
@@ -96,10 +100,10 @@ def run_progress(store: Store, run_id: str) -> RunProgress | None:
     rows = store.query(_PROGRESS_SQL, {"run_id": run_id})[1]
     if not rows:
         return None
-    status, planned, model, done, stages = rows[0]
+    status, planned, model, done, stages, config = rows[0]
     return RunProgress(
         store.shown_status(run_id, str(status)), int(planned), str(model), int(done),
-        list(stages or []),
+        list(stages or []), RunConfig.model_validate_json(config),
     )  # fmt: skip
 
 

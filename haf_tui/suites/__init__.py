@@ -14,9 +14,10 @@ from haf_tui.store.records import InstanceRecord
 from haf_tui.suites.base import Suite, Task
 from haf_tui.suites.classify import CLASSIFY
 from haf_tui.suites.haf import HAF
+from haf_tui.suites.rationales import RATIONALES
 from haf_tui.vocabulary import HafError
 
-SUITES: Final[dict[str, Suite]] = {suite.name: suite for suite in (HAF, CLASSIFY)}
+SUITES: Final[dict[str, Suite]] = {suite.name: suite for suite in (HAF, CLASSIFY, RATIONALES)}
 """Every suite, in the order a run schedules them (one line per suite)."""
 
 DEFAULT_SUITES: Final[tuple[str, ...]] = ("haf", "classify")
@@ -50,6 +51,17 @@ def first_tasks(
     ]
 
 
+def settle_config(config: RunConfig, instances: Sequence[InstanceRecord]) -> RunConfig:
+    """The config a new run stores, once each of its suites has filled in what it reads from
+    the dataset (a suite may define ``settle(config, instances)``; the rationales suite sets
+    Top-Ratio's ratio)."""
+    for suite in suites_named(config.suites):
+        settle = getattr(suite, "settle", None)
+        if callable(settle):
+            config = settle(config, instances)
+    return config
+
+
 def run_stages(config: RunConfig) -> list[str]:
     """The stages of a run's suites, in order."""
     return [stage for suite in suites_named(config.suites) for stage in suite.run_stages(config)]
@@ -75,6 +87,7 @@ __all__ = [
     "UnknownSuiteError",
     "first_tasks",
     "run_stages",
+    "settle_config",
     "stage_titles",
     "suite_of_stage",
     "suites_named",

@@ -18,20 +18,37 @@ from haf_tui.config import RunConfig
 from haf_tui.inference.base import Generation
 from haf_tui.prompts import ChatMessage
 from haf_tui.similarity import SimilarityModel
-from haf_tui.store.records import GenerationRecord, InstanceRecord
+from haf_tui.store.records import GenerationRecord, InstanceRecord, RationaleRecord
 from haf_tui.vocabulary import nan_for_null
 
 
 @dataclass(frozen=True)
 class Task:
-    """One prompt for the model: its stage, sub-prompt index (-1: none), SUF/NEC test, and
-    ``forced``: a reply to score by teacher forcing instead of sampling one."""
+    """One prompt for the model: its stage, sub-prompt index (-1: none), SUF/NEC test,
+    ``forced``: a reply to score by teacher forcing instead of sampling one, ``greedy``: decode
+    without sampling, and ``max_new_tokens``: a tighter cap than the run's (None: the run's)."""
 
     stage: str
     sub_index: int
     test: str | None
     messages: tuple[ChatMessage, ...]
     forced: str | None = None
+    greedy: bool = False
+    max_new_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What a plan reads of a finished (or stored) generation: its text and the sum of its
+    tokens' log-probabilities (a forced reply's score)."""
+
+    text: str
+    logprob_sum: float = 0.0
+
+    @classmethod
+    def of_generation(cls, generation: Generation) -> Reply:
+        """From a generation just made."""
+        return cls(generation.text, math.fsum(t.logprob for t in generation.tokens))
 
 
 @dataclass(frozen=True)
@@ -45,6 +62,7 @@ class Answer:
     decision_confidence: float
     reasons: tuple[tuple[str, float], ...] = ()
     logprob_sum: float = 0.0
+    text: str = ""
 
     @classmethod
     def of_record(cls, record: GenerationRecord) -> Answer:
@@ -56,6 +74,7 @@ class Answer:
             record.decision_confidence,
             tuple((r.text, r.confidence) for r in record.reasons),
             math.fsum(t.logprob for t in record.tokens),
+            record.output_text,
         )
 
     @classmethod
@@ -71,6 +90,7 @@ class Answer:
                 for t, c in zip(row["reason_texts"], row["reason_confidences"], strict=True)
             ),
             nan_for_null(row.get("logprob_sum")),
+            str(row.get("output_text") or ""),
         )
 
 
@@ -91,6 +111,7 @@ class SuiteOutcome:
     n_reasons: int = 0
     stopped: str | None = None
     summary: str = ""
+    rationales: list[RationaleRecord] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -109,8 +130,8 @@ class InstancePlan(Protocol):
         """The tasks needed before any answer."""
         ...
 
-    def advance(self, task: Task, text: str) -> tuple[Sequence[Task], object]:
-        """The follow-up tasks ``text`` (the answer to ``task``) calls for, and what was read
+    def advance(self, task: Task, reply: Reply) -> tuple[Sequence[Task], object]:
+        """The follow-up tasks ``reply`` (the answer to ``task``) calls for, and what was read
         from it on the way (handed to :meth:`Suite.record`, so nothing is parsed twice)."""
         ...
 

@@ -61,7 +61,7 @@ def test_read_commands_never_write(tmp_path: Path, capsys: pytest.CaptureFixture
     duckdb.connect(str(empty)).close()
     older = tmp_path / "older.duckdb"
     with open_store(older) as store:  # an older schema: the newest migration undone
-        store.connection.execute("ALTER TABLE instance_results ALTER COLUMN stance SET NOT NULL")
+        store.connection.execute("DROP TABLE rationales")
         store.connection.execute(
             "DELETE FROM schema_migrations WHERE version = ?", [LATEST_VERSION]
         )

@@ -1,6 +1,6 @@
-"""The classify suite: label scores p(y | x) by teacher forcing (spec ``RATIONALES.md`` §4.1)."""
+"""The classify suite: label scores p(y | x) by teacher forcing (spec ``RATIONALES.md`` §4.1;
+the method is :mod:`haf_tui.rationales.labels`)."""
 
-from haf_tui.suites.classify.labels import LabelScores, classify_messages, label_scores
 from haf_tui.suites.classify.suite import CLASSIFY, ClassifySuite
 
-__all__ = ["CLASSIFY", "ClassifySuite", "LabelScores", "classify_messages", "label_scores"]
+__all__ = ["CLASSIFY", "ClassifySuite"]

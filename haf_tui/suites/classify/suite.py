@@ -1,7 +1,7 @@
 """The classify suite: teacher-forced label scores p(y | x) of every instance (no sampling).
 
 Four generations per instance (stage ``classify``, one per spelling, sub-index = its place
-in :data:`~haf_tui.suites.classify.labels.SPELLINGS`), each the forced spelling with its
+in :data:`~haf_tui.rationales.labels.SPELLINGS`), each the forced spelling with its
 tokens' raw log-probabilities; the instance metrics ``classify_p_toxic``,
 ``classify_label_mass`` and ``classify_toxic`` (ŷ: 1 toxic, 0 non-toxic).
 """
@@ -14,9 +14,9 @@ from typing import ClassVar
 
 from haf_tui.config import RunConfig
 from haf_tui.inference.base import Generation
+from haf_tui.rationales.labels import SPELLINGS, classify_messages, label_scores
 from haf_tui.store.records import GenerationRecord, InstanceRecord
-from haf_tui.suites.base import Answer, SuiteContext, SuiteOutcome, Task
-from haf_tui.suites.classify.labels import SPELLINGS, classify_messages, label_scores
+from haf_tui.suites.base import Answer, Reply, SuiteContext, SuiteOutcome, Task
 
 STAGE = "classify"
 
@@ -35,7 +35,7 @@ class ClassifyPlan:
             for index, (spelling, _) in enumerate(SPELLINGS)
         ]
 
-    def advance(self, task: Task, text: str) -> tuple[Sequence[Task], object]:
+    def advance(self, task: Task, reply: Reply) -> tuple[Sequence[Task], object]:
         """No follow-ups."""
         return [], None
 

@@ -18,7 +18,7 @@ from haf_tui.prompts import (
     reliance_messages,
     stance_prompts,
 )
-from haf_tui.suites.base import Task
+from haf_tui.suites.base import Reply, Task
 from haf_tui.vocabulary import Rules, Stance
 
 GenerationTask = Task
@@ -128,12 +128,12 @@ class HafPlan:
         return STAGES["justify"].tasks(self.text, None, self.explicit)
 
     def advance(
-        self, task: GenerationTask, text: str
+        self, task: GenerationTask, reply: Reply
     ) -> tuple[Sequence[GenerationTask], JustifyParse | None]:
         """After JUSTIFY, its parse and the follow-up tasks (none when it stopped)."""
         if task.stage != "justify":
             return [], None
-        parsed = parse_justify(text, rules=self.rules)
+        parsed = parse_justify(reply.text, rules=self.rules)
         outcome = self.outcome = JustifyOutcome(
             parsed.stance, tuple(r.text for r in parsed.reasons)
         )

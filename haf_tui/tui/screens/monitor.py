@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Header, RichLog, Static
 
 from haf_tui.pipeline.planning import format_duration
 from haf_tui.store.readers import run_progress
+from haf_tui.suites import run_stages
 from haf_tui.tui.live import LiveRun, LiveSession
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.base import HafScreen
@@ -198,7 +199,7 @@ class MonitorScreen(HafScreen[None]):
         progress = run_progress(self.reader.store(), run_id)
         rows = [] if progress is None else [
             (progress.status, progress.planned, progress.model_file, progress.done,
-             progress.stages)
+             progress.stages, tuple(run_stages(progress.config)))
         ]  # fmt: skip
         self.post_message(QueryFinished("watch", [], rows))
 
@@ -207,12 +208,14 @@ class MonitorScreen(HafScreen[None]):
         """Draw the watched run."""
         if message.request != "watch" or not message.rows:
             return
-        status, planned, model, done, stage_list = message.rows[0]
+        status, planned, model, done, stage_list, its_stages = message.rows[0]
         counts: dict[str, int] = {}
         for stage in stage_list or []:
             counts[stage] = counts.get(stage, 0) + 1
         self._watch_status = status
-        self.query_one(StageProgress).show((done, planned), counts, {"justify": planned})
+        self.query_one(StageProgress).show(
+            (done, planned), counts, {"justify": planned}, its_stages
+        )
         stats = Text(f"{status}", style="bold")
         stats.append(f"  {model}")
         self.query_one("#mon-stats", Static).update(stats)

@@ -17,8 +17,8 @@ from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from haf_tui.rationales.labels import SPELLINGS, label_scores
 from haf_tui.reports import format_number
-from haf_tui.suites.classify.labels import SPELLINGS, label_scores
 
 
 @dataclass(frozen=True)

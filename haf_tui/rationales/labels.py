@@ -1,4 +1,5 @@
-"""Label scores of a classification prompt (spec ``RATIONALES.md`` §3.2, §4.1): pure, no I/O.
+"""Labels and label scores of a classification prompt (spec ``RATIONALES.md`` §1, §3.2, §4.1):
+pure, no I/O.
 
 Each label's spellings are teacher-forced as the start of the reply; lp(y) is the log-sum-exp
 of its spellings' summed raw log-probabilities, p(y | x) = exp lp(y) / Σ exp lp(y'), ŷ the
@@ -53,6 +54,46 @@ class LabelScores:
     def predicted(self) -> Label:
         """ŷ: the more likely label (a tie: toxic)."""
         return "toxic" if self.p_toxic >= 0.5 else "non-toxic"
+
+    def p(self, label: Label) -> float:
+        """p(label | x)."""
+        return self.p_toxic if label == "toxic" else self.p_non_toxic
+
+    def log_odds(self, label: Label) -> float:
+        """L = lp(label) − lp(other label), from the log-probabilities themselves (§4.2: it
+        does not saturate where p rounds to 1)."""
+        other: Label = "non-toxic" if label == "toxic" else "toxic"
+        return self.logprobs[label] - self.logprobs[other]
+
+
+GOLD_LABELS: Final[dict[str, Label]] = {
+    "toxic": "toxic",
+    "non-toxic": "non-toxic",
+    "hatespeech": "toxic",
+    "hate": "toxic",
+    "offensive": "toxic",
+    "normal": "non-toxic",
+    "true": "toxic",
+    "false": "non-toxic",
+}
+
+
+def gold_label(value: str | None) -> Label | None:
+    """The label a stored instance label stands for (§1): ``toxic``/``non-toxic``, HateXplain's
+    ``hatespeech``/``offensive``/``normal``, or a number, the share of raters saying toxic
+    (HAF's ``given_label``: 0.5 or more is toxic). None: no label, or one not understood."""
+    if value is None:
+        return None
+    text = value.strip().casefold().replace("_", "-").replace(" ", "-")
+    if text in GOLD_LABELS:
+        return GOLD_LABELS[text]
+    try:
+        share = float(text)
+    except ValueError:
+        return None
+    if math.isnan(share):
+        return None
+    return "toxic" if share >= 0.5 else "non-toxic"
 
 
 def _logsumexp(values: list[float]) -> float:
