@@ -6,6 +6,7 @@ results, and that each rationale's numbers follow the spec from the scores. The 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -217,3 +218,44 @@ def test_underscore_removal_keeps_the_word_count() -> None:
     plan = RationalePlan(instance(), config)
     texts = {text_of(t) for t in plan.start() if t.stage == OCCLUSION}
     assert all(len(t.split()) == 17 and t.count("_") == 1 for t in texts)
+
+
+def test_a_rationales_run_through_the_runner_stores_every_rationale_and_resumes(
+    tmp_path: Path,
+) -> None:
+    from haf_tui.pipeline.runner import HafRunner
+    from haf_tui.store import open_store
+    from tests.support.rationale_runs import (
+        RATIONALE_CONFIG,
+        RUN_ID,
+        ScriptedRationaleModel,
+        store_rationale_run,
+    )
+    from tests.test_scheduler import FlatSimilarity
+
+    with open_store(tmp_path / "r.duckdb") as store:
+        store_rationale_run(store)
+        counts = dict(store.query("SELECT source, count(*) FROM rationales GROUP BY 1")[1])
+        # h0, h1 with gold (human, 4 random seeds), h2 without; ŷ = gold label: one prompt each
+        assert counts == {
+            "prompt_gold": 3, "prompt_predicted": 3, "occlusion": 3, "everything": 3,
+            "human": 2, "random": 8,
+        }  # fmt: skip
+        before = store.query("SELECT * FROM rationales ORDER BY ALL")[1]
+        for table in ("instance_results", "instance_metrics", "rationales"):
+            store.connection.execute(f"DELETE FROM {table} WHERE instance_id = 'h1'")
+        for table in ("generations", "tokens", "parse_diagnostics"):
+            store.connection.execute(
+                f"DELETE FROM {table} WHERE instance_id = 'h1' "
+                "AND stage IN ('rationale_prompt', 'rationale_perturb')"
+            )
+        model = ScriptedRationaleModel()
+        runner = HafRunner(store, model, FlatSimilarity(), RATIONALE_CONFIG)
+        assert runner.run(RUN_ID).status == "finished"
+        assert len(model.prompts) == 1  # h1's prompt, nothing already stored
+        assert {text for text, _ in model.scored} <= {
+            r[0] for r in store.query("SELECT text_without FROM rationales")[1]
+        } | {r[0] for r in store.query("SELECT text_only FROM rationales")[1]}
+        assert store.query("SELECT * FROM rationales ORDER BY ALL")[1] == before
+        keys = store.query("SELECT instance_id, stage, sub_index FROM generations")[1]
+        assert len(keys) == len(set(keys))
