@@ -10,7 +10,9 @@ Measured in one run, so the ratios compare like with like:
 - the method core: parse + metrics per reference output (needs ``../shared``);
 - throughput (:mod:`benchmarks.throughput`): single-sequence against batched decoding at
   batch 1/4/8/16, prompt tokens saved by prefix reuse, the pipeline end to end one at a time
-  against batched (instances/hour), peak RSS;
+  against batched (instances/hour), what the classify suite adds to a HAF run, the rationales
+  suite's leave-one-out scoring with and without prefix reuse (scored texts per second,
+  prompt tokens saved) and a whole rationales run (instances/hour), peak RSS;
 - TUI keypress latency per screen on a synthetic store of 5,000 instances × 4 runs
   (:mod:`benchmarks.tui_latency`, in a fresh process as ``haf`` would be).
 """
@@ -30,8 +32,10 @@ from typing import Any
 from benchmarks.throughput import (
     bench_batched_decoding,
     bench_dataset,
+    bench_occlusion,
     bench_pipeline,
     bench_prefix_reuse,
+    bench_rationales_run,
     bench_suites,
     peak_rss_mib,
 )
@@ -220,6 +224,7 @@ def main() -> None:
     parser.add_argument("--batch-max-new-tokens", type=int, default=64)
     parser.add_argument("--pipeline-instances", type=int, default=24)
     parser.add_argument("--suites-instances", type=int, default=8)
+    parser.add_argument("--occlusion-instances", type=int, default=2)
     parser.add_argument("--shared", default=str(Path.cwd().parent / "shared"))
     args = parser.parse_args()
     models = {"embedded": embedded_model_path()}
@@ -248,12 +253,16 @@ def main() -> None:
     }
     best = int(results["batched_decoding"]["best"].removeprefix("batch_"))
     results["prefix_reuse"] = bench_prefix_reuse(backend, texts[:4], max(best, 4))
+    results["occlusion"] = bench_occlusion(backend, texts[: args.occlusion_instances], max(best, 4))
     backend.close()
     results["pipeline"] = bench_pipeline(
         _first(dataset, args.pipeline_instances), args.batch_max_new_tokens, max(best, 2)
     )
     results["suites"] = bench_suites(
         _first(dataset, args.suites_instances), args.batch_max_new_tokens, max(best, 2)
+    )
+    results["rationales_run"] = bench_rationales_run(
+        _first(dataset, args.occlusion_instances), max(best, 2), seeds=10
     )
     results["peak_rss_mib"] = peak_rss_mib()
     out = Path(args.out)

@@ -240,3 +240,103 @@ def bench_suites(
         "classify_over_haf_median": round(statistics.median(ratios), 3),
         "classify_over_haf_spread": [round(min(ratios), 3), round(max(ratios), 3)],
     }
+
+
+OCCLUSION_WORDS = 16
+"""Words kept of each text in the occlusion benchmark (its arm without prefix reuse evaluates
+every prompt in full: 4 (n + 1) prompts per text)."""
+
+
+def _occlusion_requests(texts: list[str]) -> list[GenerationRequest]:
+    """The forced label spellings of each text (its first :data:`OCCLUSION_WORDS` words) and
+    of every leave-one-out text of it, as the rationales suite asks for them (its plan's
+    classify and occlusion tasks)."""
+    from haf_tui.store.records import InstanceRecord
+    from haf_tui.suites.rationales.plan import CLASSIFY, OCCLUSION, RationalePlan
+
+    config = RunConfig(suites=("rationales",))
+    settings = DecodingSettings(max_new_tokens=4, seed=7)
+    requests = []
+    for number, text in enumerate(texts):
+        plan = RationalePlan(
+            InstanceRecord(instance_id=str(number), position=number, text=text), config
+        )
+        for task in plan.start():
+            if task.stage in (CLASSIFY, OCCLUSION):
+                tag = (number, task.stage, task.sub_index)
+                requests.append(
+                    GenerationRequest(task.messages, settings, tag=tag, forced=task.forced)
+                )
+    return requests
+
+
+def bench_occlusion(
+    backend: LlamaCppBackend, texts: list[str], n_parallel: int, rounds: int = 3
+) -> dict[str, Any]:
+    """The rationales suite's leave-one-out scoring (n + 1 texts per instance, four forced
+    spellings each) batched with and without prefix reuse, interleaved (A B A B ...)
+    ``rounds`` times: scored texts per second, prompt tokens saved, median ratio and spread."""
+    requests = _occlusion_requests(texts)
+    texts_scored = len(requests) // 4
+    seconds: dict[str, list[float]] = {"without_reuse": [], "with_reuse": []}
+    evaluated: dict[str, int] = {}
+    prompt_tokens = 0
+    for _ in range(rounds):
+        for arm in seconds:
+            engine = BatchedLlamaEngine(backend, n_parallel, reuse_prefix=arm == "with_reuse")
+            try:
+                started = time.perf_counter()
+                engine.serve(ListSource(list(requests)))
+                seconds[arm].append(round(time.perf_counter() - started, 2))
+            finally:
+                engine.close()
+            evaluated[arm] = engine.stats.prompt_tokens_evaluated
+            prompt_tokens = engine.stats.prompt_tokens
+    ratios = [a / b for a, b in zip(seconds["without_reuse"], seconds["with_reuse"], strict=True)]
+    return {
+        "instances": len(texts),
+        "scored_texts": texts_scored,
+        "forced_replies": len(requests),
+        "n_parallel": n_parallel,
+        "seconds": seconds,
+        "scored_texts_per_second": round(
+            texts_scored / statistics.median(seconds["with_reuse"]), 2
+        ),
+        "scored_texts_per_second_without_reuse": round(
+            texts_scored / statistics.median(seconds["without_reuse"]), 2
+        ),
+        "prompt_tokens": prompt_tokens,
+        "prompt_tokens_evaluated": evaluated,
+        "prompt_tokens_saved": evaluated["without_reuse"] - evaluated["with_reuse"],
+        "saved_share": round(
+            (evaluated["without_reuse"] - evaluated["with_reuse"]) / max(prompt_tokens, 1), 3
+        ),
+        "reuse_speedup_median": round(statistics.median(ratios), 3),
+        "reuse_speedup_spread": [round(min(ratios), 3), round(max(ratios), 3)],
+    }
+
+
+def bench_rationales_run(dataset: Dataset, n_parallel: int, seeds: int) -> dict[str, Any]:
+    """A whole rationales-suite run (prompted, occlusion, perturbations with ``seeds`` RANDOM
+    masks) into a throwaway database: instances per hour and generations per stage."""
+    from haf_tui.config import RationaleSettings
+    from haf_tui.pipeline.models import load_models
+
+    config = RunConfig(
+        suites=("rationales",),
+        model=ModelSettings(n_ctx=2048, n_parallel=n_parallel),
+        rationales=RationaleSettings(random_seeds=seeds),
+    )
+    models = load_models(config)
+    try:
+        took, summary, _ = _timed_run(config, dataset, models)
+    finally:
+        models.backend.close()
+    return {
+        "instances": len(dataset.instances),
+        "random_seeds": seeds,
+        "n_parallel": n_parallel,
+        "seconds": round(took, 1),
+        "generations": dict(summary.generations),
+        "instances_per_hour": round(summary.instances_done / took * 3600, 1),
+    }

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import DataTable, Input, SelectionList
+from textual.widgets import DataTable, Input, Select, SelectionList
 
 from haf_tui.datasets import sample_indices
 from haf_tui.store import open_store
@@ -131,7 +131,26 @@ async def test_each_step_refuses_bad_input_in_place(tmp_path: Path) -> None:
         await pilot.press("ctrl+n")
         assert "suites: pick at least one suite" in static_text(wizard, "#wz-error")
         suites.select("haf")
-        assert wizard.query_one(RunSettingsForm).build(None).suites == ("haf",)
+        form = wizard.query_one(RunSettingsForm)
+        assert form.build(None).suites == ("haf",)
+        # the rationales suite's settings
+        suites.select("rationales")
+        wizard.query_one("#set-rationale-strategy", Select).value = "top_k"
+        wizard.query_one("#set-rationale-removal", Select).value = "underscore"
+        await set_input(pilot, "#set-rationale-k", "3")
+        await set_input(pilot, "#set-rationale-ratio", "0.25")
+        built = form.build(None)
+        assert built.suites == ("haf", "rationales")
+        assert (built.rationales.strategy, built.rationales.k) == ("top_k", 3)
+        assert (built.rationales.removal, built.rationales.ratio) == ("underscore", 0.25)
+        await set_input(pilot, "#set-rationale-k", "0")
+        await pilot.press("ctrl+n")
+        assert "rationales: Top-k's k" in static_text(wizard, "#wz-error")
+        assert wizard.query_one("#set-rationale-k", Input).has_class("-invalid")
+        await set_input(pilot, "#set-rationale-k", "5")
+        await set_input(pilot, "#set-rationale-ratio", "")
+        assert form.build(None).rationales.ratio is None  # blank: the dataset's
+        suites.deselect("rationales")
         await pilot.press("ctrl+b")
         assert str(wizard.query_one("#wz-body").current) == "dataset"
         await pilot.press("escape")

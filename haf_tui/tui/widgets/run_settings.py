@@ -1,6 +1,6 @@
 """The wizard's settings step: the suites, prompting, HAF's stages, decoding, GPU layers,
-context size, batched sequences and the similarity model, validated by the same pydantic
-models as ``haf run``."""
+context size, batched sequences, the rationales suite's settings and the similarity model,
+validated by the same pydantic models as ``haf run``."""
 
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ from haf_tui.config import (
     STAGE_NAMES,
     DecodingSettings,
     ModelSettings,
+    RationaleSettings,
     RunConfig,
     SimilaritySettings,
 )
+from haf_tui.rationales.prompts import VARIANTS
 from haf_tui.suites import DEFAULT_SUITES, SUITES
 
 # (input id, section, field, label)
@@ -29,16 +31,41 @@ NUMBER_FIELDS: tuple[tuple[str, str, str, str], ...] = (
     ("set-gpu-layers", "model", "n_gpu_layers", "GPU layers (-1: all)"),
     ("set-n-ctx", "model", "n_ctx", "context size"),
     ("set-parallel", "model", "n_parallel", "sequences at once"),
+    ("set-rationale-k", "rationales", "k", "rationales: Top-k's k"),
+    ("set-rationale-seeds", "rationales", "random_seeds", "rationales: RANDOM masks"),
 )
-FIELD_INPUT = {(section, name): input_id for input_id, section, name, _ in NUMBER_FIELDS}
+# (select id, field, label, options): the rationales suite's choices (spec RATIONALES.md)
+RATIONALE_CHOICES: tuple[tuple[str, str, str, tuple[tuple[str, str], ...]], ...] = (
+    ("set-rationale-variant", "variant", "rationales: prompt", tuple((v, v) for v in VARIANTS)),
+    (
+        "set-rationale-strategy",
+        "strategy",
+        "rationales: how many",
+        (
+            ("unbound (the model decides)", "unbound"),
+            ("top-var (human size)", "top_var"),
+            ("top-ratio (share of words)", "top_ratio"),
+            ("top-k", "top_k"),
+        ),
+    ),
+    (
+        "set-rationale-removal",
+        "removal",
+        "rationales: removal",
+        (("delete the words", "delete"), ("replace each by _", "underscore")),
+    ),
+)
 
 
 def _defaults() -> dict[tuple[str, str], Any]:
-    decoding, model = DecodingSettings(), ModelSettings()
-    values: dict[tuple[str, str], Any] = {}
-    for _, section, name, _ in NUMBER_FIELDS:
-        values[(section, name)] = getattr(decoding if section == "decoding" else model, name)
-    return values
+    sections = {
+        "decoding": DecodingSettings(),
+        "model": ModelSettings(),
+        "rationales": RationaleSettings(),
+    }
+    return {
+        (section, name): getattr(sections[section], name) for _, section, name, _ in NUMBER_FIELDS
+    }
 
 
 class RunSettingsForm(VerticalScroll):
@@ -82,6 +109,16 @@ class RunSettingsForm(VerticalScroll):
                 yield Label(label, classes="field-label")
                 yield Input(str(defaults[(section, name)]), id=input_id)
         yield Static("  llama.cpp: checking GPU offload …", id="set-offload", classes="hint")
+        rationale = RationaleSettings()
+        for select_id, name, label, options in RATIONALE_CHOICES:
+            with Horizontal():
+                yield Label(label, classes="field-label")
+                yield Select(
+                    list(options), value=getattr(rationale, name), allow_blank=False, id=select_id
+                )
+        with Horizontal():
+            yield Label("rationales: ratio", classes="field-label")
+            yield Input("", placeholder="the dataset's (blank)", id="set-rationale-ratio")
         with Horizontal():
             yield Label("similarity model", classes="field-label")
             yield Input(SimilaritySettings().model, id="set-similarity")
@@ -113,9 +150,13 @@ class RunSettingsForm(VerticalScroll):
 
     def build(self, model_path: str | None, *, limit: int | None = None) -> RunConfig:
         """The run's config for ``model_path``; ValidationError/ValueError when invalid."""
-        values: dict[str, dict[str, Any]] = {"decoding": {}, "model": {}}
+        values: dict[str, dict[str, Any]] = {"decoding": {}, "model": {}, "rationales": {}}
         for input_id, section, name, _ in NUMBER_FIELDS:
             values[section][name] = self._number(input_id)
+        for select_id, name, _, _ in RATIONALE_CHOICES:
+            values["rationales"][name] = self.query_one(f"#{select_id}", Select).value
+        ratio = self.query_one("#set-rationale-ratio", Input).value.strip()
+        values["rationales"]["ratio"] = self._number("set-rationale-ratio") if ratio else None
         stages = tuple(self.query_one("#set-stages", SelectionList).selected)
         similarity_kind = self.query_one("#set-similarity-kind", Select).value
         return RunConfig(
@@ -129,6 +170,7 @@ class RunSettingsForm(VerticalScroll):
             prompting=self.query_one("#set-prompting", Select).value,
             stages=stages,
             suites=tuple(self.query_one("#set-suites", SelectionList).selected),
+            rationales=RationaleSettings(**values["rationales"]),
         )
 
     def validate(self) -> str | None:
@@ -142,9 +184,10 @@ class RunSettingsForm(VerticalScroll):
             where = [str(part) for part in error["loc"]]
             message = f"{' '.join(where) or 'settings'}: {error['msg']}"
             field = where[-1] if where else ""
-            for (_, name), input_id in FIELD_INPUT.items():
+            for input_id, _, name, label in NUMBER_FIELDS:
                 if name == field:
                     self.query_one(f"#{input_id}", Input).add_class("-invalid")
+                    message = f"{label}: {error['msg']}"
             if "stages" in where or "justify" in error["msg"]:
                 message = f"stages: {error['msg'].removeprefix('Value error, ')}"
             if "suites" in where:
