@@ -108,3 +108,34 @@ def test_a_rationales_run_on_hatexplain_scores_plausibility_faithfulness_and_res
                     assert new[name] == pytest.approx(value, abs=1e-6), name
                 else:
                     assert new[name] == value, name
+
+
+def test_haf_run_suite_rationales_on_a_hatexplain_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What the README tells a user to type, with the suite's options."""
+    from haf_tui.cli import main
+    from haf_tui.store import open_store
+
+    file = two_posts(tmp_path / "Data")
+    db = tmp_path / "haf.duckdb"
+    argv = ["--db", str(db), "run", "--dataset", "hate_explain", "--file", str(file)]
+    argv += ["--suite", "rationales", "--limit", "1", "--rationale-strategy", "top_var"]
+    argv += ["--rationale-removal", "underscore", "--rationale-seeds", "1"]
+    argv += ["--rationale-variant", "short", "--parallel", "4"]
+    assert main(argv) == 0
+    said = capsys.readouterr().out
+    assert "rationale_occlusion" in said
+    with open_store(db, read_only=True) as store:
+        config = RunConfig.model_validate_json(store.query("SELECT config FROM runs")[1][0][0])
+        settings = config.rationales
+        assert (settings.strategy, settings.removal, settings.variant) == (
+            "top_var", "underscore", "short",
+        )  # fmt: skip
+        assert settings.ratio == pytest.approx((6 / 17 + 4 / 18) / 2)  # mean |HARD| / n
+        rows = _rows(store, "SELECT source, k, size, text_without FROM rationales")
+    by_source = {r["source"]: r for r in rows}
+    assert by_source["prompt_gold"]["k"] == 6  # Top-Var: the size of HARD
+    assert by_source["occlusion"]["size"] == 6
+    without = by_source["human"]["text_without"]
+    assert len(without.split()) == len(P1_TOKENS) and without.count("_") == 6
