@@ -259,3 +259,25 @@ def test_a_rationales_run_through_the_runner_stores_every_rationale_and_resumes(
         assert store.query("SELECT * FROM rationales ORDER BY ALL")[1] == before
         keys = store.query("SELECT instance_id, stage, sub_index FROM generations")[1]
         assert len(keys) == len(set(keys))
+
+
+def test_annotators_who_agree_on_nothing_give_no_gold_and_no_baselines() -> None:
+    disjoint = [mask(TOKENS, {0}), mask(TOKENS, {1}), mask(TOKENS, {2})]  # SOFT 1/3: HARD empty
+    record = instance(masks=disjoint)
+    outcome = finish(drive(RationalePlan(record, CONFIG)), record, CONFIG)
+    sources = sorted({r.source for r in outcome.rationales})
+    assert sources == ["everything", "occlusion", "prompt_gold", "prompt_predicted"]
+    assert all(r.token_f1 is None for r in outcome.rationales)
+    metrics = {name: value for name, value, _ in outcome.instance_metrics}
+    assert metrics["rationale_has_gold"] == 0.0  # counted as skipped
+
+
+def test_a_mask_of_the_wrong_length_is_an_error_record() -> None:
+    from haf_tui.inference.base import Generation
+
+    record = instance(masks=[[1, 0, 1]])
+    task = next(iter(RationalePlan(record, CONFIG).start()))
+    generation = Generation("p", 3, "toxic", [], "forced", 0.0)
+    context = SuiteContext("run", CONFIG, cast(Any, None))
+    stored = SUITE.record(context, record, task, 0, generation, None)
+    assert stored.diagnostics == [("no gold rationale", "a rationale mask of the wrong length")]

@@ -162,7 +162,7 @@ class RationalePlan:
         for index in range(len(self.tokens)):
             tasks += self._score(OCCLUSION, index, self.occlusion_text(index))
         tasks += self._perturb([1] * len(self.tokens), EVERYTHING_WITHOUT, None)
-        if self.gold is not None:
+        if self.gold is not None and any(self.gold.hard):  # (an empty HARD: no baselines)
             hard = self.gold.hard
             tasks += self._perturb(hard, HUMAN_WITHOUT, HUMAN_ONLY)
             for seed in range(self.settings.random_seeds):

@@ -186,7 +186,7 @@ class InstanceRationales:
             rows.append(self._plausible(row, occlusion))
         everything = self._row("everything", [1] * n)
         rows.append(replace(self._faithful(everything, EVERYTHING_WITHOUT, None), suff=0.0))
-        if self.hard is not None:
+        if self.hard is not None and any(self.hard):
             human = self._row("human", self.hard, k=mask_size(self.hard))
             rows.append(self._faithful(human, HUMAN_WITHOUT, HUMAN_ONLY))
             for seed in range(plan.settings.random_seeds):
@@ -196,14 +196,15 @@ class InstanceRationales:
         return rows
 
     def metrics(self, rows: Sequence[RationaleRecord]) -> list[MetricRow]:
-        """The instance's metrics: p(ŷ | x), the label mass, ŷ, whether it has a gold, the
+        """The instance's metrics: p(ŷ | x), the label mass, ŷ, whether it has a non-empty gold
+        (else plausibility is skipped), the
         annotators' agreement and the prompted-vs-occlusion alignment F1 (§6.4)."""
         plan = self.plan
         metrics: list[MetricRow] = [
             ("rationale_p_predicted", self.full.p(self.predicted), 1),
             ("rationale_label_mass", self.full.label_mass, 1),
             ("rationale_toxic", 1.0 if self.predicted == "toxic" else 0.0, 1),
-            ("rationale_has_gold", 1.0 if plan.gold is not None else 0.0, 1),
+            ("rationale_has_gold", 1.0 if self.gold_mask and any(self.gold_mask) else 0.0, 1),
         ]
         if plan.gold is not None:
             agreement = annotator_iou(plan.gold.masks)

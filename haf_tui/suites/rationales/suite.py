@@ -14,7 +14,7 @@ from haf_tui.config import RunConfig
 from haf_tui.inference.base import Generation
 from haf_tui.rationales.labels import SPELLINGS
 from haf_tui.rationales.prompts import toxicity_ratio
-from haf_tui.rationales.truth import Gold, gold_rationale
+from haf_tui.rationales.truth import NO_MASKS, Gold, gold_rationale
 from haf_tui.store.records import GenerationRecord, InstanceRecord
 from haf_tui.suites.base import Answer, Reply, SuiteContext, SuiteOutcome, Task
 from haf_tui.suites.rationales.plan import (
@@ -93,8 +93,8 @@ class RationalesSuite:
         else:
             decision, source = SPELLINGS[task.sub_index % SPELLS][1], "forced"
             if task.stage == CLASSIFY and task.sub_index == 0:
-                problem = RationalePlan(instance, context.config).gold_problem
-                if problem and "no annotator" not in problem:
+                problem = gold_rationale(instance.text, instance.extra)
+                if isinstance(problem, str) and problem != NO_MASKS:
                     diagnostics.append(("no gold rationale", problem))
         return GenerationRecord(
             run_id=context.run_id,
