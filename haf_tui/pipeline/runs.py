@@ -158,7 +158,12 @@ def check_prompts_fit(models: LoadedModels, config: RunConfig, dataset: Dataset)
     instances = dataset.instances[: config.limit] if config.limit else dataset.instances
     for instance in instances:
         longest_reply: dict[tuple[ChatMessage, ...], int] = {}  # (each prompt rendered once)
+        first_of_stage: dict[str, tuple[ChatMessage, ...]] = {}
         for _, task in first_tasks(config, instance):
+            # a stage's later first prompts score shorter texts (the rationales suite's texts
+            # without some words): its first prompt is the longest
+            if first_of_stage.setdefault(task.stage, task.messages) != task.messages:
+                continue
             forced = len(backend.forced_tokens(task.forced)) if task.forced else 0
             longest_reply[task.messages] = max(longest_reply.get(task.messages, 0), forced)
         needed = 1 + max(
