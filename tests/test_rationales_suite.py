@@ -281,3 +281,17 @@ def test_a_mask_of_the_wrong_length_is_an_error_record() -> None:
     context = SuiteContext("run", CONFIG, cast(Any, None))
     stored = SUITE.record(context, record, task, 0, generation, None)
     assert stored.diagnostics == [("no gold rationale", "a rationale mask of the wrong length")]
+
+
+def test_haf_and_rationales_in_one_run(tmp_path: Path) -> None:
+    from haf_tui.store import open_store
+    from tests.support.rationale_runs import RATIONALE_CONFIG, store_rationale_run
+
+    config = RATIONALE_CONFIG.model_copy(update={"suites": ("haf", "rationales")})
+    with open_store(tmp_path / "both.duckdb") as store:
+        store_rationale_run(store, config)
+        stages = dict(store.query("SELECT stage, count(*) FROM generations GROUP BY 1")[1])
+        assert stages["justify"] == 3 and stages["rationale_classify"] == 12
+        results = store.query("SELECT count(*), count(stance) FROM instance_results")[1]
+        assert results == [(3, 3)]  # HAF decides each stance
+        assert store.query("SELECT count(DISTINCT instance_id) FROM rationales")[1] == [(3,)]
