@@ -4,6 +4,7 @@ workbench needs lives here (and in ``queries/``), not in its screens."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -11,6 +12,7 @@ from typing import Any
 
 from haf_tui.config import RunConfig
 from haf_tui.store.db import Store
+from haf_tui.store.records import InstanceRecord, RationaleRecord
 
 Rows = list[tuple[Any, ...]]
 
@@ -138,3 +140,62 @@ def defined_metric_values(
     """(run id, metric) → the instance values of that metric that are defined."""
     rows = store.query(_METRIC_VALUES_SQL, {"metrics": list(metrics)})[1]
     return {(str(run_id), str(metric)): list(found or []) for run_id, metric, found in rows}
+
+
+_RATIONALES_SQL = f"""
+SELECT {", ".join(RationaleRecord.columns())} FROM rationales
+WHERE run_id = $run_id AND instance_id = $instance_id
+ORDER BY source, seed
+"""
+_RUN_INSTANCE_SQL = """
+SELECT i.instance_id, i.position, i.text, i.label, CAST(i.extra AS VARCHAR)
+FROM runs r JOIN instances i USING (dataset_id)
+WHERE r.run_id = $run_id AND i.instance_id = $instance_id
+"""
+_INSTANCE_METRICS_SQL = """
+SELECT metric, value FROM instance_metrics
+WHERE run_id = $run_id AND instance_id = $instance_id AND starts_with(metric, $prefix)
+ORDER BY metric
+"""
+
+
+def instance_rationales(store: Store, run_id: str, instance_id: str) -> list[RationaleRecord]:
+    """The rationales of one instance of a run (the rationales suite), ordered by source,
+    then seed (RANDOM has one per seed); none when the run has no rationales for it."""
+    params = {"run_id": run_id, "instance_id": instance_id}
+    columns, rows = store.query(_RATIONALES_SQL, params)
+    return [
+        RationaleRecord(**{c: _listed(v) for c, v in zip(columns, row, strict=True)})
+        for row in rows
+    ]
+
+
+def run_instance(store: Store, run_id: str, instance_id: str) -> InstanceRecord | None:
+    """One instance of a run's dataset as stored (its text, label and ``extra``), or None."""
+    params = {"run_id": run_id, "instance_id": instance_id}
+    rows = store.query(_RUN_INSTANCE_SQL, params)[1]
+    if not rows:
+        return None
+    found, position, text, label, extra = rows[0]
+    loaded = json.loads(extra) if extra else {}
+    return InstanceRecord(
+        instance_id=str(found),
+        position=int(position),
+        text=str(text),
+        label=label,
+        extra=loaded if isinstance(loaded, dict) else {},
+    )
+
+
+def instance_metric_values(
+    store: Store, run_id: str, instance_id: str, prefix: str = ""
+) -> dict[str, float | None]:
+    """The instance metrics of one instance of a run whose names start with ``prefix``."""
+    params = {"run_id": run_id, "instance_id": instance_id, "prefix": prefix}
+    rows = store.query(_INSTANCE_METRICS_SQL, params)[1]
+    return {str(metric): value for metric, value in rows}
+
+
+def _listed(value: Any) -> Any:
+    """A list column as a list (DuckDB may give a tuple), anything else as it is."""
+    return list(value) if isinstance(value, tuple) else value

@@ -14,7 +14,14 @@ from typing import Any
 from textual.message import Message
 
 from haf_tui.store import Store
-from haf_tui.store.readers import instance_parts, instance_tokens
+from haf_tui.store.readers import (
+    instance_metric_values,
+    instance_parts,
+    instance_rationales,
+    instance_tokens,
+    run_instance,
+)
+from haf_tui.tui.widgets.rationale_view import RationaleData, rationale_data
 from haf_tui.tui.widgets.token_view import Span, Token
 
 GenKey = tuple[str, int]
@@ -35,6 +42,8 @@ class InstancesLoaded(Message):
 
     rows: list[dict[str, Any]]
     run_id: str
+    suites: tuple[str, ...] = ("haf",)
+    """The suites the run was asked to run (its config)."""
 
 
 @dataclass
@@ -43,6 +52,14 @@ class InstancesRead(Message):
 
     found: list[InstanceData]
     requested: list[str]
+
+
+@dataclass
+class RationalesRead(Message):
+    """An instance's rationales read (``data`` None: the read failed)."""
+
+    instance_id: str
+    data: RationaleData | None
 
 
 @dataclass
@@ -170,3 +187,18 @@ def read_instances(store: Store, run_id: str, ids: list[str]) -> list[InstanceDa
             data.tokens.setdefault((stage, sub), []).append(token)
         found.append(data)
     return found
+
+
+def read_rationales(store: Store, run_id: str, instance_id: str) -> RationaleData:
+    """An instance's rationales (the rationales suite) with its word tokens, its annotators'
+    gold and its ``rationale_*`` metrics (none when the run's dataset lacks the instance)."""
+    instance = run_instance(store, run_id, instance_id)
+    if instance is None:
+        return RationaleData(instance_id, ())
+    return rationale_data(
+        instance_id,
+        instance.text,
+        instance.extra,
+        instance_rationales(store, run_id, instance_id),
+        instance_metric_values(store, run_id, instance_id, "rationale_"),
+    )

@@ -6,10 +6,15 @@ instances with an UNCLEAR decision, x only those with a contradiction (a follow-
 yet lists new reasons), f edits metric ranges (``sos>0.5 rs<0.3``), / searches the text, o
 cycles the sort metric and O reverses it, a clears every filter; ← → (anywhere but a text box)
 and [ ] move the token cursor, c colours by NLL or relevance, r shows the prompt.
+
+A run with the rationales suite has a "rationales →" node: it shows the instance's rationales
+(the prompted words, the occlusion scores and the annotators' shares per word, then the
+faithfulness, plausibility and complexity numbers) in place of the token view.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import replace
 from time import monotonic
 from typing import Any, ClassVar
@@ -21,19 +26,24 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Header, Input, Static, TextArea, Tree
 
+from haf_tui.config import RunConfig
 from haf_tui.reports import first_with_reasons, instance_rows
 from haf_tui.tui.filters import FilterError, InstanceFilter, parse_ranges, prepare
 from haf_tui.tui.instance_reader import (
+    CACHE_SIZE,
     InstanceCache,
     InstanceData,
     InstancesLoaded,
     InstancesRead,
+    RationalesRead,
     read_instances,
+    read_rationales,
 )
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.instance_list import InstanceList
 from haf_tui.tui.widgets.key_footer import KeyFooter
-from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree, fmt
+from haf_tui.tui.widgets.rationale_view import RationaleData, RationaleView
+from haf_tui.tui.widgets.stance_tree import RATIONALES, NodeRef, StanceTree, fmt
 from haf_tui.tui.widgets.token_view import TokenView
 
 LOADING_DELAY = 0.15
@@ -88,6 +98,9 @@ class ExplorerScreen(HafScreen[None]):
     ExplorerScreen #ex-input { height: 4; padding: 0 1; overflow: hidden; }
     ExplorerScreen #ex-tree { height: 1fr; }
     ExplorerScreen #ex-tokens { height: 1fr; }
+    ExplorerScreen #ex-rationales { height: 1fr; display: none; }
+    ExplorerScreen.-rationales-only #ex-tree { height: auto; max-height: 40%; }
+    ExplorerScreen.-rationales-only #ex-rationales { height: 1fr; }
     """
 
     def __init__(self, run_id: str) -> None:
@@ -104,6 +117,10 @@ class ExplorerScreen(HafScreen[None]):
         self.loaded = False
         self.shown_node: tuple[str, NodeRef] | None = None
         self.typing_until = 0.0
+        self.suites: tuple[str, ...] = ()
+        """The run's suites (known once its instances are loaded)."""
+        self.rationales: OrderedDict[str, RationaleData] = OrderedDict()
+        """The rationales read (least recently read dropped beyond the instance cache's size)."""
 
     @property
     def sort_by_sos(self) -> bool:
@@ -124,6 +141,7 @@ class ExplorerScreen(HafScreen[None]):
                 yield Static("loading …", id="ex-input")
                 yield StanceTree(id="ex-tree")
                 yield TokenView(id="ex-tokens")
+                yield RationaleView(id="ex-rationales")
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -142,9 +160,10 @@ class ExplorerScreen(HafScreen[None]):
     def load_instances(self) -> None:
         """Read the run's instances (and its full id: the screen may have been given a prefix)."""
         store = self.reader.store()
-        run_id = store.get_run(self.run_id).run_id
-        rows = instance_rows(store, run_id)
-        self.post_message(InstancesLoaded(prepare(rows), run_id))
+        run = store.get_run(self.run_id)
+        rows = instance_rows(store, run.run_id)
+        suites = RunConfig.model_validate_json(run.config_json).suites
+        self.post_message(InstancesLoaded(prepare(rows), run.run_id, suites))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-instance")
     def load_batch(self, ids: list[str]) -> None:
@@ -155,6 +174,15 @@ class ExplorerScreen(HafScreen[None]):
     def prefetch(self, ids: list[str]) -> None:
         """Read the shown neighbours of the cursor before they are asked for."""
         self._read(ids)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-rationales")
+    def load_rationales(self, instance_id: str) -> None:
+        """Read an instance's rationales (the rationales node shows them)."""
+        found: RationaleData | None = None
+        try:
+            found = read_rationales(self.reader.store(), self.run_id, instance_id)
+        finally:  # (a failed read is reported by the app)
+            self.post_message(RationalesRead(instance_id, found))
 
     def _read(self, ids: list[str]) -> None:
         found: list[InstanceData] = []
@@ -169,6 +197,8 @@ class ExplorerScreen(HafScreen[None]):
     def show_instances(self, message: InstancesLoaded) -> None:
         """Keep the rows; show those the filters pass."""
         self.run_id, self.instances = message.run_id, message.rows
+        self.suites = message.suites
+        self.set_class("rationales" in self.suites and "haf" not in self.suites, "-rationales-only")
         self.by_id = {str(row["instance_id"]): row for row in message.rows}
         self.loaded = True
         start = None if self.current else first_with_reasons(self.visible_instances())
@@ -196,6 +226,7 @@ class ExplorerScreen(HafScreen[None]):
             self.query_one("#ex-input", Static).update("no instance passes the filters (a: all)")
             self.query_one("#ex-tree", StanceTree).show_nothing()
             self.query_one("#ex-tokens", TokenView).show("—", [], {}, None, "")
+            self._show_rationale_view(False)
 
     def set_filter(self, new: InstanceFilter) -> None:
         """Apply another filter / order."""
@@ -288,8 +319,8 @@ class ExplorerScreen(HafScreen[None]):
         head.append("\n" + " ".join(str(row.get("text", "")).split()), style="")
         self.query_one("#ex-input", Static).update(head, layout=False)
         tree = self.query_one("#ex-tree", StanceTree)
-        tree.show(data.instance_id, row.get("stance"), data.detail)
-        self.show_node(NodeRef("justify"))
+        tree.show(data.instance_id, row.get("stance"), data.detail, self.suites or None)
+        self.show_node(tree.root.data or NodeRef("justify"))
 
     def show_node(self, ref: NodeRef | None) -> None:
         """Show the node's generation in the token view (unless it shows it already)."""
@@ -297,6 +328,10 @@ class ExplorerScreen(HafScreen[None]):
         if ref is None or data is None or (data.instance_id, ref) == self.shown_node:
             return
         self.shown_node = (data.instance_id, ref)
+        if ref.stage == RATIONALES:
+            self.show_rationales(data.instance_id)
+            return
+        self._show_rationale_view(False)
         key = (ref.stage, ref.sub_index)
         title = ref.stage if ref.sub_index < 0 else f"{ref.stage}[{ref.sub_index + 1}]"
         if ref.reason_index is not None:
@@ -308,6 +343,49 @@ class ExplorerScreen(HafScreen[None]):
             ref.reason_index,
             data.prompts.get(key, ""),
         )
+
+    def _show_rationale_view(self, shown: bool) -> None:
+        """The rationale view in place of the token view, or back."""
+        tokens = self.query_one("#ex-tokens", TokenView)
+        if tokens.display == shown:  # (a layout only when it changes)
+            tokens.display = not shown
+            self.query_one("#ex-rationales", RationaleView).display = shown
+
+    def show_rationales(self, instance_id: str) -> None:
+        """Show an instance's rationales: cached, or read first ("loading" if that is slow)."""
+        self._show_rationale_view(True)
+        view = self.query_one("#ex-rationales", RationaleView)
+        found = self.rationales.get(instance_id)
+        if found is not None:
+            self.rationales.move_to_end(instance_id)
+            view.show(found)
+            return
+        view.show_message("")
+        self.set_timer(LOADING_DELAY, lambda: self._rationales_loading(instance_id))
+        self.load_rationales(instance_id)
+
+    def _rationales_shown(self, instance_id: str) -> bool:
+        return self.shown_node == (instance_id, NodeRef(RATIONALES))
+
+    def _rationales_loading(self, instance_id: str) -> None:
+        if self._rationales_shown(instance_id) and instance_id not in self.rationales:
+            view = self.query_one("#ex-rationales", RationaleView)
+            view.show_message(f"loading the rationales of {instance_id} …")
+
+    @on(RationalesRead)
+    def rationales_read(self, message: RationalesRead) -> None:
+        """Keep them; show them if their node is still the one shown."""
+        view = self.query_one("#ex-rationales", RationaleView)
+        if message.data is None:  # (the app says why)
+            if self._rationales_shown(message.instance_id):
+                view.show_message(f"the rationales of {message.instance_id} could not be read")
+            return
+        self.rationales[message.instance_id] = message.data
+        self.rationales.move_to_end(message.instance_id)
+        while len(self.rationales) > CACHE_SIZE:
+            self.rationales.popitem(last=False)
+        if self._rationales_shown(message.instance_id):
+            view.show(message.data)
 
     @on(Tree.NodeHighlighted, "#ex-tree")
     def node_highlighted(self, event: Tree.NodeHighlighted[NodeRef | None]) -> None:

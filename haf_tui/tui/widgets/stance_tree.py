@@ -1,6 +1,7 @@
 """The stance/reason tree of one instance: JUSTIFY, UPHOLD-REASON (internal, external),
-UPHOLD-STANCE and, when the run holds the classify suite, its label scores; each node carries
-the generation (and reason) it stands for."""
+UPHOLD-STANCE and, when the run holds the classify suite, its label scores, and when it holds
+the rationales suite, a node for the instance's rationales; each node carries the generation
+(and reason) it stands for."""
 
 from __future__ import annotations
 
@@ -19,6 +20,12 @@ from textual.widgets.tree import TreeNode
 
 from haf_tui.rationales.labels import SPELLINGS, label_scores
 from haf_tui.reports import format_number
+from haf_tui.suites.rationales.plan import CLASSIFY as RATIONALE_CLASSIFY
+from haf_tui.suites.rationales.plan import PROMPT as RATIONALE_PROMPT
+from haf_tui.suites.rationales.plan import STAGES as RATIONALE_STAGES
+
+RATIONALES = "rationales"
+"""The stage of the node that shows an instance's rationales (no generation of its own)."""
 
 
 @dataclass(frozen=True)
@@ -113,22 +120,69 @@ class StanceTree(Tree[NodeRef | None]):
         self.root.set_label(Text("(no instance)"))
         self.root.data = None
 
-    def show(self, instance_id: str, stance: Any, rows: list[dict[str, Any]]) -> None:
-        """Rebuild the tree from the ``instance_detail`` rows of one instance."""
+    def show(
+        self,
+        instance_id: str,
+        stance: Any,
+        rows: list[dict[str, Any]],
+        suites: Sequence[str] | None = None,
+    ) -> None:
+        """Rebuild the tree from the ``instance_detail`` rows of one instance (``suites``: the
+        run's; None: told by the rows)."""
         self.clear()
         groups = group_detail(rows)
         self.root.set_label(Text(f"{instance_id}  stance: {stance or '—'}"))
         justify = groups.get(("justify", -1))
-        haf_shown = justify is not None or not any(stage == "classify" for stage, _ in groups)
-        self.root.data = NodeRef("justify") if haf_shown else NodeRef("classify", 0)
+        classify = any(stage == "classify" for stage, _ in groups)
+        rationales = any(stage in RATIONALE_STAGES for stage, _ in groups) or (
+            suites is not None and "rationales" in suites
+        )
+        if suites is not None:
+            haf_shown = justify is not None or "haf" in suites
+        else:
+            haf_shown = justify is not None or not (classify or rationales)
+        if haf_shown:
+            self.root.data = NodeRef("justify")
+        elif classify:
+            self.root.data = NodeRef("classify", 0)
+        else:
+            self.root.data = NodeRef(RATIONALES) if rationales else None
         if haf_shown:
             self._justify(justify)  # (a run without the HAF suite shows its other suites only)
             self._uphold_reason(groups, "internal", "uii", "UII")
             self._uphold_reason(groups, "external", "uei", "UEI")
             self._uphold_stance(groups, justify)
         self._classify(groups)
+        if rationales:
+            self._rationales(groups)
         self.root.expand_all()
         self.move_cursor(self.root)
+
+    def _rationales(self, groups: dict[tuple[str, int], Generation]) -> None:
+        """The rationales suite: ŷ and its label scores on the full text (the node shows the
+        rationale view), then each rationale prompt's answer (the token view)."""
+        spellings = {
+            sub_index: g for (stage, sub_index), g in groups.items()
+            if stage == RATIONALE_CLASSIFY and sub_index < len(SPELLINGS)
+        }  # fmt: skip
+        if not spellings:
+            self.root.add_leaf(Text("rationales — not run"), data=None)
+            return
+        logprobs = {
+            SPELLINGS[sub][0]: _log(g.row["decision_confidence"]) for sub, g in spellings.items()
+        }
+        try:
+            scores = label_scores(logprobs)
+            title = f"rationales → {scores.predicted} (p(toxic) {fmt(scores.p_toxic)})"
+        except ValueError:
+            title = "rationales → incomplete"
+        node = self.root.add(Text(title), data=NodeRef(RATIONALES))
+        for (stage, sub_index), generation in groups.items():
+            if stage == RATIONALE_PROMPT:
+                node.add_leaf(
+                    Text(f"asked why {generation.row['decision'] or '—'}: the answer"),
+                    data=NodeRef(stage, sub_index),
+                )
 
     def _classify(self, groups: dict[tuple[str, int], Generation]) -> None:
         """The classify suite's label scores, when the run holds it: p(y | x), ŷ and the

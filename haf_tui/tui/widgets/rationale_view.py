@@ -1,0 +1,663 @@
+"""The rationales of one instance (spec ``RATIONALES.md``), side by side per word: which words
+the model named when asked (the prompted rationale), how much leaving each out moves its
+log-odds (occlusion a_i, a heat colour: warm > 0, cool ≤ 0) and what share of the annotators
+marked it (SOFT); the words it named that are not in the text; then per rationale source the
+faithfulness numbers with the texts actually scored, plausibility and complexity.
+
+:func:`rationale_lines` is a pure function of the data, a width and a :class:`Palette` (the
+theme's colours), so it can be tested as plain text; :class:`RationaleView` draws its lines
+and scrolls them.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.style import Style
+from rich.text import Text
+from textual.color import Color, ColorParseError
+from textual.geometry import Region, Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from haf_tui.rationales.truth import Gold, gold_rationale
+from haf_tui.reports import format_number
+from haf_tui.store.records import RationaleRecord
+
+FAITHFULNESS_ORDER = ("prompt_predicted", "occlusion", "human", "everything", "random")
+"""The rationale sources of the faithfulness table, in the order it shows them."""
+NAMES = {
+    "prompt_predicted": "prompted",
+    "prompt_gold": "prompted",
+    "occlusion": "occlusion",
+    "human": "human",
+    "everything": "everything",
+}
+WORD_WIDTH = 18
+"""The widest a word is shown in the word table (longer ones end in "…")."""
+GAP = 3
+"""Columns between blocks shown side by side."""
+BLOCK_ROWS = 6
+"""The fewest words a block of the word table holds when several are side by side."""
+TEXT_LINES = 3
+"""The most lines a scored text takes (a longer one ends in "…")."""
+DIM = Style(dim=True)
+BOLD = Style(bold=True)
+
+
+# ---------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class RationaleData:
+    """What the view shows of one instance: its word tokens, its rows of the ``rationales``
+    table, its annotators' gold (or why it has none) and its ``rationale_*`` metrics."""
+
+    instance_id: str
+    tokens: tuple[str, ...]
+    rows: tuple[RationaleRecord, ...] = ()
+    gold: Gold | None = None
+    gold_problem: str | None = None
+    metrics: Mapping[str, float | None] = field(default_factory=dict)
+
+    def row(self, source: str) -> RationaleRecord | None:
+        """The row of a source (RANDOM: its first seed), or None."""
+        return next((r for r in self.rows if r.source == source), None)
+
+    @property
+    def randoms(self) -> list[RationaleRecord]:
+        """The RANDOM rows, one per seed."""
+        return sorted((r for r in self.rows if r.source == "random"), key=lambda r: r.seed)
+
+    @property
+    def predicted(self) -> str | None:
+        """ŷ on the full text (from the instance's metrics), or None."""
+        toxic = self.metrics.get("rationale_toxic")
+        if toxic is None or math.isnan(toxic):
+            prompted = self.row("prompt_predicted")
+            return prompted.label_shown if prompted else None
+        return "toxic" if toxic >= 0.5 else "non-toxic"
+
+    @property
+    def gold_prompt_differs(self) -> bool:
+        """Whether the rationale asked with the gold label shown is another than the one
+        asked with ŷ shown (another label, or other words)."""
+        gold, predicted = self.row("prompt_gold"), self.row("prompt_predicted")
+        if gold is None:
+            return False
+        if predicted is None:
+            return True
+        return gold.label_shown != predicted.label_shown or list(gold.mask) != list(predicted.mask)
+
+
+def rationale_data(
+    instance_id: str,
+    text: str,
+    extra: Mapping[str, Any],
+    rows: Sequence[RationaleRecord],
+    metrics: Mapping[str, float | None] | None = None,
+) -> RationaleData:
+    """The view's data of an instance: the word tokens are HateXplain's ``post_tokens`` when
+    they make the text (the annotators' gold is then theirs), else ``text.split()``."""
+    found = gold_rationale(text, extra)
+    gold = found if isinstance(found, Gold) else None
+    tokens = gold.tokens if gold is not None else tuple(text.split())
+    return RationaleData(
+        instance_id,
+        tokens,
+        tuple(rows),
+        gold,
+        found if isinstance(found, str) else None,
+        dict(metrics or {}),
+    )
+
+
+# ---------------------------------------------------------------- colours
+
+
+@dataclass(frozen=True)
+class Palette:
+    """The theme's colours the view blends its heat and shares from."""
+
+    background: Color
+    warm: Color
+    cool: Color
+    share: Color
+
+    @classmethod
+    def of(cls, variables: Mapping[str, str]) -> Palette:
+        """From the app's CSS variables (``background``, ``error``, ``primary``,
+        ``success``)."""
+
+        def get(name: str, default: str) -> Color:
+            try:
+                return Color.parse(variables.get(name, default))
+            except ColorParseError:  # a variable that is no plain colour
+                return Color.parse(default)
+
+        return cls(
+            get("background", "#121212"),
+            get("error", "#B93C5B"),
+            get("primary", "#0178D4"),
+            get("success", "#4EBF71"),
+        )
+
+    def _on(self, colour: Color, amount: float) -> Style:
+        back = self.background.blend(colour, min(1.0, max(0.0, amount)))
+        fore = back + back.get_contrast_text(0.95)
+        return Style(bgcolor=back.rich_color, color=fore.rich_color)
+
+    def heat(self, score: float, top: float) -> Style:
+        """A leave-one-out score: warm when it raised the log-odds of ŷ (a_i > 0), cool when
+        not (a_i ≤ 0), stronger the larger |a_i| is against the instance's largest."""
+        strength = min(1.0, abs(score) / top) if top > 0 else 0.0
+        return self._on(self.warm if score > 0 else self.cool, 0.1 + 0.7 * strength)
+
+    def shade(self, share: float) -> Style:
+        """An annotators' share (0 – 1)."""
+        return self._on(self.share, 0.08 + 0.72 * share) if share > 0 else Style()
+
+
+DEFAULT_PALETTE = Palette.of({})
+
+
+# ---------------------------------------------------------------- formatting
+
+
+def fmt(value: Any, digits: int = 2) -> str:
+    """A number to ``digits`` decimals, "—" when undefined."""
+    return format_number(value, digits)
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` cut to ``width`` cells, ending in "…" when cut."""
+    if width <= 0:
+        return ""
+    cut = Text(text)
+    cut.truncate(width, overflow="ellipsis")
+    return cut.plain
+
+
+def cell(
+    value: str, width: int, align: str = "right", style: Style | str = "", *, fill: bool = False
+) -> Text:
+    """One table cell: ``value`` fitted to ``width`` and aligned; ``style`` on the value, or
+    on the whole cell (``fill``: a background)."""
+    text = Text(style=style) if fill else Text()
+    text.append(fit(value, width), style="" if fill else style)
+    pad = max(0, width - text.cell_len)
+    if align == "right":
+        text.pad_left(pad)
+    elif align == "center":
+        text.pad_left(pad // 2)
+        text.pad_right(pad - pad // 2)
+    else:
+        text.pad_right(pad)
+    return text
+
+
+def line(*parts: Text | str) -> Text:
+    """One line of a table (never wrapped: cut with "…" if too wide)."""
+    text = Text(no_wrap=True, overflow="ellipsis", end="")
+    for part in parts:
+        text.append(part)
+    return text
+
+
+def styled(text: Text, style: Style) -> Text:
+    """``text`` with ``style`` under its own styles."""
+    text.stylize_before(style)
+    return text
+
+
+def prose(*parts: tuple[str, Style | str] | str) -> Text:
+    """Text that wraps."""
+    text = Text(end="")
+    for part in parts:
+        if isinstance(part, str):
+            text.append(part)
+        else:
+            text.append(part[0], part[1])
+    return text
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column: its header, width, alignment and how a row's value is shown."""
+
+    header: str
+    width: int
+    value: Callable[[RationaleRecord], Any]
+    digits: int = 2
+    align: str = "right"
+    spread: bool = True
+    """Whether a line of standard deviations shows this column's."""
+
+
+def table(
+    columns: Sequence[Column], rows: Sequence[tuple[str, Sequence[RationaleRecord]]]
+) -> list[Text]:
+    """A table of rationale sources: one line per (name, rows) — one row as it is, several
+    (RANDOM's seeds) as their mean and a line of standard deviations under it."""
+    name_width = max([len("source"), *(len(name) for name, _ in rows)])
+    head = [cell("source", name_width, "left")]
+    for column in columns:
+        head += [Text(" "), cell(column.header, column.width, column.align)]
+    lines = [styled(line(*head), BOLD)]
+    for name, group in rows:
+        means, spreads = [cell(name, name_width, "left")], [cell("  ± sd", name_width, "left")]
+        for column in columns:
+            values = [column.value(r) for r in group]
+            defined = [float(v) for v in values if not _undefined(v)]
+            if len(group) == 1:
+                shown = fmt(values[0], column.digits)
+                spread = ""
+            else:
+                shown = fmt(statistics.fmean(defined), column.digits) if defined else fmt(None)
+                sd = statistics.stdev(defined) if len(defined) > 1 else None
+                spread = fmt(sd, column.digits) if sd is not None and column.spread else ""
+            means += [Text(" "), cell(shown, column.width, column.align)]
+            spreads += [Text(" "), cell(spread, column.width, column.align, DIM)]
+        lines.append(line(*means))
+        if len(group) > 1:
+            lines.append(styled(line(*spreads), DIM))
+    return lines
+
+
+def _undefined(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def width_of(lines: Sequence[Text]) -> int:
+    """The widest of some lines."""
+    return max((text.cell_len for text in lines), default=0)
+
+
+def beside(left: Sequence[Text], right: Sequence[Text], gap: int = GAP) -> list[Text]:
+    """Two columns of lines side by side (the left padded to its widest line)."""
+    left_width = width_of(left)
+    out = []
+    for i in range(max(len(left), len(right))):
+        text = line(left[i] if i < len(left) else "")
+        if i < len(right):
+            text.pad_right(left_width - text.cell_len + gap)
+            text.append(right[i])
+        out.append(text)
+    return out
+
+
+# ---------------------------------------------------------------- the view's lines
+
+
+def rationale_lines(
+    data: RationaleData, width: int, palette: Palette = DEFAULT_PALETTE
+) -> list[Text]:
+    """Everything the view shows of an instance, fitted to ``width`` cells: a table line is
+    never wrapped, a sentence may be."""
+    if not data.rows:
+        return [prose(f"{data.instance_id}: no rationales stored (the suite did not finish it)")]
+    width = max(width, 20)
+    out = [*_summary(data), Text(end="")]
+    out += _word_table(data, width, palette)
+    out += _named(data)
+    out.append(Text(end=""))
+    faithfulness = _faithfulness(data)
+    others = _plausibility(data)
+    complexity = _complexity(data)
+    if others and complexity:
+        others = [*others, Text(end=""), *complexity]
+    elif complexity:
+        others = complexity
+    if others and width_of(faithfulness) + GAP + width_of(others) <= width:
+        out += beside(faithfulness, others)
+    else:
+        out += [*faithfulness, Text(end=""), *others]
+    out.append(Text(end=""))
+    out += _scored_texts(data, width)
+    return out
+
+
+def _summary(data: RationaleData) -> list[Text]:
+    metrics = data.metrics
+    head = prose((data.instance_id, BOLD), "  ŷ ", (data.predicted or "—", BOLD))
+    head.append(f" · p(ŷ|x) {fmt(metrics.get('rationale_p_predicted'))}")
+    head.append(f" · label mass {fmt(metrics.get('rationale_label_mass'))}")
+    if data.gold is not None:
+        head.append(f" · {len(data.gold.masks)} annotators")
+        agreement = metrics.get("rationale_annotator_iou")
+        if not _undefined(agreement):
+            head.append(f" (IoU {fmt(agreement)})")
+    else:
+        head.append(f" · gold: {data.gold_problem or 'none'}", DIM)
+    alignment = metrics.get("rationale_alignment_f1")
+    if not _undefined(alignment):
+        head.append(f" · prompted vs occlusion F1 {fmt(alignment)}")
+    return [head]
+
+
+def _mask(row: RationaleRecord | None, n: int) -> list[int]:
+    mask = list(row.mask) if row is not None else []
+    return (mask + [0] * n)[:n]
+
+
+def _word_table(data: RationaleData, width: int, palette: Palette) -> list[Text]:
+    """The words side by side with their marks, as many blocks across as fit."""
+    n = len(data.tokens)
+    predicted, gold_row = data.row("prompt_predicted"), data.row("prompt_gold")
+    asked = predicted or gold_row
+    show_gold = data.gold_prompt_differs and predicted is not None
+    occlusion = data.row("occlusion")
+    scores = list(occlusion.scores or []) if occlusion is not None else []
+    top = max((abs(a) for a in scores if not _undefined(a)), default=0.0)
+    soft = data.gold.soft if data.gold is not None else None
+    hard = data.gold.hard if data.gold is not None else None
+    marks = _mask(asked, n)
+    gold_marks = _mask(gold_row, n) if show_gold else []
+    chosen = _mask(occlusion, n)
+    index_width = len(str(n))
+    word_width = min(WORD_WIDTH, max([4, *(len(t) for t in data.tokens)]))
+
+    legend = prose(("P", BOLD), f": named when asked why {_shown(asked)}")
+    if show_gold and gold_row is not None:
+        legend.append(" · ")
+        legend.append("G", BOLD)
+        legend.append(f": asked why {gold_row.label_shown or '—'} (gold)")
+    legend.append(" · ")
+    legend.append("a_i", BOLD)
+    legend.append(": leave-one-out log-odds, warm > 0, cool ≤ 0 · ")
+    legend.append("O", BOLD)
+    k = occlusion.k if occlusion is not None and occlusion.k is not None else "—"
+    legend.append(f": occlusion top-{k} · ")
+    legend.append("annot", BOLD)
+    if data.gold is not None:
+        legend.append(f": share of {len(data.gold.masks)} annotators (bold: HARD)")
+    else:
+        legend.append(": no annotators' rationale")
+    legend = styled(legend, DIM)
+
+    def mark(on: bool) -> Text:
+        return Text("●", BOLD) if on else Text("·", DIM)
+
+    header = [cell("#", index_width), Text(" "), cell("word", word_width, "left"), Text(" P")]
+    if show_gold:
+        header.append(Text(" G"))
+    header += [Text(" "), cell("a_i", 7), Text(" O "), cell("annot", 6, "center")]
+    rows: list[Text] = []
+    for i, token in enumerate(data.tokens):
+        word_style = Style(bold=True, underline=True) if marks[i] else Style()
+        parts: list[Text | str] = [
+            cell(str(i + 1), index_width, style=DIM),
+            " ",
+            cell(token, word_width, "left", word_style),
+            " ",
+            mark(bool(marks[i])),
+        ]
+        if show_gold:
+            parts += [" ", mark(bool(gold_marks[i]))]
+        if i < len(scores) and not _undefined(scores[i]):
+            score = scores[i]
+            shown = f"{score:+.2f} " if round(score, 2) else " 0.00 "
+            parts += [" ", cell(shown, 7, style=palette.heat(score, top), fill=True)]
+        else:
+            parts += [" ", cell("— ", 7, style=DIM)]
+        parts += [" ", mark(bool(chosen[i])) if occlusion is not None else Text(" "), " "]
+        if soft is not None and i < len(soft):
+            in_hard = hard is not None and bool(hard[i])
+            style = palette.shade(soft[i]) + (BOLD if in_hard else Style())
+            parts.append(cell(f"{soft[i]:.2f}", 6, "center", style, fill=True))
+        else:
+            parts.append(cell("—", 6, "center", DIM))
+        rows.append(line(*parts))
+    block_width = max(width_of([line(*header)]), width_of(rows))
+    fits = (width + GAP) // (block_width + GAP)
+    blocks = max(1, min(fits, math.ceil(n / BLOCK_ROWS)))
+    per_block = math.ceil(n / blocks) if n else 0
+    columns = [
+        [styled(line(*header), BOLD), *rows[b * per_block : (b + 1) * per_block]]
+        for b in range(blocks)
+    ]
+    columns = [c for c in columns if len(c) > 1] or [[styled(line(*header), BOLD)]]
+    table_lines = columns[0]
+    for column in columns[1:]:
+        table_lines = beside(table_lines, column)
+    notes = [legend]
+    lengths = {len(r.mask) for r in data.rows if r.mask}
+    if lengths - {n}:
+        notes.append(prose((f"masks of {sorted(lengths)} tokens for {n} words", "bold")))
+    return [*table_lines, *notes]
+
+
+def _shown(row: RationaleRecord | None) -> str:
+    return f"{row.label_shown or '—'} (ŷ)" if row is not None else "— (not asked)"
+
+
+def _named(data: RationaleData) -> list[Text]:
+    """The words each prompted rationale named, and those not in the text."""
+    out: list[Text] = []
+    rows = [data.row("prompt_predicted") or data.row("prompt_gold")]
+    if data.gold_prompt_differs and data.row("prompt_predicted") is not None:
+        rows.append(data.row("prompt_gold"))
+    for row in rows:
+        if row is None:
+            continue
+        missing = list(row.out_of_text or [])
+        named = prose(f"asked why {row.label_shown or '—'}: named ")
+        for number, word in enumerate(row.words or []):
+            named.append(" | " if number else "")
+            named.append(word, Style(strike=True, dim=True) if word in missing else BOLD)
+        if not row.words:
+            named.append("nothing", DIM)
+        out.append(named)
+        if missing:
+            out.append(prose(("  out of text: ", BOLD), ", ".join(missing)))
+        else:
+            out.append(prose(("  out of text: none", DIM)))
+    return out
+
+
+def _rationale_rows(
+    data: RationaleData, sources: Sequence[str], names: Mapping[str, str] | None = None
+) -> list[tuple[str, Sequence[RationaleRecord]]]:
+    out: list[tuple[str, Sequence[RationaleRecord]]] = []
+    for source in sources:
+        if source == "random":
+            randoms = data.randoms
+            if randoms:
+                out.append((f"random ×{len(randoms)}", randoms))
+            continue
+        row = data.row(source)
+        if row is not None:
+            out.append(((names or NAMES).get(source, source), [row]))
+    return out
+
+
+FAITHFULNESS_COLUMNS = (
+    Column("n", 3, lambda r: r.size, 0, spread=False),
+    Column("p(x)", 4, lambda r: r.p_full),
+    Column("p−R", 4, lambda r: r.p_without),
+    Column("p(R)", 4, lambda r: r.p_only),
+    Column("comp", 5, lambda r: r.comp),
+    Column("suff", 5, lambda r: r.suff),
+    Column("flip", 4, lambda r: r.flip),
+)
+PLAUSIBILITY_COLUMNS = (
+    Column("tok", 4, lambda r: r.token_f1),
+    Column("tok∪", 4, lambda r: r.token_f1_union),
+    Column("AUPRC", 5, lambda r: r.auprc),
+    Column("soft", 4, lambda r: r.soft_auprc),
+    Column("IoU P", 5, lambda r: r.iou_precision),
+    Column("IoU R", 5, lambda r: r.iou_recall),
+)
+COMPLEXITY_COLUMNS = (
+    Column("|R|/n", 5, lambda r: r.cpx_ratio),
+    Column("H", 4, lambda r: r.cpx_entropy),
+    Column("H/ln n", 6, lambda r: r.cpx_entropy_norm),
+    Column("Gini", 4, lambda r: r.spr_gini),
+    Column("a≤0", 3, lambda r: r.n_nonpositive, 0, spread=False),
+)
+
+
+def _faithfulness(data: RationaleData) -> list[Text]:
+    title = prose(("faithfulness", BOLD), f" of ŷ {data.predicted or '—'}")
+    rows = _rationale_rows(data, FAITHFULNESS_ORDER)
+    legend = styled(line("p(x), p−R, p(R): p(ŷ | x, without R, only R)"), DIM)
+    legend2 = styled(line("comp = p(x) − p−R ↑ · suff = p(x) − p(R) ↓"), DIM)
+    return [title, *table(FAITHFULNESS_COLUMNS, rows), legend, legend2]
+
+
+def _plausibility(data: RationaleData) -> list[Text]:
+    gold_row = data.row("prompt_gold")
+    names = dict(NAMES)
+    if gold_row is not None and data.gold_prompt_differs:
+        names["prompt_gold"] = "prompted g"
+    rows = [
+        (name, group)
+        for name, group in _rationale_rows(data, ("prompt_gold", "occlusion", "random"), names)
+        if any(not _undefined(c.value(r)) for r in group for c in PLAUSIBILITY_COLUMNS)
+    ]
+    if not rows:
+        return []
+    title = prose(("plausibility", BOLD), " against the annotators")
+    legend = [styled(line("tok: token F1 vs gold, tok∪ vs UNION"), DIM)]
+    if gold_row is not None:
+        shown = f"prompted{' g' if data.gold_prompt_differs else ''}"
+        legend.append(styled(line(f"{shown}: asked why {gold_row.label_shown or '—'}"), DIM))
+    return [title, *table(PLAUSIBILITY_COLUMNS, rows), *legend]
+
+
+def _complexity(data: RationaleData) -> list[Text]:
+    rows = _rationale_rows(data, FAITHFULNESS_ORDER)
+    if not rows:
+        return []
+    title = prose(("complexity", BOLD), " (of |a| for occlusion)")
+    return [title, *table(COMPLEXITY_COLUMNS, rows)]
+
+
+def _scored_texts(data: RationaleData, width: int) -> list[Text]:
+    """The texts each rationale's faithfulness scored: without R (−R) and only R (R)."""
+    out = [prose(("texts scored", BOLD), " (−R: without R, R: only R)")]
+    entries: list[tuple[str, RationaleRecord]] = []
+    for source in FAITHFULNESS_ORDER:
+        if source == "random":
+            randoms = data.randoms
+            if randoms:
+                entries.append((f"random #{randoms[0].seed}", randoms[0]))
+            continue
+        row = data.row(source)
+        if row is not None:
+            entries.append((NAMES.get(source, source), row))
+    name_width = max((len(name) for name, _ in entries), default=0)
+    for name, row in entries:
+        for tag, text in (("−R", row.text_without), (" R", row.text_only)):
+            if text is None:
+                continue
+            label = f"{name if tag == '−R' else '':<{name_width}} {tag} "
+            if not text:
+                out.append(line(Text(label, DIM), Text("(empty)", DIM)))
+                continue
+            room = max(width - len(label), 10)
+            wrapped = textwrap.wrap(text, room, max_lines=TEXT_LINES, placeholder=" …")
+            for number, part in enumerate(wrapped or [text]):
+                lead = label if number == 0 else " " * len(label)
+                out.append(line(Text(lead, DIM), fit(part, room)))
+    return out
+
+
+# ---------------------------------------------------------------- the widget
+
+
+class RationaleView(ScrollView):
+    """An instance's rationales; the screen hands it the data (``show``) or a line saying
+    why there is none yet (``show_message``). Its lines are rebuilt for a new width or
+    theme, and drawn as they scroll into view."""
+
+    DEFAULT_CSS = """
+    RationaleView {
+        height: 1fr;
+        min-height: 5;
+        border: round $primary-darken-2;
+        border-title-color: $text-muted;
+        padding: 0 1;
+        scrollbar-size-vertical: 1;
+        scrollbar-gutter: stable;
+        overflow-x: hidden;
+    }
+    RationaleView:focus { border: round $accent; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.data: RationaleData | None = None
+        self.message = ""
+        self.lines: list[Strip] = []
+        self._base_style = Style()
+        self.border_title = "rationales"
+
+    def on_mount(self) -> None:
+        """Rebuild the colours when the theme changes."""
+        self.watch(self.app, "theme", lambda _: self._build(), init=False)
+
+    @property
+    def text_width(self) -> int:
+        """The width the lines are fitted to."""
+        return self.scrollable_content_region.width
+
+    def show(self, data: RationaleData) -> None:
+        """Show an instance's rationales (from the top)."""
+        changed = self.data is None or self.data.instance_id != data.instance_id
+        self.data, self.message = data, ""
+        self._build()
+        if changed:
+            self.scroll_to(y=0, animate=False, immediate=True)
+
+    def show_message(self, message: str) -> None:
+        """Show a line instead of rationales (loading, none)."""
+        self.data, self.message = None, message
+        self._build()
+        self.scroll_to(y=0, animate=False, immediate=True)
+
+    def pieces(self, width: int) -> list[Text]:
+        """What the view shows at ``width``."""
+        if self.data is None:
+            return [Text(self.message, DIM)]
+        palette = Palette.of(self.app.get_css_variables())
+        return rationale_lines(self.data, width, palette)
+
+    def plain(self) -> str:
+        """What the view shows, as plain text (one line per piece)."""
+        return "\n".join(text.plain for text in self.pieces(max(self.text_width, 20)))
+
+    def _build(self) -> None:
+        if not self.is_mounted:
+            return
+        width = self.text_width
+        self.lines = []
+        if width > 0:
+            console = self.app.console
+            options = console.options.update_width(width)
+            for text in self.pieces(width):
+                rendered = console.render_lines(text, options, pad=False)
+                self.lines.extend(Strip(segments) for segments in rendered)
+        self.virtual_size = Size(width, len(self.lines))
+        self.refresh()
+
+    def on_resize(self) -> None:
+        """Fit the lines to the new width."""
+        self._build()
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Look the base style up once per frame, not once per line."""
+        self._base_style = self.rich_style
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        """One visible line."""
+        index, width, style = round(self.scroll_y) + y, self.text_width, self._base_style
+        if index >= len(self.lines):
+            return Strip.blank(width, style)
+        return self.lines[index].crop_extend(0, width, style).apply_style(style)
