@@ -23,16 +23,12 @@ from haf_tui.store.readers import instance_metric_values, instance_rationales, r
 from haf_tui.store.records import RationaleRecord
 from haf_tui.tui import create_app
 from haf_tui.tui.instance_reader import read_rationales
+from haf_tui.tui.rationale_data import RationaleData, rationale_data
 from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.widgets.instance_list import InstanceList
-from haf_tui.tui.widgets.rationale_view import (
-    Palette,
-    RationaleData,
-    RationaleView,
-    rationale_data,
-    rationale_lines,
-)
+from haf_tui.tui.widgets.rationale_view import RationaleView, rationale_lines
 from haf_tui.tui.widgets.stance_tree import RATIONALES, NodeRef, StanceTree
+from haf_tui.tui.widgets.text_layout import Palette
 from haf_tui.tui.widgets.token_view import TokenView
 from tests.support import settle
 from tests.support.rationale_runs import RUN_ID, rationale_db, rationale_instances

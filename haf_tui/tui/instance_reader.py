@@ -21,7 +21,7 @@ from haf_tui.store.readers import (
     instance_tokens,
     run_instance,
 )
-from haf_tui.tui.widgets.rationale_view import RationaleData, rationale_data
+from haf_tui.tui.rationale_data import RationaleData, rationale_data
 from haf_tui.tui.widgets.token_view import Span, Token
 
 GenKey = tuple[str, int]

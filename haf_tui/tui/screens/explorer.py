@@ -39,10 +39,11 @@ from haf_tui.tui.instance_reader import (
     read_instances,
     read_rationales,
 )
+from haf_tui.tui.rationale_data import RationaleData
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.instance_list import InstanceList
 from haf_tui.tui.widgets.key_footer import KeyFooter
-from haf_tui.tui.widgets.rationale_view import RationaleData, RationaleView
+from haf_tui.tui.widgets.rationale_view import RationaleView
 from haf_tui.tui.widgets.stance_tree import RATIONALES, NodeRef, StanceTree, fmt
 from haf_tui.tui.widgets.token_view import TokenView
 

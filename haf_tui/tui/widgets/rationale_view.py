@@ -12,22 +12,35 @@ and scrolls them.
 from __future__ import annotations
 
 import math
-import statistics
 import textwrap
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from rich.style import Style
 from rich.text import Text
-from textual.color import Color, ColorParseError
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from haf_tui.rationales.truth import Gold, gold_rationale
-from haf_tui.reports import format_number
 from haf_tui.store.records import RationaleRecord
+from haf_tui.tui.rationale_data import RationaleData
+from haf_tui.tui.widgets.text_layout import (
+    BOLD,
+    DEFAULT_PALETTE,
+    DIM,
+    GAP,
+    Column,
+    Palette,
+    beside,
+    cell,
+    fit,
+    fmt,
+    line,
+    prose,
+    styled,
+    table,
+    undefined,
+    width_of,
+)
 
 FAITHFULNESS_ORDER = ("prompt_predicted", "occlusion", "human", "everything", "random")
 """The rationale sources of the faithfulness table, in the order it shows them."""
@@ -40,255 +53,10 @@ NAMES = {
 }
 WORD_WIDTH = 18
 """The widest a word is shown in the word table (longer ones end in "…")."""
-GAP = 3
-"""Columns between blocks shown side by side."""
 BLOCK_ROWS = 6
 """The fewest words a block of the word table holds when several are side by side."""
 TEXT_LINES = 3
 """The most lines a scored text takes (a longer one ends in "…")."""
-DIM = Style(dim=True)
-BOLD = Style(bold=True)
-
-
-# ---------------------------------------------------------------- data
-
-
-@dataclass(frozen=True)
-class RationaleData:
-    """What the view shows of one instance: its word tokens, its rows of the ``rationales``
-    table, its annotators' gold (or why it has none) and its ``rationale_*`` metrics."""
-
-    instance_id: str
-    tokens: tuple[str, ...]
-    rows: tuple[RationaleRecord, ...] = ()
-    gold: Gold | None = None
-    gold_problem: str | None = None
-    metrics: Mapping[str, float | None] = field(default_factory=dict)
-
-    def row(self, source: str) -> RationaleRecord | None:
-        """The row of a source (RANDOM: its first seed), or None."""
-        return next((r for r in self.rows if r.source == source), None)
-
-    @property
-    def randoms(self) -> list[RationaleRecord]:
-        """The RANDOM rows, one per seed."""
-        return sorted((r for r in self.rows if r.source == "random"), key=lambda r: r.seed)
-
-    @property
-    def predicted(self) -> str | None:
-        """ŷ on the full text (from the instance's metrics), or None."""
-        toxic = self.metrics.get("rationale_toxic")
-        if toxic is None or math.isnan(toxic):
-            prompted = self.row("prompt_predicted")
-            return prompted.label_shown if prompted else None
-        return "toxic" if toxic >= 0.5 else "non-toxic"
-
-    @property
-    def gold_prompt_differs(self) -> bool:
-        """Whether the rationale asked with the gold label shown is another than the one
-        asked with ŷ shown (another label, or other words)."""
-        gold, predicted = self.row("prompt_gold"), self.row("prompt_predicted")
-        if gold is None:
-            return False
-        if predicted is None:
-            return True
-        return gold.label_shown != predicted.label_shown or list(gold.mask) != list(predicted.mask)
-
-
-def rationale_data(
-    instance_id: str,
-    text: str,
-    extra: Mapping[str, Any],
-    rows: Sequence[RationaleRecord],
-    metrics: Mapping[str, float | None] | None = None,
-) -> RationaleData:
-    """The view's data of an instance: the word tokens are HateXplain's ``post_tokens`` when
-    they make the text (the annotators' gold is then theirs), else ``text.split()``."""
-    found = gold_rationale(text, extra)
-    gold = found if isinstance(found, Gold) else None
-    tokens = gold.tokens if gold is not None else tuple(text.split())
-    return RationaleData(
-        instance_id,
-        tokens,
-        tuple(rows),
-        gold,
-        found if isinstance(found, str) else None,
-        dict(metrics or {}),
-    )
-
-
-# ---------------------------------------------------------------- colours
-
-
-@dataclass(frozen=True)
-class Palette:
-    """The theme's colours the view blends its heat and shares from."""
-
-    background: Color
-    warm: Color
-    cool: Color
-    share: Color
-
-    @classmethod
-    def of(cls, variables: Mapping[str, str]) -> Palette:
-        """From the app's CSS variables (``background``, ``error``, ``primary``,
-        ``success``)."""
-
-        def get(name: str, default: str) -> Color:
-            try:
-                return Color.parse(variables.get(name, default))
-            except ColorParseError:  # a variable that is no plain colour
-                return Color.parse(default)
-
-        return cls(
-            get("background", "#121212"),
-            get("error", "#B93C5B"),
-            get("primary", "#0178D4"),
-            get("success", "#4EBF71"),
-        )
-
-    def _on(self, colour: Color, amount: float) -> Style:
-        back = self.background.blend(colour, min(1.0, max(0.0, amount)))
-        fore = back + back.get_contrast_text(0.95)
-        return Style(bgcolor=back.rich_color, color=fore.rich_color)
-
-    def heat(self, score: float, top: float) -> Style:
-        """A leave-one-out score: warm when it raised the log-odds of ŷ (a_i > 0), cool when
-        not (a_i ≤ 0), stronger the larger |a_i| is against the instance's largest."""
-        strength = min(1.0, abs(score) / top) if top > 0 else 0.0
-        return self._on(self.warm if score > 0 else self.cool, 0.1 + 0.7 * strength)
-
-    def shade(self, share: float) -> Style:
-        """An annotators' share (0 – 1)."""
-        return self._on(self.share, 0.08 + 0.72 * share) if share > 0 else Style()
-
-
-DEFAULT_PALETTE = Palette.of({})
-
-
-# ---------------------------------------------------------------- formatting
-
-
-def fmt(value: Any, digits: int = 2) -> str:
-    """A number to ``digits`` decimals, "—" when undefined."""
-    return format_number(value, digits)
-
-
-def fit(text: str, width: int) -> str:
-    """``text`` cut to ``width`` cells, ending in "…" when cut."""
-    if width <= 0:
-        return ""
-    cut = Text(text)
-    cut.truncate(width, overflow="ellipsis")
-    return cut.plain
-
-
-def cell(
-    value: str, width: int, align: str = "right", style: Style | str = "", *, fill: bool = False
-) -> Text:
-    """One table cell: ``value`` fitted to ``width`` and aligned; ``style`` on the value, or
-    on the whole cell (``fill``: a background)."""
-    text = Text(style=style) if fill else Text()
-    text.append(fit(value, width), style="" if fill else style)
-    pad = max(0, width - text.cell_len)
-    if align == "right":
-        text.pad_left(pad)
-    elif align == "center":
-        text.pad_left(pad // 2)
-        text.pad_right(pad - pad // 2)
-    else:
-        text.pad_right(pad)
-    return text
-
-
-def line(*parts: Text | str) -> Text:
-    """One line of a table (never wrapped: cut with "…" if too wide)."""
-    text = Text(no_wrap=True, overflow="ellipsis", end="")
-    for part in parts:
-        text.append(part)
-    return text
-
-
-def styled(text: Text, style: Style) -> Text:
-    """``text`` with ``style`` under its own styles."""
-    text.stylize_before(style)
-    return text
-
-
-def prose(*parts: tuple[str, Style | str] | str) -> Text:
-    """Text that wraps."""
-    text = Text(end="")
-    for part in parts:
-        if isinstance(part, str):
-            text.append(part)
-        else:
-            text.append(part[0], part[1])
-    return text
-
-
-@dataclass(frozen=True)
-class Column:
-    """A table column: its header, width, alignment and how a row's value is shown."""
-
-    header: str
-    width: int
-    value: Callable[[RationaleRecord], Any]
-    digits: int = 2
-    align: str = "right"
-    spread: bool = True
-    """Whether a line of standard deviations shows this column's."""
-
-
-def table(
-    columns: Sequence[Column], rows: Sequence[tuple[str, Sequence[RationaleRecord]]]
-) -> list[Text]:
-    """A table of rationale sources: one line per (name, rows) — one row as it is, several
-    (RANDOM's seeds) as their mean and a line of standard deviations under it."""
-    name_width = max([len("source"), *(len(name) for name, _ in rows)])
-    head = [cell("source", name_width, "left")]
-    for column in columns:
-        head += [Text(" "), cell(column.header, column.width, column.align)]
-    lines = [styled(line(*head), BOLD)]
-    for name, group in rows:
-        means, spreads = [cell(name, name_width, "left")], [cell("  ± sd", name_width, "left")]
-        for column in columns:
-            values = [column.value(r) for r in group]
-            defined = [float(v) for v in values if not _undefined(v)]
-            if len(group) == 1:
-                shown = fmt(values[0], column.digits)
-                spread = ""
-            else:
-                shown = fmt(statistics.fmean(defined), column.digits) if defined else fmt(None)
-                sd = statistics.stdev(defined) if len(defined) > 1 else None
-                spread = fmt(sd, column.digits) if sd is not None and column.spread else ""
-            means += [Text(" "), cell(shown, column.width, column.align)]
-            spreads += [Text(" "), cell(spread, column.width, column.align, DIM)]
-        lines.append(line(*means))
-        if len(group) > 1:
-            lines.append(styled(line(*spreads), DIM))
-    return lines
-
-
-def _undefined(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def width_of(lines: Sequence[Text]) -> int:
-    """The widest of some lines."""
-    return max((text.cell_len for text in lines), default=0)
-
-
-def beside(left: Sequence[Text], right: Sequence[Text], gap: int = GAP) -> list[Text]:
-    """Two columns of lines side by side (the left padded to its widest line)."""
-    left_width = width_of(left)
-    out = []
-    for i in range(max(len(left), len(right))):
-        text = line(left[i] if i < len(left) else "")
-        if i < len(right):
-            text.pad_right(left_width - text.cell_len + gap)
-            text.append(right[i])
-        out.append(text)
-    return out
 
 
 # ---------------------------------------------------------------- the view's lines
@@ -330,12 +98,12 @@ def _summary(data: RationaleData) -> list[Text]:
     if data.gold is not None:
         head.append(f" · {len(data.gold.masks)} annotators")
         agreement = metrics.get("rationale_annotator_iou")
-        if not _undefined(agreement):
+        if not undefined(agreement):
             head.append(f" (IoU {fmt(agreement)})")
     else:
         head.append(f" · gold: {data.gold_problem or 'none'}", DIM)
     alignment = metrics.get("rationale_alignment_f1")
-    if not _undefined(alignment):
+    if not undefined(alignment):
         head.append(f" · prompted vs occlusion F1 {fmt(alignment)}")
     return [head]
 
@@ -353,7 +121,7 @@ def _word_table(data: RationaleData, width: int, palette: Palette) -> list[Text]
     show_gold = data.gold_prompt_differs and predicted is not None
     occlusion = data.row("occlusion")
     scores = list(occlusion.scores or []) if occlusion is not None else []
-    top = max((abs(a) for a in scores if not _undefined(a)), default=0.0)
+    top = max((abs(a) for a in scores if not undefined(a)), default=0.0)
     soft = data.gold.soft if data.gold is not None else None
     hard = data.gold.hard if data.gold is not None else None
     marks = _mask(asked, n)
@@ -399,7 +167,7 @@ def _word_table(data: RationaleData, width: int, palette: Palette) -> list[Text]
         ]
         if show_gold:
             parts += [" ", mark(bool(gold_marks[i]))]
-        if i < len(scores) and not _undefined(scores[i]):
+        if i < len(scores) and not undefined(scores[i]):
             score = scores[i]
             shown = f"{score:+.2f} " if round(score, 2) else " 0.00 "
             parts += [" ", cell(shown, 7, style=palette.heat(score, top), fill=True)]
@@ -518,7 +286,7 @@ def _plausibility(data: RationaleData) -> list[Text]:
     rows = [
         (name, group)
         for name, group in _rationale_rows(data, ("prompt_gold", "occlusion", "random"), names)
-        if any(not _undefined(c.value(r)) for r in group for c in PLAUSIBILITY_COLUMNS)
+        if any(not undefined(c.value(r)) for r in group for c in PLAUSIBILITY_COLUMNS)
     ]
     if not rows:
         return []
