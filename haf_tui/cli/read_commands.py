@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -127,15 +129,45 @@ def _print_stops(store: Store, run_ids: list[str], console: Console) -> None:
         )
 
 
+SUITE_REPORTS = {"classify": "classification", "rationales": "rationales"}
+"""The report that shows a suite's numbers (``haf report --report NAME``)."""
+RATIONALE_DETAILS = ("rationale-plausibility", "rationale-faithfulness", "rationale-complexity")
+
+
+def run_suites(store: Store, run_id: str) -> tuple[str, ...]:
+    """The suites a run was asked to run (its config; HAF for a run stored before suites)."""
+    try:
+        suites = json.loads(store.get_run(run_id).config_json).get("suites")
+    except (json.JSONDecodeError, AttributeError):
+        suites = None
+    return tuple(suites) if isinstance(suites, list) and suites else ("haf",)
+
+
+def _suite_reports(suites: Sequence[str], run_id: str) -> str:
+    """``haf report`` commands for the suites other than HAF ("" when there are none)."""
+    named = [SUITE_REPORTS[s] for s in suites if s in SUITE_REPORTS]
+    said = " or ".join(f"haf report --run {run_id} --report {name}" for name in named)
+    if "rationales" in suites:
+        said += f" (details: --report {', '.join(RATIONALE_DETAILS)})"
+    return said
+
+
 def suggest_instance(store: Store, run_id: str, console: Console) -> None:
-    """Name an instance whose stance/reason tree has reasons, to open in the workbench."""
+    """Name an instance whose stance/reason tree has reasons, to open in the workbench (a run
+    without HAF: the report that shows its suites' numbers)."""
     rows = reports.instance_rows(store, run_id)
+    suites = run_suites(store, run_id)
     if rows and all(r.get("stance") is None for r in rows):  # a run without the HAF suite
+        said = _suite_reports(suites, run_id) or (
+            f"haf report --run {run_id} --report classification"
+        )
         console.print(
-            f"the run holds no HAF suite: haf report --run {run_id} --report classification, "
+            f"the run holds no HAF suite: {said}, "
             f"or `haf` (`make tui`), then enter on run {run_id} to see each instance"
         )
         return
+    if "rationales" in suites:
+        console.print(f"its token rationales: {_suite_reports(('rationales',), run_id)}")
     start = reports.first_with_reasons(rows)
     went_on = sum(1 for r in rows if reports.went_on(r))
     if start is None:

@@ -27,6 +27,7 @@ REPORT_NAMES: Final = (
     "stances",
     "unclear",
     "contradictions",
+    "rationales",
 )
 
 

@@ -28,8 +28,9 @@ PANELS: Final = (
     ("figure2", "Figure 2"),
     ("distributions", "Distributions"),
     ("stances", "Stances"),
+    ("rationales", "Rationales"),
 )
-"""(pane id, tab title) of every panel, in key order 1–6."""
+"""(pane id, tab title) of every panel, in key order 1–7."""
 
 UNDEFINED_WHEN: Final = {
     "SoS": "undefined when an instance has no reasons",
@@ -239,6 +240,44 @@ def stances_panel(data: MetricsData, runs: Sequence[RunInfo], width: int) -> Gro
     return _layout(panels, per_row, [])
 
 
+RATIONALE_NOTES: Final = (
+    "prompted: IOU, TOK and AUPRC from the answer with the gold label shown; COMP, SUFF, "
+    "% flip, CPX and SPR from the one with ŷ shown. occlusion: top-k by leave-one-out log-odds",
+    "IOU: IoU-F1 of spans (IoU ≥ 0.5) · TOK: token F1 (macro; micro beside) · COMP / SUFF: "
+    "p(ŷ | x) − p(ŷ | x without R / only R) · CPX H: entropy · SPR G: Gini (? defines each)",
+    "n: instances; with gold: those scored for plausibility (% no gold: the rest); CPX n: "
+    "defined (Σ scores > 0); % empty / out-of-text / ≠ k: of the prompted answers",
+    "more: haf report --report rationale-plausibility (random baseline), rationale-faithfulness "
+    "(HUMAN, RANDOM, EVERYTHING), rationale-complexity",
+)
+NO_RATIONALES: Final = (
+    "no run holds the rationales suite: start one with `haf run --suites rationales` "
+    "(or tick the suite in the wizard's settings); this panel then shows its IOU, TOK, COMP, "
+    "SUFF, AUPRC, CPX and SPR"
+)
+
+
+def rationales_panel(data: MetricsData, runs: Sequence[RunInfo], width: int) -> RenderableType:
+    """The rationales suite's P1 Table 4 row per chosen run × rationale (prompted, occlusion),
+    with the shares of empty answers, out-of-text words, low label mass and no gold; a line
+    naming the chosen runs without the suite."""
+    result = data.reports["rationales"]
+    with_suite = [run for run in runs if report_rows(result, [run.run_id])]
+    if not result.rows:
+        return Text(NO_RATIONALES, style="italic")
+    if not with_suite:
+        return Text(
+            "none of the chosen runs holds the rationales suite: press r (or space) and pick "
+            "one of the runs that do",
+            style="italic",
+        )
+    notes = list(RATIONALE_NOTES)
+    without = [run.label for run in runs if run not in with_suite]
+    if without:
+        notes.append(f"without the rationales suite (not shown): {', '.join(without)}")
+    return report_table(result, with_suite, width=width, notes=notes)
+
+
 def render_panel(
     panel: str,
     data: MetricsData,
@@ -263,4 +302,6 @@ def render_panel(
         return figure2_panel(data, runs, width)
     if panel == "distributions":
         return distributions_panel(data, runs, metric_index, width)
+    if panel == "rationales":
+        return rationales_panel(data, runs, width)
     return stances_panel(data, runs, width)

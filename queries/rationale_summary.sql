@@ -1,0 +1,140 @@
+-- name: rationale_summary
+-- title: Rationales — P1 Table 4 layout per model × dataset × strategy, with the shares
+-- description: One row per run with the rationales suite and rationale (prompted, occlusion).
+--   n = finished instances; n_gold = those with a non-empty gold rationale where the rationale
+--   was scored for plausibility; pct_skipped = 100·(n − n_gold)/n (no gold rationale, i.e.
+--   rationale_has_gold = 0, an empty one, or no such rationale). Plausibility (prompted = asked
+--   with the gold label shown): iou_f1 (2PR/(P+R) of the mean span precision and recall),
+--   token_f1 (macro), token_f1_micro (2·ΣTP / (Σ|R̂| + Σ|R|)), auprc. Faithfulness and
+--   complexity (prompted = asked with ŷ shown): comp, suff, flip_rate (%) over n_faithful
+--   instances; cpx = mean entropy of the scores, spr = mean Gini, over cpx_n instances where
+--   they are defined (Σv > 0). Shares of the prompted answers (n_answers: one per call, the
+--   gold and ŷ shown being one call when equal): pct_empty (no word of the text named),
+--   pct_out_of_text (some word named is not in the text), pct_not_k (in-text words ≠ k, over
+--   n_with_k answers with a k); occlusion: pct_empty only. Per run (the same on both rows):
+--   pct_low_mass (label mass < 0.5), annotator_iou (mean token IoU across annotators),
+--   alignment_f1 (token-F1 of the prompted vs the occlusion mask of the same k). Undefined
+--   values are NULL. selection = the strategy with its k or ratio; variant = the prompt
+--   (normal, short). RATIONALES.md §6.5.
+-- params: run_ids (VARCHAR[]; default []; runs to show, empty list = all runs)
+WITH selected AS (
+    SELECT run_id, model_file, dataset_id,
+           json_extract_string(config, '$.rationales.variant') AS variant,
+           json_extract_string(config, '$.rationales.strategy') AS strategy,
+           TRY_CAST(json_extract(config, '$.rationales.k') AS INTEGER) AS k,
+           TRY_CAST(json_extract(config, '$.rationales.ratio') AS DOUBLE) AS ratio
+    FROM runs
+    WHERE (len($run_ids::VARCHAR[]) = 0 OR list_contains($run_ids::VARCHAR[], run_id))
+      AND (list_contains(json_extract_string(config, '$.suites[*]'), 'rationales')
+           OR run_id IN (SELECT run_id FROM rationales))
+),
+kinds AS (
+    SELECT * FROM (VALUES ('prompted', 'prompt_gold', 'prompt_predicted', 1),
+                          ('occlusion', 'occlusion', 'occlusion', 2))
+        AS t(rationale, plausibility_source, faithfulness_source, rationale_order)
+),
+plausibility AS (
+    SELECT run_id, source,
+           count(*) AS n_gold,
+           avg(iou_precision) AS iou_precision,
+           avg(iou_recall) AS iou_recall,
+           avg(token_f1) AS token_f1,
+           2.0 * sum(true_positives) / nullif(sum(size) + sum(gold_size), 0) AS token_f1_micro,
+           avg(auprc) AS auprc
+    FROM rationales
+    WHERE source IN ('prompt_gold', 'occlusion') AND gold_size > 0
+      AND run_id IN (SELECT run_id FROM selected)
+    GROUP BY ALL
+),
+faithfulness AS (
+    SELECT run_id, source,
+           avg(comp) AS comp,
+           avg(suff) AS suff,
+           100 * avg(flip) AS flip_rate,
+           count(comp) AS n_faithful,
+           avg(cpx_entropy) AS cpx,
+           avg(spr_gini) AS spr,
+           count(cpx_entropy) AS cpx_n,
+           100 * avg(CASE WHEN size = 0 THEN 1.0 ELSE 0.0 END) AS pct_empty
+    FROM rationales
+    WHERE source IN ('prompt_predicted', 'occlusion') AND run_id IN (SELECT run_id FROM selected)
+    GROUP BY ALL
+),
+answers AS (  -- one per prompt call: the gold and ŷ shown share a call when they are equal
+    SELECT run_id, instance_id, label_shown,
+           any_value(size) AS size,
+           any_value(k) AS k,
+           any_value(coalesce(len(words), 0)) AS n_words,
+           any_value(coalesce(len(out_of_text), 0)) AS n_out
+    FROM rationales
+    WHERE source IN ('prompt_gold', 'prompt_predicted') AND run_id IN (SELECT run_id FROM selected)
+    GROUP BY ALL
+),
+answer_shares AS (
+    SELECT run_id,
+           count(*) AS n_answers,
+           100 * avg(CASE WHEN size = 0 THEN 1.0 ELSE 0.0 END) AS pct_empty,
+           100 * avg(CASE WHEN n_out > 0 THEN 1.0 ELSE 0.0 END) AS pct_out_of_text,
+           100 * avg(CASE WHEN n_words - n_out <> k THEN 1.0 ELSE 0.0 END)
+               FILTER (WHERE k IS NOT NULL) AS pct_not_k,
+           count(*) FILTER (WHERE k IS NOT NULL) AS n_with_k
+    FROM answers
+    GROUP BY run_id
+),
+instance_values AS (
+    SELECT run_id,
+           count(*) FILTER (WHERE metric = 'rationale_has_gold') AS n,
+           100 * avg(CASE WHEN value < 0.5 THEN 1.0 ELSE 0.0 END)
+               FILTER (WHERE metric = 'rationale_label_mass') AS pct_low_mass,
+           avg(value) FILTER (WHERE metric = 'rationale_annotator_iou') AS annotator_iou,
+           count(value) FILTER (WHERE metric = 'rationale_annotator_iou') AS annotator_iou_n,
+           avg(value) FILTER (WHERE metric = 'rationale_alignment_f1') AS alignment_f1,
+           count(value) FILTER (WHERE metric = 'rationale_alignment_f1') AS alignment_f1_n
+    FROM instance_metrics
+    WHERE metric LIKE 'rationale\_%' ESCAPE '\' AND run_id IN (SELECT run_id FROM selected)
+    GROUP BY run_id
+)
+SELECT s.run_id,
+       s.model_file,
+       s.dataset_id,
+       s.strategy,
+       s.variant,
+       s.strategy || CASE s.strategy WHEN 'top_k' THEN ' k=' || s.k
+                                     WHEN 'top_ratio' THEN ' ' || round(100 * s.ratio, 1) || '%'
+                                     ELSE '' END AS selection,
+       k.rationale,
+       coalesce(i.n, 0) AS n,
+       coalesce(p.n_gold, 0) AS n_gold,
+       100.0 * (coalesce(i.n, 0) - coalesce(p.n_gold, 0)) / nullif(i.n, 0) AS pct_skipped,
+       CASE WHEN coalesce(p.n_gold, 0) = 0 THEN NULL
+            WHEN coalesce(p.iou_precision, 0) + coalesce(p.iou_recall, 0) = 0 THEN 0.0
+            ELSE 2 * coalesce(p.iou_precision, 0) * coalesce(p.iou_recall, 0)
+                 / (coalesce(p.iou_precision, 0) + coalesce(p.iou_recall, 0))
+       END AS iou_f1,
+       p.token_f1,
+       p.token_f1_micro,
+       p.auprc,
+       f.comp,
+       f.suff,
+       f.flip_rate,
+       coalesce(f.n_faithful, 0) AS n_faithful,
+       f.cpx,
+       f.spr,
+       coalesce(f.cpx_n, 0) AS cpx_n,
+       CASE k.rationale WHEN 'prompted' THEN a.pct_empty ELSE f.pct_empty END AS pct_empty,
+       CASE k.rationale WHEN 'prompted' THEN a.pct_out_of_text END AS pct_out_of_text,
+       CASE k.rationale WHEN 'prompted' THEN a.pct_not_k END AS pct_not_k,
+       CASE k.rationale WHEN 'prompted' THEN coalesce(a.n_answers, 0) END AS n_answers,
+       CASE k.rationale WHEN 'prompted' THEN coalesce(a.n_with_k, 0) END AS n_with_k,
+       i.pct_low_mass,
+       i.annotator_iou,
+       coalesce(i.annotator_iou_n, 0) AS annotator_iou_n,
+       i.alignment_f1,
+       coalesce(i.alignment_f1_n, 0) AS alignment_f1_n
+FROM selected s
+CROSS JOIN kinds k
+LEFT JOIN plausibility p ON p.run_id = s.run_id AND p.source = k.plausibility_source
+LEFT JOIN faithfulness f ON f.run_id = s.run_id AND f.source = k.faithfulness_source
+LEFT JOIN answer_shares a ON a.run_id = s.run_id
+LEFT JOIN instance_values i ON i.run_id = s.run_id
+ORDER BY s.dataset_id, s.model_file, s.run_id, k.rationale_order
