@@ -313,8 +313,10 @@ class ExplorerScreen(HafScreen[None]):
         """Input text, stance, tree and the JUSTIFY tokens."""
         row = self.by_id.get(data.instance_id, {})
         head = Text(f"{data.instance_id}", style="bold")
-        head.append(f"  label {row.get('label') or '—'}  stance {row.get('stance') or '—'}")
-        head.append(f" (C={fmt(row.get('justify_confidence'))})")
+        head.append(f"  label {row.get('label') or '—'}")
+        if not self.suites or "haf" in self.suites:  # (a run without HAF has no stance)
+            head.append(f"  stance {row.get('stance') or '—'}")
+            head.append(f" (C={fmt(row.get('justify_confidence'))})")
         if row.get("stopped"):
             head.append(f"  stopped: {row['stopped']}", style="italic")
         head.append("\n" + " ".join(str(row.get("text", "")).split()), style="")
