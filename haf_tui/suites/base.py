@@ -183,3 +183,39 @@ class Suite(Protocol):
     ) -> SuiteOutcome:
         """An instance's results from all its answers in this suite."""
         ...
+
+
+def unparsed_record(
+    context: SuiteContext,
+    instance: InstanceRecord,
+    task: Task,
+    seed: int,
+    generation: Generation,
+    *,
+    decision: str,
+    decision_source: str,
+    diagnostics: Sequence[tuple[str, str]] = (),
+) -> GenerationRecord:
+    """A generation stored with its ``decision`` and no decision span or reasons (a forced
+    label, a rationale's answer); its confidence is the probability of its tokens."""
+    return GenerationRecord(
+        run_id=context.run_id,
+        instance_id=instance.instance_id,
+        stage=task.stage,
+        sub_index=task.sub_index,
+        test=task.test,
+        seed=seed,
+        prompt_text=generation.prompt_text,
+        prompt_tokens=generation.prompt_token_count,
+        output_text=generation.text,
+        finish_reason=generation.finish_reason,
+        decision=decision,
+        decision_source=decision_source,
+        decision_sentence=None,
+        decision_start=None,
+        decision_end=None,
+        decision_confidence=math.exp(math.fsum(t.logprob for t in generation.tokens)),
+        seconds=generation.seconds,
+        tokens=list(generation.tokens),
+        diagnostics=list(diagnostics),
+    )

@@ -8,7 +8,6 @@ tokens' raw log-probabilities; the instance metrics ``classify_p_toxic``,
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -16,7 +15,14 @@ from haf_tui.config import RunConfig
 from haf_tui.inference.base import Generation
 from haf_tui.rationales.labels import SPELLINGS, classify_messages, label_scores
 from haf_tui.store.records import GenerationRecord, InstanceRecord
-from haf_tui.suites.base import Answer, Reply, SuiteContext, SuiteOutcome, Task
+from haf_tui.suites.base import (
+    Answer,
+    Reply,
+    SuiteContext,
+    SuiteOutcome,
+    Task,
+    unparsed_record,
+)
 
 STAGE = "classify"
 
@@ -70,25 +76,8 @@ class ClassifySuite:
     ) -> GenerationRecord:
         """The forced spelling, its label as the decision, its tokens' logprobs."""
         label = SPELLINGS[task.sub_index][1]
-        return GenerationRecord(
-            run_id=context.run_id,
-            instance_id=instance.instance_id,
-            stage=task.stage,
-            sub_index=task.sub_index,
-            test=None,
-            seed=seed,
-            prompt_text=generation.prompt_text,
-            prompt_tokens=generation.prompt_token_count,
-            output_text=generation.text,
-            finish_reason=generation.finish_reason,
-            decision=label,
-            decision_source="forced",
-            decision_sentence=None,
-            decision_start=None,
-            decision_end=None,
-            decision_confidence=math.exp(math.fsum(t.logprob for t in generation.tokens)),
-            seconds=generation.seconds,
-            tokens=list(generation.tokens),
+        return unparsed_record(
+            context, instance, task, seed, generation, decision=label, decision_source="forced"
         )
 
     def finish(

@@ -6,7 +6,6 @@ rationale; the instance's own numbers to its metrics."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -16,7 +15,14 @@ from haf_tui.rationales.labels import SPELLINGS
 from haf_tui.rationales.prompts import toxicity_ratio
 from haf_tui.rationales.truth import NO_MASKS, Gold, gold_rationale
 from haf_tui.store.records import GenerationRecord, InstanceRecord
-from haf_tui.suites.base import Answer, Reply, SuiteContext, SuiteOutcome, Task
+from haf_tui.suites.base import (
+    Answer,
+    Reply,
+    SuiteContext,
+    SuiteOutcome,
+    Task,
+    unparsed_record,
+)
 from haf_tui.suites.rationales.plan import (
     CLASSIFY,
     DEFAULT_RATIO,
@@ -96,25 +102,14 @@ class RationalesSuite:
                 problem = gold_rationale(instance.text, instance.extra)
                 if isinstance(problem, str) and problem != NO_MASKS:
                     diagnostics.append(("no gold rationale", problem))
-        return GenerationRecord(
-            run_id=context.run_id,
-            instance_id=instance.instance_id,
-            stage=task.stage,
-            sub_index=task.sub_index,
-            test=None,
-            seed=seed,
-            prompt_text=generation.prompt_text,
-            prompt_tokens=generation.prompt_token_count,
-            output_text=generation.text,
-            finish_reason=generation.finish_reason,
+        return unparsed_record(
+            context,
+            instance,
+            task,
+            seed,
+            generation,
             decision=decision,
             decision_source=source,
-            decision_sentence=None,
-            decision_start=None,
-            decision_end=None,
-            decision_confidence=math.exp(math.fsum(t.logprob for t in generation.tokens)),
-            seconds=generation.seconds,
-            tokens=list(generation.tokens),
             diagnostics=diagnostics,
         )
 
