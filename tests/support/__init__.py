@@ -16,6 +16,29 @@ async def settle(pilot: Any, rounds: int = 3) -> None:
         await pilot.pause()
         await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+    await _tables_measured(pilot)
+
+
+async def _tables_measured(pilot: Any, seconds: float = 5.0) -> None:
+    """Wait until every DataTable has measured its new rows and cells: it does so when its
+    own message queue runs empty, which under load can come after the screen drew the rows
+    at the header's widths (a picture then depends on the machine's load)."""
+    import time
+
+    from textual.widgets import DataTable
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pending = [
+            table
+            for table in pilot.app.screen.query(DataTable)
+            if getattr(table, "_require_update_dimensions", False)
+            or getattr(table, "_updated_cells", None)
+        ]
+        if not pending:
+            break
+        await pilot.pause(0.02)
+    await pilot.pause()
 
 
 def static_text(screen: Any, selector: str) -> str:
