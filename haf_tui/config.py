@@ -91,6 +91,22 @@ class RationaleSettings(BaseModel):
     max_new_tokens: int = Field(64, ge=1, le=4096, description="cap of a prompted answer")
 
 
+class JudgeSettings(BaseModel):
+    """How the judge suite rates explanations (spec ``JUDGE.md`` §3–§4)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prompt: Literal["default", "verbatim"] = Field(
+        "verbatim", description="the Default instructions, or the human guidelines verbatim (§3)"
+    )
+    mode: Literal["constrained", "free"] = Field(
+        "constrained",
+        description="constrained: each criterion's label by its labels' teacher-forced "
+        "log-probabilities, slot by slot (§4.3); free: a greedy answer, parsed (§4.2)",
+    )
+    max_new_tokens: int = Field(96, ge=8, le=4096, description="cap of a free answer")
+
+
 class RunConfig(BaseModel):
     """Everything that decides what a run computes; stored with the run as JSON."""
 
@@ -106,6 +122,7 @@ class RunConfig(BaseModel):
     stages: tuple[str, ...] = STAGE_NAMES
     parse_rules: Rules = "reference"
     rationales: RationaleSettings = RationaleSettings()
+    judge: JudgeSettings = JudgeSettings()
     suites: tuple[str, ...] = Field(
         ("haf",),
         description="the evaluation suites run on every instance (a run stored "

@@ -54,7 +54,7 @@ def test_the_classification_prompt_is_the_spec_s() -> None:
 
 
 def test_the_registry_names_suites_and_refuses_unknown_ones() -> None:
-    assert list(SUITES) == ["haf", "classify", "rationales"]
+    assert list(SUITES) == ["haf", "classify", "rationales", "judge"]
     assert [s.name for s in suites_named(["classify", "haf"])] == ["haf", "classify"]
     with pytest.raises(UnknownSuiteError, match="unknown suite"):
         suites_named(["haf", "rationale"])

@@ -46,15 +46,16 @@ def add_datasets_parser(commands: argparse._SubParsersAction[argparse.ArgumentPa
     imp = sub.add_parser("import", help="store a file, paper samples, or a paper dataset")
     imp.add_argument(
         "source",
-        help="a file (.csv .tsv .jsonl .json .parquet), a folder of paper-sample CSVs, or a "
-        "paper dataset's name (haf datasets list)",
+        help="a file (.csv .tsv .jsonl .json .parquet), a folder of paper-sample CSVs, a "
+        "paper dataset's name (haf datasets list), or acorn (the judge's ACORN.jsonl, with --file)",
     )
     imp.add_argument("--name", help="the stored name (default: from the file or dataset)")
     imp.add_argument(
         "--file",
         action="append",
         default=[],
-        help="with a paper dataset's name: its downloaded file(s) or folder (repeatable)",
+        help="with a paper dataset's name: its downloaded file(s) or folder (repeatable); "
+        "with acorn: ACORN.jsonl",
     )
     imp.add_argument("--text-column", help="the column holding the text")
     imp.add_argument("--id-column", help="the column holding instance ids (default: row number)")

@@ -14,6 +14,7 @@ from haf_tui.cli.read_commands import suggest_instance
 from haf_tui.config import (
     STAGE_NAMES,
     DecodingSettings,
+    JudgeSettings,
     ModelSettings,
     RationaleSettings,
     RunConfig,
@@ -91,6 +92,7 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         help=f"comma-separated evaluation suites to run on every instance ({', '.join(SUITES)})",
     )
     _rationale_options(run)
+    _judge_options(run)
     run.add_argument(
         "--parse-rules",
         choices=RULES,
@@ -192,6 +194,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
         suites=tuple(s.strip() for s in args.suites.split(",") if s.strip()),
         parse_rules=args.parse_rules,
         rationales=_rationale_settings(args),
+        judge=JudgeSettings(prompt=args.judge_prompt, mode=args.judge_mode),
     )
 
 
@@ -233,6 +236,26 @@ def _rationale_options(run: argparse.ArgumentParser) -> None:
         choices=("hard", "union"),
         default="hard",
         help="the annotators' gold of the hard metrics: marked by half of them, or by any (§5)",
+    )
+
+
+def _judge_options(run: argparse.ArgumentParser) -> None:
+    """The judge suite's settings (spec JUDGE.md)."""
+    group = run.add_argument_group(
+        "the judge suite (--suites judge --dataset run:RUN_ID: rate a run's explanations)"
+    )
+    group.add_argument(
+        "--judge-prompt",
+        choices=("default", "verbatim"),
+        default="verbatim",
+        help="the Default instructions, or the human raters' guidelines verbatim (§3)",
+    )
+    group.add_argument(
+        "--judge-mode",
+        choices=("constrained", "free"),
+        default="constrained",
+        help="constrained: each criterion's label from its labels' log-probabilities, slot by "
+        "slot (§4.3); free: a greedy answer, parsed (§4.2)",
     )
 
 

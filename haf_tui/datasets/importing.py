@@ -1,10 +1,19 @@
-"""One entry point for "import this": a file, a folder of paper samples, or a paper dataset
-by name (from the Hub, or from ``files`` shaped like the Hub's)."""
+"""One entry point for "import this": a file, a folder of paper samples, a paper dataset
+by name (from the Hub, or from ``files`` shaped like the Hub's), or ACORN (``acorn`` with its
+``ACORN.jsonl``, or that file alone)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from haf_tui.datasets.acorn import (
+    ACORN_FILE,
+    ACORN_HOME,
+    acorn_file,
+    is_acorn_file,
+    is_acorn_name,
+    load_acorn,
+)
 from haf_tui.datasets.files import ColumnMapping, load_file, sample_dataset
 from haf_tui.datasets.model import Dataset, DatasetError
 from haf_tui.datasets.paper import (
@@ -36,9 +45,19 @@ def load_source(
       from ``files``;
     - a paper-sample CSV (``index, input_text, given_label``): ``paper-sample:NAME``;
     - a folder: every paper-sample CSV in it;
+    - ``acorn`` with ``files`` = its ``ACORN.jsonl`` (or a folder holding it), or an
+      ACORN-shaped file given without ``mapping``: the judge's meta-evaluation data;
     - any other file: its rows through ``mapping`` (guessed when None), optionally sampled.
     """
     path = Path(source).expanduser()
+    if is_acorn_name(source) and (files or not path.exists()):
+        if not files:
+            raise DatasetError(
+                f"ACORN is read from its file: download {ACORN_FILE} ({ACORN_HOME}), then "
+                f"haf datasets import acorn --file {ACORN_FILE}"
+            )
+        acorn = load_acorn(acorn_file(files), name=name, encoding=encoding, max_chars=max_chars)
+        return [sample_dataset(acorn, sample, seed) if sample else acorn]
     spec = None if path.exists() and not files else find_paper_dataset(source)
     if spec is not None:
         return [
@@ -65,6 +84,8 @@ def load_source(
     if path.is_file():
         if is_paper_sample(path) and mapping is None:
             dataset = import_paper_sample(path, name=name)
+        elif mapping is None and is_acorn_file(path):
+            dataset = load_acorn(path, name=name, encoding=encoding, max_chars=max_chars)
         else:
             dataset = load_file(path, mapping, name=name, encoding=encoding, max_chars=max_chars)
         return [sample_dataset(dataset, sample, seed) if sample else dataset]

@@ -112,6 +112,9 @@ class GenerationRequest:
     tag: object = None
     on_token: TokenCallback | None = None
     forced: str | None = None
+    reply_prefix: str = ""
+    """The start of the reply, teacher-forced as part of the prompt (its tokens are neither
+    sampled nor scored): a forced reply is scored after it."""
 
 
 class RequestSource(Protocol):
@@ -150,11 +153,13 @@ class OneAtATime:
         while requests := source.take(1, wait=True):
             for request in requests:
                 if request.forced is not None:
+                    prefix = {"reply_prefix": request.reply_prefix} if request.reply_prefix else {}
                     generation = self.backend.score(
                         request.messages,
                         request.forced,
                         request.settings,
                         on_token=request.on_token,
+                        **prefix,
                     )
                 else:
                     generation = self.backend.generate(

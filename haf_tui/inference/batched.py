@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import ctypes
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,7 +42,7 @@ from haf_tui.inference.base import (
     RequestSource,
     TokenTextAssembler,
 )
-from haf_tui.inference.chat import RenderedPrompt
+from haf_tui.inference.chat import PromptSegment, RenderedPrompt
 
 if TYPE_CHECKING:
     from haf_tui.inference.llama import LlamaCppBackend
@@ -196,6 +196,10 @@ class BatchedLlamaEngine:
         new: list[_Sequence] = []
         for request in requests:
             prompt, prompt_tokens = self.backend.prepare_prompt(request.messages)
+            if request.reply_prefix:  # the reply's given start goes in with the prompt
+                prompt_tokens = prompt_tokens + self.backend.forced_tokens(request.reply_prefix)
+                tail = PromptSegment(request.reply_prefix, plain=True)
+                prompt = replace(prompt, segments=(*prompt.segments, tail))
             forced_from = -1
             if request.forced is not None:  # the reply's tokens go in with the prompt
                 forced_from = len(prompt_tokens)

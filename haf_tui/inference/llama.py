@@ -345,10 +345,14 @@ class LlamaCppBackend:
         settings: DecodingSettings,
         *,
         on_token: TokenCallback | None = None,
+        reply_prefix: str = "",
     ) -> Generation:
-        """The raw logprobs of ``forced`` teacher-forced as the start of the reply (on a
-        one-sequence batched context: the same rows as the batched path)."""
-        request = GenerationRequest(messages, settings, tag=0, on_token=on_token, forced=forced)
+        """The raw logprobs of ``forced`` teacher-forced as the start of the reply, after
+        ``reply_prefix`` (on a one-sequence batched context: the same rows as the batched
+        path)."""
+        request = GenerationRequest(
+            messages, settings, tag=0, on_token=on_token, forced=forced, reply_prefix=reply_prefix
+        )
         source = ListSource([request])
         self.concurrent(1).serve(source)
         return source.results[0]

@@ -31,6 +31,8 @@ from haf_tui.datasets import (
     sample_dataset,
     store_dataset,
 )
+from haf_tui.datasets.acorn import acorn_file, is_acorn_file, is_acorn_name, load_acorn
+from haf_tui.datasets.explanations import explanations_dataset
 from haf_tui.inference.base import InferenceError
 from haf_tui.pipeline.events import ProgressListener, ignore_progress
 from haf_tui.pipeline.models import LoadedModels, file_sha256, load_models, package_versions
@@ -41,6 +43,9 @@ from haf_tui.store.dataset_catalog import find_datasets
 from haf_tui.store.records import RunRecord
 from haf_tui.suites import first_tasks, settle_config, suites_named
 
+EXPLANATIONS_PREFIX = "run:"
+"""``--dataset run:RUN_ID``: the JUSTIFY explanations of a run, for a judge run."""
+
 
 @dataclass(frozen=True)
 class DatasetChoice:
@@ -50,7 +55,7 @@ class DatasetChoice:
     a ``text_column`` has its columns guessed; a paper dataset with ``files`` reads them
     instead of the Hub's cache."""
 
-    kind: Literal["builtin", "stored", "paper", "file"]
+    kind: Literal["builtin", "stored", "paper", "file", "explanations", "acorn"]
     name: str
     sample_size: int | None = None
     seed: int = DEFAULT_SEED
@@ -62,8 +67,12 @@ class DatasetChoice:
 
 def choice_by_name(name: str, file: str | None, store: Store) -> DatasetChoice:
     """The dataset a command line names: ``sample`` (built-in), a stored dataset's name or
-    id, a paper dataset's name, or a file (with a paper dataset's name: that dataset's
-    downloaded file)."""
+    id, a paper dataset's name, a file (with a paper dataset's name: that dataset's
+    downloaded file), or ``run:RUN_ID``: that run's JUSTIFY explanations (to judge them)."""
+    if name.startswith(EXPLANATIONS_PREFIX):
+        return DatasetChoice("explanations", name.removeprefix(EXPLANATIONS_PREFIX))
+    if file and (is_acorn_name(name) or is_acorn_file(file)):
+        return DatasetChoice("acorn", file)
     paper = find_paper_dataset(name) if name != "sample" else None
     if file:
         if paper is not None:
@@ -78,7 +87,7 @@ def choice_by_name(name: str, file: str | None, store: Store) -> DatasetChoice:
     known = ", ".join(d.key for d in paper_datasets())
     raise DatasetError(
         f"unknown dataset {name!r}: use sample, a stored dataset (haf datasets list), "
-        f"a paper dataset ({known}) or --file PATH"
+        f"a paper dataset ({known}), run:RUN_ID (its explanations) or --file PATH"
     )
 
 
@@ -102,6 +111,10 @@ def resolve_dataset(choice: DatasetChoice, store: Store | None) -> Dataset:
         dataset = load_file(choice.name, mapping)
     elif choice.kind == "stored" and store is not None:
         dataset = load_stored(store, choice.name)
+    elif choice.kind == "acorn":
+        dataset = load_acorn(acorn_file([choice.name]))
+    elif choice.kind == "explanations" and store is not None:
+        dataset = explanations_dataset(store, choice.name)
     else:
         raise DatasetError(f"unknown dataset {choice.kind}:{choice.name}")
     if choice.sample_size and choice.sample_size < len(dataset.instances):

@@ -264,7 +264,9 @@ class RunQueue:
                     ),
                 }
             )
-        request = GenerationRequest(task.messages, settings, forced=task.forced)
+        request = GenerationRequest(
+            task.messages, settings, forced=task.forced, reply_prefix=task.reply_prefix
+        )
         request.tag = TaskTag(work, suite, plan, task, seed)
         request.on_token = self._token_callback(request)
         return request
@@ -285,4 +287,9 @@ class RunQueue:
 
 def _same_forced_prompt(a: GenerationRequest, b: GenerationRequest) -> bool:
     """Whether two requests are forced replies to the same prompt."""
-    return a.forced is not None and b.forced is not None and a.messages == b.messages
+    return (
+        a.forced is not None
+        and b.forced is not None
+        and a.messages == b.messages
+        and a.reply_prefix == b.reply_prefix
+    )

@@ -199,3 +199,40 @@ def instance_metric_values(
 def _listed(value: Any) -> Any:
     """A list column as a list (DuckDB may give a tuple), anything else as it is."""
     return list(value) if isinstance(value, tuple) else value
+
+
+_EXPLANATIONS_SQL = """
+SELECT i.instance_id, i.text, i.label, g.decision AS stance,
+       coalesce(list(r.text ORDER BY r.reason_index) FILTER (WHERE r.text IS NOT NULL), [])
+           AS reasons
+FROM runs u
+JOIN instances i ON i.dataset_id = u.dataset_id
+JOIN generations g ON g.run_id = u.run_id AND g.instance_id = i.instance_id
+     AND g.stage = 'justify'
+LEFT JOIN reasons r ON r.run_id = g.run_id AND r.instance_id = g.instance_id
+     AND r.stage = g.stage AND r.sub_index = g.sub_index
+WHERE u.run_id = $run_id
+GROUP BY ALL
+ORDER BY min(i.position)
+"""
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """One JUSTIFY answer of a run: the text, its gold label, the stance and the reasons."""
+
+    instance_id: str
+    text: str
+    label: str | None
+    stance: str
+    reasons: tuple[str, ...]
+
+
+def run_explanations(store: Store, run_id: str) -> list[Explanation]:
+    """The JUSTIFY explanations of a run, in dataset order (a judge run rates them)."""
+    rows = store.query(_EXPLANATIONS_SQL, {"run_id": run_id})[1]
+    return [
+        Explanation(str(i), str(text), None if label is None else str(label), str(stance),
+                    tuple(str(r) for r in reasons or []))
+        for i, text, label, stance, reasons in rows
+    ]  # fmt: skip

@@ -14,10 +14,13 @@ from haf_tui.store.records import InstanceRecord
 from haf_tui.suites.base import Suite, Task
 from haf_tui.suites.classify import CLASSIFY
 from haf_tui.suites.haf import HAF
+from haf_tui.suites.judge import JUDGE
 from haf_tui.suites.rationales import RATIONALES
 from haf_tui.vocabulary import HafError
 
-SUITES: Final[dict[str, Suite]] = {suite.name: suite for suite in (HAF, CLASSIFY, RATIONALES)}
+SUITES: Final[dict[str, Suite]] = {
+    suite.name: suite for suite in (HAF, CLASSIFY, RATIONALES, JUDGE)
+}
 """Every suite, in the order a run schedules them (one line per suite)."""
 
 DEFAULT_SUITES: Final[tuple[str, ...]] = ("haf", "classify")

@@ -26,7 +26,8 @@ from haf_tui.vocabulary import nan_for_null
 class Task:
     """One prompt for the model: its stage, sub-prompt index (-1: none), SUF/NEC test,
     ``forced``: a reply to score by teacher forcing instead of sampling one, ``greedy``: decode
-    without sampling, and ``max_new_tokens``: a tighter cap than the run's (None: the run's)."""
+    without sampling, ``max_new_tokens``: a tighter cap than the run's (None: the run's), and
+    ``reply_prefix``: the start of the reply, given (a forced reply is scored after it)."""
 
     stage: str
     sub_index: int
@@ -35,6 +36,7 @@ class Task:
     forced: str | None = None
     greedy: bool = False
     max_new_tokens: int | None = None
+    reply_prefix: str = ""
 
 
 @dataclass(frozen=True)
