@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from haf_tui.judge.prompts import Variant as JudgeVariant
 from haf_tui.rationales.prompts import Strategy, Variant
 from haf_tui.vocabulary import STAGES, Prompting, Rules
 
@@ -96,8 +97,11 @@ class JudgeSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    prompt: Literal["default", "verbatim"] = Field(
-        "verbatim", description="the Default instructions, or the human guidelines verbatim (§3)"
+    prompt: JudgeVariant = Field(
+        "verbatim",
+        description="the Default instructions, the human guidelines verbatim (§3), or one of "
+        "the invariance wordings of §5.5 (nonsense, shuffled, paraphrased, verbose, repeated, "
+        "swapped)",
     )
     mode: Literal["constrained", "free"] = Field(
         "constrained",

@@ -214,3 +214,49 @@ def test_the_embedded_model_judges_an_explanation_into_duckdb(
         assert 0.0 < metrics[f"judge_{crit}_mass"] <= 1.0
     assert metrics["judge_supports_matches"] in (0.0, 1.0)
     assert 1.0 <= metrics["judge_overall_expected"] <= 5.0
+
+
+def _judge_run(store: Any, run_id: str, dataset_id: str, n: int, prompt: str) -> None:
+    config = RunConfig(dataset_id=dataset_id, suites=("judge",), judge=JudgeSettings(prompt=prompt))  # type: ignore[arg-type]
+    store.create_run(
+        RunRecord(
+            run_id=run_id, status="created", dataset_id=dataset_id, n_planned=n,
+            config_json=config.model_dump_json(), model_file="judge.gguf",
+            similarity_model="flat", similarity_kind="bi-encoder",
+        )
+    )  # fmt: skip
+    assert HafRunner(store, ScriptedJudge(), FlatSimilarity(), config).run(run_id).status == (
+        "finished"
+    )
+
+
+def test_haf_judge_meta_on_an_acorn_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from haf_tui.cli import main
+    from haf_tui.store import open_store
+    from tests.test_judge_meta import _acorn_rows, _write
+
+    acorn = _write(tmp_path / "ACORN.jsonl", _acorn_rows())
+    db = tmp_path / "haf.duckdb"
+    assert main(["--db", str(db), "datasets", "import", "acorn", "--file", str(acorn)]) == 0
+    with open_store(db) as store:
+        ((dataset_id, n),) = store.query("SELECT dataset_id, count(*) FROM instances GROUP BY 1")[1]
+        _judge_run(store, "judged", dataset_id, n, "default")
+        _judge_run(store, "judged-shuffled", dataset_id, n, "shuffled")
+        codes = store.query(
+            "SELECT count(*) FROM instance_metrics WHERE run_id = 'judged' "
+            "AND metric = 'judge_overall'"
+        )[1]
+        assert codes == [(n,)]
+    capsys.readouterr()
+    argv = ["--db", str(db), "judge", "meta", "--run", "judged"]
+    argv += ["--variant-run", "judged-shuffled"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    for title in ("Table 4.1", "Table 4.2", "Fig. 4.3", "Table 4.5", "Table 4.4"):
+        assert title in out
+    assert f"{n} explanations rated by humans and judged (default prompt)" in out
+    assert "shuffled" in out
+    # a run that is not a judge run is one line
+    assert main(["--db", str(db), "judge", "meta", "--run", "nope"]) == 2

@@ -19,6 +19,7 @@ from rich.console import Console
 
 from haf_tui import __version__
 from haf_tui.cli.dataset_commands import add_datasets_parser, datasets_command
+from haf_tui.cli.judge_commands import add_judge_parser, judge_command
 from haf_tui.cli.read_commands import (
     add_read_parsers,
     export_command,
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_parser(commands)
     add_read_parsers(commands)
     add_datasets_parser(commands)
+    add_judge_parser(commands)
     for name, sub in _all_subparsers(commands):
         _add_database_options(sub, snapshot=name not in WRITE_COMMANDS)
     return parser
@@ -104,6 +106,8 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
             return query_command(args, store, console)
         if args.command == "runs":
             return runs_command(store, console)
+        if args.command == "judge":
+            return judge_command(args, store, console)
         return export_command(args, store, console)
 
 

@@ -21,6 +21,7 @@ from haf_tui.config import (
     SimilaritySettings,
 )
 from haf_tui.defaults import EMBEDDED_MODEL_NAME
+from haf_tui.judge.prompts import VARIANTS as JUDGE_VARIANTS
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.runner import RunSummary
 from haf_tui.pipeline.runs import (
@@ -246,9 +247,10 @@ def _judge_options(run: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--judge-prompt",
-        choices=("default", "verbatim"),
+        choices=JUDGE_VARIANTS,
         default="verbatim",
-        help="the Default instructions, or the human raters' guidelines verbatim (§3)",
+        help="the Default instructions, the human raters' guidelines verbatim (§3), or an "
+        "invariance wording (§5.5: compare with haf judge meta --variant-run)",
     )
     group.add_argument(
         "--judge-mode",

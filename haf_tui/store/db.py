@@ -251,9 +251,10 @@ class Store:
         ).fetchall()
         if not rows:
             raise StoreError(f"no run {run_id!r} in {self.path}")
-        if len(rows) > 1:
+        exact = [row for row in rows if row[0] == run_id]  # (an id that prefixes another)
+        if len(rows) > 1 and not exact:
             raise StoreError(f"run id prefix {run_id!r} is ambiguous in {self.path}")
-        return RunRecord.from_row(rows[0])
+        return RunRecord.from_row((exact or rows)[0])
 
     def update_run(
         self,

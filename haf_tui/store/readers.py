@@ -236,3 +236,19 @@ def run_explanations(store: Store, run_id: str) -> list[Explanation]:
                     tuple(str(r) for r in reasons or []))
         for i, text, label, stance, reasons in rows
     ]  # fmt: skip
+
+
+_JUDGE_CODES_SQL = """
+SELECT instance_id, metric, value FROM instance_metrics
+WHERE run_id = $run_id AND metric LIKE 'judge\\_%' ESCAPE '\\'
+"""
+
+
+def judge_codes(store: Store, run_id: str, criteria: Sequence[str]) -> dict[str, dict[str, int]]:
+    """A judge run's label code per instance and criterion (instance metric ``judge_<id>``)."""
+    wanted = {f"judge_{c}": c for c in criteria}
+    codes: dict[str, dict[str, int]] = {}
+    for instance_id, metric, value in store.query(_JUDGE_CODES_SQL, {"run_id": run_id})[1]:
+        if metric in wanted and value is not None:
+            codes.setdefault(str(instance_id), {})[wanted[metric]] = int(value)
+    return codes

@@ -48,7 +48,11 @@ class JudgePlan:
     def __init__(self, instance: InstanceRecord, config: RunConfig):
         self.settings = config.judge
         self.item = judge_item(instance.extra)
-        self.slots: tuple[tuple[int, Criterion], ...] = numbered_criteria("default")
+        wording = self.settings.prompt
+        # the answer format's numbering: Default's, but for the Shuffled wording its own
+        self.slots: tuple[tuple[int, Criterion], ...] = numbered_criteria(
+            wording if wording not in ("default", "verbatim") else "default"
+        )
         self.messages: tuple[ChatMessage, ...] = (
             judge_messages(self.item, self.settings.prompt) if self.item else ()
         )

@@ -79,7 +79,9 @@ class JudgeSuite:
         metrics: list[MetricRow] = []
         supports: str | None = None
         if plan.settings.mode == "free":
-            parsed = parse_judgement(plan.free_answer or "", n_choices=len(plan.item.choices))
+            parsed = parse_judgement(
+                plan.free_answer or "", plan.slots, n_choices=len(plan.item.choices)
+            )
             for part in parsed.criteria:
                 if part.code is None:
                     metrics.append((f"judge_{part.criterion}_failed", 1.0, 1))
@@ -99,7 +101,10 @@ class JudgeSuite:
                     (f"judge_{crit.id}_p_{label}", p, 1)
                     for label, p in zip(scores.labels, scores.probs, strict=True)
                 ]
-            supports = plan.chosen.get(0)
+            supports = next(
+                (plan.chosen.get(s) for s, (_, c) in enumerate(plan.slots) if c.id == "supports"),
+                None,
+            )
         stance = instance.extra.get("stance")
         matches = supports_matches(supports, str(stance)) if stance else None
         if matches is not None:
