@@ -29,9 +29,10 @@ async def _tables_measured(pilot: Any, seconds: float = 5.0) -> None:
 
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        pending = [
+        pending = [  # (every screen of the stack: a modal shows the one under it)
             table
-            for table in pilot.app.screen.query(DataTable)
+            for screen in pilot.app.screen_stack
+            for table in screen.query(DataTable)
             if getattr(table, "_require_update_dimensions", False)
             or getattr(table, "_updated_cells", None)
         ]
