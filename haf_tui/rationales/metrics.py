@@ -60,11 +60,16 @@ def _f1(precision: float, recall: float) -> float:
     return 0.0 if precision == 0 or recall == 0 else 2 * precision * recall / (precision + recall)
 
 
+def true_positives(pred: Sequence[int], gold: Sequence[int]) -> int:
+    """|R̂ ∩ R|: the tokens both masks mark."""
+    _same_length(pred, gold)
+    return sum(1 for p, g in zip(pred, gold, strict=True) if p and g)
+
+
 def token_prf(pred: Sequence[int], gold: Sequence[int]) -> PRF:
     """Token precision, recall and F1 of one instance (P = 0 for an empty prediction, Rc = 0
     for an empty gold)."""
-    _same_length(pred, gold)
-    hit = sum(1 for p, g in zip(pred, gold, strict=True) if p and g)
+    hit = true_positives(pred, gold)
     n_pred, n_gold = sum(1 for p in pred if p), sum(1 for g in gold if g)
     precision = hit / n_pred if n_pred else 0.0
     recall = hit / n_gold if n_gold else 0.0
@@ -80,8 +85,7 @@ def micro_token_f1(preds: Sequence[Sequence[int]], golds: Sequence[Sequence[int]
     """Token-F1 over every token of every instance at once."""
     hit = n_pred = n_gold = 0
     for pred, gold in zip(preds, golds, strict=True):
-        _same_length(pred, gold)
-        hit += sum(1 for p, g in zip(pred, gold, strict=True) if p and g)
+        hit += true_positives(pred, gold)
         n_pred += sum(1 for p in pred if p)
         n_gold += sum(1 for g in gold if g)
     return _f1(hit / n_pred if n_pred else 0.0, hit / n_gold if n_gold else 0.0)
@@ -105,31 +109,44 @@ def _span_iou(a: tuple[int, int], b: tuple[int, int]) -> float:
     return inter / (max(a[1], b[1]) - min(a[0], b[0])) if inter else 0.0
 
 
+def span_match(
+    pred: Sequence[int],
+    gold: Sequence[int],
+    threshold: float = 0.5,
+    pred_spans: Literal["runs", "single_token"] = "runs",
+) -> tuple[float | None, float | None]:
+    """One instance's part of IoU-F1 (ERASER's partial match): a predicted span matches when
+    its best IoU with a gold span reaches ``threshold``; P = TP / #predicted spans (None
+    without one), Rc = TP / #gold spans (None without one)."""
+    _same_length(pred, gold)
+    predicted = spans(pred)
+    if pred_spans == "single_token":
+        predicted = [(i, i + 1) for i, value in enumerate(pred) if value]
+    gold_spans = spans(gold)
+    matched = sum(
+        1 for p in predicted if max((_span_iou(p, g) for g in gold_spans), default=0.0)
+        >= threshold
+    )  # fmt: skip
+    return (
+        matched / len(predicted) if predicted else None,
+        matched / len(gold_spans) if gold_spans else None,
+    )
+
+
 def iou_f1(
     preds: Sequence[Sequence[int]],
     golds: Sequence[Sequence[int]],
     threshold: float = 0.5,
     pred_spans: Literal["runs", "single_token"] = "runs",
 ) -> PRF:
-    """IoU-F1 over a dataset (ERASER's partial match): a predicted span matches when its best
-    IoU with a gold span reaches ``threshold``; macro P over instances with a predicted span,
-    macro Rc over instances with a gold span (TP / #gold spans), F1 of the two means."""
-    precisions: list[float] = []
-    recalls: list[float] = []
-    for pred, gold in zip(preds, golds, strict=True):
-        _same_length(pred, gold)
-        predicted = spans(pred)
-        if pred_spans == "single_token":
-            predicted = [(i, i + 1) for i, value in enumerate(pred) if value]
-        gold_spans = spans(gold)
-        matched = sum(
-            1 for p in predicted if max((_span_iou(p, g) for g in gold_spans), default=0.0)
-            >= threshold
-        )  # fmt: skip
-        if predicted:
-            precisions.append(matched / len(predicted))
-        if gold_spans:
-            recalls.append(matched / len(gold_spans))
+    """IoU-F1 over a dataset: macro P over instances with a predicted span, macro Rc over
+    instances with a gold span (:func:`span_match`), F1 of the two means."""
+    parts = [
+        span_match(pred, gold, threshold, pred_spans)
+        for pred, gold in zip(preds, golds, strict=True)
+    ]
+    precisions = [p for p, _ in parts if p is not None]
+    recalls = [r for _, r in parts if r is not None]
     precision = sum(precisions) / len(precisions) if precisions else 0.0
     recall = sum(recalls) / len(recalls) if recalls else 0.0
     return PRF(precision, recall, _f1(precision, recall))

@@ -15,9 +15,10 @@ from haf_tui.rationales.metrics import (
     entropy,
     entropy_norm,
     gini,
-    spans,
+    span_match,
     spr_ratio,
     token_f1,
+    true_positives,
 )
 from haf_tui.rationales.words import mask_size
 from haf_tui.store.records import RationaleRecord
@@ -34,22 +35,6 @@ from haf_tui.suites.rationales.plan import (
     RANDOM_FIRST,
     RationalePlan,
 )
-
-
-def _span_match(pred: Sequence[int], gold: Sequence[int]) -> tuple[float | None, float | None]:
-    """One instance's IoU-F1 precision (None without a predicted span) and recall (None
-    without a gold span): the dataset's IoU-F1 is the F1 of their means (§6.1)."""
-    predicted, golden = spans(pred), spans(gold)
-
-    def iou(a: tuple[int, int], b: tuple[int, int]) -> float:
-        inter = max(0, min(a[1], b[1]) - max(a[0], b[0]))
-        return inter / (max(a[1], b[1]) - min(a[0], b[0])) if inter else 0.0
-
-    matched = sum(1 for p in predicted if max((iou(p, g) for g in golden), default=0.0) >= 0.5)
-    return (
-        matched / len(predicted) if predicted else None,
-        matched / len(golden) if golden else None,
-    )
 
 
 class InstanceRationales:
@@ -136,7 +121,7 @@ class InstanceRationales:
         if gold is None or self.gold_mask is None or not any(self.gold_mask):
             return row
         ranking = list(scores) if scores is not None else [float(v) for v in row.mask]
-        precision, recall = _span_match(row.mask, self.gold_mask)
+        precision, recall = span_match(row.mask, self.gold_mask)
         return replace(
             row,
             token_f1=token_f1(row.mask, self.gold_mask),
@@ -145,7 +130,7 @@ class InstanceRationales:
             soft_auprc=auprc(gold.soft, ranking),
             iou_precision=precision,
             iou_recall=recall,
-            true_positives=token_prf_tp(row.mask, self.gold_mask),
+            true_positives=true_positives(row.mask, self.gold_mask),
             gold_size=mask_size(self.gold_mask),
         )
 
@@ -215,8 +200,3 @@ class InstanceRationales:
         if plan.settings.strategy != "unbound" and prompted and occluded and occluded.k:
             metrics.append(("rationale_alignment_f1", token_f1(prompted.mask, occluded.mask), 1))
         return metrics
-
-
-def token_prf_tp(pred: Sequence[int], gold: Sequence[int]) -> int:
-    """|R̂ ∩ R|: the true positives a micro token-F1 sums."""
-    return sum(1 for p, g in zip(pred, gold, strict=True) if p and g)
