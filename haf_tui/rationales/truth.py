@@ -57,3 +57,21 @@ def gold_rationale(text: str, extra: Mapping[str, Any]) -> Gold | str:
             return BAD_LENGTH
         masks.append(tuple(1 if value else 0 for value in mask))
     return Gold(tuple(tokens), tuple(masks))
+
+
+@dataclass(frozen=True)
+class WordUnits:
+    """An instance's word tokens (§2) with its gold, or why it has none (None: it has one)."""
+
+    tokens: tuple[str, ...]
+    gold: Gold | None
+    problem: str | None
+
+
+def word_units(text: str, extra: Mapping[str, Any]) -> WordUnits:
+    """The word tokens of an instance: HateXplain's ``post_tokens`` when they make the text
+    (the annotators' gold is then theirs), else ``text.split()``."""
+    found = gold_rationale(text, extra)
+    if isinstance(found, Gold):
+        return WordUnits(found.tokens, found, None)
+    return WordUnits(tuple(text.split()), None, found)

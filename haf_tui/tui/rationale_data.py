@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from haf_tui.rationales.truth import Gold, gold_rationale
+from haf_tui.rationales.truth import Gold, word_units
 from haf_tui.store.records import RationaleRecord
 
 
@@ -64,14 +64,7 @@ def rationale_data(
 ) -> RationaleData:
     """The view's data of an instance: the word tokens are HateXplain's ``post_tokens`` when
     they make the text (the annotators' gold is then theirs), else ``text.split()``."""
-    found = gold_rationale(text, extra)
-    gold = found if isinstance(found, Gold) else None
-    tokens = gold.tokens if gold is not None else tuple(text.split())
+    units = word_units(text, extra)
     return RationaleData(
-        instance_id,
-        tokens,
-        tuple(rows),
-        gold,
-        found if isinstance(found, str) else None,
-        dict(metrics or {}),
+        instance_id, units.tokens, tuple(rows), units.gold, units.problem, dict(metrics or {})
     )

@@ -32,8 +32,8 @@ from haf_tui.rationales.labels import (
 from haf_tui.rationales.metrics import random_mask, top_k
 from haf_tui.rationales.parsing import RationaleAnswer, parse_rationale
 from haf_tui.rationales.prompts import rationale_messages, strategy_k, top_ratio_k
-from haf_tui.rationales.truth import Gold, gold_rationale
-from haf_tui.rationales.words import only, without, word_tokens
+from haf_tui.rationales.truth import Gold, word_units
+from haf_tui.rationales.words import only, without
 from haf_tui.store.records import InstanceRecord
 from haf_tui.suites.base import Reply, Task
 
@@ -87,12 +87,10 @@ class RationalePlan:
         settings: RationaleSettings = config.rationales
         self.settings = settings
         self.text = instance.text
-        found = gold_rationale(instance.text, instance.extra)
-        self.gold: Gold | None = found if isinstance(found, Gold) else None
-        self.gold_problem: str | None = found if isinstance(found, str) else None
-        self.tokens: tuple[str, ...] = (
-            self.gold.tokens if self.gold else tuple(w.text for w in word_tokens(instance.text))
-        )
+        units = word_units(instance.text, instance.extra)
+        self.gold: Gold | None = units.gold
+        self.gold_problem: str | None = units.problem
+        self.tokens: tuple[str, ...] = units.tokens
         self.gold_label: Label | None = gold_label(instance.label)
         n = len(self.tokens)
         hard_size = sum(self.gold.hard) if self.gold else None
