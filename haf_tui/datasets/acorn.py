@@ -63,6 +63,7 @@ from haf_tui.datasets.validation import (
 from haf_tui.judge.criteria import CRITERION_IDS, LETTERS, criterion
 from haf_tui.judge.metrics import majority_vote
 from haf_tui.judge.parsing import parse_label
+from haf_tui.judge.prompts import JudgeItem
 from haf_tui.store.records import InstanceRecord
 
 ACORN_NAME: Final = "acorn"
@@ -366,11 +367,11 @@ def _instance_extra(
     ):
         return None
     return {
-        "judge_item": {
-            "question": " ".join(str(record["question"]).split()),
-            "choices": choices,
-            "explanation": str(record["explanation"]).strip(),
-        },
+        "judge_item": JudgeItem(
+            " ".join(str(record["question"]).split()),
+            tuple(choices),
+            str(record["explanation"]).strip(),
+        ).as_extra(),
         "human_ratings": human,
         "workers": [wid for wid, _ in workers],
         "voted": voted,

@@ -40,11 +40,7 @@ def explanations_dataset(store: Store, run_id: str) -> Dataset:
                 text=item.text,
                 label=item.label,
                 extra={
-                    "judge_item": {
-                        "question": judged.question,
-                        "choices": list(judged.choices),
-                        "explanation": judged.explanation,
-                    },
+                    "judge_item": judged.as_extra(),
                     "stance": item.stance,
                     "source_run": record.run_id,
                 },

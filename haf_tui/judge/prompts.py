@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from haf_tui.judge.criteria import CRITERIA, Criterion, criterion, label_names
 from haf_tui.judge.guidelines import guidelines_text, human_form
@@ -80,6 +80,28 @@ class JudgeItem:
 
     def __post_init__(self) -> None:
         label_names(criterion("supports"), len(self.choices))  # validates the count
+
+    def as_extra(self) -> dict[str, Any]:
+        """The item as an instance stores it (``extra["judge_item"]``)."""
+        return {
+            "question": self.question,
+            "choices": list(self.choices),
+            "explanation": self.explanation,
+        }
+
+    @classmethod
+    def from_extra(cls, raw: object) -> JudgeItem | None:
+        """The item from what :meth:`as_extra` gave, or None for anything else."""
+        if not isinstance(raw, Mapping):
+            return None
+        try:
+            return cls(
+                str(raw["question"]),
+                tuple(str(c) for c in raw["choices"]),
+                str(raw["explanation"]),
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
 
 
 @dataclass(frozen=True)

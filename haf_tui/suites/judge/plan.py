@@ -13,8 +13,8 @@ instance, the settings and the answers: the suite's results replay them through 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Final
 
 from haf_tui.config import RunConfig
 from haf_tui.judge.criteria import Criterion, label_names
@@ -29,25 +29,12 @@ SLOT: Final = 10
 """Sub-index = SLOT × slot + label index."""
 
 
-def judge_item(extra: Mapping[str, Any]) -> JudgeItem | None:
-    """The item an instance carries for the judge, or None."""
-    raw = extra.get("judge_item")
-    if not isinstance(raw, Mapping):
-        return None
-    try:
-        return JudgeItem(
-            str(raw["question"]), tuple(str(c) for c in raw["choices"]), str(raw["explanation"])
-        )
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
 class JudgePlan:
     """One explanation's judging."""
 
     def __init__(self, instance: InstanceRecord, config: RunConfig):
         self.settings = config.judge
-        self.item = judge_item(instance.extra)
+        self.item = JudgeItem.from_extra(instance.extra.get("judge_item"))
         wording = self.settings.prompt
         # the answer format's numbering: Default's, but for the Shuffled wording its own
         self.slots: tuple[tuple[int, Criterion], ...] = numbered_criteria(
