@@ -17,12 +17,10 @@ from collections.abc import Mapping, Sequence
 
 from rich.style import Style
 from rich.text import Text
-from textual.geometry import Region, Size
-from textual.scroll_view import ScrollView
-from textual.strip import Strip
 
 from haf_tui.store.records import RationaleRecord
 from haf_tui.tui.rationale_data import RationaleData
+from haf_tui.tui.widgets.lines_view import LinesView
 from haf_tui.tui.widgets.text_layout import (
     BOLD,
     DEFAULT_PALETTE,
@@ -339,7 +337,7 @@ def _scored_texts(data: RationaleData, width: int) -> list[Text]:
 # ---------------------------------------------------------------- the widget
 
 
-class RationaleView(ScrollView):
+class RationaleView(LinesView):
     """An instance's rationales; the screen hands it the data (``show``) or a line saying
     why there is none yet (``show_message``). Its lines are rebuilt for a new width or
     theme, and drawn as they scroll into view."""
@@ -362,31 +360,24 @@ class RationaleView(ScrollView):
         super().__init__(id=id)
         self.data: RationaleData | None = None
         self.message = ""
-        self.lines: list[Strip] = []
-        self._base_style = Style()
         self.border_title = "rationales"
 
     def on_mount(self) -> None:
         """Rebuild the colours when the theme changes."""
-        self.watch(self.app, "theme", lambda _: self._build(), init=False)
-
-    @property
-    def text_width(self) -> int:
-        """The width the lines are fitted to."""
-        return self.scrollable_content_region.width
+        self.watch(self.app, "theme", lambda _: self.rebuild(), init=False)
 
     def show(self, data: RationaleData) -> None:
         """Show an instance's rationales (from the top)."""
         changed = self.data is None or self.data.instance_id != data.instance_id
         self.data, self.message = data, ""
-        self._build()
+        self.rebuild()
         if changed:
             self.scroll_to(y=0, animate=False, immediate=True)
 
     def show_message(self, message: str) -> None:
         """Show a line instead of rationales (loading, none)."""
         self.data, self.message = None, message
-        self._build()
+        self.rebuild()
         self.scroll_to(y=0, animate=False, immediate=True)
 
     def pieces(self, width: int) -> list[Text]:
@@ -399,33 +390,3 @@ class RationaleView(ScrollView):
     def plain(self) -> str:
         """What the view shows, as plain text (one line per piece)."""
         return "\n".join(text.plain for text in self.pieces(max(self.text_width, 20)))
-
-    def _build(self) -> None:
-        if not self.is_mounted:
-            return
-        width = self.text_width
-        self.lines = []
-        if width > 0:
-            console = self.app.console
-            options = console.options.update_width(width)
-            for text in self.pieces(width):
-                rendered = console.render_lines(text, options, pad=False)
-                self.lines.extend(Strip(segments) for segments in rendered)
-        self.virtual_size = Size(width, len(self.lines))
-        self.refresh()
-
-    def on_resize(self) -> None:
-        """Fit the lines to the new width."""
-        self._build()
-
-    def render_lines(self, crop: Region) -> list[Strip]:
-        """Look the base style up once per frame, not once per line."""
-        self._base_style = self.rich_style
-        return super().render_lines(crop)
-
-    def render_line(self, y: int) -> Strip:
-        """One visible line."""
-        index, width, style = round(self.scroll_y) + y, self.text_width, self._base_style
-        if index >= len(self.lines):
-            return Strip.blank(width, style)
-        return self.lines[index].crop_extend(0, width, style).apply_style(style)

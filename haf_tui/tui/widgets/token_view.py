@@ -12,10 +12,9 @@ from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.geometry import Region, Size
-from textual.scroll_view import ScrollView
-from textual.strip import Strip
 from textual.widgets import Static
+
+from haf_tui.tui.widgets.lines_view import LinesView
 
 NLL_MAX = 5.0
 Mode = Literal["nll", "relevance"]
@@ -57,7 +56,7 @@ def scale(value: float) -> Color:
     return Color.from_rgb(min(red, 255), green, 60)
 
 
-class TokenBody(ScrollView):
+class TokenBody(LinesView):
     """The text, wrapped once per change into lines it draws as they scroll into view: new
     text changes the scroll height, never the screen's layout."""
 
@@ -68,45 +67,15 @@ class TokenBody(ScrollView):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.text = Text()
-        self.lines: list[Strip] = []
-        self._base_style = Style()
-
-    @property
-    def text_width(self) -> int:
-        """The width the text wraps to."""
-        return self.scrollable_content_region.width
 
     def update(self, text: Text) -> None:
         """Show other text."""
         self.text = text
-        self._wrap()
+        self.rebuild()
 
-    def _wrap(self) -> None:
-        console, width = self.app.console, self.text_width
-        if width <= 0:
-            self.lines = []
-        else:
-            options = console.options.update_width(width)
-            lines = console.render_lines(self.text, options, pad=False)
-            self.lines = [Strip(line) for line in lines]
-        self.virtual_size = Size(width, len(self.lines))
-        self.refresh()
-
-    def on_resize(self) -> None:
-        """Wrap again to the new width."""
-        self._wrap()
-
-    def render_lines(self, crop: Region) -> list[Strip]:
-        """Look the base style up once per frame, not once per line."""
-        self._base_style = self.rich_style
-        return super().render_lines(crop)
-
-    def render_line(self, y: int) -> Strip:
-        """One visible line."""
-        index, width, style = round(self.scroll_y) + y, self.text_width, self._base_style
-        if index >= len(self.lines):
-            return Strip.blank(width, style)
-        return self.lines[index].crop_extend(0, width, style).apply_style(style)
+    def pieces(self, width: int) -> list[Text]:
+        """The text."""
+        return [self.text]
 
 
 class TokenView(Vertical):
