@@ -95,8 +95,10 @@ class GenerationBackend(Protocol):
         settings: DecodingSettings,
         *,
         on_token: TokenCallback | None = None,
+        reply_prefix: str = "",
     ) -> Generation:
-        """The raw logprobs of ``forced`` as the start of the reply (teacher-forced)."""
+        """The raw logprobs of ``forced`` as the start of the reply (teacher-forced), after
+        ``reply_prefix`` (given, not scored)."""
         ...
 
 
@@ -153,13 +155,12 @@ class OneAtATime:
         while requests := source.take(1, wait=True):
             for request in requests:
                 if request.forced is not None:
-                    prefix = {"reply_prefix": request.reply_prefix} if request.reply_prefix else {}
                     generation = self.backend.score(
                         request.messages,
                         request.forced,
                         request.settings,
                         on_token=request.on_token,
-                        **prefix,
+                        reply_prefix=request.reply_prefix,
                     )
                 else:
                     generation = self.backend.generate(

@@ -72,6 +72,7 @@ class ScriptedRationaleModel:
         settings: DecodingSettings,
         *,
         on_token: TokenCallback | None = None,
+        reply_prefix: str = "",
     ) -> Generation:
         text = scored_text(messages)
         self.scored.append((text, forced))
