@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from haf_tui import reports
+from haf_tui.config import RunConfig
 from haf_tui.defaults import model_search_dirs
 from haf_tui.inference.base import InferenceError
 from haf_tui.inference.gguf import read_gguf_info
@@ -136,11 +136,7 @@ RATIONALE_DETAILS = ("rationale-plausibility", "rationale-faithfulness", "ration
 
 def run_suites(store: Store, run_id: str) -> tuple[str, ...]:
     """The suites a run was asked to run (its config; HAF for a run stored before suites)."""
-    try:
-        suites = json.loads(store.get_run(run_id).config_json).get("suites")
-    except (json.JSONDecodeError, AttributeError):
-        suites = None
-    return tuple(suites) if isinstance(suites, list) and suites else ("haf",)
+    return RunConfig.model_validate_json(store.get_run(run_id).config_json).suites
 
 
 def _suite_reports(suites: Sequence[str], run_id: str) -> str:
