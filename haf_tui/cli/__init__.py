@@ -144,5 +144,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGINT, previous_handler)
 
 
+def entry() -> None:
+    """The ``haf`` process: :func:`main`, then exit with its status. Once main has returned
+    there is nothing left to stop, so a late Ctrl-C (the second of two close together, when
+    the first already stopped the run) is ignored while the process frees the model and
+    exits, instead of ending it by a signal with a traceback."""
+    status = main()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -1,7 +1,5 @@
 """``python -m haf_tui.cli``."""
 
-import sys
+from haf_tui.cli import entry
 
-from haf_tui.cli import main
-
-sys.exit(main())
+entry()

@@ -146,3 +146,21 @@ def test_a_ctrl_c_after_the_run_stopped_is_absorbed() -> None:
         assert signal.getsignal(signal.SIGINT) is raising
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_the_haf_process_ignores_a_ctrl_c_once_main_has_returned(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Between main's return and the process's end (the model being freed) a late Ctrl-C has
+    nothing to stop: it must not end the process by a signal (exit -2 instead of 130)."""
+    import haf_tui.cli as cli
+
+    monkeypatch.setattr(cli, "main", lambda: 130)
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(SystemExit) as exited:
+            cli.entry()
+        assert exited.value.code == 130
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
