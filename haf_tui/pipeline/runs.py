@@ -45,6 +45,8 @@ from haf_tui.suites import first_tasks, settle_config, suites_named
 
 EXPLANATIONS_PREFIX = "run:"
 """``--dataset run:RUN_ID``: the JUSTIFY explanations of a run, for a judge run."""
+EDITS_PREFIX = "edits:"
+"""``--dataset edits:RUN_ID``: those explanations and their §5.6 edits (sensitivity)."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,7 @@ class DatasetChoice:
     a ``text_column`` has its columns guessed; a paper dataset with ``files`` reads them
     instead of the Hub's cache."""
 
-    kind: Literal["builtin", "stored", "paper", "file", "explanations", "acorn"]
+    kind: Literal["builtin", "stored", "paper", "file", "explanations", "edits", "acorn"]
     name: str
     sample_size: int | None = None
     seed: int = DEFAULT_SEED
@@ -68,9 +70,12 @@ class DatasetChoice:
 def choice_by_name(name: str, file: str | None, store: Store) -> DatasetChoice:
     """The dataset a command line names: ``sample`` (built-in), a stored dataset's name or
     id, a paper dataset's name, a file (with a paper dataset's name: that dataset's
-    downloaded file), or ``run:RUN_ID``: that run's JUSTIFY explanations (to judge them)."""
+    downloaded file), ``run:RUN_ID``: that run's JUSTIFY explanations (to judge them), or
+    ``edits:RUN_ID``: those and their edits (the judge's sensitivity, spec JUDGE.md §5.6)."""
     if name.startswith(EXPLANATIONS_PREFIX):
         return DatasetChoice("explanations", name.removeprefix(EXPLANATIONS_PREFIX))
+    if name.startswith(EDITS_PREFIX):
+        return DatasetChoice("edits", name.removeprefix(EDITS_PREFIX))
     if file and (is_acorn_name(name) or is_acorn_file(file)):
         return DatasetChoice("acorn", file)
     paper = find_paper_dataset(name) if name != "sample" else None
@@ -87,7 +92,8 @@ def choice_by_name(name: str, file: str | None, store: Store) -> DatasetChoice:
     known = ", ".join(d.key for d in paper_datasets())
     raise DatasetError(
         f"unknown dataset {name!r}: use sample, a stored dataset (haf datasets list), "
-        f"a paper dataset ({known}), run:RUN_ID (its explanations) or --file PATH"
+        f"a paper dataset ({known}), run:RUN_ID (its explanations), edits:RUN_ID (and their "
+        "edits) or --file PATH"
     )
 
 
@@ -115,6 +121,8 @@ def resolve_dataset(choice: DatasetChoice, store: Store | None) -> Dataset:
         dataset = load_acorn(acorn_file([choice.name]))
     elif choice.kind == "explanations" and store is not None:
         dataset = explanations_dataset(store, choice.name)
+    elif choice.kind == "edits" and store is not None:
+        dataset = explanations_dataset(store, choice.name, edits=True, seed=choice.seed)
     else:
         raise DatasetError(f"unknown dataset {choice.kind}:{choice.name}")
     if choice.sample_size and choice.sample_size < len(dataset.instances):
