@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from haf_tui.judge.prompts import Variant as JudgeVariant
 from haf_tui.rationales.prompts import Strategy, Variant
@@ -45,6 +45,12 @@ class ModelSettings(BaseModel):
     )
     extra_buffers: bool = Field(
         False, description="llama.cpp weight repacking/AMX buffers (crashed on AMX VMs here)"
+    )
+    servers: tuple[str, ...] = Field(
+        (),
+        description="OpenAI-compatible inference servers (URL or URL#N: N requests at once "
+        "there) that generate instead of llama.cpp in process; the GGUF at path gives the chat "
+        "template and the tokenizer",
     )
 
 
@@ -108,7 +114,21 @@ class JudgeSettings(BaseModel):
         description="constrained: each criterion's label by its labels' teacher-forced "
         "log-probabilities, slot by slot (§4.3); free: a greedy answer, parsed (§4.2)",
     )
+    calls: Literal["compound", "single"] = Field(
+        "compound",
+        description="compound: all eight criteria in one answer (the paper's setting); "
+        "single: one call per criterion, its prompt carrying only that criterion (§1, §3; "
+        "default and verbatim prompts)",
+    )
     max_new_tokens: int = Field(96, ge=8, le=4096, description="cap of a free answer")
+
+    @model_validator(mode="after")
+    def _single_calls_have_one_criterion_prompts(self) -> JudgeSettings:
+        if self.calls == "single" and self.prompt not in ("default", "verbatim"):
+            raise ValueError(
+                f"single-criterion calls use the default or verbatim prompt, not {self.prompt}"
+            )
+        return self
 
 
 class RunConfig(BaseModel):

@@ -260,3 +260,29 @@ def test_haf_judge_meta_on_an_acorn_import(
     assert "shuffled" in out
     # a run that is not a judge run is one line
     assert main(["--db", str(db), "judge", "meta", "--run", "nope"]) == 2
+
+
+@pytest.mark.real_model
+def test_haf_judge_meta_file_judges_an_acorn_file_with_the_embedded_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from haf_tui.cli import main
+    from haf_tui.store import open_store
+    from tests.test_judge_meta import _acorn_rows, _write
+
+    acorn = _write(tmp_path / "ACORN.jsonl", _acorn_rows())
+    db = tmp_path / "haf.duckdb"
+    argv = ["--db", str(db), "judge", "meta", "--file", str(acorn), "--limit", "3"]
+    assert main([*argv, "--judge-prompt", "default"]) == 0
+    out = capsys.readouterr().out
+    for title in ("Table 4.1", "Table 4.2", "Fig. 4.3", "Table 4.5"):
+        assert title in out
+    assert "3 explanations rated by humans and judged (default prompt)" in out
+    with open_store(db, read_only=True) as store:
+        ((run_id, suites),) = store.query("SELECT run_id, config->>'$.suites' FROM runs")[1]
+        labels = store.query(
+            "SELECT count(*) FROM instance_metrics WHERE run_id = ? AND metric = 'judge_overall'",
+            [run_id],
+        )[1]
+    assert "judge" in suites and labels == [(3,)]
+    assert main(["--db", str(db), "judge", "meta", "--file", str(tmp_path / "none.jsonl")]) == 2

@@ -49,6 +49,7 @@ from haf_tui.store import (
     Store,
     open_store,
 )
+from tests.support.judge_runs import store_judge_run
 from tests.support.rationale_runs import store_rationale_run
 
 A = "run-alpha-0001"
@@ -473,6 +474,8 @@ def test_every_query_file_has_a_header_and_runs(path: Path, store: Store) -> Non
         _add_classifications(store)
     if query.name.startswith("rationale_"):  # the rationales suite: a run of it
         store_rationale_run(store)
+    if query.name.startswith("judge_"):  # the judge suite: a run of it over A's explanations
+        store_judge_run(store, A)
     columns, rows = reports.run_named(store, query.name, required)
     assert columns and len(set(columns)) == len(columns)
     assert rows, f"{query.name} returned no rows on the test store"
@@ -502,6 +505,9 @@ def test_the_builtin_queries_are_all_there_and_listed_in_the_readme() -> None:
         "rationale_plausibility",
         "rationale_faithfulness",
         "rationale_complexity",
+        "judge_summary",
+        "judge_vs_haf",
+        "judge_low_mass",
     }
     assert set(queries) == expected
     readme = (reports.QUERIES_DIR / "README.md").read_text(encoding="utf-8")
@@ -1039,8 +1045,9 @@ def test_builtin_reports() -> None:
 def test_every_report_runs(store: Store) -> None:
     _add_classifications(store)
     rationale_run = store_rationale_run(store)
+    judge_run = store_judge_run(store, A)
     for name, report in reports.REPORTS.items():
-        result = reports.run_report(store, name, {"run_ids": [A, B, rationale_run]})
+        result = reports.run_report(store, name, {"run_ids": [A, B, rationale_run, judge_run]})
         assert result.title == report.title
         assert result.rows and all(len(row) == len(result.columns) for row in result.rows)
 

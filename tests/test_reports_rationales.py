@@ -495,7 +495,7 @@ async def test_key_7_opens_the_rationales_panel(db: Path) -> None:
         assert cells(text, "instances") == ["3", "3"] and cells(text, "with gold") == ["2", "2"]
         assert cells(text, "% empty") == ["33.333", "0.000"]
         assert cells(text, "% out-of-text") == ["100.000", "—"]
-        await pilot.press("right_square_bracket")  # the last panel: on to the first
-        assert tabs.active == "table1"
+        await pilot.press("right_square_bracket")  # on to the judge panel (8)
+        assert tabs.active == "judge"
         await pilot.press("left_square_bracket")
         assert tabs.active == "rationales"

@@ -408,7 +408,7 @@ async def test_keys_switch_panels_options_and_runs(toy_db: Path) -> None:
         await pilot.press("right_square_bracket")
         assert tabs.active == "table2"
         await pilot.press("left_square_bracket", "left_square_bracket")
-        assert tabs.active == "rationales"  # the last panel (7)
+        assert tabs.active == "judge"  # the last panel (8)
         await pilot.press("p")  # Table 1 under the reference's pooling only
         await settle(pilot)
         assert "pooling pooled (reference)" in status(screen)

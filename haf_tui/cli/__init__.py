@@ -19,7 +19,7 @@ from rich.console import Console
 
 from haf_tui import __version__
 from haf_tui.cli.dataset_commands import add_datasets_parser, datasets_command
-from haf_tui.cli.judge_commands import add_judge_parser, judge_command
+from haf_tui.cli.judge_commands import add_judge_parser, judge_command, judge_run_argv
 from haf_tui.cli.read_commands import (
     add_read_parsers,
     export_command,
@@ -93,6 +93,13 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
     if args.command == "run":
         with open_store(args.db) as store:
             return run_command(args, store, console)
+    if args.command == "judge" and getattr(args, "file", None):  # judge first, one run path
+        run_args = build_parser().parse_args(judge_run_argv(args))
+        with open_store(args.db) as store:
+            status = run_command(run_args, store, console)
+        if status:
+            return status
+        args.run = run_args.run_id
     allow_read = [Path(p) for p in getattr(args, "allow_read", [])]
     store = (
         open_snapshot(args.db, allow_read=allow_read)
@@ -125,7 +132,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _dispatch(args, console)
     except ValidationError as exc:
-        details = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        details = "; ".join(
+            ": ".join(
+                part
+                for part in (".".join(map(str, e["loc"])), e["msg"].removeprefix("Value error, "))
+                if part
+            )
+            for e in exc.errors()
+        )
         Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {details}", highlight=False)
         return 2
     except (HafError, ValueError) as exc:  # every error of haf-tui's own, and bad values

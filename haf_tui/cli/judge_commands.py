@@ -1,8 +1,14 @@
-"""``haf judge meta``: how far to trust a judge run (spec ``JUDGE.md`` §5) — its labels on
-human-rated explanations (an ACORN import) against the raters: Krippendorff's α with the LLM
-replacing a rater (Table 4.1), Spearman ρ with the majority vote (Table 4.2), the LLM as an
-additional rater (Fig. 4.3), bias (Table 4.5) and, given runs of the same items under other
-prompt wordings, change rates (Table 4.4)."""
+"""``haf judge``: how far to trust a judge run (spec ``JUDGE.md`` §5).
+
+- ``meta``: its labels on human-rated explanations (an ACORN import) against the raters:
+  Krippendorff's α with the LLM replacing a rater (Table 4.1), Spearman ρ with the majority
+  vote (Table 4.2), the LLM as an additional rater (Fig. 4.3), bias (Table 4.5) and, given
+  runs of the same items under other prompt wordings, change rates (Table 4.4);
+- ``sensitivity``: a judge run over edited explanations (``--dataset edits:RUN_ID``): per edit
+  and criterion the % of pairs whose label changed (§5.6, Fig. 4.4).
+
+The tables come from :mod:`haf_tui.reports.judge`, which the metrics screen shows too.
+"""
 
 from __future__ import annotations
 
@@ -10,31 +16,41 @@ import argparse
 
 from rich.console import Console
 
-from haf_tui.config import RunConfig
-from haf_tui.judge.criteria import CRITERION_IDS
-from haf_tui.judge.meta import (
-    MetaItem,
-    alpha_table,
-    bias_table,
-    change_table,
-    extra_rater_table,
-    rho_table,
+from haf_tui.reports.formats import table_width, to_rich_table, to_rich_table_transposed
+from haf_tui.reports.judge import (
+    TARGET_MARK,
+    change_result,
+    meta_items,
+    meta_tables,
+    sensitivity_table,
 )
-from haf_tui.reports.formats import to_rich_table
-from haf_tui.store import Store, StoreError
-from haf_tui.store.readers import judge_codes
+from haf_tui.store import Store
 
 
 def add_judge_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``haf judge meta --run RUN_ID [--variant-run RUN_ID ...]``."""
-    judge = commands.add_parser("judge", help="the judge suite's meta-evaluation")
+    """``haf judge meta --run RUN_ID [--variant-run RUN_ID ...]`` and ``haf judge sensitivity
+    --run RUN_ID``."""
+    judge = commands.add_parser(
+        "judge", help="the judge suite's meta-evaluation and sensitivity to edits"
+    )
     actions = judge.add_subparsers(dest="judge_command", required=True)
     meta = actions.add_parser(
         "meta",
         help="a judge run on human-rated explanations (haf datasets import acorn --file "
         "ACORN.jsonl) against the raters: alpha, rho, extra rater, bias, change rates",
     )
-    meta.add_argument("--run", required=True, help="the judge run (its dataset: an ACORN import)")
+    source = meta.add_mutually_exclusive_group(required=True)
+    source.add_argument("--run", help="the judge run (its dataset: an ACORN import)")
+    source.add_argument(
+        "--file",
+        help="ACORN.jsonl: import it, judge it (a new run, through haf run), then report",
+    )
+    judging = meta.add_argument_group("judging with --file (as haf run)")
+    judging.add_argument("--model", help="the judge's GGUF (default: the embedded model)")
+    judging.add_argument("--limit", type=int, help="judge only the first N explanations")
+    judging.add_argument("--parallel", type=int, help="sequences decoded together")
+    judging.add_argument("--judge-prompt", default="verbatim", help="as haf run --judge-prompt")
+    judging.add_argument("--judge-mode", default="constrained", help="as haf run --judge-mode")
     meta.add_argument(
         "--variant-run",
         action="append",
@@ -43,74 +59,60 @@ def add_judge_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "change rates against --run (repeatable)",
     )
     meta.add_argument("--seed", type=int, default=0, help="seed of the random rater choices")
+    sensitivity = actions.add_parser(
+        "sensitivity",
+        help="a judge run over edited explanations (haf run --suites judge --dataset "
+        "edits:RUN_ID): % of labels changed per edit and criterion (JUDGE.md 5.6)",
+    )
+    sensitivity.add_argument(
+        "--run", required=True, help="the judge run (its dataset: edits:RUN_ID)"
+    )
 
 
-def _items(store: Store, run_id: str) -> tuple[str, list[MetaItem]]:
-    record = store.get_run(run_id)
-    config = RunConfig.model_validate_json(record.config_json)
-    if "judge" not in config.suites:
-        raise StoreError(f"run {record.run_id} holds no judge suite")
-    codes = judge_codes(store, record.run_id, CRITERION_IDS)
-    items = [
-        MetaItem.from_extra(i.instance_id, i.extra, codes.get(i.instance_id, {}))
-        for i in store.instances(record.dataset_id)
-        if i.extra.get("human_ratings") and i.instance_id in codes
-    ]
-    if not items:
-        raise StoreError(
-            f"run {record.run_id} has no judged explanations with human ratings: judge an "
-            "ACORN import (haf datasets import acorn --file ACORN.jsonl)"
-        )
-    return config.judge.prompt, items
+def judge_run_argv(args: argparse.Namespace) -> list[str]:
+    """The ``haf run`` arguments that judge ``haf judge meta --file``'s explanations."""
+    argv = ["--db", str(args.db), "run", "--suites", "judge", "--dataset", "acorn"]
+    argv += ["--file", args.file, "--judge-prompt", args.judge_prompt]
+    argv += ["--judge-mode", args.judge_mode]
+    for flag, value in (("--model", args.model), ("--limit", args.limit),
+                        ("--parallel", args.parallel)):  # fmt: skip
+        if value is not None:
+            argv += [flag, str(value)]
+    return argv
 
 
 def judge_command(args: argparse.Namespace, store: Store, console: Console) -> int:
+    """Run ``haf judge meta`` or ``haf judge sensitivity``."""
+    if args.judge_command == "sensitivity":
+        return sensitivity_command(args, store, console)
+    return meta_command(args, store, console)
+
+
+def meta_command(args: argparse.Namespace, store: Store, console: Console) -> int:
     """Print the meta-evaluation tables of a judge run."""
-    prompt, items = _items(store, args.run)
+    prompt, items = meta_items(store, args.run)
     console.print(f"{len(items)} explanations rated by humans and judged ({prompt} prompt)")
-    alpha = alpha_table(items, seed=args.seed)
-    console.print(
-        to_rich_table(
-            "Table 4.1 — Krippendorff's α: humans; the LLM replacing a random rater (mean of 20)",
-            ["criterion", "level", "n", "α humans", "α with LLM", "Δ"],
-            [(r.criterion, r.level, r.n, r.human, r.llm, r.delta) for r in alpha],
-        )
-    )
-    rho = rho_table(items)
-    console.print(
-        to_rich_table(
-            "Table 4.2 — Spearman ρ with the majority vote",
-            ["criterion", "n", "ρ", "agreement"],
-            [(r.criterion, r.n, r.rho, r.agreement) for r in rho],
-        )
-    )
-    curve = extra_rater_table(items, seed=args.seed)
-    console.print(
-        to_rich_table(
-            "Fig. 4.3 — the LLM as an additional rater: ρ(vote of h raters, gold) and with the LLM",
-            ["criterion", "h", "n", "h raters", "+ LLM", "gain"],
-            [(p.criterion, p.raters, p.n, p.humans, p.with_llm, p.gain) for p in curve],
-        )
-    )
-    bias = bias_table(items)
-    console.print(
-        to_rich_table(
-            "Table 4.5 — bias: MAE, NMAE, mean human (voted) and LLM codes, LLM − human",
-            ["criterion", "n", "MAE", "NMAE", "μ human", "μ LLM", "bias"],
-            [(r.criterion, r.n, r.mae, r.nmae, r.mean_human, r.mean_llm, r.bias) for r in bias],
-        )
-    )
+    for result in meta_tables(items, seed=args.seed):
+        console.print(to_rich_table(result.title, result.columns, result.rows))
     if args.variant_run:
-        variants = {prompt: {i.item_id: dict(i.llm) for i in items}}
-        for run_id in args.variant_run:
-            variant, variant_items = _items(store, run_id)
-            variants[variant] = {i.item_id: dict(i.llm) for i in variant_items}
-        rows = change_table(variants, default=prompt)
-        console.print(
-            to_rich_table(
-                f"Table 4.4 — change rate % of each wording against the {prompt} prompt",
-                ["variant", "criterion", "n", "changed %"],
-                [(r.variant, r.criterion, r.n, r.rate) for r in rows],
-            )
-        )
+        variants = [meta_items(store, run_id) for run_id in args.variant_run]
+        result = change_result((prompt, items), variants)
+        console.print(to_rich_table(result.title, result.columns, result.rows))
+    return 0
+
+
+def sensitivity_command(args: argparse.Namespace, store: Store, console: Console) -> int:
+    """Print the §5.6 matrix of a judge run over edited explanations."""
+    result = sensitivity_table(store, args.run)
+    if table_width(result.columns, result.rows) > console.width:  # a column per edit
+        console.print(to_rich_table_transposed(result.title, result.columns, result.rows))
+    else:
+        console.print(to_rich_table(result.title, result.columns, result.rows))
+    console.print(
+        f"{TARGET_MARK}: the criterion the edit targets (its label should change: high is "
+        "good); elsewhere the label should stay (low is good). A cell's n: the pairs with a "
+        "label for that criterion in both, where fewer than all. Edits: related = the reasons "
+        "of another text, new_info = an explanation of 4+ sentences cut to its first.",
+        style="dim",
+    )
     return 0

@@ -101,7 +101,8 @@ def _print(
 def report_command(args: argparse.Namespace, store: Store, console: Console) -> int:
     """Print the chosen reports for the chosen runs."""
     run_ids = [store.get_run(r).run_id for r in args.run]
-    names = args.report or [r.name for r in reports.summary_reports()]
+    asked = args.report or [r.name for r in reports.summary_reports()]
+    names = dict.fromkeys(n for a in asked for n in (a, *reports.judge.COMPANIONS.get(a, ())))
     for name in names:
         result = reports.run_report(store, name, {"run_ids": run_ids})
         _print(console, result.title, result.columns, result.rows, args.format)
@@ -129,7 +130,7 @@ def _print_stops(store: Store, run_ids: list[str], console: Console) -> None:
         )
 
 
-SUITE_REPORTS = {"classify": "classification", "rationales": "rationales"}
+SUITE_REPORTS = {"classify": "classification", "rationales": "rationales", "judge": "judge"}
 """The report that shows a suite's numbers (``haf report --report NAME``)."""
 RATIONALE_DETAILS = ("rationale-plausibility", "rationale-faithfulness", "rationale-complexity")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import signal
 import threading
+from pathlib import Path
 from types import FrameType
 
 from rich.console import Console
@@ -141,6 +142,19 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         "1: one at a time)",
     )
     run.add_argument(
+        "--server",
+        action="append",
+        default=[],
+        metavar="URL[#N]",
+        help="generate on this OpenAI-compatible server (llama-server, vLLM, llama-cpp-python's "
+        "server), N requests at once (default 4); repeat for several. --model is then the same "
+        "GGUF, read here for its chat template and tokenizer only",
+    )
+    run.add_argument(
+        "--servers-file",
+        help="a file of servers, one URL[#N] per line (blank lines and # comments skipped)",
+    )
+    run.add_argument(
         "--extra-buffers",
         action="store_true",
         default=None,
@@ -183,6 +197,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
         "n_threads": args.threads,
         "n_parallel": args.parallel,
         "extra_buffers": args.extra_buffers,
+        "servers": server_specs(args) or None,
     }
     model = ModelSettings(**{k: v for k, v in model_fields.items() if v is not None})
     return RunConfig(
@@ -195,8 +210,21 @@ def _config(args: argparse.Namespace) -> RunConfig:
         suites=tuple(s.strip() for s in args.suites.split(",") if s.strip()),
         parse_rules=args.parse_rules,
         rationales=_rationale_settings(args),
-        judge=JudgeSettings(prompt=args.judge_prompt, mode=args.judge_mode),
+        judge=JudgeSettings(prompt=args.judge_prompt, mode=args.judge_mode, calls=args.judge_calls),
     )
+
+
+def server_specs(args: argparse.Namespace) -> tuple[str, ...]:
+    """``--server`` values, then ``--servers-file``'s lines (a one-line error when the file
+    cannot be read)."""
+    specs = list(args.server)
+    if args.servers_file:
+        try:
+            lines = Path(args.servers_file).read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise ValueError(f"cannot read {args.servers_file}: {exc.strerror}") from exc
+        specs += [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    return tuple(specs)
 
 
 def _rationale_options(run: argparse.ArgumentParser) -> None:
@@ -259,6 +287,13 @@ def _judge_options(run: argparse.ArgumentParser) -> None:
         help="constrained: each criterion's label from its labels' log-probabilities, slot by "
         "slot (§4.3); free: a greedy answer, parsed (§4.2)",
     )
+    group.add_argument(
+        "--judge-calls",
+        choices=("compound", "single"),
+        default="compound",
+        help="compound: the eight criteria in one answer (the paper's setting); single: one "
+        "call per criterion with only that criterion in its prompt (default or verbatim prompt)",
+    )
 
 
 def _rationale_settings(args: argparse.Namespace) -> RationaleSettings:
@@ -311,6 +346,7 @@ def run_command(args: argparse.Namespace, store: Store, console: Console) -> int
         "n_threads": args.threads,
         "n_parallel": args.parallel,
         "extra_buffers": args.extra_buffers,
+        "servers": server_specs(args) or None,
     }
     if args.resume:
         request = RunRequest(resume_run_id=args.resume, overrides=overrides)

@@ -153,7 +153,10 @@ class LlamaCppBackend:
         n_threads: int | None = None,
         n_batch: int = 512,
         extra_buffers: bool = False,
+        vocab_only: bool = False,
     ):
+        """``vocab_only``: the tokenizer and chat template without the weights (a server
+        backend renders and maps tokens with it; it cannot generate)."""
         self.info = read_gguf_info(model_path)
         self.name = self.info.path.name
         if chat_format in (None, "auto"):
@@ -183,6 +186,7 @@ class LlamaCppBackend:
                 n_threads_batch=threads,
                 n_batch=n_batch,
                 logits_all=False,
+                vocab_only=vocab_only,
                 verbose=False,
             )
         except (ValueError, RuntimeError, OSError) as exc:

@@ -213,6 +213,17 @@ CRITERIA: Final[tuple[Criterion, ...]] = (
 """The eight criteria in Default order."""
 CRITERION_IDS: Final[tuple[str, ...]] = tuple(c.id for c in CRITERIA)
 BY_ID: Final[dict[str, Criterion]] = {c.id: c for c in CRITERIA}
+SHORT_NAMES: Final[dict[str, str]] = {
+    "supports": "Supports",
+    "overall": "Overall",
+    "well_written": "Well-written",
+    "related": "Related",
+    "factual": "Factual",
+    "new_info": "New info",
+    "unnecessary_info": "Unnecessary",
+    "contrastive": "Contrastive",
+}
+"""The criteria's names where space is short (column headings, tree leaves)."""
 
 
 def criterion(criterion_id: str) -> Criterion:

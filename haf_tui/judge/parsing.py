@@ -141,7 +141,9 @@ def parse_judgement(
     n_choices: int = len(LETTERS),
 ) -> JudgeParse:
     """Read ``text`` for the criteria of ``numbering`` (number in the prompt, criterion; see
-    :func:`haf_tui.judge.prompts.numbered_criteria`). Never raises."""
+    :func:`haf_tui.judge.prompts.numbered_criteria`). With one criterion (a single-criterion
+    call) and no line naming it, the first non-empty line is its value *(decision)*. Never
+    raises."""
     numbers = {number: crit for number, crit in numbering}
     lines = [_clean_lead(line) for line in str(text).splitlines()]
     results: list[CriterionParse] = []
@@ -155,6 +157,10 @@ def parse_judgement(
             parsed = parse_label(crit, value, n_choices)
             if parsed is not None or label is None:
                 raw, label = value.strip(), parsed if parsed is not None else label
+        if raw is None and len(numbering) == 1:  # a single-criterion call's bare answer
+            first = next((line.strip() for line in lines if line.strip()), None)
+            if first is not None:
+                raw, label = first, parse_label(crit, first, n_choices)
         code = crit.code(label) if label is not None else None
         results.append(CriterionParse(crit.id, raw, label, code))
     return JudgeParse(tuple(results))

@@ -19,6 +19,8 @@ from typing import Final
 
 from haf_tui.judge.criteria import Criterion
 
+LOW_MASS: Final = 0.5
+"""A label mass below it is a warning: the format forced an answer the model did not want."""
 STANCE_LETTERS: Final[dict[str, str]] = {"toxic": "a", "non-toxic": "b"}
 """The Supports letter each toxicity stance should get (§4.1; ``maybe`` is reported apart)."""
 

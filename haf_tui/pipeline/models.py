@@ -12,8 +12,12 @@ from pathlib import Path
 from haf_tui.config import ModelSettings, RunConfig
 from haf_tui.defaults import embedded_model_path, haf_home
 from haf_tui.inference.llama import LlamaCppBackend
+from haf_tui.inference.server import ServerError
+from haf_tui.inference.server_backend import ServerBackend, parse_endpoint
 from haf_tui.similarity import SimilarityModel, load_similarity
 
+FORCED_SCORING_SUITES = ("classify", "rationales", "judge")
+"""Suites whose labels are teacher-forced (``score``): not on servers yet."""
 VERSIONED_PACKAGES = (
     "haf-tui",
     "llama-cpp-python",
@@ -29,7 +33,7 @@ VERSIONED_PACKAGES = (
 class LoadedModels:
     """The generation backend and similarity model of a run."""
 
-    backend: LlamaCppBackend
+    backend: LlamaCppBackend | ServerBackend
     similarity: SimilarityModel
 
 
@@ -39,8 +43,26 @@ def resolve_model_path(settings: ModelSettings) -> Path:
 
 
 def load_models(config: RunConfig) -> LoadedModels:
-    """Load the GGUF (metadata checked first) and the similarity model."""
+    """Load the GGUF (metadata checked first; with servers: its tokenizer and template only,
+    the servers identified and their log-probabilities checked raw) and the similarity
+    model."""
     model = config.model
+    backend: LlamaCppBackend | ServerBackend
+    if model.servers:
+        scoring = [suite for suite in config.suites if suite in FORCED_SCORING_SUITES]
+        if scoring:
+            raise ServerError(
+                f"the {', '.join(scoring)} suite(s) score teacher-forced labels, which the "
+                "server backends do not serve yet: run them without --server (--suites haf "
+                "runs on servers)"
+            )
+        backend = ServerBackend(
+            resolve_model_path(model),
+            [parse_endpoint(spec) for spec in model.servers],
+            chat_format=model.chat_format,
+            n_ctx=model.n_ctx,
+        )
+        return LoadedModels(backend, _similarity(config))
     backend = LlamaCppBackend(
         resolve_model_path(model),
         chat_format=model.chat_format,
@@ -50,10 +72,22 @@ def load_models(config: RunConfig) -> LoadedModels:
         n_batch=model.n_batch,
         extra_buffers=model.extra_buffers,
     )
-    similarity = load_similarity(
+    return LoadedModels(backend, _similarity(config))
+
+
+def _similarity(config: RunConfig) -> SimilarityModel:
+    return load_similarity(
         config.similarity.model, config.similarity.kind, device=config.similarity.device
     )
-    return LoadedModels(backend, similarity)
+
+
+def server_versions(backend: LlamaCppBackend | ServerBackend) -> dict[str, str]:
+    """The servers a run generates on, as ``versions`` entries: kind, version, model, URL."""
+    servers = getattr(backend, "servers", [])
+    return {
+        f"server {n}": f"{s.kind} {s.version} · {s.model} · {s.url}"
+        for n, s in enumerate(servers, start=1)
+    }
 
 
 def file_sha256(path: Path) -> str:

@@ -35,7 +35,13 @@ from haf_tui.datasets.acorn import acorn_file, is_acorn_file, is_acorn_name, loa
 from haf_tui.datasets.explanations import explanations_dataset
 from haf_tui.inference.base import InferenceError
 from haf_tui.pipeline.events import ProgressListener, ignore_progress
-from haf_tui.pipeline.models import LoadedModels, file_sha256, load_models, package_versions
+from haf_tui.pipeline.models import (
+    LoadedModels,
+    file_sha256,
+    load_models,
+    package_versions,
+    server_versions,
+)
 from haf_tui.pipeline.runner import HafRunner, RunControl, RunSummary
 from haf_tui.prompts import ChatMessage
 from haf_tui.store import Store, StoreError
@@ -228,7 +234,7 @@ def create_run(
             similarity_kind=config.similarity.kind,
             offload_supported=backend.offload_supported,
             n_gpu_layers=backend.n_gpu_layers,
-            versions=package_versions(),
+            versions=package_versions() | server_versions(backend),
         )
     )
     return run_id, config
@@ -240,7 +246,9 @@ def run_config_of(store: Store, run_id: str, **model_overrides: Any) -> tuple[st
     if record.status == "finished":
         raise StoreError(f"run {record.run_id} is already finished")
     config = RunConfig.model_validate_json(record.config_json)
-    allowed = {"n_ctx", "n_gpu_layers", "n_threads", "n_batch", "n_parallel", "extra_buffers"}
+    allowed = {
+        "n_ctx", "n_gpu_layers", "n_threads", "n_batch", "n_parallel", "extra_buffers", "servers",
+    }  # fmt: skip
     updates = {k: v for k, v in model_overrides.items() if v is not None and k in allowed}
     if updates:
         config = config.model_copy(update={"model": config.model.model_copy(update=updates)})

@@ -5,6 +5,8 @@
 - :mod:`haf_tui.reports.registry`: :class:`Report`, the :data:`REPORTS` registry
   (:func:`register_report`), the shapers and the built-in reports.
 - :mod:`haf_tui.reports.formats`: terminal, CSV, JSON and markdown output (:func:`export`).
+- :mod:`haf_tui.reports.judge`: the judge suite's reports (registered on import), its
+  meta-evaluation tables and sensitivity matrix.
 
 Everything public is re-exported here, so ``from haf_tui import reports; reports.X`` works for
 each of them.
@@ -12,7 +14,7 @@ each of them.
 
 from __future__ import annotations
 
-from haf_tui.reports import formats, queries, registry
+from haf_tui.reports import formats, judge, queries, registry
 from haf_tui.reports.formats import (
     FORMATS,
     NULL_TEXT,
@@ -93,6 +95,7 @@ __all__ = [
     "get_query",
     "get_report",
     "instance_rows",
+    "judge",
     "load_queries",
     "parse_query",
     "pooling_rows",

@@ -7,8 +7,10 @@ anything else runs on it: no access to files other than the database itself
 read), no extension installed or loaded, and the configuration locked so no statement can
 undo that. On top, SQL a user types (``haf query``, the SQL screen, the query library) may
 only hold statements that read (:data:`READING_STATEMENTS`, told apart by DuckDB's own
-parser): no COPY, ATTACH, INSTALL, SET, DDL or DML, even on the connection of a run the app
-is writing.
+parser): no COPY, ATTACH, INSTALL, SET, DDL or DML; and it runs in a read-only transaction
+(:func:`sandboxed_cursor`), so that DuckDB itself refuses a write hidden in a reading statement
+(``WITH d AS (DELETE … RETURNING *) SELECT …``, ``EXPLAIN ANALYZE DELETE …``), even on the
+connection of a run the app is writing.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,19 +74,83 @@ def lock_down(
     connection.execute("SET lock_configuration = true")
 
 
+_LEADING_COMMENTS = re.compile(r"\A(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)*", re.DOTALL)
+_EXPLAIN = re.compile(r"EXPLAIN\b(?:\s+ANALY[SZ]E\b|\s*\([^()]*\))?", re.IGNORECASE)
+
+
+def _explained_sql(statement_sql: str) -> str | None:
+    """What an EXPLAIN statement explains (its text after ``EXPLAIN [ANALYZE | (options)]``),
+    or None when it does not read as one."""
+    text = _LEADING_COMMENTS.sub("", statement_sql, count=1)
+    found = _EXPLAIN.match(text)
+    return text[found.end() :] if found else None
+
+
+def _refused(kind: str) -> StoreError:
+    return StoreError(
+        f"refused: {kind} statements are not allowed here (the SQL console only reads; "
+        "export results with the export command instead of COPY)"
+    )
+
+
 def check_reading_sql(sql: str) -> None:
-    """Refuse SQL that holds any statement other than a read (one line saying which)."""
+    """Refuse SQL that holds any statement other than a read (one line saying which).
+
+    An EXPLAIN must explain one SELECT: ``EXPLAIN ANALYZE`` runs what it explains, and
+    ``EXPLAIN ANALYZE COMMIT`` would end the read-only transaction the SQL runs in."""
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
         raise StoreError(f"query failed: {first_line(exc)}") from exc
     for statement in statements:
         if statement.type not in READING_STATEMENTS:
-            kind = statement.type.name
-            raise StoreError(
-                f"refused: {kind} statements are not allowed here (the SQL console only reads; "
-                "export results with the export command instead of COPY)"
-            )
+            raise _refused(statement.type.name)
+        if statement.type == duckdb.StatementType.EXPLAIN:
+            explained = _explained_sql(statement.query)
+            try:
+                inner = duckdb.extract_statements(explained) if explained else []
+            except duckdb.Error:
+                inner = []
+            if len(inner) != 1 or inner[0].type != duckdb.StatementType.SELECT:
+                kind = inner[0].type.name if len(inner) == 1 else "this"
+                raise StoreError(
+                    f"refused: EXPLAIN of {kind} statements is not allowed here (the SQL "
+                    "console only reads: EXPLAIN [ANALYZE] SELECT …)"
+                )
+
+
+@contextlib.contextmanager
+def sandboxed_cursor(connection: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A cursor for SQL a user wrote: a new connection to the same (locked-down) database, in a
+    read-only transaction that is rolled back and closed afterwards.
+
+    Why a transaction, not another connection: DuckDB opens a file with one configuration per
+    process, so while the app holds the file for writing a read-only connection to it cannot be
+    opened, and a snapshot copies the whole file (stale at once, and slow for a big store). A
+    ``BEGIN TRANSACTION READ ONLY`` cursor on the database already open is refused every write
+    by DuckDB's transaction manager (DML, DDL, also inside a reading statement); the database's
+    locked configuration refuses files, ATTACH of a file, extensions and settings; and
+    :func:`check_reading_sql` lets no statement through that could end the transaction."""
+    cursor = connection.cursor()
+    try:
+        cursor.execute("BEGIN TRANSACTION READ ONLY")
+        yield cursor
+    finally:
+        with contextlib.suppress(duckdb.Error):
+            cursor.execute("ROLLBACK")
+        cursor.close()
+
+
+def user_sql_error(exc: duckdb.Error) -> StoreError:
+    """One line for a user's SQL that DuckDB refused or could not run."""
+    writes = (duckdb.TransactionException, duckdb.InvalidInputException)
+    if isinstance(exc, writes) and "read-only mode" in str(exc):  # (transaction; database)
+        return StoreError(
+            "refused: this query would write to the database (the SQL console only reads)"
+        )
+    if isinstance(exc, duckdb.PermissionException):
+        return StoreError(f"refused: {first_line(exc)} (the SQL console reads the database only)")
+    return StoreError(f"query failed: {first_line(exc)}")
 
 
 def runnable_sql(sql: str) -> str:
@@ -176,16 +242,17 @@ def copy_database(db_path: Path, *, attempts: int = 5) -> tuple[Path, Callable[[
 
 
 def export_result(
-    cursor: duckdb.DuckDBPyConnection, sql: str, params: Any, target: Path, fmt: str
+    connection: duckdb.DuckDBPyConnection, sql: str, params: Any, target: Path, fmt: str
 ) -> int:
-    """Run reading ``sql`` on a (locked-down) cursor and write its result to ``target`` as
-    ``parquet`` or ``csv``: the tool writes the file, through an in-memory DuckDB that holds
-    only the result; returns the number of rows."""
+    """Run reading ``sql`` on a sandboxed cursor of a (locked-down) connection and write its
+    result to ``target`` as ``parquet`` or ``csv``: the tool writes the file, through an
+    in-memory DuckDB that holds only the result; returns the number of rows."""
     check_reading_sql(sql)
     try:
-        arrays = cursor.execute(sql, params or None).fetchnumpy()
+        with sandboxed_cursor(connection) as cursor:
+            arrays = cursor.execute(sql, params or None).fetchnumpy()
     except duckdb.Error as exc:
-        raise StoreError(f"query failed: {first_line(exc)}") from exc
+        raise user_sql_error(exc) from exc
     options = "(FORMAT parquet)" if fmt == "parquet" else "(FORMAT csv, HEADER true)"
     writer = duckdb.connect()
     try:

@@ -4,7 +4,8 @@ Concurrency: DuckDB lets one process open a file for writing, and no other proce
 it at all meanwhile. So:
 
 - inside the writing process (the TUI browsing the run it is running), readers use
-  :meth:`Store.reader`, a cursor on the writer's own database;
+  :meth:`Store.reader`, a cursor on the writer's own database; SQL a user wrote runs on such
+  a cursor in a read-only transaction (:meth:`Store.query_user`), never on the writer's;
 - another process (``haf query`` while ``haf run`` writes) reads a *snapshot*: the file and
   its write-ahead log copied to a temporary folder and opened read-only
   (:func:`open_snapshot`), which DuckDB recovers to the last committed generation.
@@ -37,6 +38,8 @@ from haf_tui.store.connection import (
     first_line,
     page_sql,
     pid_alive,
+    sandboxed_cursor,
+    user_sql_error,
 )
 from haf_tui.store.migrations import LATEST_VERSION, MIGRATIONS
 from haf_tui.store.records import (
@@ -484,38 +487,47 @@ class Store:
         sql: str,
         parameters: Sequence[Any] | dict[str, Any] | None = None,
     ) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """Run SQL a user wrote (the console, the query library): reading statements only."""
+        """Run SQL a user wrote (``haf query``, the SQL screen, the query library): reading
+        statements only, in a read-only transaction (:func:`sandboxed_cursor`), whatever this
+        store's connection may do."""
         check_reading_sql(sql)
-        return self.query(sql, parameters)
+        try:
+            with sandboxed_cursor(self.connection) as cursor:
+                cursor.execute(sql, parameters)
+                if cursor.description is None:
+                    return [], []
+                return [d[0] for d in cursor.description], cursor.fetchall()
+        except duckdb.Error as exc:
+            raise user_sql_error(exc) from exc
 
     def query_user_page(
         self, sql: str, parameters: dict[str, Any] | None, offset: int, limit: int
     ) -> tuple[list[str], list[tuple[Any, ...]]]:
         """``limit`` rows of a user's reading SQL from row ``offset``: wrapped in a paging
-        SELECT, or, when it cannot be wrapped (SHOW, several statements), run as written."""
+        SELECT, or, when it cannot be wrapped (SHOW, several statements), run as written;
+        sandboxed as :meth:`query_user`."""
         check_reading_sql(sql)  # as typed: reading statements only, whatever the connection
         try:
             return self.query_user(page_sql(sql, offset, limit), parameters)
         except StoreError as exc:
             if "Parser Error" not in str(exc):
                 raise
-        cursor = self.reader()
         try:
-            cursor.execute(sql, parameters)
-            if cursor.description is None:
-                return [], []
-            columns = [d[0] for d in cursor.description]
-            if offset:
-                cursor.fetchmany(offset)
-            return columns, cursor.fetchmany(limit)
+            with sandboxed_cursor(self.connection) as cursor:
+                cursor.execute(sql, parameters)
+                if cursor.description is None:
+                    return [], []
+                columns = [d[0] for d in cursor.description]
+                if offset:
+                    cursor.fetchmany(offset)
+                return columns, cursor.fetchmany(limit)
         except duckdb.Error as exc:
-            raise StoreError(f"query failed: {first_line(exc)}") from exc
-        finally:
-            cursor.close()
+            raise user_sql_error(exc) from exc
 
     def export_user(self, sql: str, parameters: Any, target: Path, fmt: str) -> int:
-        """Write the result of a user's reading SQL to ``target`` (parquet or csv); rows."""
-        return export_result(self.reader(), sql, parameters, target, fmt)
+        """Write the result of a user's reading SQL to ``target`` (parquet or csv), sandboxed
+        as :meth:`query_user`; returns the number of rows."""
+        return export_result(self.connection, sql, parameters, target, fmt)
 
 
 def open_store(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,12 +16,14 @@ from textual.message import Message
 
 from haf_tui.store import Store
 from haf_tui.store.readers import (
+    JudgeRun,
     instance_metric_values,
     instance_parts,
     instance_rationales,
     instance_tokens,
     run_instance,
 )
+from haf_tui.tui.judge_data import Judgement, read_judgements
 from haf_tui.tui.rationale_data import RationaleData, rationale_data
 from haf_tui.tui.widgets.token_view import Span, Token
 
@@ -44,6 +47,9 @@ class InstancesLoaded(Message):
     run_id: str
     suites: tuple[str, ...] = ("haf",)
     """The suites the run was asked to run (its config)."""
+    judges: tuple[JudgeRun, ...] = ()
+    """The judge runs whose judgements its instances show (those over its explanations; a
+    judge run: itself)."""
 
 
 @dataclass
@@ -71,6 +77,7 @@ class InstanceData:
     tokens: dict[GenKey, list[Token]] = field(default_factory=dict)
     spans: dict[GenKey, dict[int, Span]] = field(default_factory=dict)
     prompts: dict[GenKey, str] = field(default_factory=dict)
+    judgements: tuple[Judgement, ...] = ()
 
 
 class InstanceCache(OrderedDict[str, InstanceData]):
@@ -158,21 +165,25 @@ def _by_instance(rows: Rows) -> dict[str, Rows]:
     return grouped
 
 
-def read_instances(store: Store, run_id: str, ids: list[str]) -> list[InstanceData]:
+def read_instances(
+    store: Store, run_id: str, ids: list[str], judges: Sequence[JudgeRun] = ()
+) -> list[InstanceData]:
     """The instances ``ids`` (those found): generations, reasons, metrics, tokens, spans and
-    prompts (the tokens on a second thread while this one reads the rest)."""
+    prompts (the tokens on a second thread while this one reads the rest), and their
+    judgements by ``judges``."""
     token_future = _SECOND.submit(instance_tokens, store, run_id, ids)
     parts = instance_parts(store, run_id, ids)
     generations = _by_instance(parts.generations)
     reasons = _by_instance(parts.reasons)
     metrics = _by_instance(parts.reason_metrics)
+    judgements = read_judgements(store, judges, ids)
     tokens = _by_instance(token_future.result())
     found = []
     for instance_id in ids:
         if instance_id not in generations:
             continue
         own_reasons = reasons.get(instance_id, [])
-        data = InstanceData(instance_id, [])
+        data = InstanceData(instance_id, [], judgements=judgements.get(instance_id, ()))
         for stage, sub, *_, prompt in generations[instance_id]:
             data.prompts[(stage, sub)] = prompt
         for stage, sub, index, _, _, count, first, relevance in own_reasons:

@@ -28,11 +28,11 @@ from tests.test_scheduler import FOLLOWUP_ANSWER, FlatSimilarity, ScriptedBacken
 SOURCE_RUN = "source"
 JUDGE_RUN = "judged"
 N_INSTANCES = 6
-_NUMBER = re.compile(r"text number (\d+)")
+_NUMBER = re.compile(r"text (?:number )?(\d+)")
 
 
 def instance_number(messages: Sequence[ChatMessage]) -> int:
-    """The ``n`` of ``text number n`` in the conversation (0 when absent)."""
+    """The ``n`` of ``text number n`` (or ``text n``) in the conversation (0 when absent)."""
     found = _NUMBER.search("\n".join(m.content for m in messages))
     return int(found.group(1)) if found else 0
 
@@ -120,6 +120,37 @@ class VaryingJudge:
         return Generation("p" + reply_prefix, 10, forced, [token], "forced", 0.0)
 
 
+def store_judge_run(
+    store: Store,
+    source_run: str,
+    judge: JudgeSettings | None = None,
+    edits: bool = False,
+    model: object = None,
+    run_id: str = JUDGE_RUN,
+) -> str:
+    """A finished judge run ``run_id`` in ``store`` over the explanations of ``source_run``
+    (``run:``, or with ``edits`` ``edits:``), rated by ``model`` (default
+    :class:`VaryingJudge`); returns its id."""
+    dataset = resolve_dataset(
+        choice_by_name(f"{'edits' if edits else 'run'}:{source_run}", None, store), store
+    )
+    store.save_dataset(dataset.dataset_id, dataset.name, dataset.source, dataset.instances)
+    judge_config = RunConfig(
+        dataset_id=dataset.dataset_id, suites=("judge",), judge=judge or JudgeSettings()
+    )
+    store.create_run(
+        RunRecord(
+            run_id=run_id, status="created", dataset_id=dataset.dataset_id,
+            n_planned=len(dataset.instances), config_json=judge_config.model_dump_json(),
+            model_file="judge.gguf", similarity_model="flat", similarity_kind="bi-encoder",
+        )
+    )  # fmt: skip
+    runner = HafRunner(store, model or VaryingJudge(), FlatSimilarity(), judge_config)  # type: ignore[arg-type]
+    if runner.run(run_id).status != "finished":
+        raise RuntimeError("the scripted judge run did not finish")
+    return run_id
+
+
 def judge_store(
     path: Path, judge: JudgeSettings | None = None, edits: bool = False, model: object = None
 ) -> Store:
@@ -132,22 +163,7 @@ def judge_store(
         HafRunner(store, VaryingBackend(), FlatSimilarity(), config).run(SOURCE_RUN).status
         == "finished"
     )
-    dataset = resolve_dataset(
-        choice_by_name(f"{'edits' if edits else 'run'}:{SOURCE_RUN}", None, store), store
-    )
-    store.save_dataset(dataset.dataset_id, dataset.name, dataset.source, dataset.instances)
-    judge_config = RunConfig(
-        dataset_id=dataset.dataset_id, suites=("judge",), judge=judge or JudgeSettings()
-    )
-    store.create_run(
-        RunRecord(
-            run_id=JUDGE_RUN, status="created", dataset_id=dataset.dataset_id,
-            n_planned=len(dataset.instances), config_json=judge_config.model_dump_json(),
-            model_file="judge.gguf", similarity_model="flat", similarity_kind="bi-encoder",
-        )
-    )  # fmt: skip
-    runner = HafRunner(store, model or VaryingJudge(), FlatSimilarity(), judge_config)  # type: ignore[arg-type]
-    assert runner.run(JUDGE_RUN).status == "finished"
+    store_judge_run(store, SOURCE_RUN, judge, edits, model)
     return store
 
 

@@ -79,15 +79,20 @@ class JudgeSuite:
         metrics: list[MetricRow] = []
         supports: str | None = None
         if plan.settings.mode == "free":
-            parsed = parse_judgement(
-                plan.free_answer or "", plan.slots, n_choices=len(plan.item.choices)
-            )
-            for part in parsed.criteria:
+            n_choices = len(plan.item.choices)
+            parts = [
+                part
+                for slot, answer in sorted(plan.free_answers.items())
+                for part in parse_judgement(
+                    answer, plan.slots[slot : slot + 1] if plan.single else plan.slots, n_choices
+                ).criteria
+            ]
+            for part in parts:
                 if part.code is None:
                     metrics.append((f"judge_{part.criterion}_failed", 1.0, 1))
                 else:
                     metrics.append((f"judge_{part.criterion}", float(part.code), 1))
-            supports = parsed.labels().get("supports")
+            supports = next((p.label for p in parts if p.criterion == "supports"), None)
         else:
             for slot, (_, crit) in enumerate(plan.slots):
                 if slot not in plan.chosen:

@@ -9,7 +9,10 @@ and [ ] move the token cursor, c colours by NLL or relevance, r shows the prompt
 
 A run with the rationales suite has a "rationales →" node: it shows the instance's rationales
 (the prompted words, the occlusion scores and the annotators' shares per word, then the
-faithfulness, plausibility and complexity numbers) in place of the token view.
+faithfulness, plausibility and complexity numbers) in place of the token view. Under JUSTIFY,
+a "judge …" node per judge run over the run's explanations (a judge run: its own, at the top)
+lists the eight criteria's labels; it shows the judgement (p of each label, mass, E, ≠ stance,
+the judged item) in place of the token view.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from textual.widgets import Header, Input, Static, TextArea, Tree
 
 from haf_tui.config import RunConfig
 from haf_tui.reports import first_with_reasons, instance_rows
+from haf_tui.store.readers import JudgeRun
 from haf_tui.tui.filters import FilterError, InstanceFilter, parse_ranges, prepare
 from haf_tui.tui.instance_reader import (
     CACHE_SIZE,
@@ -39,9 +43,11 @@ from haf_tui.tui.instance_reader import (
     read_instances,
     read_rationales,
 )
+from haf_tui.tui.judge_data import judges_shown
 from haf_tui.tui.rationale_data import RationaleData
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.instance_list import InstanceList
+from haf_tui.tui.widgets.judge_view import JUDGEMENT, JudgeView
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.rationale_view import RationaleView
 from haf_tui.tui.widgets.stance_tree import RATIONALES, NodeRef, StanceTree, fmt
@@ -100,6 +106,7 @@ class ExplorerScreen(HafScreen[None]):
     ExplorerScreen #ex-tree { height: 1fr; }
     ExplorerScreen #ex-tokens { height: 1fr; }
     ExplorerScreen #ex-rationales { height: 1fr; display: none; }
+    ExplorerScreen #ex-judge { height: 1fr; display: none; }
     ExplorerScreen.-rationales-only #ex-tree { height: auto; max-height: 40%; }
     ExplorerScreen.-rationales-only #ex-rationales { height: 1fr; }
     """
@@ -120,6 +127,8 @@ class ExplorerScreen(HafScreen[None]):
         self.typing_until = 0.0
         self.suites: tuple[str, ...] = ()
         """The run's suites (known once its instances are loaded)."""
+        self.judges: tuple[JudgeRun, ...] = ()
+        """The judge runs whose judgements the instances show (known with the suites)."""
         self.rationales: OrderedDict[str, RationaleData] = OrderedDict()
         """The rationales read (least recently read dropped beyond the instance cache's size)."""
 
@@ -143,6 +152,7 @@ class ExplorerScreen(HafScreen[None]):
                 yield StanceTree(id="ex-tree")
                 yield TokenView(id="ex-tokens")
                 yield RationaleView(id="ex-rationales")
+                yield JudgeView(id="ex-judge")
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -164,7 +174,8 @@ class ExplorerScreen(HafScreen[None]):
         run = store.get_run(self.run_id)
         rows = instance_rows(store, run.run_id)
         suites = RunConfig.model_validate_json(run.config_json).suites
-        self.post_message(InstancesLoaded(prepare(rows), run.run_id, suites))
+        judges = judges_shown(store, run.run_id, suites)
+        self.post_message(InstancesLoaded(prepare(rows), run.run_id, suites, judges))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-instance")
     def load_batch(self, ids: list[str]) -> None:
@@ -188,7 +199,7 @@ class ExplorerScreen(HafScreen[None]):
     def _read(self, ids: list[str]) -> None:
         found: list[InstanceData] = []
         try:
-            found = read_instances(self.reader.store(), self.run_id, ids)
+            found = read_instances(self.reader.store(), self.run_id, ids, self.judges)
         finally:  # even a failed read says what it no longer brings
             self.post_message(InstancesRead(found, ids))
 
@@ -198,7 +209,7 @@ class ExplorerScreen(HafScreen[None]):
     def show_instances(self, message: InstancesLoaded) -> None:
         """Keep the rows; show those the filters pass."""
         self.run_id, self.instances = message.run_id, message.rows
-        self.suites = message.suites
+        self.suites, self.judges = message.suites, message.judges
         self.set_class("rationales" in self.suites and "haf" not in self.suites, "-rationales-only")
         self.by_id = {str(row["instance_id"]): row for row in message.rows}
         self.loaded = True
@@ -227,7 +238,7 @@ class ExplorerScreen(HafScreen[None]):
             self.query_one("#ex-input", Static).update("no instance passes the filters (a: all)")
             self.query_one("#ex-tree", StanceTree).show_nothing()
             self.query_one("#ex-tokens", TokenView).show("—", [], {}, None, "")
-            self._show_rationale_view(False)
+            self._show_view("tokens")
 
     def set_filter(self, new: InstanceFilter) -> None:
         """Apply another filter / order."""
@@ -322,7 +333,9 @@ class ExplorerScreen(HafScreen[None]):
         head.append("\n" + " ".join(str(row.get("text", "")).split()), style="")
         self.query_one("#ex-input", Static).update(head, layout=False)
         tree = self.query_one("#ex-tree", StanceTree)
-        tree.show(data.instance_id, row.get("stance"), data.detail, self.suites or None)
+        tree.show(
+            data.instance_id, row.get("stance"), data.detail, self.suites or None, data.judgements
+        )
         self.show_node(tree.root.data or NodeRef("justify"))
 
     def show_node(self, ref: NodeRef | None) -> None:
@@ -334,7 +347,12 @@ class ExplorerScreen(HafScreen[None]):
         if ref.stage == RATIONALES:
             self.show_rationales(data.instance_id)
             return
-        self._show_rationale_view(False)
+        if ref.stage == JUDGEMENT:
+            self._show_view("judge")
+            shown = data.judgements[ref.sub_index] if ref.sub_index < len(data.judgements) else None
+            self.query_one("#ex-judge", JudgeView).show(shown)
+            return
+        self._show_view("tokens")
         key = (ref.stage, ref.sub_index)
         title = ref.stage if ref.sub_index < 0 else f"{ref.stage}[{ref.sub_index + 1}]"
         if ref.reason_index is not None:
@@ -347,16 +365,15 @@ class ExplorerScreen(HafScreen[None]):
             data.prompts.get(key, ""),
         )
 
-    def _show_rationale_view(self, shown: bool) -> None:
-        """The rationale view in place of the token view, or back."""
-        tokens = self.query_one("#ex-tokens", TokenView)
-        if tokens.display == shown:  # (a layout only when it changes)
-            tokens.display = not shown
-            self.query_one("#ex-rationales", RationaleView).display = shown
+    def _show_view(self, name: str) -> None:
+        """The token view, or the rationale or judge view in its place (by its id's end)."""
+        for view in (self.query_one(f"#ex-{n}") for n in ("tokens", "rationales", "judge")):
+            if view.display != (view.id == f"ex-{name}"):  # (a layout only when it changes)
+                view.display = view.id == f"ex-{name}"
 
     def show_rationales(self, instance_id: str) -> None:
         """Show an instance's rationales: cached, or read first ("loading" if that is slow)."""
-        self._show_rationale_view(True)
+        self._show_view("rationales")
         view = self.query_one("#ex-rationales", RationaleView)
         found = self.rationales.get(instance_id)
         if found is not None:

@@ -44,6 +44,7 @@ Every action is also in the command palette (`ctrl+p`): type a few letters of it
 | `a` | explorer | clear every filter |
 | `1`–`6`, `[` `]` | metrics | Table 1, Table 2, Table 4, Figure 2, distributions, stances |
 | `7` | metrics | rationales: P1 Table 4 per run × rationale (prompted, occlusion) + shares |
+| `8` | metrics | judge: criteria per judge run, mass warnings, Overall × SoS / DiS, meta |
 | `r` / `space` | metrics | pick the runs to compare (space ticks one) |
 | `a` / `p` / `d` | metrics | all or no runs / pooling rule / next histogram metric |
 | `ctrl+r`, `F5` | SQL | run the query |
@@ -86,6 +87,34 @@ asked of the model, occlusion = the k words whose removal lowers the log-odds of
   answers naming no word of the text / a word not in it / not k words of it.
 - **align F1**: token F1 between the prompted and the occlusion rationale of the same k;
   **annotator IoU**: mean |A∩B| / |A∪B| over pairs of annotators.
+
+Judge (`JUDGE.md`, metrics key `8`; `haf report --report judge`, `judge-vs-haf`; `haf judge
+sensitivity`, `haf judge meta`): an LLM rates each explanation on ACORN's eight criteria;
+a label's code is its place on the criterion's scale (Overall 1–5, New information 0–3, no 0 /
+yes 1, Factual N/A −1, Supports a 0 / b 1 / none −1).
+
+- **label**: the criterion's answer; constrained mode: the most probable label of its slot.
+- **p(label)**: the label's probability renormalised over the criterion's allowed labels,
+  from their teacher-forced logprobs (constrained mode).
+- **mass**: Σ exp lp over the allowed labels: how much the model wanted to answer with a label
+  at all; **label-mass warning**: mass < 0.5 (the format forced an answer; trust it less).
+- **E**: expected score Σ p(l)·code(l), for Overall, New information and the yes/no criteria
+  (there E = p(yes)); Supports and Factual are nominal: no E.
+- **≠ stance**: Supports names the other answer than the stance the explanation argued for
+  (toxic → a, non-toxic → b): the explanation does not reflect the decision.
+- **normalised mean**: mean over instances of (code − min)/(max − min), 0–1, high is good;
+  Unnecessary information inverted (1 − x), Factual N/A left out; n = instances with a label.
+- **mismatch rate**: % of the explanations with a toxic / non-toxic stance whose Supports is
+  ≠ stance (maybe stances counted apart).
+- **% failed** (free mode): answers where a criterion's line gave no readable label (left out
+  of that criterion's mean).
+- **sensitivity cell**: % of (original, edited) explanation pairs whose label for the
+  criterion changed; ◆ marks the criterion the edit targets (should change: high is good),
+  elsewhere it should stay (low is good).
+- **ρ**: Spearman's rank correlation (Pearson's r of average ranks; −1…1) over the n pairs
+  with both values: judge Overall or normalised mean against SoS / DiS; in the meta tables
+  the judge against the human majority vote. **α**: Krippendorff's agreement of the raters
+  (Table 4.1, with the LLM replacing one); **MAE / NMAE / bias**: Table 4.5.
 
 A run started here is executed by this app: leaving the monitor keeps it going, quitting the
 app cancels it and leaves it resumable (`R` here, or `haf run --resume RUN_ID`).

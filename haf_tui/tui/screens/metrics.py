@@ -1,6 +1,6 @@
 """Metrics: the paper's Tables 1, 2 and 4, Figure 2, metric histograms, the stance, UNCLEAR
-and contradiction shares, and the rationales suite's table of the stored runs, with the runs to
-compare chosen side by side.
+and contradiction shares, the rationales suite's table and the judge suite's panel of the stored
+runs, with the runs to compare chosen side by side.
 
 One thread worker reads every report (all runs) and bins the instance values once
 (:func:`~haf_tui.tui.widgets.metric_panels.load_metrics_data`); the handlers only filter those
@@ -112,7 +112,7 @@ class PanelView(ScrollView, can_focus=True):
 
 
 class MetricsScreen(HafScreen[None]):
-    """Metric panels in tabs (keys 1–7) for the runs chosen in the list on the left."""
+    """Metric panels in tabs (keys 1–8) for the runs chosen in the list on the left."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),

@@ -3,8 +3,15 @@
 Paging wraps the editor's SQL as ``SELECT * FROM (<sql>) LIMIT 501 OFFSET n`` (DuckDB pushes the
 limit down; the 501st row only says whether there is a next page). A statement that cannot be
 wrapped (``SHOW``-like or several statements) runs as written on its own cursor, skipping
-``n`` rows with ``fetchmany``. Every read runs in a thread worker on the app's read-only
-connection; workers only post messages.
+``n`` rows with ``fetchmany``. Every read runs in a thread worker; workers only post messages.
+
+Safety: the SQL runs only through the store's SQL sandbox, as ``haf query``'s does
+(``Store.query_user_page``, ``Store.export_user``): reading statements only, in a read-only
+transaction on the locked-down database (no other file, no ATTACH of a file, no extensions or
+settings). That holds on the app's read-only connection and equally once the app has started a
+run and holds the file for writing (a second, read-only connection to the file cannot be opened
+in the same process then; see ``store.connection.sandboxed_cursor``). A refused statement is one
+line in the error line.
 """
 
 from __future__ import annotations

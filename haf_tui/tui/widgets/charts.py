@@ -308,3 +308,91 @@ def stance_chart(rows: Sequence[dict[str, object]], *, width: int, title: str = 
         digits=1,
         value_suffix="%",
     )
+
+
+# ---------------------------------------------------------------- heat grids
+
+HEAT_SHADES = " ░▒▓█"
+"""Cell shades from empty to the fullest cell."""
+
+
+@dataclass(frozen=True)
+class HeatGrid:
+    """Counts of (x, y) pairs: x in equal bins over [lo, hi], y one of ``levels`` (shown top
+    to bottom in this order); ``n`` = the pairs with both values, ``left_out`` the others."""
+
+    lo: float
+    hi: float
+    levels: tuple[int, ...]
+    counts: tuple[tuple[int, ...], ...]
+    n: int
+    left_out: int
+
+    def edges(self) -> list[float]:
+        """The x bins' edges."""
+        bins = len(self.counts[0]) if self.counts else 0
+        step = (self.hi - self.lo) / max(1, bins)
+        return [self.lo + step * k for k in range(bins)] + [self.hi]
+
+
+def heat_grid(
+    pairs: Iterable[tuple[float | None, float | None]], levels: Sequence[int], *, bins: int = 5
+) -> HeatGrid:
+    """Bin ``pairs`` (x continuous, y a level) into a :class:`HeatGrid` over the data's own
+    x range (a single value: ± 0.05 around it); a y outside ``levels`` or a missing value
+    counts as left out."""
+    items = list(pairs)
+    kept = [
+        (x, round(y))
+        for x, y in items
+        if x is not None
+        and y is not None
+        and not math.isnan(x)
+        and not math.isnan(y)
+        and round(y) in levels
+    ]
+    xs = [x for x, _ in kept]
+    lo, hi = (min(xs), max(xs)) if xs else (0.0, 1.0)
+    if hi <= lo:
+        lo, hi = lo - 0.05, hi + 0.05
+    counts = [[0] * bins for _ in levels]
+    row_of = {level: i for i, level in enumerate(levels)}
+    for x, y in kept:
+        column = min(bins - 1, max(0, math.floor((x - lo) / (hi - lo) * bins)))
+        counts[row_of[y]][column] += 1
+    return HeatGrid(
+        lo, hi, tuple(levels), tuple(tuple(c) for c in counts), len(kept), len(items) - len(kept)
+    )
+
+
+def render_heat_grid(
+    grid: HeatGrid, *, title: str, x_label: str, y_label: str, note: str = ""
+) -> RenderableType:
+    """A heat grid as text: a row per level (its label on the left), a column per x bin
+    (headed by its lower edge), each cell its count shaded by its share of the fullest cell
+    ("·": none); ``note`` (e.g. ρ and n) and the binning below."""
+    peak = max((c for row in grid.counts for c in row), default=0)
+    table = Table.grid(padding=(0, 1))
+    table.title = title
+    table.title_justify = "left"
+    table.title_style = "bold"
+    table.add_column(justify="right", no_wrap=True, style="bold")
+    edges = grid.edges()
+    for _ in edges[:-1]:
+        table.add_column(justify="right", no_wrap=True, min_width=5)
+    table.add_row(Text(f"{y_label} ╲ {x_label}", style="dim"), *(f"{e:.2f}" for e in edges[:-1]))
+    for level, row in zip(grid.levels, grid.counts, strict=True):
+        cells: list[Text] = []
+        for count in row:
+            if count == 0:
+                cells.append(Text("·", style="dim"))
+                continue
+            shade = HEAT_SHADES[max(1, round(count / peak * (len(HEAT_SHADES) - 1)))]
+            cells.append(Text(f"{shade * 2}{count:>3}", style="cyan"))
+        table.add_row(str(level), *cells)
+    lines = [note] if note else []
+    lines.append(
+        f"{x_label} bins from {grid.lo:.2f} to {grid.hi:.2f}; n = {grid.n} pairs"
+        + (f", {grid.left_out} without both values" if grid.left_out else "")
+    )
+    return Group(table, Text("\n".join(lines), style="dim"))

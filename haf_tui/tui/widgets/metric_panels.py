@@ -17,6 +17,7 @@ from haf_tui.reports import (
     Row,
     table_width,
 )
+from haf_tui.reports.judge import MASS_THRESHOLD
 from haf_tui.tui.metrics_data import HISTOGRAM_METRICS, MetricsData, RunInfo
 from haf_tui.tui.widgets import charts
 from haf_tui.vocabulary import METRIC_LABELS
@@ -29,8 +30,9 @@ PANELS: Final = (
     ("distributions", "Distributions"),
     ("stances", "Stances"),
     ("rationales", "Rationales"),
+    ("judge", "Judge"),
 )
-"""(pane id, tab title) of every panel, in key order 1–7."""
+"""(pane id, tab title) of every panel, in key order 1–8."""
 
 UNDEFINED_WHEN: Final = {
     "SoS": "undefined when an instance has no reasons",
@@ -278,6 +280,131 @@ def rationales_panel(data: MetricsData, runs: Sequence[RunInfo], width: int) -> 
     return report_table(result, with_suite, width=width, notes=notes)
 
 
+JUDGE_NOTES: Final = (
+    "criteria: mean normalised score, (code − min)/(max − min), 0–1, high is good "
+    "(Unnecessary inverted; Factual N/A left out); n = instances with that label",
+    "% Supports ≠ stance: explanations whose Supports label names the other answer (over "
+    "'stances': toxic / non-toxic); % mass < 0.5: instances with a label the format forced; "
+    "% failed: free answers giving no readable label (? defines each)",
+    "more: haf report --report judge-vs-haf (each explanation), judge-mass; haf judge "
+    "sensitivity --run RUN (edits), haf judge meta --run RUN (ACORN)",
+)
+NO_JUDGE: Final = (
+    "no run holds the judge suite: rate a run's explanations with `haf run --suites judge "
+    "--dataset run:RUN_ID` (or an ACORN import); this panel then shows its criteria, "
+    "Supports mismatches, label mass and its agreement with SoS and DiS"
+)
+MASS_LISTED: Final = 8
+"""Label-mass warnings listed per run (the rest counted)."""
+OVERALL_LEVELS: Final = (5, 4, 3, 2, 1)
+
+
+def _mass_warnings(data: MetricsData, run: RunInfo) -> RenderableType | None:
+    result = data.reports["judge-mass"]
+    rows = as_dicts(result.columns, report_rows(result, [run.run_id]))
+    if not rows:
+        return None
+    listed = ", ".join(
+        f"{row['instance']} {row['criterion']} {row['mass']:.2f}" for row in rows[:MASS_LISTED]
+    )
+    more = f" (+{len(rows) - MASS_LISTED} more)" if len(rows) > MASS_LISTED else ""
+    return Text(f"label mass < {MASS_THRESHOLD} in {run.label}: {listed}{more}", style="yellow")
+
+
+def _rho_note(summary: dict[str, Any] | None, judge_column: str, haf_column: str) -> str:
+    if summary is None:
+        return ""
+    heading = f"ρ({judge_column}, {haf_column})"
+    rho = summary.get(heading)
+    shown = "undefined" if rho is None else f"{rho:+.3f}"
+    return f"Spearman {heading} = {shown}, n = {summary.get(f'{heading} n', 0)}"
+
+
+def _judge_vs_haf(data: MetricsData, run: RunInfo, width: int) -> list[RenderableType]:
+    result = data.reports["judge-vs-haf"]
+    rows = as_dicts(result.columns, report_rows(result, [run.run_id]))
+    if not rows:
+        return []
+    summary_result = data.reports["judge-vs-haf-summary"]
+    summaries = as_dicts(summary_result.columns, report_rows(summary_result, [run.run_id]))
+    summary = summaries[0] if summaries else None
+    grids: list[RenderableType] = []
+    for haf in ("SoS", "DiS"):
+        grid = charts.heat_grid([(row[haf], row["Overall"]) for row in rows], OVERALL_LEVELS)
+        grids.append(
+            charts.render_heat_grid(
+                grid,
+                title=f"judge Overall × {haf}",
+                x_label=haf,
+                y_label="Overall",
+                note=_rho_note(summary, "Overall", haf),
+            )
+        )
+    per_row = charts.columns_that_fit(2, width, CHART_MIN_WIDTH)
+    source = f"{rows[0]['judged']} (run {rows[0]['source run']})"
+    mean_notes = [_rho_note(summary, "mean", haf) for haf in ("SoS", "DiS")]
+    return [
+        Text(f"{run.label}: the judge against HAF's SoS and DiS of {source}", style="bold"),
+        charts.side_by_side(grids, per_row),
+        Text("normalised mean over the criteria: " + "; ".join(mean_notes), style="dim"),
+    ]
+
+
+def _judge_meta(data: MetricsData, run: RunInfo, width: int) -> list[RenderableType]:
+    meta = data.judge_meta.get(run.run_id)
+    if meta is None:
+        return []
+    parts: list[RenderableType] = [
+        Text(
+            f"{run.label}: {meta.n_items} explanations rated by humans and judged "
+            f"({meta.prompt} prompt)",
+            style="bold",
+        )
+    ]
+    for table in meta.tables:
+        parts.append(charts.fit_table(table.title, table.columns, table.rows, width=width))
+    return parts
+
+
+def judge_panel(data: MetricsData, runs: Sequence[RunInfo], width: int) -> RenderableType:
+    """The judge suite per chosen judge run: the ``judge`` table (criteria, Supports
+    mismatches, label mass, failures), the label-mass warnings, heat grids of the judge's
+    Overall against SoS and DiS with Spearman ρ (runs over a HAF run's explanations), and the
+    meta-evaluation Tables 4.1, 4.2 and 4.5 (runs over human-rated explanations)."""
+    result = data.reports["judge"]
+    if not result.rows:
+        return Text(NO_JUDGE, style="italic")
+    with_suite = [run for run in runs if report_rows(result, [run.run_id])]
+    if not with_suite:
+        return Text(
+            "no judge runs chosen: press r (or space) and pick a run with the judge suite",
+            style="italic",
+        )
+    notes = list(JUDGE_NOTES)
+    without = [run.label for run in runs if run not in with_suite]
+    if without:
+        notes.append(f"without the judge suite (not shown): {', '.join(without)}")
+    parts: list[RenderableType] = [report_table(result, with_suite, width=width, notes=notes)]
+    for run in with_suite:
+        warnings = _mass_warnings(data, run)
+        if warnings is not None:
+            parts.append(warnings)
+    for run in with_suite:
+        for part in (*_judge_vs_haf(data, run, width), *_judge_meta(data, run, width)):
+            parts.append(part)
+    return Group(*_spaced(parts))
+
+
+def _spaced(parts: Sequence[RenderableType]) -> list[RenderableType]:
+    """``parts`` with a blank line before each bold heading after the first."""
+    out: list[RenderableType] = []
+    for part in parts:
+        if out and isinstance(part, Text) and part.style == "bold":
+            out.append(Text(""))
+        out.append(part)
+    return out
+
+
 def render_panel(
     panel: str,
     data: MetricsData,
@@ -304,4 +431,6 @@ def render_panel(
         return distributions_panel(data, runs, metric_index, width)
     if panel == "rationales":
         return rationales_panel(data, runs, width)
+    if panel == "judge":
+        return judge_panel(data, runs, width)
     return stances_panel(data, runs, width)

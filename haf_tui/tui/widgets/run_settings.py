@@ -1,6 +1,6 @@
 """The wizard's settings step: the suites, prompting, HAF's stages, decoding, GPU layers,
-context size, batched sequences, the rationales suite's settings and the similarity model,
-validated by the same pydantic models as ``haf run``."""
+context size, batched sequences, the rationales and judge suites' settings and the similarity
+model, validated by the same pydantic models as ``haf run``."""
 
 from __future__ import annotations
 
@@ -14,11 +14,13 @@ from textual.widgets import Input, Label, Select, SelectionList, Static
 from haf_tui.config import (
     STAGE_NAMES,
     DecodingSettings,
+    JudgeSettings,
     ModelSettings,
     RationaleSettings,
     RunConfig,
     SimilaritySettings,
 )
+from haf_tui.judge.prompts import VARIANTS as JUDGE_VARIANTS
 from haf_tui.rationales.prompts import VARIANTS
 from haf_tui.suites import DEFAULT_SUITES, SUITES
 
@@ -53,6 +55,24 @@ RATIONALE_CHOICES: tuple[tuple[str, str, str, tuple[tuple[str, str], ...]], ...]
         "removal",
         "rationales: removal",
         (("delete the words", "delete"), ("replace each by _", "underscore")),
+    ),
+)
+
+
+# (select id, field, label, options): the judge suite's choices (spec JUDGE.md)
+JUDGE_CHOICES: tuple[tuple[str, str, str, tuple[tuple[str, str], ...]], ...] = (
+    ("set-judge-prompt", "prompt", "judge: prompt", tuple((v, v) for v in JUDGE_VARIANTS)),
+    (
+        "set-judge-mode",
+        "mode",
+        "judge: answers",
+        (("constrained (label log-probs)", "constrained"), ("free (parsed)", "free")),
+    ),
+    (
+        "set-judge-calls",
+        "calls",
+        "judge: calls",
+        (("all criteria at once", "compound"), ("one per criterion", "single")),
     ),
 )
 
@@ -119,6 +139,13 @@ class RunSettingsForm(VerticalScroll):
         with Horizontal():
             yield Label("rationales: ratio", classes="field-label")
             yield Input("", placeholder="the dataset's (blank)", id="set-rationale-ratio")
+        judge = JudgeSettings()
+        for select_id, name, label, options in JUDGE_CHOICES:
+            with Horizontal():
+                yield Label(label, classes="field-label")
+                yield Select(
+                    list(options), value=getattr(judge, name), allow_blank=False, id=select_id
+                )
         with Horizontal():
             yield Label("similarity model", classes="field-label")
             yield Input(SimilaritySettings().model, id="set-similarity")
@@ -150,11 +177,15 @@ class RunSettingsForm(VerticalScroll):
 
     def build(self, model_path: str | None, *, limit: int | None = None) -> RunConfig:
         """The run's config for ``model_path``; ValidationError/ValueError when invalid."""
-        values: dict[str, dict[str, Any]] = {"decoding": {}, "model": {}, "rationales": {}}
+        values: dict[str, dict[str, Any]] = {
+            "decoding": {}, "model": {}, "rationales": {}, "judge": {},
+        }  # fmt: skip
         for input_id, section, name, _ in NUMBER_FIELDS:
             values[section][name] = self._number(input_id)
         for select_id, name, _, _ in RATIONALE_CHOICES:
             values["rationales"][name] = self.query_one(f"#{select_id}", Select).value
+        for select_id, name, _, _ in JUDGE_CHOICES:
+            values["judge"][name] = self.query_one(f"#{select_id}", Select).value
         ratio = self.query_one("#set-rationale-ratio", Input).value.strip()
         values["rationales"]["ratio"] = self._number("set-rationale-ratio") if ratio else None
         stages = tuple(self.query_one("#set-stages", SelectionList).selected)
@@ -171,6 +202,7 @@ class RunSettingsForm(VerticalScroll):
             stages=stages,
             suites=tuple(self.query_one("#set-suites", SelectionList).selected),
             rationales=RationaleSettings(**values["rationales"]),
+            judge=JudgeSettings(**values["judge"]),
         )
 
     def validate(self) -> str | None:
@@ -190,6 +222,8 @@ class RunSettingsForm(VerticalScroll):
                     message = f"{label}: {error['msg']}"
             if "stages" in where or "justify" in error["msg"]:
                 message = f"stages: {error['msg'].removeprefix('Value error, ')}"
+            if not where:  # a model-level rule (e.g. the judge's single calls)
+                message = error["msg"].removeprefix("Value error, ")
             if "suites" in where:
                 message = f"suites: {error['msg'].removeprefix('Value error, ')}"
         except ValueError as exc:

@@ -1,7 +1,8 @@
 """The stance/reason tree of one instance: JUSTIFY, UPHOLD-REASON (internal, external),
 UPHOLD-STANCE and, when the run holds the classify suite, its label scores, and when it holds
-the rationales suite, a node for the instance's rationales; each node carries the generation
-(and reason) it stands for."""
+the rationales suite, a node for the instance's rationales; under JUSTIFY, each judge run's
+ratings of the explanation (a judge run's own instances: at the top); each node carries the
+generation (and reason) it stands for."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from haf_tui.reports import format_number
 from haf_tui.suites.rationales.plan import CLASSIFY as RATIONALE_CLASSIFY
 from haf_tui.suites.rationales.plan import PROMPT as RATIONALE_PROMPT
 from haf_tui.suites.rationales.plan import STAGES as RATIONALE_STAGES
+from haf_tui.tui.judge_data import Judgement
+from haf_tui.tui.widgets.judge_view import JUDGEMENT, criterion_text, judge_title
 
 RATIONALES = "rationales"
 """The stage of the node that shows an instance's rationales (no generation of its own)."""
@@ -126,11 +129,15 @@ class StanceTree(Tree[NodeRef | None]):
         stance: Any,
         rows: list[dict[str, Any]],
         suites: Sequence[str] | None = None,
+        judgements: Sequence[Judgement] = (),
     ) -> None:
         """Rebuild the tree from the ``instance_detail`` rows of one instance (``suites``: the
-        run's; None: told by the rows)."""
+        run's; None: told by the rows) and its ``judgements`` (under JUSTIFY; else at the
+        top)."""
         self.clear()
         groups = group_detail(rows)
+        # (a judge run's instances: the stance the judged explanation argued for)
+        stance = stance or next((j.stance for j in judgements if j.stance), None)
         self.root.set_label(Text(f"{instance_id}  stance: {stance or '—'}"))
         justify = groups.get(("justify", -1))
         classify = any(stage == "classify" for stage, _ in groups)
@@ -145,16 +152,22 @@ class StanceTree(Tree[NodeRef | None]):
             self.root.data = NodeRef("justify")
         elif classify:
             self.root.data = NodeRef("classify", 0)
+        elif rationales:
+            self.root.data = NodeRef(RATIONALES)
         else:
-            self.root.data = NodeRef(RATIONALES) if rationales else None
+            self.root.data = NodeRef(JUDGEMENT, 0) if judgements else None
         if haf_shown:
-            self._justify(justify)  # (a run without the HAF suite shows its other suites only)
+            # (a run without the HAF suite shows its other suites only)
+            node = self._justify(justify)
+            _add_judgements(self.root if node is None else node, judgements)
             self._uphold_reason(groups, "internal", "uii", "UII")
             self._uphold_reason(groups, "external", "uei", "UEI")
             self._uphold_stance(groups, justify)
         self._classify(groups)
         if rationales:
             self._rationales(groups)
+        if not haf_shown:
+            _add_judgements(self.root, judgements)
         self.root.expand_all()
         self.move_cursor(self.root)
 
@@ -209,10 +222,10 @@ class StanceTree(Tree[NodeRef | None]):
                 data=NodeRef(stage, sub_index),
             )
 
-    def _justify(self, justify: Generation | None) -> None:
+    def _justify(self, justify: Generation | None) -> TreeNode[NodeRef | None] | None:
         if justify is None:
             self.root.add_leaf(Text("JUSTIFY — not run"), data=None)
-            return
+            return None
         row = justify.row
         node = self.root.add(
             Text(f"JUSTIFY → {row['decision']} ({fmt(row['decision_confidence'])})"),
@@ -221,6 +234,7 @@ class StanceTree(Tree[NodeRef | None]):
         _add_reason_leaves(node, justify.reasons, "r", "justify", -1, ("SoS", "sos"))
         if not justify.reasons:
             node.add_leaf(Text("no reasons"), data=NodeRef("justify"))
+        return node
 
     def _uphold_reason(
         self, groups: dict[tuple[str, int], Generation], stage: str, column: str, name: str
@@ -260,6 +274,16 @@ class StanceTree(Tree[NodeRef | None]):
                 data=NodeRef("individual", j),
             )
             _add_reason_leaves(child, generation.reasons, "s", "individual", j, None, width=40)
+
+
+def _add_judgements(node: TreeNode[NodeRef | None], judgements: Sequence[Judgement]) -> None:
+    """One node per judge run (the ``index``-th shows the ``index``-th judgement), a leaf per
+    criterion under it."""
+    for index, judgement in enumerate(judgements):
+        ref = NodeRef(JUDGEMENT, index)
+        child = node.add(judge_title(judgement), data=ref)
+        for rated in judgement.criteria:
+            child.add_leaf(criterion_text(rated, judgement), data=ref)
 
 
 def _add_reason_leaves(

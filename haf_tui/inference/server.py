@@ -1,0 +1,158 @@
+"""Inference servers a run may use instead of llama.cpp in process (issue 16, first part):
+which server an endpoint is, and whether its log-probabilities are the raw ones.
+
+HAF's metrics read each sampled token's log-probability under the model's *raw* distribution.
+A server that reports probabilities after its sampler chain (temperature, top-p, top-k:
+llama-server with ``post_sampling_probs``, vLLM with ``--logprobs-mode processed_logprobs``)
+would change every number silently, so an endpoint is probed before use: the same prompt's
+first-token top log-probabilities are asked for at two temperatures; raw ones do not depend
+on the temperature, processed ones do. A server that fails the probe is refused with one line
+saying which flag to set.
+
+Known here (llama-cpp-python 0.3.36's own server, ``python -m llama_cpp.server``): it returns
+raw ``token_logprobs`` and ``top_logprobs`` (keyed by token text) on ``/v1/completions``; its
+``echo`` log-probabilities of prompt tokens are read one position late (each token scored by
+the row that follows it), so teacher-forced scoring cannot use them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import httpx
+
+from haf_tui.inference.base import InferenceError
+
+PROBE_PROMPT: Final = "The capital of France is"
+PROBE_TEMPERATURES: Final = (1.0, 0.25)
+PROBE_TOP_K: Final = 5
+RAW_TOLERANCE: Final = 1e-3
+"""Raw top log-probabilities at the two temperatures agree within this."""
+FLAGS: Final[dict[str, str]] = {
+    "llama-server": "use a llama-server that honours post_sampling_probs=false (its default)",
+    "vllm": "start vLLM with --logprobs-mode raw_logprobs",
+    "llama-cpp-python": "llama-cpp-python's server always returns raw log-probabilities",
+}
+"""What makes each kind of server return raw log-probabilities."""
+
+
+class ServerError(InferenceError):
+    """An endpoint that cannot serve a run: unreachable, not OpenAI-compatible, or returning
+    processed log-probabilities."""
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """Who answers at ``url``: ``kind`` (llama-cpp-python, llama-server, vllm or
+    openai-compatible), its version where it says, and the model it serves."""
+
+    url: str
+    kind: str
+    version: str
+    model: str
+
+    def as_record(self) -> dict[str, str]:
+        """What a run stores about the server."""
+        return {"url": self.url, "kind": self.kind, "version": self.version, "model": self.model}
+
+
+def _get(client: httpx.Client, url: str) -> Any | None:
+    try:
+        response = client.get(url)
+    except httpx.HTTPError:
+        return None
+    if response.status_code != 200:
+        return None
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def server_kind(models: Mapping[str, Any], version: Any | None, props: Any | None) -> str:
+    """The kind of server from its ``/v1/models`` answer, ``/version`` and ``/props``."""
+    owners = {str(m.get("owned_by", "")) for m in models.get("data", []) if isinstance(m, dict)}
+    if "vllm" in owners:
+        return "vllm"
+    if "llamacpp" in owners or (isinstance(props, dict) and "default_generation_settings" in props):
+        return "llama-server"
+    if "me" in owners:
+        return "llama-cpp-python"
+    if isinstance(version, dict) and "version" in version:
+        return "vllm"
+    return "openai-compatible"
+
+
+def identify_server(client: httpx.Client, url: str) -> ServerInfo:
+    """Ask ``url`` who it is; a one-line :class:`ServerError` when it does not answer as an
+    OpenAI-compatible server."""
+    base = url.rstrip("/")
+    models = _get(client, f"{base}/v1/models")
+    if not isinstance(models, dict) or not models.get("data"):
+        raise ServerError(f"{base}: no OpenAI-compatible /v1/models answer (is a server there?)")
+    version = _get(client, f"{base}/version")
+    props = _get(client, f"{base}/props")
+    kind = server_kind(models, version, props)
+    found = ""
+    if isinstance(version, dict):
+        found = str(version.get("version", ""))
+    elif isinstance(props, dict):
+        found = str(props.get("build_info", ""))
+    if kind == "llama-cpp-python" and not found:
+        from importlib import metadata
+
+        try:  # the server answers from this very package (loopback) or a twin of it
+            found = f"client-side {metadata.version('llama-cpp-python')}"
+        except metadata.PackageNotFoundError:
+            found = ""
+    model = str(models["data"][0].get("id", ""))
+    return ServerInfo(base, kind, found or "unknown", model)
+
+
+def first_top_logprobs(client: httpx.Client, url: str, temperature: float) -> dict[str, float]:
+    """The top log-probabilities of the first generated token of :data:`PROBE_PROMPT`."""
+    body = {
+        "prompt": PROBE_PROMPT,
+        "max_tokens": 1,
+        "temperature": temperature,
+        "top_p": 1.0,
+        "seed": 0,
+        "logprobs": PROBE_TOP_K,
+        "n_probs": PROBE_TOP_K,
+        "post_sampling_probs": False,
+    }
+    try:
+        response = client.post(f"{url.rstrip('/')}/v1/completions", json=body)
+    except httpx.HTTPError as exc:
+        raise ServerError(f"{url}: /v1/completions failed: {exc}") from exc
+    if response.status_code != 200:
+        raise ServerError(f"{url}: /v1/completions answered {response.status_code}")
+    try:
+        logprobs = response.json()["choices"][0]["logprobs"]
+        top = logprobs["top_logprobs"][0]
+        return {str(token): float(value) for token, value in top.items()}
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise ServerError(f"{url}: /v1/completions returned no top_logprobs") from exc
+
+
+def logprobs_are_raw(first: Mapping[str, float], second: Mapping[str, float]) -> bool:
+    """Whether two temperatures' top log-probabilities agree (raw) on the tokens both list."""
+    shared = [t for t in first if t in second]
+    if not shared:
+        return False
+    finite = [t for t in shared if math.isfinite(first[t]) and math.isfinite(second[t])]
+    return bool(finite) and all(abs(first[t] - second[t]) <= RAW_TOLERANCE for t in finite)
+
+
+def check_raw_logprobs(client: httpx.Client, info: ServerInfo) -> None:
+    """Refuse (one-line :class:`ServerError`) a server whose log-probabilities depend on the
+    sampling temperature: processed, not raw."""
+    tops = [first_top_logprobs(client, info.url, t) for t in PROBE_TEMPERATURES]
+    if not logprobs_are_raw(*tops):
+        flag = FLAGS.get(info.kind, "make the server return raw (pre-sampling) log-probabilities")
+        raise ServerError(
+            f"{info.url} ({info.kind}) returns processed log-probabilities (they change with "
+            f"the temperature): {flag}"
+        )

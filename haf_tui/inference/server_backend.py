@@ -1,0 +1,380 @@
+"""A run on inference servers (issue 16): the tool stays the client, the scheduler and the
+store. The chat template is rendered here, by the same renderer as the in-process path (a
+vocabulary-only load of the same GGUF), so the stored prompt is what the model saw; the text
+goes to each server's OpenAI-compatible ``/v1/completions`` with the generation's seed,
+temperature, top-p, top-k, token cap and ``logprobs``; the returned tokens are mapped to text
+offsets by the same assembler as in process.
+
+Several endpoints serve at once (``URL#N``: N requests in flight there, default 4), from one
+asyncio loop with bounded in-flight requests. A timeout, a refused connection or a 5xx is
+retried with backoff on the least busy endpoint still alive; an endpoint that fails
+:data:`DEAD_AFTER` times in a row is dropped and its work goes to the others; when none is
+left the run stops with one line (it resumes like any interrupted run, nothing duplicated:
+a request's result is handed over once, after its answer came).
+
+Teacher-forced scoring (the classify, rationales and judge suites) is not served yet: servers
+differ on prompt log-probabilities (see :mod:`haf_tui.inference.server`)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import httpx
+
+from haf_tui.config import DecodingSettings
+from haf_tui.inference.base import (
+    GeneratedToken,
+    Generation,
+    GenerationRequest,
+    InferenceError,
+    ListSource,
+    RequestSource,
+    TokenCallback,
+    TokenTextAssembler,
+)
+from haf_tui.inference.chat import RenderedPrompt
+from haf_tui.inference.llama import LlamaCppBackend
+from haf_tui.inference.server import ServerError, ServerInfo, check_raw_logprobs, identify_server
+from haf_tui.prompts import ChatMessage
+
+DEFAULT_CONCURRENCY: Final = 4
+DEAD_AFTER: Final = 3
+"""Consecutive failures after which an endpoint is dropped."""
+RETRIES: Final = 6
+"""Tries of one request, over all endpoints, before the run stops."""
+BACKOFF_SECONDS: Final = (0.2, 0.5, 1.0, 2.0, 4.0)
+TIMEOUT_SECONDS: Final = 600.0
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A server's base URL and how many requests it takes at once."""
+
+    url: str
+    concurrency: int = DEFAULT_CONCURRENCY
+
+
+def parse_endpoint(spec: str) -> Endpoint:
+    """``URL`` or ``URL#N`` (N requests in flight there); a one-line error otherwise."""
+    url, _, count = spec.strip().partition("#")
+    if not url.startswith(("http://", "https://")):
+        raise ServerError(f"not a server URL: {spec!r} (http://HOST:PORT or http://HOST:PORT#N)")
+    try:
+        concurrency = int(count) if count else DEFAULT_CONCURRENCY
+    except ValueError as exc:
+        raise ServerError(f"{spec!r}: the number after # is how many requests at once") from exc
+    if concurrency < 1:
+        raise ServerError(f"{spec!r}: at least one request at once")
+    return Endpoint(url.rstrip("/"), concurrency)
+
+
+def completion_body(prompt: str, settings: DecodingSettings, max_new: int) -> dict[str, Any]:
+    """The ``/v1/completions`` request of one generation: the in-process sampler's settings
+    (no penalties, no min-p or typical-p) and raw log-probabilities asked for in the three
+    dialects (OpenAI's ``logprobs``, llama-server's ``n_probs`` and ``post_sampling_probs``)."""
+    top = max(1, settings.top_logprobs)
+    return {
+        "prompt": prompt,
+        "max_tokens": max_new,
+        "temperature": settings.temperature,
+        "top_p": settings.top_p,
+        "top_k": settings.top_k,
+        "seed": settings.seed,
+        # the in-process sampler's neutral settings (llama-cpp-python's server would
+        # otherwise apply repeat_penalty 1.1 and min_p 0.05 by default)
+        "min_p": 0.0,
+        "typical_p": 1.0,
+        "repeat_penalty": 1.0,
+        "presence_penalty": 0.0,
+        "frequency_penalty": 0.0,
+        "logprobs": top,
+        "n_probs": top,
+        "post_sampling_probs": False,
+        "stream": False,
+    }
+
+
+@dataclass
+class _Live:
+    endpoint: Endpoint
+    info: ServerInfo
+    in_flight: int = 0
+    failures: int = 0
+    alive: bool = True
+    served: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+class ServerBackend:
+    """Generation on OpenAI-compatible servers, with the local GGUF's template and tokenizer."""
+
+    offload_supported = False
+    n_gpu_layers = 0
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        endpoints: Sequence[Endpoint],
+        *,
+        chat_format: str | None = None,
+        n_ctx: int = 4096,
+        timeout: float = TIMEOUT_SECONDS,
+        check: bool = True,
+    ):
+        if not endpoints:
+            raise ServerError("no server given")
+        self.local = LlamaCppBackend(model_path, chat_format=chat_format, n_ctx=n_ctx,
+                                     vocab_only=True)  # fmt: skip
+        self.info = self.local.info
+        self.chat_format = self.local.chat_format
+        self.n_ctx = n_ctx
+        self.timeout = timeout
+        with httpx.Client(timeout=30) as client:
+            infos = [identify_server(client, e.url) for e in endpoints]
+            if check:
+                for info in infos:
+                    check_raw_logprobs(client, info)
+        self.endpoints = [_Live(e, i) for e, i in zip(endpoints, infos, strict=True)]
+        self.name = f"{self.info.path.name} on {len(endpoints)} server(s)"
+        self._ids: dict[str, int] | None = None
+
+    @property
+    def offload_active(self) -> bool:
+        """Layers on a GPU here: none (the servers decide their own)."""
+        return False
+
+    @property
+    def servers(self) -> list[ServerInfo]:
+        """Who serves the run."""
+        return [live.info for live in self.endpoints]
+
+    def render(self, messages: Sequence[ChatMessage]) -> RenderedPrompt:
+        """The prompt, rendered as in process."""
+        return self.local.render(messages)
+
+    def tokenize_prompt(self, prompt: RenderedPrompt) -> list[int]:
+        """The prompt's tokens, as in process."""
+        return self.local.tokenize_prompt(prompt)
+
+    def forced_tokens(self, text: str) -> list[int]:
+        """The tokens of a reply's text, as in process."""
+        return self.local.forced_tokens(text)
+
+    def close(self) -> None:
+        """Free the local vocabulary."""
+        self.local.close()
+
+    def concurrent(self, n_parallel: int) -> ServerPool:
+        """Serve with every endpoint's own concurrency (``n_parallel`` is not used: each
+        endpoint says how many requests it takes)."""
+        return ServerPool(self)
+
+    def generate(
+        self,
+        messages: Sequence[ChatMessage],
+        settings: DecodingSettings,
+        *,
+        on_token: TokenCallback | None = None,
+    ) -> Generation:
+        """One generation on the least busy endpoint."""
+        source = ListSource([GenerationRequest(messages, settings, tag=0, on_token=on_token)])
+        ServerPool(self).serve(source)
+        return source.results[0]
+
+    def score(
+        self,
+        messages: Sequence[ChatMessage],
+        forced: str,
+        settings: DecodingSettings,
+        *,
+        on_token: TokenCallback | None = None,
+        reply_prefix: str = "",
+    ) -> Generation:
+        """Not served yet (see the module's docstring)."""
+        raise InferenceError(
+            "teacher-forced scoring (the classify, rationales and judge suites) does not run on "
+            "servers yet: run those suites in process (without --server)"
+        )
+
+    # ------------------------------------------------------------------ answers
+
+    def token_id(self, text: str) -> int:
+        """The vocabulary id whose piece decodes to ``text`` (-1: none, e.g. a token the
+        server printed as part of a character)."""
+        if self._ids is None:
+            ids: dict[str, int] = {}
+            for token_id in range(self.local.n_vocab):
+                piece = self.local.token_piece(token_id)
+                try:
+                    ids.setdefault(piece.decode("utf-8"), token_id)
+                except UnicodeDecodeError:
+                    continue
+            self._ids = ids
+        return self._ids.get(text, -1)
+
+    def generation(
+        self, prompt: RenderedPrompt, answer: dict[str, Any], seconds: float, url: str
+    ) -> Generation:
+        """A server's answer as a :class:`Generation` (tokens, raw logprobs, offsets)."""
+        try:
+            choice = answer["choices"][0]
+            logprobs = choice.get("logprobs") or {}
+            texts = [str(t) for t in logprobs.get("tokens") or []]
+            values = list(logprobs.get("token_logprobs") or [])
+            tops = list(logprobs.get("top_logprobs") or [])
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise ServerError(f"{url}: an answer without choices") from exc
+        if len(values) != len(texts):
+            raise ServerError(f"{url}: {len(texts)} tokens but {len(values)} log-probabilities")
+        assembler = TokenTextAssembler()
+        tokens: list[GeneratedToken] = []
+        for index, text in enumerate(texts):
+            piece = text.encode("utf-8")
+            shown, byte_offset, char_offset = assembler.add(piece)
+            top = tops[index] if index < len(tops) and isinstance(tops[index], dict) else {}
+            ranked = sorted(top.items(), key=lambda item: -float(item[1]))
+            tokens.append(
+                GeneratedToken(
+                    self.token_id(text),
+                    piece,
+                    shown,
+                    byte_offset,
+                    char_offset,
+                    float(values[index]),
+                    tuple(self.token_id(str(t)) for t, _ in ranked),
+                    tuple(float(v) for _, v in ranked),
+                    tuple(str(t) for t, _ in ranked),
+                )
+            )
+        usage = answer.get("usage") or {}
+        return Generation(
+            prompt_text=prompt.text,
+            prompt_token_count=int(usage.get("prompt_tokens", 0)),
+            text=assembler.finish(),
+            tokens=tokens,
+            finish_reason=str(choice.get("finish_reason") or "stop"),
+            seconds=seconds,
+            chat_format=self.chat_format,
+            extra={"server": url, "folded_system": prompt.folded_system},
+        )
+
+
+class ServerPool:
+    """Serves a :class:`RequestSource` on a backend's endpoints from one asyncio loop."""
+
+    def __init__(self, backend: ServerBackend):
+        self.backend = backend
+        self.n_parallel = sum(live.endpoint.concurrency for live in backend.endpoints)
+
+    def serve(self, source: RequestSource) -> None:
+        """Generate everything ``source`` hands out, until it says there is no more."""
+        asyncio.run(self._serve(source))
+
+    def _capacity(self) -> int:
+        return sum(
+            max(0, live.endpoint.concurrency - live.in_flight)
+            for live in self.backend.endpoints
+            if live.alive
+        )
+
+    def _pick(self) -> _Live:
+        alive = [live for live in self.backend.endpoints if live.alive]
+        if not alive:
+            reasons = "; ".join(
+                f"{live.endpoint.url}: {live.errors[-1] if live.errors else 'failed'}"
+                for live in self.backend.endpoints
+            )
+            raise ServerError(f"no server is left ({reasons}): resume the run when one is up")
+        return min(alive, key=lambda live: live.in_flight / live.endpoint.concurrency)
+
+    async def _serve(self, source: RequestSource) -> None:
+        retry: deque[tuple[GenerationRequest, int]] = deque()
+        in_flight: set[asyncio.Task[tuple[GenerationRequest, int, Generation | None]]] = set()
+        limits = httpx.Limits(max_connections=self.n_parallel + 2)
+        async with httpx.AsyncClient(timeout=self.backend.timeout, limits=limits) as client:
+            while True:
+                room = self._capacity()
+                if room == 0 and not in_flight:
+                    self._pick()  # none alive: says so (the work left resumes)
+                work: list[tuple[GenerationRequest, int]] = []
+                while retry and len(work) < room:
+                    work.append(retry.popleft())
+                if len(work) < room:
+                    idle = not in_flight and not work
+                    taken = source.take(room - len(work), wait=idle)
+                    work += [(request, 0) for request in taken]
+                if not work and not in_flight:
+                    return
+                for request, tries in work:
+                    live = self._pick()
+                    live.in_flight += 1
+                    in_flight.add(asyncio.create_task(self._one(client, live, request, tries)))
+                done, _ = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    in_flight.discard(task)
+                    request, tries, generation = task.result()
+                    if generation is not None:
+                        if request.on_token is not None:
+                            for token in generation.tokens:
+                                request.on_token(token)
+                        source.finished(request, generation)
+                        continue
+                    if tries >= RETRIES:
+                        raise ServerError(
+                            f"a request failed {tries} times on every server: resume the run"
+                        )
+                    await asyncio.sleep(BACKOFF_SECONDS[min(tries, len(BACKOFF_SECONDS) - 1)])
+                    retry.append((request, tries + 1))
+
+    async def _one(
+        self, client: httpx.AsyncClient, live: _Live, request: GenerationRequest, tries: int
+    ) -> tuple[GenerationRequest, int, Generation | None]:
+        backend = self.backend
+        try:
+            if request.forced is not None:
+                backend.score(request.messages, request.forced, request.settings)
+            prompt = backend.render(request.messages)
+            prompt_tokens = backend.tokenize_prompt(prompt)
+            max_new = min(request.settings.max_new_tokens, backend.n_ctx - len(prompt_tokens))
+            if max_new < 1:
+                raise InferenceError(
+                    f"prompt of {len(prompt_tokens)} tokens does not fit the context of "
+                    f"{backend.n_ctx} tokens: raise --n-ctx"
+                )
+            body = completion_body(prompt.text, request.settings, max_new)
+            started = time.perf_counter()
+            try:
+                response = await client.post(f"{live.endpoint.url}/v1/completions", json=body)
+            except httpx.HTTPError as exc:  # timeouts, refused or dropped connections
+                return self._failed(live, request, tries, f"{type(exc).__name__}")
+            if response.status_code >= 500:
+                return self._failed(live, request, tries, f"HTTP {response.status_code}")
+            if response.status_code != 200:
+                raise ServerError(
+                    f"{live.endpoint.url} refused a request: HTTP {response.status_code} "
+                    f"{response.text[:160]}"
+                )
+            generation = backend.generation(
+                prompt, response.json(), time.perf_counter() - started, live.endpoint.url
+            )
+            live.failures = 0
+            live.served += 1
+            return request, tries, generation
+        finally:
+            live.in_flight -= 1
+
+    @staticmethod
+    def _failed(
+        live: _Live, request: GenerationRequest, tries: int, why: str
+    ) -> tuple[GenerationRequest, int, None]:
+        live.failures += 1
+        live.errors.append(why)
+        if live.failures >= DEAD_AFTER:
+            live.alive = False
+        return request, tries, None

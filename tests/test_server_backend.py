@@ -1,0 +1,197 @@
+"""Server backends (issue 16): runs generate on real servers — llama-cpp-python's own server
+(its [server] extra, the same pinned build as in process) started here on 127.0.0.1 with the
+embedded GGUF — and store what the in-process path stores.
+
+Why llama-cpp-python's server and not llama-server: it installs from the package already
+pinned (no second llama.cpp build), starts in seconds, and returns raw log-probabilities."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from haf_tui.config import DecodingSettings
+from haf_tui.inference.base import Generation, GenerationRequest, ListSource
+from haf_tui.inference.server import ServerError
+from haf_tui.inference.server_backend import ServerBackend, parse_endpoint
+from haf_tui.prompts import ChatMessage
+
+pytestmark = pytest.mark.real_model
+MESSAGES = [
+    ChatMessage("user", "Is the following TEXT toxic? TEXT: you are an idiot. Give reasons.")
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_server() -> tuple[subprocess.Popen[bytes], str]:
+    """llama-cpp-python's server with the embedded GGUF on a free loopback port, answering."""
+    pytest.importorskip("uvicorn", reason="llama-cpp-python's [server] extra is not installed")
+    from haf_tui.defaults import embedded_model_path
+
+    port = _free_port()
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_model_path())]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"]
+    command += ["--logits_all", "true", "--n_threads", "1"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/v1/models", timeout=1).status_code == 200:
+                return process, url
+        except httpx.HTTPError:
+            pass
+        if process.poll() is not None:
+            break
+        time.sleep(0.2)
+    process.kill()
+    pytest.fail("llama-cpp-python's server did not answer within 90 s")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+@pytest.fixture(scope="module")
+def two_servers() -> Iterator[list[str]]:
+    started = [start_server(), start_server()]
+    yield [url for _, url in started]
+    for process, _ in started:
+        stop(process)
+
+
+def _backend(urls: list[str], per: int = 2) -> ServerBackend:
+    from haf_tui.defaults import embedded_model_path
+
+    return ServerBackend(
+        embedded_model_path(), [parse_endpoint(f"{u}#{per}") for u in urls], n_ctx=2048
+    )
+
+
+def test_tokens_and_logprobs_equal_the_in_process_path(
+    two_servers: list[str], embedded_backend: Any
+) -> None:
+    backend = _backend(two_servers)
+    assert [s.kind for s in backend.servers] == ["llama-cpp-python"] * 2
+    for settings in (
+        DecodingSettings(temperature=0.0, max_new_tokens=24, top_logprobs=3),
+        DecodingSettings(temperature=0.8, seed=7, max_new_tokens=24, top_logprobs=3),
+    ):
+        served = backend.generate(MESSAGES, settings)
+        local = embedded_backend.generate(MESSAGES, settings)
+        assert served.prompt_text == local.prompt_text  # the same renderer
+        assert served.prompt_token_count == local.prompt_token_count
+        assert [t.token_id for t in served.tokens] == [t.token_id for t in local.tokens]
+        assert served.text == local.text
+        for mine, theirs in zip(served.tokens, local.tokens, strict=True):
+            assert (mine.char_offset, mine.byte_offset) == (theirs.char_offset, theirs.byte_offset)
+            assert mine.logprob == pytest.approx(theirs.logprob, abs=1e-4)
+            assert mine.top_ids == theirs.top_ids
+            assert mine.top_logprobs == pytest.approx(theirs.top_logprobs, abs=1e-4)
+    backend.close()
+
+
+class KillAfterFirst(ListSource):
+    """Kills a server when the first result comes back."""
+
+    def __init__(self, requests: list[GenerationRequest], victim: subprocess.Popen[bytes]):
+        super().__init__(requests)
+        self.victim = victim
+
+    def finished(self, request: GenerationRequest, generation: Generation) -> None:
+        super().finished(request, generation)
+        if self.victim.poll() is None:
+            self.victim.kill()
+            self.victim.wait()
+
+
+def test_a_killed_server_s_work_moves_to_the_others(two_servers: list[str]) -> None:
+    victim, victim_url = start_server()
+    try:
+        backend = _backend([victim_url, two_servers[0]], per=2)
+        settings = DecodingSettings(temperature=0.0, max_new_tokens=12, top_logprobs=1)
+        prompts = [[ChatMessage("user", f"Say something about the number {n}.")] for n in range(8)]
+        requests = [GenerationRequest(m, settings, tag=n) for n, m in enumerate(prompts)]
+        source = KillAfterFirst(requests, victim)
+        backend.concurrent(4).serve(source)
+        assert sorted(source.results) == list(range(8))  # nothing lost, each once
+        dead, alive = backend.endpoints
+        assert not dead.alive and alive.alive
+        assert alive.served + dead.served == 8 and dead.errors
+        # the same answers as a healthy server gives
+        again = backend.generate(prompts[5], settings)
+        assert again.text == source.results[5].text
+        backend.close()
+    finally:
+        stop(victim)
+
+
+def test_no_server_left_is_one_line(two_servers: list[str]) -> None:
+    victim, url = start_server()
+    backend = _backend([url], per=1)
+    stop(victim)
+    settings = DecodingSettings(temperature=0.0, max_new_tokens=4)
+    with pytest.raises(ServerError, match="no server is left"):
+        backend.generate(MESSAGES, settings)
+    backend.close()
+
+
+def test_endpoint_specs() -> None:
+    assert parse_endpoint("http://h:1#3").concurrency == 3
+    assert parse_endpoint("http://h:1/").url == "http://h:1"
+    for bad in ("h:1", "http://h:1#x", "http://h:1#0"):
+        with pytest.raises(ServerError):
+            parse_endpoint(bad)
+
+
+def test_haf_run_on_two_servers_stores_what_in_process_stores(
+    two_servers: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from haf_tui.cli import main
+    from haf_tui.store import open_store
+
+    db = tmp_path / "haf.duckdb"
+    argv = ["--db", str(db), "run", "--dataset", "sample", "--limit", "2"]
+    argv += ["--max-new-tokens", "24", "--stages", "justify,internal", "--suites", "haf"]
+    argv += [arg for url in two_servers for arg in ("--server", f"{url}#2")]
+    assert main(argv) == 0, capsys.readouterr().err
+    with open_store(db, read_only=True) as store:
+        ((run_id, versions),) = store.query("SELECT run_id, versions FROM runs")[1]
+        counts = store.query(
+            "SELECT count(*), count(DISTINCT (instance_id, stage, sub_index)) FROM generations"
+        )[1]
+        tokens = store.query("SELECT count(*) FROM tokens WHERE logprob <= 0")[1]
+        metrics = store.query("SELECT count(*) FROM instance_metrics")[1]
+    assert "server 1" in versions and "server 2" in versions and "llama-cpp-python" in versions
+    assert counts[0][0] == counts[0][1] >= 2
+    assert tokens[0][0] > 0 and metrics[0][0] > 0
+    assert run_id
+
+
+def test_suites_that_score_forced_labels_are_refused_on_servers(
+    two_servers: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from haf_tui.cli import main
+
+    argv = ["--db", str(tmp_path / "h.duckdb"), "run", "--dataset", "sample", "--limit", "1"]
+    argv += ["--suites", "haf,classify", "--server", two_servers[0]]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "classify suite(s) score teacher-forced labels" in err and len(err.splitlines()) == 1

@@ -1,0 +1,135 @@
+"""Server endpoints (issue 16, first part): who answers and whether its log-probabilities are
+raw: against llama-cpp-python's own server on 127.0.0.1 serving the embedded GGUF, and a
+small stand-in server whose log-probabilities follow the temperature (processed)."""
+
+from __future__ import annotations
+
+import json
+import math
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+import pytest
+
+from haf_tui.inference.server import (
+    ServerError,
+    check_raw_logprobs,
+    identify_server,
+    logprobs_are_raw,
+    server_kind,
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def llama_server() -> Iterator[str]:
+    """llama-cpp-python's server (its [server] extra) on 127.0.0.1 with the embedded model."""
+    pytest.importorskip("uvicorn", reason="llama-cpp-python's [server] extra is not installed")
+    from haf_tui.defaults import embedded_model_path
+
+    port = _free_port()
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_model_path())]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "512"]
+    command += ["--logits_all", "true", "--n_threads", "1"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/v1/models", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None:
+                pytest.fail(f"the server exited with {process.returncode}")
+            time.sleep(0.2)
+        else:
+            pytest.fail("the server did not answer within 60 s")
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.mark.real_model
+def test_llama_cpp_python_s_server_is_identified_and_raw(llama_server: str) -> None:
+    with httpx.Client(timeout=30) as client:
+        info = identify_server(client, llama_server)
+        assert info.kind == "llama-cpp-python"
+        assert info.model.endswith(".gguf") and info.version != "unknown"
+        check_raw_logprobs(client, info)  # does not raise
+    assert info.as_record()["url"] == llama_server
+
+
+class _Processed(BaseHTTPRequestHandler):
+    """A stand-in OpenAI server whose top log-probabilities are taken after temperature."""
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _send(self, payload: object) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        if self.path == "/v1/models":
+            self._send({"data": [{"id": "m", "owned_by": "vllm"}]})
+        else:
+            self.send_response(404)
+            self.end_headers()
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        logits = {" Paris": 3.0, " a": 1.0, " the": 0.5}
+        scaled = {t: v / body["temperature"] for t, v in logits.items()}
+        norm = math.log(sum(math.exp(v) for v in scaled.values()))
+        top = {t: v - norm for t, v in scaled.items()}
+        self._send({"choices": [{"text": " Paris", "logprobs": {"top_logprobs": [top]}}]})
+
+
+def test_a_server_with_processed_logprobs_is_refused_with_its_flag() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Processed)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with httpx.Client(timeout=5) as client:
+            info = identify_server(client, url)
+            assert info.kind == "vllm"
+            with pytest.raises(ServerError, match="--logprobs-mode raw_logprobs"):
+                check_raw_logprobs(client, info)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_address_without_a_server_is_one_line() -> None:
+    with httpx.Client(timeout=2) as client, pytest.raises(ServerError, match="no OpenAI"):
+        identify_server(client, f"http://127.0.0.1:{_free_port()}")
+
+
+def test_kinds_and_the_raw_rule() -> None:
+    assert server_kind({"data": [{"owned_by": "llamacpp"}]}, None, None) == "llama-server"
+    assert server_kind({"data": [{"owned_by": "me"}]}, None, None) == "llama-cpp-python"
+    assert server_kind({"data": [{"owned_by": "x"}]}, {"version": "0.9"}, None) == "vllm"
+    assert server_kind({"data": [{"owned_by": "x"}]}, None, None) == "openai-compatible"
+    assert logprobs_are_raw({"a": -1.0, "b": -2.0}, {"a": -1.0005, "c": -3.0})
+    assert not logprobs_are_raw({"a": -1.0}, {"a": -1.5})
+    assert not logprobs_are_raw({"a": -1.0}, {"b": -1.0})
