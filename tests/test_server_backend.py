@@ -169,7 +169,7 @@ def test_haf_run_on_two_servers_stores_what_in_process_stores(
 
     db = tmp_path / "haf.duckdb"
     argv = ["--db", str(db), "run", "--dataset", "sample", "--limit", "2"]
-    argv += ["--max-new-tokens", "24", "--stages", "justify,internal", "--suites", "haf"]
+    argv += ["--max-new-tokens", "24", "--stages", "justify,internal", "--suites", "haf,classify"]
     argv += [arg for url in two_servers for arg in ("--server", f"{url}#2")]
     assert main(argv) == 0, capsys.readouterr().err
     with open_store(db, read_only=True) as store:
@@ -179,19 +179,29 @@ def test_haf_run_on_two_servers_stores_what_in_process_stores(
         )[1]
         tokens = store.query("SELECT count(*) FROM tokens WHERE logprob <= 0")[1]
         metrics = store.query("SELECT count(*) FROM instance_metrics")[1]
+        forced = store.query("SELECT count(*) FROM generations WHERE finish_reason = 'forced'")[1]
     assert "server 1" in versions and "server 2" in versions and "llama-cpp-python" in versions
     assert counts[0][0] == counts[0][1] >= 2
     assert tokens[0][0] > 0 and metrics[0][0] > 0
+    assert forced[0][0] >= 2 * 4  # classify: four label spellings per instance
     assert run_id
 
 
-def test_suites_that_score_forced_labels_are_refused_on_servers(
-    two_servers: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from haf_tui.cli import main
+def test_forced_labels_score_as_in_process(two_servers: list[str], embedded_backend: Any) -> None:
+    from haf_tui.judge.prompts import judge_messages, toxicity_item
 
-    argv = ["--db", str(tmp_path / "h.duckdb"), "run", "--dataset", "sample", "--limit", "1"]
-    argv += ["--suites", "haf,classify", "--server", two_servers[0]]
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert "classify suite(s) score teacher-forced labels" in err and len(err.splitlines()) == 1
+    backend = _backend(two_servers)
+    messages = judge_messages(toxicity_item("you are an idiot", ["It insults the reader."]))
+    settings = DecodingSettings(temperature=0.0, max_new_tokens=4, top_logprobs=2)
+    prefix = "1. a\n2. 1\n3. no\n4. no\n5. no\n6. "
+    for label in ("none", "some", "sufficient", "ample"):
+        served = backend.score(messages, label, settings, reply_prefix=prefix)
+        local = embedded_backend.score(messages, label, settings, reply_prefix=prefix)
+        assert served.finish_reason == "forced" and served.text == local.text == label
+        assert [t.token_id for t in served.tokens] == [t.token_id for t in local.tokens]
+        assert [t.logprob for t in served.tokens] == pytest.approx(
+            [t.logprob for t in local.tokens], abs=1e-4
+        )
+        assert served.prompt_text.endswith(prefix)
+        assert served.prompt_token_count == local.prompt_token_count
+    backend.close()

@@ -12,8 +12,10 @@ retried with backoff on the least busy endpoint still alive; an endpoint that fa
 left the run stops with one line (it resumes like any interrupted run, nothing duplicated:
 a request's result is handed over once, after its answer came).
 
-Teacher-forced scoring (the classify, rationales and judge suites) is not served yet: servers
-differ on prompt log-probabilities (see :mod:`haf_tui.inference.server`)."""
+Teacher-forced scoring (the classify, rationales and judge suites) goes one forced token per
+request: the token is made the only choice by ``logit_bias`` and its raw log-probability is
+read as for a sampled one (servers differ on prompt log-probabilities, which would score a
+whole label in one request: see :mod:`haf_tui.inference.server`)."""
 
 from __future__ import annotations
 
@@ -50,6 +52,8 @@ RETRIES: Final = 6
 """Tries of one request, over all endpoints, before the run stops."""
 BACKOFF_SECONDS: Final = (0.2, 0.5, 1.0, 2.0, 4.0)
 TIMEOUT_SECONDS: Final = 600.0
+FORCE_BIAS: Final = 100.0
+"""The ``logit_bias`` that makes a server generate the forced token."""
 
 
 @dataclass(frozen=True)
@@ -196,11 +200,14 @@ class ServerBackend:
         on_token: TokenCallback | None = None,
         reply_prefix: str = "",
     ) -> Generation:
-        """Not served yet (see the module's docstring)."""
-        raise InferenceError(
-            "teacher-forced scoring (the classify, rationales and judge suites) does not run on "
-            "servers yet: run those suites in process (without --server)"
+        """The raw logprobs of ``forced`` after ``reply_prefix``, on the least busy endpoint
+        (one token at a time, each forced by ``logit_bias``)."""
+        request = GenerationRequest(
+            messages, settings, tag=0, on_token=on_token, forced=forced, reply_prefix=reply_prefix
         )
+        source = ListSource([request])
+        ServerPool(self).serve(source)
+        return source.results[0]
 
     # ------------------------------------------------------------------ answers
 
@@ -218,40 +225,61 @@ class ServerBackend:
             self._ids = ids
         return self._ids.get(text, -1)
 
-    def generation(
-        self, prompt: RenderedPrompt, answer: dict[str, Any], seconds: float, url: str
-    ) -> Generation:
-        """A server's answer as a :class:`Generation` (tokens, raw logprobs, offsets)."""
+    def positions(
+        self, answer: dict[str, Any], url: str
+    ) -> tuple[dict[str, Any], list[tuple[str, float, dict[str, Any]]]]:
+        """An answer's first choice and, per generated token, its text, raw logprob and top
+        log-probabilities (a one-line :class:`ServerError` for anything else)."""
         try:
             choice = answer["choices"][0]
             logprobs = choice.get("logprobs") or {}
             texts = [str(t) for t in logprobs.get("tokens") or []]
-            values = list(logprobs.get("token_logprobs") or [])
+            values = [float(v) for v in logprobs.get("token_logprobs") or []]
             tops = list(logprobs.get("top_logprobs") or [])
-        except (KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise ServerError(f"{url}: an answer without choices") from exc
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            raise ServerError(f"{url}: an answer without choices and logprobs") from exc
         if len(values) != len(texts):
             raise ServerError(f"{url}: {len(texts)} tokens but {len(values)} log-probabilities")
+        return choice, [
+            (text, value, tops[i] if i < len(tops) and isinstance(tops[i], dict) else {})
+            for i, (text, value) in enumerate(zip(texts, values, strict=True))
+        ]
+
+    def token(
+        self,
+        assembler: TokenTextAssembler,
+        text: str,
+        logprob: float,
+        top: dict[str, Any],
+        token_id: int | None = None,
+    ) -> GeneratedToken:
+        """One returned token with its offsets (``token_id`` given: a forced token, whose
+        exact bytes come from the local vocabulary)."""
+        if token_id is None:
+            token_id, piece = self.token_id(text), text.encode("utf-8")
+        else:
+            piece = self.local.token_piece(token_id)
+        shown, byte_offset, char_offset = assembler.add(piece)
+        ranked = sorted(top.items(), key=lambda item: -float(item[1]))
+        return GeneratedToken(
+            token_id,
+            piece,
+            shown,
+            byte_offset,
+            char_offset,
+            logprob,
+            tuple(self.token_id(str(t)) for t, _ in ranked),
+            tuple(float(v) for _, v in ranked),
+            tuple(str(t) for t, _ in ranked),
+        )
+
+    def generation(
+        self, prompt: RenderedPrompt, answer: dict[str, Any], seconds: float, url: str
+    ) -> Generation:
+        """A server's answer as a :class:`Generation` (tokens, raw logprobs, offsets)."""
+        choice, positions = self.positions(answer, url)
         assembler = TokenTextAssembler()
-        tokens: list[GeneratedToken] = []
-        for index, text in enumerate(texts):
-            piece = text.encode("utf-8")
-            shown, byte_offset, char_offset = assembler.add(piece)
-            top = tops[index] if index < len(tops) and isinstance(tops[index], dict) else {}
-            ranked = sorted(top.items(), key=lambda item: -float(item[1]))
-            tokens.append(
-                GeneratedToken(
-                    self.token_id(text),
-                    piece,
-                    shown,
-                    byte_offset,
-                    char_offset,
-                    float(values[index]),
-                    tuple(self.token_id(str(t)) for t, _ in ranked),
-                    tuple(float(v) for _, v in ranked),
-                    tuple(str(t) for t, _ in ranked),
-                )
-            )
+        tokens = [self.token(assembler, text, value, top) for text, value, top in positions]
         usage = answer.get("usage") or {}
         return Generation(
             prompt_text=prompt.text,
@@ -338,7 +366,7 @@ class ServerPool:
         backend = self.backend
         try:
             if request.forced is not None:
-                backend.score(request.messages, request.forced, request.settings)
+                return await self._forced(client, live, request, tries)
             prompt = backend.render(request.messages)
             prompt_tokens = backend.tokenize_prompt(prompt)
             max_new = min(request.settings.max_new_tokens, backend.n_ctx - len(prompt_tokens))
@@ -368,6 +396,63 @@ class ServerPool:
             return request, tries, generation
         finally:
             live.in_flight -= 1
+
+    async def _forced(
+        self, client: httpx.AsyncClient, live: _Live, request: GenerationRequest, tries: int
+    ) -> tuple[GenerationRequest, int, Generation | None]:
+        """Teacher forcing on a server: for each of the forced text's tokens (the local
+        tokenizer's, as in process), one token generated after the prompt, the reply prefix
+        and the tokens before it, with ``logit_bias`` making it that token; its reported
+        log-probability is the raw one (the bias acts in the sampler, after it is read)."""
+        backend = self.backend
+        assert request.forced is not None
+        prompt = backend.render(request.messages)
+        forced_ids = backend.forced_tokens(request.forced)
+        head = prompt.text + request.reply_prefix
+        settings = request.settings.model_copy(update={"temperature": 0.0})
+        assembler = TokenTextAssembler()
+        tokens: list[GeneratedToken] = []
+        done = b""
+        started = time.perf_counter()
+        for token_id in forced_ids:
+            body = completion_body(head + done.decode("utf-8", errors="replace"), settings, 1)
+            body["logit_bias"] = {str(token_id): FORCE_BIAS}
+            try:
+                response = await client.post(f"{live.endpoint.url}/v1/completions", json=body)
+            except httpx.HTTPError as exc:
+                return self._failed(live, request, tries, f"{type(exc).__name__}")
+            if response.status_code >= 500:
+                return self._failed(live, request, tries, f"HTTP {response.status_code}")
+            if response.status_code != 200:
+                raise ServerError(
+                    f"{live.endpoint.url} refused a forced token: HTTP {response.status_code}"
+                )
+            _, positions = backend.positions(response.json(), live.endpoint.url)
+            if not positions:
+                raise ServerError(f"{live.endpoint.url}: no token came back for a forced one")
+            text, logprob, top = positions[0]
+            piece = backend.local.token_piece(token_id)
+            if text.encode("utf-8") != piece and text != piece.decode("utf-8", errors="ignore"):
+                raise ServerError(
+                    f"{live.endpoint.url} did not take the forced token {piece!r} (gave "
+                    f"{text!r}): it must honour logit_bias"
+                )
+            tokens.append(backend.token(assembler, text, logprob, top, token_id))
+            done += piece
+        live.failures = 0
+        live.served += 1
+        generation = Generation(
+            prompt_text=head,
+            prompt_token_count=len(backend.tokenize_prompt(prompt))
+            + len(backend.forced_tokens(request.reply_prefix) if request.reply_prefix else []),
+            text=assembler.finish(),
+            tokens=tokens,
+            finish_reason="forced",
+            seconds=time.perf_counter() - started,
+            chat_format=backend.chat_format,
+            extra={"server": live.endpoint.url, "folded_system": prompt.folded_system},
+        )
+        return request, tries, generation
 
     @staticmethod
     def _failed(

@@ -12,12 +12,9 @@ from pathlib import Path
 from haf_tui.config import ModelSettings, RunConfig
 from haf_tui.defaults import embedded_model_path, haf_home
 from haf_tui.inference.llama import LlamaCppBackend
-from haf_tui.inference.server import ServerError
 from haf_tui.inference.server_backend import ServerBackend, parse_endpoint
 from haf_tui.similarity import SimilarityModel, load_similarity
 
-FORCED_SCORING_SUITES = ("classify", "rationales", "judge")
-"""Suites whose labels are teacher-forced (``score``): not on servers yet."""
 VERSIONED_PACKAGES = (
     "haf-tui",
     "llama-cpp-python",
@@ -49,13 +46,6 @@ def load_models(config: RunConfig) -> LoadedModels:
     model = config.model
     backend: LlamaCppBackend | ServerBackend
     if model.servers:
-        scoring = [suite for suite in config.suites if suite in FORCED_SCORING_SUITES]
-        if scoring:
-            raise ServerError(
-                f"the {', '.join(scoring)} suite(s) score teacher-forced labels, which the "
-                "server backends do not serve yet: run them without --server (--suites haf "
-                "runs on servers)"
-            )
         backend = ServerBackend(
             resolve_model_path(model),
             [parse_endpoint(spec) for spec in model.servers],
