@@ -20,8 +20,8 @@ import pytest
 
 from haf_tui.config import DecodingSettings
 from haf_tui.inference.base import Generation, GenerationRequest, ListSource
-from haf_tui.inference.server import ServerError
-from haf_tui.inference.server_backend import ServerBackend, parse_endpoint
+from haf_tui.inference.server import ServerError, parse_endpoint
+from haf_tui.inference.server_backend import ServerBackend
 from haf_tui.prompts import ChatMessage
 
 pytestmark = pytest.mark.real_model

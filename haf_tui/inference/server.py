@@ -23,8 +23,11 @@ from typing import Any, Final
 
 import httpx
 
+from haf_tui.config import DecodingSettings
 from haf_tui.inference.base import InferenceError
 
+DEFAULT_CONCURRENCY: Final = 4
+"""Requests in flight on an endpoint unless its ``URL#N`` says otherwise."""
 PROBE_PROMPT: Final = "The capital of France is"
 PROBE_TEMPERATURES: Final = (1.0, 0.25)
 PROBE_TOP_K: Final = 5
@@ -156,3 +159,51 @@ def check_raw_logprobs(client: httpx.Client, info: ServerInfo) -> None:
             f"{info.url} ({info.kind}) returns processed log-probabilities (they change with "
             f"the temperature): {flag}"
         )
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A server's base URL and how many requests it takes at once."""
+
+    url: str
+    concurrency: int = DEFAULT_CONCURRENCY
+
+
+def parse_endpoint(spec: str) -> Endpoint:
+    """``URL`` or ``URL#N`` (N requests in flight there); a one-line error otherwise."""
+    url, _, count = spec.strip().partition("#")
+    if not url.startswith(("http://", "https://")):
+        raise ServerError(f"not a server URL: {spec!r} (http://HOST:PORT or http://HOST:PORT#N)")
+    try:
+        concurrency = int(count) if count else DEFAULT_CONCURRENCY
+    except ValueError as exc:
+        raise ServerError(f"{spec!r}: the number after # is how many requests at once") from exc
+    if concurrency < 1:
+        raise ServerError(f"{spec!r}: at least one request at once")
+    return Endpoint(url.rstrip("/"), concurrency)
+
+
+def completion_body(prompt: str, settings: DecodingSettings, max_new: int) -> dict[str, Any]:
+    """The ``/v1/completions`` request of one generation: the in-process sampler's settings
+    (no penalties, no min-p or typical-p) and raw log-probabilities asked for in the three
+    dialects (OpenAI's ``logprobs``, llama-server's ``n_probs`` and ``post_sampling_probs``)."""
+    top = max(1, settings.top_logprobs)
+    return {
+        "prompt": prompt,
+        "max_tokens": max_new,
+        "temperature": settings.temperature,
+        "top_p": settings.top_p,
+        "top_k": settings.top_k,
+        "seed": settings.seed,
+        # the in-process sampler's neutral settings (llama-cpp-python's server would
+        # otherwise apply repeat_penalty 1.1 and min_p 0.05 by default)
+        "min_p": 0.0,
+        "typical_p": 1.0,
+        "repeat_penalty": 1.0,
+        "presence_penalty": 0.0,
+        "frequency_penalty": 0.0,
+        "logprobs": top,
+        "n_probs": top,
+        "post_sampling_probs": False,
+        "stream": False,
+    }

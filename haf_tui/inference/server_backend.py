@@ -42,10 +42,16 @@ from haf_tui.inference.base import (
 )
 from haf_tui.inference.chat import RenderedPrompt
 from haf_tui.inference.llama import LlamaCppBackend
-from haf_tui.inference.server import ServerError, ServerInfo, check_raw_logprobs, identify_server
+from haf_tui.inference.server import (
+    Endpoint,
+    ServerError,
+    ServerInfo,
+    check_raw_logprobs,
+    completion_body,
+    identify_server,
+)
 from haf_tui.prompts import ChatMessage
 
-DEFAULT_CONCURRENCY: Final = 4
 DEAD_AFTER: Final = 3
 """Consecutive failures after which an endpoint is dropped."""
 RETRIES: Final = 6
@@ -54,54 +60,6 @@ BACKOFF_SECONDS: Final = (0.2, 0.5, 1.0, 2.0, 4.0)
 TIMEOUT_SECONDS: Final = 600.0
 FORCE_BIAS: Final = 100.0
 """The ``logit_bias`` that makes a server generate the forced token."""
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """A server's base URL and how many requests it takes at once."""
-
-    url: str
-    concurrency: int = DEFAULT_CONCURRENCY
-
-
-def parse_endpoint(spec: str) -> Endpoint:
-    """``URL`` or ``URL#N`` (N requests in flight there); a one-line error otherwise."""
-    url, _, count = spec.strip().partition("#")
-    if not url.startswith(("http://", "https://")):
-        raise ServerError(f"not a server URL: {spec!r} (http://HOST:PORT or http://HOST:PORT#N)")
-    try:
-        concurrency = int(count) if count else DEFAULT_CONCURRENCY
-    except ValueError as exc:
-        raise ServerError(f"{spec!r}: the number after # is how many requests at once") from exc
-    if concurrency < 1:
-        raise ServerError(f"{spec!r}: at least one request at once")
-    return Endpoint(url.rstrip("/"), concurrency)
-
-
-def completion_body(prompt: str, settings: DecodingSettings, max_new: int) -> dict[str, Any]:
-    """The ``/v1/completions`` request of one generation: the in-process sampler's settings
-    (no penalties, no min-p or typical-p) and raw log-probabilities asked for in the three
-    dialects (OpenAI's ``logprobs``, llama-server's ``n_probs`` and ``post_sampling_probs``)."""
-    top = max(1, settings.top_logprobs)
-    return {
-        "prompt": prompt,
-        "max_tokens": max_new,
-        "temperature": settings.temperature,
-        "top_p": settings.top_p,
-        "top_k": settings.top_k,
-        "seed": settings.seed,
-        # the in-process sampler's neutral settings (llama-cpp-python's server would
-        # otherwise apply repeat_penalty 1.1 and min_p 0.05 by default)
-        "min_p": 0.0,
-        "typical_p": 1.0,
-        "repeat_penalty": 1.0,
-        "presence_penalty": 0.0,
-        "frequency_penalty": 0.0,
-        "logprobs": top,
-        "n_probs": top,
-        "post_sampling_probs": False,
-        "stream": False,
-    }
 
 
 @dataclass
@@ -377,19 +335,11 @@ class ServerPool:
                 )
             body = completion_body(prompt.text, request.settings, max_new)
             started = time.perf_counter()
-            try:
-                response = await client.post(f"{live.endpoint.url}/v1/completions", json=body)
-            except httpx.HTTPError as exc:  # timeouts, refused or dropped connections
-                return self._failed(live, request, tries, f"{type(exc).__name__}")
-            if response.status_code >= 500:
-                return self._failed(live, request, tries, f"HTTP {response.status_code}")
-            if response.status_code != 200:
-                raise ServerError(
-                    f"{live.endpoint.url} refused a request: HTTP {response.status_code} "
-                    f"{response.text[:160]}"
-                )
+            answer = await self._post(client, live, body)
+            if isinstance(answer, str):
+                return self._failed(live, request, tries, answer)
             generation = backend.generation(
-                prompt, response.json(), time.perf_counter() - started, live.endpoint.url
+                prompt, answer, time.perf_counter() - started, live.endpoint.url
             )
             live.failures = 0
             live.served += 1
@@ -417,17 +367,10 @@ class ServerPool:
         for token_id in forced_ids:
             body = completion_body(head + done.decode("utf-8", errors="replace"), settings, 1)
             body["logit_bias"] = {str(token_id): FORCE_BIAS}
-            try:
-                response = await client.post(f"{live.endpoint.url}/v1/completions", json=body)
-            except httpx.HTTPError as exc:
-                return self._failed(live, request, tries, f"{type(exc).__name__}")
-            if response.status_code >= 500:
-                return self._failed(live, request, tries, f"HTTP {response.status_code}")
-            if response.status_code != 200:
-                raise ServerError(
-                    f"{live.endpoint.url} refused a forced token: HTTP {response.status_code}"
-                )
-            _, positions = backend.positions(response.json(), live.endpoint.url)
+            answer = await self._post(client, live, body)
+            if isinstance(answer, str):
+                return self._failed(live, request, tries, answer)
+            _, positions = backend.positions(answer, live.endpoint.url)
             if not positions:
                 raise ServerError(f"{live.endpoint.url}: no token came back for a forced one")
             text, logprob, top = positions[0]
@@ -453,6 +396,29 @@ class ServerPool:
             extra={"server": live.endpoint.url, "folded_system": prompt.folded_system},
         )
         return request, tries, generation
+
+    @staticmethod
+    async def _post(
+        client: httpx.AsyncClient, live: _Live, body: dict[str, Any]
+    ) -> dict[str, Any] | str:
+        """The server's answer, or why a retry may help (a timeout, a refused or dropped
+        connection, a 5xx); any other refusal is a one-line :class:`ServerError`."""
+        try:
+            response = await client.post(f"{live.endpoint.url}/v1/completions", json=body)
+        except httpx.HTTPError as exc:
+            return type(exc).__name__
+        if response.status_code >= 500:
+            return f"HTTP {response.status_code}"
+        if response.status_code != 200:
+            raise ServerError(
+                f"{live.endpoint.url} refused a request: HTTP {response.status_code} "
+                f"{response.text[:160]}"
+            )
+        try:
+            answer = response.json()
+        except ValueError:
+            return "an answer that is not JSON"
+        return answer if isinstance(answer, dict) else "an answer that is not an object"
 
     @staticmethod
     def _failed(

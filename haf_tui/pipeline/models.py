@@ -12,7 +12,8 @@ from pathlib import Path
 from haf_tui.config import ModelSettings, RunConfig
 from haf_tui.defaults import embedded_model_path, haf_home
 from haf_tui.inference.llama import LlamaCppBackend
-from haf_tui.inference.server_backend import ServerBackend, parse_endpoint
+from haf_tui.inference.server import parse_endpoint
+from haf_tui.inference.server_backend import ServerBackend
 from haf_tui.similarity import SimilarityModel, load_similarity
 
 VERSIONED_PACKAGES = (
