@@ -1,18 +1,23 @@
 """``make bench``: speed figures written to ``bench-results/bench.json`` and ``bench.md``.
 
-Measured in one run, so the ratios compare like with like:
+Every comparison interleaves its arms (:mod:`benchmarks.method`: A B, B A, ... for
+``--rounds`` rounds, 3 by default) and reports each arm's median and the median of the
+per-round ratios with its spread (min-max, interquartile range), with the load average before
+and after it; the decoding and pipeline comparisons run twice, idle and beside one busy
+neighbour process that the benchmark starts and kills. ``bench.md`` opens with the headline
+table. Measured in one run, so the ratios compare like with like:
 
 - models: generation tokens/s of the embedded default against the previous default (Gemma 3
-  270M, when its package is installed), interleaved rounds, median ratio and spread;
+  270M, when its package is installed);
 - logprob capture: tokens/s of :meth:`LlamaCppBackend.generate` (raw logprob + top-k per
   token) against plain generation of the same prompts, seeds and settings;
 - TokenSAR relevance: seconds per reason for the similarity model's batched relevance vector;
 - the method core: parse + metrics per reference output (needs ``../shared``);
-- throughput (:mod:`benchmarks.throughput`): single-sequence against batched decoding at
-  batch 1/4/8/16, prompt tokens saved by prefix reuse, the pipeline end to end one at a time
-  against batched (instances/hour), what the classify suite adds to a HAF run, the rationales
-  suite's leave-one-out scoring with and without prefix reuse (scored texts per second,
-  prompt tokens saved) and a whole rationales run (instances/hour), peak RSS;
+- throughput (:mod:`benchmarks.throughput`): at batch 1/4/8/16 the single-sequence path, the
+  batched engine and the raw ``llama_decode`` ceiling (engine/ceiling, engine/single), prompt
+  tokens saved by prefix reuse, the pipeline end to end one at a time against batched
+  (instances/hour), what the classify suite adds to a HAF run, the rationales suite's
+  leave-one-out scoring with and without prefix reuse and a whole rationales run, peak RSS;
 - TUI keypress latency per screen on a synthetic store of 5,000 instances × 4 runs
   (:mod:`benchmarks.tui_latency`, in a fresh process as ``haf`` would be).
 """
@@ -21,17 +26,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.method import compare, load_average
 from benchmarks.throughput import (
-    bench_batched_decoding,
     bench_dataset,
+    bench_decoding,
     bench_occlusion,
     bench_pipeline,
     bench_prefix_reuse,
@@ -62,31 +70,45 @@ def _plain_decode(
     return max(count - 1, 0), time.perf_counter() - first_at
 
 
-def bench_logprob_capture(backend: LlamaCppBackend, prompts: int, max_new: int) -> dict[str, Any]:
+def bench_logprob_capture(
+    backend: LlamaCppBackend, prompts: int, max_new: int, rounds: int = 3
+) -> dict[str, Any]:
     """Captured vs plain decoding tokens/s (after the prompt) on the first ``prompts`` sample
-    texts, same seeds (both paths sample the same tokens), the order alternating per prompt."""
-    plain_tokens = plain_seconds = capture_tokens = capture_seconds = 0.0
-    for index, sample in enumerate(builtin_sample().instances[:prompts]):
-        settings = DecodingSettings(max_new_tokens=max_new, seed=100 + index)
-        messages = justify_messages(sample.text)
-        backend.generate(messages, settings.model_copy(update={"max_new_tokens": 4}))  # warm
-        for path in ("plain", "capture") if index % 2 == 0 else ("capture", "plain"):
-            if path == "plain":
-                count, seconds = _plain_decode(backend, messages, settings)
-                plain_tokens, plain_seconds = plain_tokens + count, plain_seconds + seconds
-            else:
-                generation = backend.generate(messages, settings)
-                capture_tokens += max(len(generation.tokens) - 1, 0)
-                capture_seconds += generation.seconds - generation.prompt_seconds
-    plain_rate, capture_rate = plain_tokens / plain_seconds, capture_tokens / capture_seconds
+    texts, same seeds (both paths sample the same tokens), interleaved for ``rounds`` rounds:
+    the median ratio captured/plain with its spread."""
+    cases = [
+        (justify_messages(sample.text), DecodingSettings(max_new_tokens=max_new, seed=100 + n))
+        for n, sample in enumerate(builtin_sample().instances[:prompts])
+    ]
+    backend.generate(cases[0][0], cases[0][1].model_copy(update={"max_new_tokens": 4}))  # warm
+    counted: dict[str, float] = {}
+
+    def plain() -> float:
+        tokens = seconds = 0.0
+        for messages, settings in cases:
+            count, took = _plain_decode(backend, messages, settings)
+            tokens, seconds = tokens + count, seconds + took
+        counted["plain_tokens"] = tokens
+        return tokens / seconds
+
+    def capture() -> float:
+        tokens = seconds = 0.0
+        for messages, settings in cases:
+            generation = backend.generate(messages, settings)
+            tokens += max(len(generation.tokens) - 1, 0)
+            seconds += generation.seconds - generation.prompt_seconds
+        counted["captured_tokens"] = tokens
+        return tokens / seconds
+
+    figures = compare(
+        {"plain": plain, "capture": capture}, rounds, {"capture_ratio": ("capture", "plain")}
+    )
     return {
         "prompts": prompts,
         "max_new_tokens": max_new,
-        "plain_tokens": plain_tokens,
-        "captured_tokens": capture_tokens,
-        "plain_tokens_per_s": round(plain_rate, 2),
-        "captured_tokens_per_s": round(capture_rate, 2),
-        "capture_ratio": round(capture_rate / plain_rate, 3),
+        "figure": "tokens/s after the prompt",
+        **counted,
+        **figures,
         "n_vocab": backend.n_vocab,
     }
 
@@ -109,36 +131,34 @@ def bench_models(
     paths: dict[str, Path], prompts: int, max_new: int, rounds: int = 3
 ) -> dict[str, Any]:
     """Generation tokens/s (raw logprobs captured, after the prompt) of several GGUFs on the
-    same JUSTIFY prompts and seeds, interleaved: every round runs each model once, the order
-    turning each round (A B, B A, ...). Reports each model's median rate and, against the first
-    model, the median ratio with its spread over the rounds."""
+    same JUSTIFY prompts and seeds, interleaved (:func:`benchmarks.method.compare`): each
+    model's median rate and, against the first model, the median ratio with its spread."""
     backends = {name: LlamaCppBackend(path, n_ctx=2048) for name, path in paths.items()}
     texts = [s.text for s in builtin_sample().instances[:prompts]]
-    rates: dict[str, list[float]] = {name: [] for name in paths}
-    names = list(paths)
-    for round_index in range(rounds):
-        order = names[round_index % len(names) :] + names[: round_index % len(names)]
-        for name in order:
-            backend, tokens, seconds = backends[name], 0, 0.0
+
+    def arm(backend: LlamaCppBackend) -> Callable[[], float]:
+        def run() -> float:
+            tokens, seconds = 0, 0.0
             for index, text in enumerate(texts):
                 settings = DecodingSettings(max_new_tokens=max_new, seed=200 + index)
                 generation = backend.generate(justify_messages(text), settings)
                 tokens += max(len(generation.tokens) - 1, 0)
                 seconds += generation.seconds - generation.prompt_seconds
-            rates[name].append(tokens / seconds if seconds > 0 else 0.0)
-    for backend in backends.values():
-        backend.close()
-    first = names[0]
-    result: dict[str, Any] = {"rounds": rounds, "prompts": prompts, "max_new_tokens": max_new}
-    for name in names:
-        result[f"{name}_tokens_per_s_median"] = round(statistics.median(rates[name]), 2)
-        if name != first:
-            ratios = [a / b for a, b in zip(rates[first], rates[name], strict=True) if b > 0]
-            result[f"ratio_{first}_over_{name}_median"] = round(statistics.median(ratios), 3)
-            result[f"ratio_{first}_over_{name}_spread"] = [
-                round(min(ratios), 3), round(max(ratios), 3)
-            ]  # fmt: skip
-    return result
+            return tokens / seconds if seconds > 0 else 0.0
+
+        return run
+
+    names = list(paths)
+    try:
+        figures = compare(
+            {name: arm(backends[name]) for name in names},
+            rounds,
+            {f"{names[0]}_over_{name}": (names[0], name) for name in names[1:]},
+        )
+    finally:
+        for backend in backends.values():
+            backend.close()
+    return {"prompts": prompts, "max_new_tokens": max_new, "figure": "tokens/s", **figures}
 
 
 def bench_relevance(backend: LlamaCppBackend) -> dict[str, Any]:
@@ -199,6 +219,11 @@ def bench_tui(out: Path) -> dict[str, Any]:
     return result
 
 
+def _progress(started: float, part: str) -> None:
+    """One line on stderr: which part starts, after how long."""
+    print(f"[bench {time.perf_counter() - started:6.0f} s] {part}", file=sys.stderr, flush=True)
+
+
 def _cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -218,58 +243,88 @@ def main() -> None:
     """Run every benchmark and write the JSON and Markdown results."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default="bench-results")
-    parser.add_argument("--prompts", type=int, default=6)
-    parser.add_argument("--max-new-tokens", type=int, default=96)
+    parser.add_argument("--prompts", type=int, default=4)
+    parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--batch-prompts", type=int, default=16)
     parser.add_argument("--batch-max-new-tokens", type=int, default=64)
-    parser.add_argument("--pipeline-instances", type=int, default=24)
+    parser.add_argument("--decode-max-new-tokens", type=int, default=32)
+    parser.add_argument("--pipeline-instances", type=int, default=16)
+    parser.add_argument("--pipeline-parallel", type=int, default=16)
     parser.add_argument("--suites-instances", type=int, default=8)
-    parser.add_argument("--occlusion-instances", type=int, default=2)
+    parser.add_argument("--occlusion-instances", type=int, default=1)
     parser.add_argument("--shared", default=str(Path.cwd().parent / "shared"))
     args = parser.parse_args()
+    started = time.perf_counter()
+    rounds = args.rounds
     models = {"embedded": embedded_model_path()}
     previous = previous_default_model()
     if previous is not None:
         models["previous_default"] = previous
-    model_speeds = bench_models(models, args.prompts, args.max_new_tokens)
+    _progress(started, "models")
+    model_speeds = bench_models(models, args.prompts, args.max_new_tokens, rounds)
     model_speeds["models"] = {name: path.name for name, path in models.items()}
+    _progress(started, "logprob capture, relevance, method core")
     backend = LlamaCppBackend(embedded_model_path(), n_ctx=2048)
     dataset = bench_dataset(Path(args.shared), max(args.batch_prompts, args.pipeline_instances))
     texts = [i.text for i in dataset.instances]
     results: dict[str, Any] = {
         "machine": {
             "python": platform.python_version(),
-            "cpu": platform.processor() or "?",
+            "cpu": _cpu_name(),
+            "cores": os.cpu_count(),
+            "thread_candidates": list(backend.thread_candidates),
             "offload_active": backend.offload_active,
+            "load_at_start": load_average(),
         },
         "models": model_speeds,
-        "logprob_capture": bench_logprob_capture(backend, args.prompts, args.max_new_tokens),
+        "logprob_capture": bench_logprob_capture(
+            backend, args.prompts, args.max_new_tokens, rounds
+        ),
         "relevance": bench_relevance(backend),
         "method_core": bench_method_core(Path(args.shared)),
         "data": {"dataset": dataset.name, "instances": len(dataset.instances)},
-        "batched_decoding": bench_batched_decoding(
-            backend, texts[: args.batch_prompts], args.batch_max_new_tokens
-        ),
     }
-    best = int(results["batched_decoding"]["best"].removeprefix("batch_"))
-    results["prefix_reuse"] = bench_prefix_reuse(backend, texts[:4], max(best, 4))
-    results["occlusion"] = bench_occlusion(backend, texts[: args.occlusion_instances], max(best, 4))
-    backend.close()
-    results["pipeline"] = bench_pipeline(
-        _first(dataset, args.pipeline_instances), args.batch_max_new_tokens, max(best, 2)
+    _progress(started, "decoding: single, engine, ceiling")
+    for busy in (False, True):
+        results["decoding_busy" if busy else "decoding"] = bench_decoding(
+            backend,
+            texts[: args.batch_prompts],
+            args.decode_max_new_tokens,
+            rounds=rounds,
+            busy=busy,
+        )
+    _progress(started, "prefix reuse, occlusion")
+    parallel = args.pipeline_parallel
+    results["prefix_reuse"] = bench_prefix_reuse(backend, texts[:2], parallel, rounds)
+    results["occlusion"] = bench_occlusion(
+        backend, texts[: args.occlusion_instances], parallel, rounds
     )
+    backend.close()
+    _progress(started, "pipeline")
+    for busy in (False, True):
+        results["pipeline_busy" if busy else "pipeline"] = bench_pipeline(
+            _first(dataset, args.pipeline_instances),
+            args.batch_max_new_tokens,
+            parallel,
+            rounds=rounds,
+            busy=busy,
+        )
+    _progress(started, "suites, rationales run, TUI latency")
     results["suites"] = bench_suites(
-        _first(dataset, args.suites_instances), args.batch_max_new_tokens, max(best, 2)
+        _first(dataset, args.suites_instances), args.batch_max_new_tokens, parallel, rounds
     )
     results["rationales_run"] = bench_rationales_run(
-        _first(dataset, args.occlusion_instances), max(best, 2), seeds=10
+        _first(dataset, args.occlusion_instances), parallel, seeds=10
     )
     results["peak_rss_mib"] = peak_rss_mib()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tui = results["tui_latency"] = bench_tui(out)
+    results["machine"]["load_at_end"] = load_average()
+    results["machine"]["bench_seconds"] = round(time.perf_counter() - started, 1)
     (out / "bench.json").write_text(json.dumps(results, indent=2) + "\n")
-    lines = ["| benchmark | figure |", "|---|---|"]
+    lines = [*summary_table(results), "", "| benchmark | figure |", "|---|---|"]
     for section, values in results.items():
         if section == "tui_latency":
             continue
@@ -280,6 +335,42 @@ def main() -> None:
     lines += ["", tui_markdown(tui)]
     (out / "bench.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+
+def _ratio_cell(summary: dict[str, Any]) -> str:
+    if summary.get("median") is None:
+        return "-"
+    low, high = summary["spread"]
+    return f"{summary['median']:.2f}x ({low:.2f}-{high:.2f})"
+
+
+def summary_table(results: dict[str, Any]) -> list[str]:
+    """The headline comparisons as a Markdown table: medians, ratio (min-max), load."""
+    lines = [
+        "| comparison | condition | medians | ratio: median (min-max) | load before -> after |",
+        "|---|---|---|---|---|",
+    ]
+    for section in ("decoding", "decoding_busy"):
+        for key, row in results.get(section, {}).items():
+            if not key.startswith("batch_"):
+                continue
+            medians = ", ".join(f"{k} {v}" for k, v in row["median"].items())
+            for ratio in ("engine_over_ceiling", "engine_over_single"):
+                lines.append(
+                    f"| {key} {ratio} | {row['condition']} | {medians} tokens/s | "
+                    f"{_ratio_cell(row[ratio])} | {row['load_before'][0]} -> "
+                    f"{row['load_after'][0]} |"
+                )
+    for section in ("pipeline", "pipeline_busy"):
+        row = results.get(section)
+        if row:
+            medians = ", ".join(f"{k} {v}" for k, v in row["median"].items())
+            lines.append(
+                f"| pipeline batched_over_sequential | {row['condition']} | {medians} "
+                f"instances/h | {_ratio_cell(row['batched_over_sequential'])} | "
+                f"{row['load_before'][0]} -> {row['load_after'][0]} |"
+            )
+    return lines
 
 
 if __name__ == "__main__":

@@ -3,14 +3,14 @@
 All on the embedded model and, when ``../shared`` is there, on the paper's samples (an equal
 share of each of the five datasets; else the built-in sample):
 
-- single-sequence (``LlamaCppBackend.generate``, one prompt after another) against the batched
-  engine at each batch size: aggregate tokens/s (wall clock, prompts included), and how the
-  generations agree with the single path (identical outputs; logprob differences on shared
-  tokens);
+- at each batch size B, interleaved: the single-sequence path (``LlamaCppBackend.generate``,
+  one prompt after another), the batched engine, and the raw ``llama_decode`` ceiling
+  (:class:`RawDecodeCeiling`), generated tokens/s after the prompts, and how the engine's
+  generations agree with the single path (identical outputs; logprob differences);
 - prompt tokens saved by prefix reuse on UPHOLD-REASON and UPHOLD-STANCE prompts, and the time
   it saves;
-- the whole pipeline (generation, scoring, storing) one at a time against batched:
-  instances/hour;
+- the whole pipeline (generation, scoring, storing) one at a time against batched,
+  interleaved: instances/hour;
 - the process's peak RSS after each part.
 """
 
@@ -20,19 +20,26 @@ import resource
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from benchmarks.method import compare
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig
 from haf_tui.datasets import builtin_sample
 from haf_tui.datasets.model import Dataset
 from haf_tui.datasets.samples import import_paper_sample, paper_sample_files
-from haf_tui.inference.base import Generation, GenerationRequest, ListSource
-from haf_tui.inference.batched import BatchedLlamaEngine
+from haf_tui.inference.base import GeneratedToken, Generation, GenerationRequest, ListSource
+from haf_tui.inference.batched import BatchedLlamaEngine, ThreadTuner
 from haf_tui.inference.llama import LlamaCppBackend
 from haf_tui.prompts import justify_messages, reliance_messages, stance_prompts
 
 BATCH_SIZES = (1, 4, 8, 16)
+SINGLE_PROMPTS = 4
+"""Prompts the single-sequence arm of a decoding comparison generates (its first ones)."""
 BENCH_REASONS = (
     "It insults a group of people.",
     "It uses a demeaning stereotype.",
@@ -89,51 +96,196 @@ def _agreement(
     }
 
 
-def bench_batched_decoding(
-    backend: LlamaCppBackend, texts: list[str], max_new: int
+class RawDecodeCeiling:
+    """What ``llama_decode`` gives at a batch size with no Python around it but the loop: a
+    context made like the batched engine's, the prompts evaluated (not timed), then one
+    ``llama_batch`` of every live sequence's token per step, the next tokens the argmax of all
+    logits rows in one numpy call. Each sequence runs as many steps as the engine's generation
+    of the same request had tokens, so both decode the same shape of batch; the thread count
+    is picked by the same :class:`ThreadTuner` as the engine's."""
+
+    def __init__(self, backend: LlamaCppBackend, prompts: list[list[int]]):
+        self.backend, self.prompts = backend, prompts
+        c = self._c = backend.c_api
+        size = len(prompts)
+        params = c.llama_context_default_params()
+        params.n_ctx = backend.n_ctx * size
+        params.n_batch = max(backend.n_batch, size)
+        params.n_ubatch = min(params.n_batch, 512)
+        params.n_seq_max = size
+        params.n_threads = params.n_threads_batch = backend.n_threads
+        params.kv_unified = False
+        params.swa_full = True
+        params.flash_attn_type = c.LLAMA_FLASH_ATTN_TYPE_DISABLED
+        params.no_perf = True
+        self.n_batch = int(params.n_batch)
+        self._ctx = c.llama_init_from_model(backend.llm.model, params)
+        self._batch = c.llama_batch_init(self.n_batch, 0, 1)
+        self._tuner = ThreadTuner(backend.thread_candidates)
+        self._threads = backend.n_threads
+
+    def close(self) -> None:
+        self._c.llama_batch_free(self._batch)
+        self._c.llama_free(self._ctx)
+
+    def _fill(self, entries: list[tuple[int, int, int, bool]]) -> None:
+        batch = self._batch
+        for index, (seq_id, position, token, logits) in enumerate(entries):
+            batch.token[index] = token
+            batch.pos[index] = position
+            batch.n_seq_id[index] = 1
+            batch.seq_id[index][0] = seq_id
+            batch.logits[index] = logits
+        batch.n_tokens = len(entries)
+
+    def tokens_per_second(self, lengths: list[int]) -> float:
+        """Decode tokens/s after the prompts, sequence ``i`` making ``lengths[i]`` tokens."""
+        c, ctx = self._c, self._ctx
+        c.llama_memory_clear(c.llama_get_memory(ctx), True)
+        c.llama_set_n_threads(ctx, self.backend.n_threads, self.backend.n_threads)
+        self._threads = self.backend.n_threads
+        entries = [
+            (seq_id, position, token, position == len(tokens) - 1)
+            for seq_id, tokens in enumerate(self.prompts)
+            for position, token in enumerate(tokens)
+        ]
+        for start in range(0, len(entries), self.n_batch):
+            self._fill(entries[start : start + self.n_batch])
+            c.llama_decode(ctx, self._batch)
+        n_vocab = self.backend.n_vocab
+        logits = np.ctypeslib.as_array(c.llama_get_logits(ctx), shape=(len(self.prompts), n_vocab))
+        tokens = logits.argmax(axis=1)
+        positions = [len(p) for p in self.prompts]
+        left = [max(n - 1, 0) for n in lengths]  # the first token came with the prompt
+        decoded = 0
+        started = time.perf_counter()
+        while True:
+            live = [i for i, n in enumerate(left) if n > 0]
+            if not live:
+                break
+            self._fill([(i, positions[i], int(tokens[i]), True) for i in live])
+            threads = self._tuner.choose()
+            if threads != self._threads:
+                c.llama_set_n_threads(ctx, threads, threads)
+                self._threads = threads
+            step_started = time.perf_counter()
+            c.llama_decode(ctx, self._batch)
+            self._tuner.record(threads, time.perf_counter() - step_started, len(live))
+            rows = np.ctypeslib.as_array(c.llama_get_logits(ctx), shape=(len(live), n_vocab))
+            for row, i in zip(rows.argmax(axis=1), live, strict=True):
+                tokens[i] = row
+                positions[i] += 1
+                left[i] -= 1
+            decoded += len(live)
+        return decoded / (time.perf_counter() - started)
+
+
+def _stamper(times: list[float]) -> Callable[[GeneratedToken], None]:
+    """A token callback noting when each token came."""
+
+    def note(_: GeneratedToken) -> None:
+        times.append(time.perf_counter())
+
+    return note
+
+
+def _engine_decode(
+    backend: LlamaCppBackend, requests: list[GenerationRequest]
+) -> tuple[float, dict[object, Generation]]:
+    """The batched engine on ``requests`` (one batch of them): tokens/s after the last
+    sequence's first token (the decode phase, as the ceiling's), and the generations."""
+    stamps: dict[object, list[float]] = {r.tag: [] for r in requests}
+    timed = [replace(r, on_token=_stamper(stamps[r.tag])) for r in requests]
+    engine = BatchedLlamaEngine(backend, len(requests))
+    try:
+        source = ListSource(timed)
+        engine.serve(source)
+    finally:
+        engine.close()
+    start = max(times[0] for times in stamps.values() if times)
+    end = max(times[-1] for times in stamps.values() if times)
+    after = sum(1 for times in stamps.values() for t in times if t > start)
+    return after / (end - start) if end > start else 0.0, source.results
+
+
+def _single_decode(
+    backend: LlamaCppBackend, requests: list[GenerationRequest]
+) -> tuple[float, dict[object, Generation]]:
+    """The single-sequence path on ``requests`` one after another: tokens/s after each
+    prompt (its first token), and the generations."""
+    results = {r.tag: backend.generate(r.messages, r.settings) for r in requests}
+    tokens = sum(max(len(g.tokens) - 1, 0) for g in results.values())
+    seconds = sum(g.seconds - g.prompt_seconds for g in results.values())
+    return tokens / seconds if seconds > 0 else 0.0, results
+
+
+def _decode_comparison(
+    backend: LlamaCppBackend, texts: list[str], max_new: int, size: int, rounds: int, busy: bool
 ) -> dict[str, Any]:
-    """Tokens/s of the single path against the batched engine at every batch size."""
-    requests = _justify_requests(texts, max_new)
-    backend.generate(requests[0].messages, requests[0].settings.model_copy(update={"seed": 1}))
-    started = time.perf_counter()
-    single = {r.tag: backend.generate(r.messages, r.settings) for r in requests}
-    single_seconds = time.perf_counter() - started
-    single_tokens = sum(len(g.tokens) for g in single.values())
-    single_rate = single_tokens / single_seconds
-    rows: dict[str, Any] = {}
-    for size in BATCH_SIZES:
-        engine = BatchedLlamaEngine(backend, size)
-        try:
-            source = ListSource(requests)
-            started = time.perf_counter()
-            engine.serve(source)
-            seconds = time.perf_counter() - started
-        finally:
-            engine.close()
-        rate = engine.stats.generated_tokens / seconds
-        rows[f"batch_{size}"] = {
-            "tokens_per_s": round(rate, 1),
-            "speedup_vs_single": round(rate / single_rate, 2),
-            "prompt_tokens_saved": engine.stats.prompt_tokens_saved,
-            **_agreement(single, source.results),
-        }
-    best = max(rows, key=lambda key: rows[key]["tokens_per_s"])
-    return {
-        "prompts": len(requests),
-        "max_new_tokens": max_new,
-        "single_tokens_per_s": round(single_rate, 1),
-        **rows,
-        "best": best,
-        "best_speedup": rows[best]["speedup_vs_single"],
-        "peak_rss_mib": peak_rss_mib(),
-    }
+    """One batch size of :func:`bench_decoding`."""
+    requests = _justify_requests(texts[:size], max_new)
+    _, warm = _engine_decode(backend, requests)  # the lengths the ceiling replays
+    lengths = [len(warm[r.tag].tokens) for r in requests]
+    prompts = [backend.prepare_prompt(r.messages)[1] for r in requests]
+    ceiling = RawDecodeCeiling(backend, prompts)
+    last: dict[str, dict[object, Generation]] = {}
+
+    def engine_arm() -> float:
+        rate, last["engine"] = _engine_decode(backend, requests)
+        return rate
+
+    def single_arm() -> float:  # its rate does not depend on how many: a few suffice
+        rate, last["single"] = _single_decode(backend, requests[:SINGLE_PROMPTS])
+        return rate
+
+    try:
+        row = compare(
+            {
+                "single": single_arm,
+                "engine": engine_arm,
+                "ceiling": lambda: ceiling.tokens_per_second(lengths),
+            },
+            rounds,
+            {
+                "engine_over_ceiling": ("engine", "ceiling"),
+                "engine_over_single": ("engine", "single"),
+            },
+            busy=busy,
+        )
+    finally:
+        ceiling.close()
+    row["generated_tokens"] = sum(lengths)
+    row.update(_agreement(last["single"], last["engine"]))
+    return row
+
+
+def bench_decoding(
+    backend: LlamaCppBackend,
+    texts: list[str],
+    max_new: int,
+    *,
+    rounds: int = 3,
+    busy: bool = False,
+    sizes: tuple[int, ...] = BATCH_SIZES,
+) -> dict[str, Any]:
+    """At each batch size B, on B JUSTIFY prompts, interleaved for ``rounds`` rounds: the
+    single-sequence path (one prompt after another), the batched engine, and the raw
+    ``llama_decode`` ceiling (:class:`RawDecodeCeiling`), each as generated tokens/s after the
+    prompts; the median ratios engine/ceiling and engine/single with their spread, the load
+    average, and how the engine's generations agree with the single path's."""
+    figures: dict[str, Any] = {"max_new_tokens": max_new, "condition": "busy" if busy else "idle"}
+    for size in sizes:
+        figures[f"batch_{size}"] = _decode_comparison(backend, texts, max_new, size, rounds, busy)
+    figures["peak_rss_mib"] = peak_rss_mib()
+    return figures
 
 
 def bench_prefix_reuse(
-    backend: LlamaCppBackend, texts: list[str], n_parallel: int
+    backend: LlamaCppBackend, texts: list[str], n_parallel: int, rounds: int = 3
 ) -> dict[str, Any]:
     """UPHOLD-REASON and UPHOLD-STANCE prompts of a few instances with and without prefix
-    reuse: prompt tokens evaluated and seconds (8 new tokens each, so prompts dominate)."""
+    reuse, interleaved: prompt tokens evaluated, seconds, the median speedup and its spread
+    (8 new tokens each, so prompts dominate)."""
     settings = DecodingSettings(max_new_tokens=8, seed=7)
     messages = []
     for text in texts:
@@ -141,26 +293,59 @@ def bench_prefix_reuse(
             messages.append(reliance_messages(text, BENCH_REASONS, "toxic", kind))
         messages += [p.messages for p in stance_prompts(text, BENCH_REASONS, "toxic")]
     requests = [GenerationRequest(m, settings, tag=i) for i, m in enumerate(messages)]
-    figures: dict[str, Any] = {"prompts": len(requests), "n_parallel": n_parallel}
-    for reuse in (False, True):
-        engine = BatchedLlamaEngine(backend, n_parallel, reuse_prefix=reuse)
-        try:
-            started = time.perf_counter()
-            engine.serve(ListSource(requests))
-            seconds = time.perf_counter() - started
-        finally:
-            engine.close()
-        label = "with_reuse" if reuse else "without_reuse"
-        figures[f"{label}_seconds"] = round(seconds, 2)
-        figures[f"{label}_prompt_tokens_evaluated"] = engine.stats.prompt_tokens_evaluated
-        figures["prompt_tokens"] = engine.stats.prompt_tokens
-    figures["prompt_tokens_saved"] = (
-        figures["without_reuse_prompt_tokens_evaluated"]
-        - figures["with_reuse_prompt_tokens_evaluated"]
+    figures, prompt_tokens, evaluated = _reuse_comparison(
+        backend, requests, n_parallel, rounds, "speedup"
     )
-    figures["saved_share"] = round(figures["prompt_tokens_saved"] / figures["prompt_tokens"], 3)
-    figures["speedup"] = round(figures["without_reuse_seconds"] / figures["with_reuse_seconds"], 2)
-    return figures
+    saved = evaluated["without_reuse"] - evaluated["with_reuse"]
+    return {
+        "prompts": len(requests),
+        "n_parallel": n_parallel,
+        "figure": "seconds",
+        **figures,
+        "prompt_tokens": prompt_tokens,
+        "prompt_tokens_evaluated": evaluated,
+        "prompt_tokens_saved": saved,
+        "saved_share": round(saved / max(prompt_tokens, 1), 3),
+    }
+
+
+def _reuse_comparison(
+    backend: LlamaCppBackend,
+    requests: list[GenerationRequest],
+    n_parallel: int,
+    rounds: int,
+    ratio_name: str,
+) -> tuple[dict[str, Any], int, dict[str, int]]:
+    """The batched engine on ``requests`` with and without prefix reuse, interleaved: the
+    comparison (seconds per arm, ``ratio_name`` = without ÷ with), the prompt tokens and the
+    prompt tokens each arm evaluated."""
+    evaluated: dict[str, int] = {}
+    prompt_tokens = 0
+
+    def arm(reuse: bool) -> Callable[[], float]:
+        def run() -> float:
+            nonlocal prompt_tokens
+            engine = BatchedLlamaEngine(backend, n_parallel, reuse_prefix=reuse)
+            try:
+                started = time.perf_counter()
+                engine.serve(ListSource(list(requests)))
+                took = time.perf_counter() - started
+            finally:
+                engine.close()
+            evaluated["with_reuse" if reuse else "without_reuse"] = (
+                engine.stats.prompt_tokens_evaluated
+            )
+            prompt_tokens = engine.stats.prompt_tokens
+            return took
+
+        return run
+
+    figures = compare(
+        {"without_reuse": arm(False), "with_reuse": arm(True)},
+        rounds,
+        {ratio_name: ("without_reuse", "with_reuse")},
+    )
+    return figures, prompt_tokens, evaluated
 
 
 def _timed_run(config: RunConfig, dataset: Dataset, models: Any) -> tuple[float, Any, int]:
@@ -180,33 +365,54 @@ def _timed_run(config: RunConfig, dataset: Dataset, models: Any) -> tuple[float,
     return seconds, summary, int(tokens or 0)
 
 
-def bench_pipeline(dataset: Dataset, max_new: int, n_parallel: int) -> dict[str, Any]:
-    """The whole pipeline one at a time and batched on ``dataset`` into throwaway databases."""
+def bench_pipeline(
+    dataset: Dataset, max_new: int, n_parallel: int, *, rounds: int = 3, busy: bool = False
+) -> dict[str, Any]:
+    """The whole pipeline one at a time and batched on ``dataset`` into throwaway databases,
+    interleaved for ``rounds`` rounds: instances/hour and generated tokens/s of each, the
+    median ratio batched/sequential with its spread, the load average."""
     from haf_tui.pipeline.models import load_models
 
     base = RunConfig(
         decoding=DecodingSettings(max_new_tokens=max_new), model=ModelSettings(n_ctx=2048)
     )
     models = load_models(base)
-    figures: dict[str, Any] = {"instances": len(dataset.instances), "max_new_tokens": max_new}
-    for label, parallel in (("sequential", 1), ("batched", n_parallel)):
+    details: dict[str, dict[str, Any]] = {}
+
+    def arm(label: str, parallel: int) -> Callable[[], float]:
         config = base.model_copy(
             update={"model": base.model.model_copy(update={"n_parallel": parallel})}
         )
-        seconds, summary, tokens = _timed_run(config, dataset, models)
-        figures[label] = {
-            "n_parallel": parallel,
-            "generations": sum(summary.generations.values()),
-            "generated_tokens": tokens,
-            "seconds": round(seconds, 1),
-            "instances_per_hour": round(summary.instances_done / seconds * 3600, 1),
-        }
-    figures["speedup"] = round(
-        figures["batched"]["instances_per_hour"] / figures["sequential"]["instances_per_hour"], 2
-    )
-    figures["peak_rss_mib"] = peak_rss_mib()
-    models.backend.close()
-    return figures
+
+        def run() -> float:
+            seconds, summary, tokens = _timed_run(config, dataset, models)
+            rate = float(summary.instances_done) / seconds * 3600
+            entry = details.setdefault(label, {"n_parallel": parallel, "tokens_per_s": []})
+            entry["generations"] = sum(summary.generations.values())
+            entry["generated_tokens"] = tokens
+            entry["tokens_per_s"].append(round(tokens / seconds, 1))
+            return rate
+
+        return run
+
+    try:
+        figures = compare(
+            {"sequential": arm("sequential", 1), "batched": arm("batched", n_parallel)},
+            rounds,
+            {"batched_over_sequential": ("batched", "sequential")},
+            busy=busy,
+            digits=1,
+        )
+    finally:
+        models.backend.close()
+    return {
+        "instances": len(dataset.instances),
+        "max_new_tokens": max_new,
+        "figure": "instances per hour",
+        **figures,
+        **details,
+        "peak_rss_mib": peak_rss_mib(),
+    }
 
 
 def bench_suites(
@@ -221,24 +427,33 @@ def bench_suites(
         model=ModelSettings(n_ctx=2048, n_parallel=n_parallel),
     )
     models = load_models(base)
-    seconds: dict[str, list[float]] = {"haf": [], "haf,classify": []}
     generations: dict[str, int] = {}
-    for _ in range(rounds):
-        for arm in seconds:
-            config = base.model_copy(update={"suites": tuple(arm.split(","))})
+
+    def arm(suites: str) -> Callable[[], float]:
+        config = base.model_copy(update={"suites": tuple(suites.split(","))})
+
+        def run() -> float:
             took, summary, _ = _timed_run(config, dataset, models)
-            seconds[arm].append(round(took, 2))
-            generations[arm] = sum(summary.generations.values())
-    ratios = [b / a for a, b in zip(seconds["haf"], seconds["haf,classify"], strict=True)]
-    models.backend.close()
+            generations[suites] = sum(summary.generations.values())
+            return took
+
+        return run
+
+    try:
+        figures = compare(
+            {"haf": arm("haf"), "haf,classify": arm("haf,classify")},
+            rounds,
+            {"classify_over_haf": ("haf,classify", "haf")},
+        )
+    finally:
+        models.backend.close()
     return {
         "instances": len(dataset.instances),
         "max_new_tokens": max_new,
         "n_parallel": n_parallel,
-        "seconds": seconds,
+        "figure": "seconds",
+        **figures,
         "generations": generations,
-        "classify_over_haf_median": round(statistics.median(ratios), 3),
-        "classify_over_haf_spread": [round(min(ratios), 3), round(max(ratios), 3)],
     }
 
 
@@ -278,41 +493,25 @@ def bench_occlusion(
     ``rounds`` times: scored texts per second, prompt tokens saved, median ratio and spread."""
     requests = _occlusion_requests(texts)
     texts_scored = len(requests) // 4
-    seconds: dict[str, list[float]] = {"without_reuse": [], "with_reuse": []}
-    evaluated: dict[str, int] = {}
-    prompt_tokens = 0
-    for _ in range(rounds):
-        for arm in seconds:
-            engine = BatchedLlamaEngine(backend, n_parallel, reuse_prefix=arm == "with_reuse")
-            try:
-                started = time.perf_counter()
-                engine.serve(ListSource(list(requests)))
-                seconds[arm].append(round(time.perf_counter() - started, 2))
-            finally:
-                engine.close()
-            evaluated[arm] = engine.stats.prompt_tokens_evaluated
-            prompt_tokens = engine.stats.prompt_tokens
-    ratios = [a / b for a, b in zip(seconds["without_reuse"], seconds["with_reuse"], strict=True)]
+    figures, prompt_tokens, evaluated = _reuse_comparison(
+        backend, requests, n_parallel, rounds, "reuse_speedup"
+    )
+    saved = evaluated["without_reuse"] - evaluated["with_reuse"]
     return {
         "instances": len(texts),
         "scored_texts": texts_scored,
         "forced_replies": len(requests),
         "n_parallel": n_parallel,
-        "seconds": seconds,
-        "scored_texts_per_second": round(
-            texts_scored / statistics.median(seconds["with_reuse"]), 2
-        ),
+        "figure": "seconds",
+        **figures,
+        "scored_texts_per_second": round(texts_scored / figures["median"]["with_reuse"], 2),
         "scored_texts_per_second_without_reuse": round(
-            texts_scored / statistics.median(seconds["without_reuse"]), 2
+            texts_scored / figures["median"]["without_reuse"], 2
         ),
         "prompt_tokens": prompt_tokens,
         "prompt_tokens_evaluated": evaluated,
-        "prompt_tokens_saved": evaluated["without_reuse"] - evaluated["with_reuse"],
-        "saved_share": round(
-            (evaluated["without_reuse"] - evaluated["with_reuse"]) / max(prompt_tokens, 1), 3
-        ),
-        "reuse_speedup_median": round(statistics.median(ratios), 3),
-        "reuse_speedup_spread": [round(min(ratios), 3), round(max(ratios), 3)],
+        "prompt_tokens_saved": saved,
+        "saved_share": round(saved / max(prompt_tokens, 1), 3),
     }
 
 

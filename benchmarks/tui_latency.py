@@ -32,6 +32,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import os
+import tempfile
 import time
 import unicodedata
 from collections.abc import Sequence
@@ -83,12 +85,12 @@ SCENARIOS: list[Scenario] = [
         "explorer",
         ("e",),
         (
-            ("step n/p", ("n",) * 15 + ("p",) * 5),
+            ("step ] / [", ("right_square_bracket",) * 15 + ("left_square_bracket",) * 5),
             ("list down/up", ("down",) * 10 + ("up",) * 5),
             ("token left/right", ("right",) * 15 + ("left",) * 5),
-            ("colour / prompt (c, r)", ("c", "c", "r", "r")),
+            ("colour / prompt (l, v)", ("l", "l", "v", "v")),
             ("sort (o, O)", ("o",) * 9 + ("O", "O")),
-            ("filters (s, u, x, a)", ("s",) * 5 + ("u", "u", "x", "x", "a")),
+            ("filters (t, u, x, a)", ("t",) * 5 + ("u", "u", "x", "x", "a")),
             ("search typing", ("slash", *_typed("t012"), *("backspace",) * 4, "escape")),
             ("range typing", ("f", *_typed("sos>0.5 rs<0.3"), "escape")),
         ),
@@ -101,7 +103,10 @@ SCENARIOS: list[Scenario] = [
         (
             ("editor typing", _typed("SELECT count(*) FROM instance_results")),
             ("run query (ctrl+r)", ("ctrl+r",)),
+            # enter puts the query in the editor and its parameters (defaults) in the form
             ("library: pick + run", ("shift+tab", "down", "down", "enter", "ctrl+r")),
+            ("schema browser (ctrl+o)", ("ctrl+o", "down", "down", "enter", "ctrl+o")),
+            ("history (ctrl+f, esc)", ("ctrl+f", "escape")),
         ),
         module="haf_tui.tui.screens.sql",
         screen_class="SqlScreen",
@@ -112,7 +117,7 @@ SCENARIOS: list[Scenario] = [
         (
             ("panels 1-6", ("1", "2", "3", "4", "5", "6", "1")),
             ("panel [ ]", ("right_square_bracket",) * 3 + ("left_square_bracket",) * 3),
-            ("pooling / metric (p, d)", ("p", "p", "d", "d")),
+            ("pooling / metric (g, d)", ("g", "g", "d", "d")),
         ),
         module="haf_tui.tui.screens.metrics",
         screen_class="MetricsScreen",
@@ -248,6 +253,23 @@ async def _run_scenario(
     return timings
 
 
+def _in_fresh_home(
+    db_path: Path, scenario: Scenario, size: tuple[int, int]
+) -> dict[str, list[float]]:
+    """:func:`_run_scenario` with a HAF home of its own: what screens keep between sessions
+    (the SQL editor's text and history) starts empty, and the user's is left alone."""
+    previous = os.environ.get("HAF_HOME")
+    with tempfile.TemporaryDirectory(prefix="haf-bench-home-") as home:
+        os.environ["HAF_HOME"] = home
+        try:
+            return asyncio.run(_run_scenario(db_path, scenario, size))
+        finally:
+            if previous is None:
+                os.environ.pop("HAF_HOME", None)
+            else:
+                os.environ["HAF_HOME"] = previous
+
+
 def _available(module: str | None) -> bool:
     if module is None:
         return True
@@ -281,7 +303,7 @@ def measure_keypress_latency(
         collected: dict[str, list[float]] = {}
         try:
             for _ in range(rounds):
-                for action, values in asyncio.run(_run_scenario(path, scenario, size)).items():
+                for action, values in _in_fresh_home(path, scenario, size).items():
                     collected.setdefault(action, []).extend(values)
         except Exception as exc:  # a screen under construction must not stop the others
             skipped[scenario.screen] = f"failed: {type(exc).__name__}: {str(exc)[:200]}"

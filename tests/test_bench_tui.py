@@ -153,7 +153,7 @@ def test_every_screen_gets_figures(small_db: tuple[Path, list[str]]) -> None:
             assert shown["n"] == loaded["n"] == len(scenario.open_keys)
             assert shown["max_ms"] <= loaded["max_ms"]
     table = markdown(result)
-    assert "| **explorer** |" in table and "| explorer: step n/p |" in table
+    assert "| **explorer** |" in table and "| explorer: step ] / [ |" in table
     assert "later: skipped" in table
 
 

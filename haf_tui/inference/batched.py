@@ -23,12 +23,19 @@ from the same prompt evaluated alone (measured on Gemma 3 270M); with a stream p
 sequence the results equal the single-sequence path's bit for bit in our tests. Copying a
 prefix between streams copies the stream's buffers (a few milliseconds), then drops the cells
 past the prefix.
+
+Threads: every decode goes through a :class:`ThreadTuner`, which picks llama.cpp's thread
+count from the decode times it measures (see there): on a shared machine a decode on every
+core waits on whichever of its threads the OS has descheduled.
 """
 
 from __future__ import annotations
 
 import ctypes
+import math
 import time
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +68,7 @@ class BatchStats:
     decode_steps: int = 0
     busiest: int = 0
     requests: int = 0
+    decodes_by_threads: Counter[int] = field(default_factory=Counter)
 
     @property
     def prompt_tokens_saved(self) -> int:
@@ -116,6 +124,90 @@ def common_prefix_length(a: list[int], b: list[int]) -> int:
     return low
 
 
+def thread_ladder(most: int) -> tuple[int, ...]:
+    """The thread counts a tuner tries for a machine of ``most`` threads: ``most`` and its
+    halvings down to 1 (2 -> (2, 1); 16 -> (16, 8, 4, 2, 1))."""
+    counts = [max(most, 1)]
+    while counts[-1] > 1:
+        counts.append(counts[-1] // 2)
+    return tuple(counts)
+
+
+class ThreadTuner:
+    """Picks how many threads llama.cpp decodes with, from the decode times it measures.
+
+    ggml's CPU threads meet at a spinning barrier after every operation of the graph, so when
+    another process holds one of the cores, a decode on every core waits at each barrier for
+    the thread the OS descheduled. Measured on this project's 2-core VM with one busy process:
+    batch-16 decoding at 2 threads fell to 5-53 tokens/s where 1 thread kept 86-177; idle,
+    2 threads are the faster. The tuner decodes with its current count and, every so many
+    decodes, tries another once (round robin); it moves to the other when that took less time
+    per token than the current one's recent average (by :attr:`margin`). A probe that loses
+    doubles the wait before the next one (up to ``longest_wait`` decodes), so a count that
+    stays worse costs little; a move starts the waits again from ``probe_every``, and so does
+    a decode at the current count that took ``jump`` times its recent average (another
+    process just took a core), after a probe at once. Prompt
+    chunks and generation steps differ in cost per token, so each has a tuner of its own, kept
+    by the backend from one engine to the next.
+
+    The thread count changes no result: each output of ggml's CPU kernels is computed by one
+    thread (logits equal bit for bit at 1 and 2 threads, prompt and steps; tested).
+    """
+
+    def __init__(
+        self,
+        candidates: Sequence[int],
+        *,
+        probe_every: int = 2,
+        longest_wait: int = 64,
+        smoothing: float = 0.3,
+        margin: float = 0.05,
+        jump: float = 1.5,
+    ) -> None:
+        if not candidates or min(candidates) < 1:
+            raise ValueError("thread counts must be at least 1")
+        self.candidates = tuple(sorted(set(candidates), reverse=True))
+        self.current = self.candidates[0]
+        self.smoothing = smoothing
+        self.margin = margin
+        self.jump = jump
+        self.switches = 0
+        self.probes = 0
+        self._cost: dict[int, float] = {}  # seconds per token, recent average
+        self._first_wait = self._wait = self._countdown = probe_every
+        self._longest_wait = longest_wait
+        self._turn = 0
+
+    def choose(self) -> int:
+        """The thread count for the next decode: the current one, or now and then a probe."""
+        if len(self.candidates) == 1 or self._countdown > 0 or self.current not in self._cost:
+            return self.current
+        others = [n for n in self.candidates if n != self.current]
+        return others[self._turn % len(others)]
+
+    def record(self, threads: int, seconds: float, tokens: int) -> None:
+        """A decode of ``tokens`` tokens at ``threads`` threads took ``seconds``."""
+        if tokens <= 0 or threads not in self.candidates or len(self.candidates) == 1:
+            return
+        cost = seconds / tokens
+        if threads == self.current:
+            old = self._cost.get(threads)
+            self._cost[threads] = cost if old is None else old + self.smoothing * (cost - old)
+            self._countdown -= 1
+            if old is not None and cost > self.jump * old:  # the machine changed: look again
+                self._wait = self._countdown = 0
+            return
+        self.probes += 1
+        self._turn += 1
+        self._cost[threads] = cost
+        if cost < self._cost.get(self.current, math.inf) * (1 - self.margin):
+            self.current, self._wait = threads, self._first_wait
+            self.switches += 1
+        else:
+            self._wait = min(max(2 * self._wait, self._first_wait), self._longest_wait)
+        self._countdown = self._wait
+
+
 class BatchedLlamaEngine:
     """Serves generation requests ``n_parallel`` at a time on one llama.cpp context."""
 
@@ -153,6 +245,10 @@ class BatchedLlamaEngine:
         self._active: dict[int, _Sequence] = {}
         self._holding = False  # while admitting: a finished sequence's cells may be copied yet
         self._held: list[int] = []
+        # the backend's, so what one engine learnt holds for the next
+        self._prompt_threads = backend.thread_tuner("batched-prompt")
+        self._step_threads = backend.thread_tuner("batched-step")
+        self._threads = backend.n_threads
 
     def close(self) -> None:
         """Free the context and the batch (the model stays with its backend)."""
@@ -299,7 +395,11 @@ class BatchedLlamaEngine:
                 for index, (seq, position, _) in enumerate(chunk)
                 if position >= seq.first_output
             ]
-            self._decode([(seq.seq_id, position, token) for seq, position, token in chunk], outputs)
+            self._decode(
+                [(seq.seq_id, position, token) for seq, position, token in chunk],
+                outputs,
+                self._prompt_threads,
+            )
             for seq, _, token in chunk:
                 seq.kv_tokens.append(token)
             for index in outputs:
@@ -328,13 +428,16 @@ class BatchedLlamaEngine:
         self._decode(
             [(seq.seq_id, len(seq.kv_tokens), seq.pending) for seq in running],
             list(range(len(running))),
+            self._step_threads,
         )
         self.stats.decode_steps += 1
         for index, seq in enumerate(running):
             seq.kv_tokens.append(seq.pending)
             self._sample(seq, index, source)
 
-    def _decode(self, entries: list[tuple[int, int, int]], outputs: list[int]) -> None:
+    def _decode(
+        self, entries: list[tuple[int, int, int]], outputs: list[int], tuner: ThreadTuner
+    ) -> None:
         batch = self._batch
         wanted = set(outputs)
         for index, (seq_id, position, token) in enumerate(entries):
@@ -344,7 +447,14 @@ class BatchedLlamaEngine:
             batch.seq_id[index][0] = seq_id
             batch.logits[index] = index in wanted
         batch.n_tokens = len(entries)
+        threads = tuner.choose()
+        if threads != self._threads:
+            self._c.llama_set_n_threads(self._ctx, threads, threads)
+            self._threads = threads
+        started = time.perf_counter()
         status = self._c.llama_decode(self._ctx, batch)
+        tuner.record(threads, time.perf_counter() - started, len(entries))
+        self.stats.decodes_by_threads[threads] += 1
         if status != 0:
             detail = "no room left in the KV cache" if status == 1 else f"status {status}"
             raise InferenceError(f"llama.cpp batched decode failed: {detail}")

@@ -33,7 +33,7 @@ from haf_tui.inference.base import (
     TokenCallback,
     TokenTextAssembler,
 )
-from haf_tui.inference.batched import BatchedLlamaEngine
+from haf_tui.inference.batched import BatchedLlamaEngine, ThreadTuner, thread_ladder
 from haf_tui.inference.chat import RenderedPrompt, render_named, render_template
 from haf_tui.inference.gguf import GGUFInfo, read_gguf_info
 from haf_tui.prompts import ChatMessage
@@ -176,6 +176,9 @@ class LlamaCppBackend:
         self.offload_supported = bool(self._c.llama_supports_gpu_offload())
         self.n_gpu_layers = n_gpu_layers if self.offload_supported else 0
         threads = self.n_threads = n_threads or os.cpu_count() or 1
+        self.thread_candidates = thread_ladder(threads) if n_threads is None else (threads,)
+        """The thread counts decodes may use: all the machine's and their halvings, tried and
+        picked by measured speed (:class:`ThreadTuner`); only the count asked for, if any."""
         try:
             self.llm = open_llama(
                 self.info.path,
@@ -198,6 +201,10 @@ class LlamaCppBackend:
         self.logprob_reader = RawLogprobReader(self.n_vocab)
         self._piece_cache: dict[int, bytes] = {}
         self._engines: dict[int, BatchedLlamaEngine] = {}
+        self._thread_tuners: dict[str, ThreadTuner] = {}
+        self._prompt_threads = self.thread_tuner("single-prompt")
+        self._step_threads = self.thread_tuner("single-step")
+        self._threads = threads
         self.reuse_prefix = False
         """Reuse the KV cache of a shared prompt prefix (faster; off: every prompt is evaluated
         from scratch, so a generation does not depend on what ran before it)."""
@@ -211,6 +218,14 @@ class LlamaCppBackend:
     def vocab(self) -> Any:
         """The model's ``llama_vocab`` pointer."""
         return self._vocab
+
+    def thread_tuner(self, kind: str) -> ThreadTuner:
+        """The tuner of this model's decodes of one kind (a prompt or a step, single or
+        batched), made on first use."""
+        tuner = self._thread_tuners.get(kind)
+        if tuner is None:
+            tuner = self._thread_tuners[kind] = ThreadTuner(self.thread_candidates)
+        return tuner
 
     def concurrent(self, n_parallel: int) -> BatchedLlamaEngine:
         """A batched engine serving ``n_parallel`` sequences at once on this model (made once
@@ -332,8 +347,23 @@ class LlamaCppBackend:
             temp=settings.temperature,
             repeat_penalty=1.0,
         )
+        count = 0
         try:
-            for count, token_id in enumerate(stream, start=1):
+            while True:
+                # the first step evaluates the prompt, each later one the token before
+                tuner = self._step_threads if count else self._prompt_threads
+                threads = tuner.choose()
+                if threads != self._threads:
+                    self._c.llama_set_n_threads(self.llm.ctx, threads, threads)
+                    self._threads = threads
+                started = time.perf_counter()
+                token_id = next(stream, None)
+                if token_id is None:  # llama-cpp-python's stream ends only by itself
+                    return
+                tuner.record(
+                    threads, time.perf_counter() - started, 1 if count else len(prompt_tokens)
+                )
+                count += 1
                 if self._c.llama_vocab_is_eog(self._vocab, token_id):
                     return
                 yield token_id
