@@ -7,15 +7,11 @@ pinned (no second llama.cpp build), starts in seconds, and returns raw log-proba
 
 from __future__ import annotations
 
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from haf_tui.config import DecodingSettings
@@ -23,50 +19,12 @@ from haf_tui.inference.base import Generation, GenerationRequest, ListSource
 from haf_tui.inference.server import ServerError, parse_endpoint
 from haf_tui.inference.server_backend import ServerBackend
 from haf_tui.prompts import ChatMessage
+from tests.support.servers import start_server, stop
 
 pytestmark = pytest.mark.real_model
 MESSAGES = [
     ChatMessage("user", "Is the following TEXT toxic? TEXT: you are an idiot. Give reasons.")
 ]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def start_server() -> tuple[subprocess.Popen[bytes], str]:
-    """llama-cpp-python's server with the embedded GGUF on a free loopback port, answering."""
-    pytest.importorskip("uvicorn", reason="llama-cpp-python's [server] extra is not installed")
-    from haf_tui.defaults import embedded_model_path
-
-    port = _free_port()
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_model_path())]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"]
-    command += ["--logits_all", "true", "--n_threads", "1"]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/v1/models", timeout=1).status_code == 200:
-                return process, url
-        except httpx.HTTPError:
-            pass
-        if process.poll() is not None:
-            break
-        time.sleep(0.2)
-    process.kill()
-    pytest.fail("llama-cpp-python's server did not answer within 90 s")
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
 
 
 @pytest.fixture(scope="module")

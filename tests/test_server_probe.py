@@ -6,11 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-import socket
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -25,43 +21,14 @@ from haf_tui.inference.server import (
     logprobs_are_raw,
     server_kind,
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.support.servers import free_port, running_server
 
 
 @pytest.fixture(scope="module")
 def llama_server() -> Iterator[str]:
     """llama-cpp-python's server (its [server] extra) on 127.0.0.1 with the embedded model."""
-    pytest.importorskip("uvicorn", reason="llama-cpp-python's [server] extra is not installed")
-    from haf_tui.defaults import embedded_model_path
-
-    port = _free_port()
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_model_path())]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "512"]
-    command += ["--logits_all", "true", "--n_threads", "1"]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/v1/models", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None:
-                pytest.fail(f"the server exited with {process.returncode}")
-            time.sleep(0.2)
-        else:
-            pytest.fail("the server did not answer within 60 s")
+    with running_server(n_ctx=512) as (_, url):
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @pytest.mark.real_model
@@ -122,7 +89,7 @@ def test_a_server_with_processed_logprobs_is_refused_with_its_flag() -> None:
 
 def test_an_address_without_a_server_is_one_line() -> None:
     with httpx.Client(timeout=2) as client, pytest.raises(ServerError, match="no OpenAI"):
-        identify_server(client, f"http://127.0.0.1:{_free_port()}")
+        identify_server(client, f"http://127.0.0.1:{free_port()}")
 
 
 def test_kinds_and_the_raw_rule() -> None:

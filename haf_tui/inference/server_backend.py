@@ -145,9 +145,7 @@ class ServerBackend:
         on_token: TokenCallback | None = None,
     ) -> Generation:
         """One generation on the least busy endpoint."""
-        source = ListSource([GenerationRequest(messages, settings, tag=0, on_token=on_token)])
-        ServerPool(self).serve(source)
-        return source.results[0]
+        return self._one_request(GenerationRequest(messages, settings, tag=0, on_token=on_token))
 
     def score(
         self,
@@ -160,9 +158,18 @@ class ServerBackend:
     ) -> Generation:
         """The raw logprobs of ``forced`` after ``reply_prefix``, on the least busy endpoint
         (one token at a time, each forced by ``logit_bias``)."""
-        request = GenerationRequest(
-            messages, settings, tag=0, on_token=on_token, forced=forced, reply_prefix=reply_prefix
+        return self._one_request(
+            GenerationRequest(
+                messages,
+                settings,
+                tag=0,
+                on_token=on_token,
+                forced=forced,
+                reply_prefix=reply_prefix,
+            )
         )
+
+    def _one_request(self, request: GenerationRequest) -> Generation:
         source = ListSource([request])
         ServerPool(self).serve(source)
         return source.results[0]
@@ -293,7 +300,12 @@ class ServerPool:
                     work.append(retry.popleft())
                 if len(work) < room:
                     idle = not in_flight and not work
-                    taken = source.take(room - len(work), wait=idle)
+                    # the source hands out a group of forced replies whole when the endpoints
+                    # have room for it: after a dead endpoint has taken its share away, an
+                    # idle pool asks for as many as all of them took (one group may then go
+                    # over the live endpoints' own limits once, rather than never go)
+                    asked = max(room, self.n_parallel) if idle else room
+                    taken = source.take(asked - len(work), wait=idle)
                     work += [(request, 0) for request in taken]
                 if not work and not in_flight:
                     return
@@ -358,6 +370,8 @@ class ServerPool:
         assert request.forced is not None
         prompt = backend.render(request.messages)
         forced_ids = backend.forced_tokens(request.forced)
+        prefix_ids = backend.forced_tokens(request.reply_prefix) if request.reply_prefix else []
+        prompt_token_count = len(backend.tokenize_prompt(prompt)) + len(prefix_ids)
         head = prompt.text + request.reply_prefix
         settings = request.settings.model_copy(update={"temperature": 0.0})
         assembler = TokenTextAssembler()
@@ -386,8 +400,7 @@ class ServerPool:
         live.served += 1
         generation = Generation(
             prompt_text=head,
-            prompt_token_count=len(backend.tokenize_prompt(prompt))
-            + len(backend.forced_tokens(request.reply_prefix) if request.reply_prefix else []),
+            prompt_token_count=prompt_token_count,
             text=assembler.finish(),
             tokens=tokens,
             finish_reason="forced",
