@@ -49,6 +49,7 @@ from haf_tui.store import (
     Store,
     open_store,
 )
+from haf_tui.store.annotations import save_note
 from tests.support.judge_runs import store_judge_run
 from tests.support.rationale_runs import store_rationale_run
 
@@ -476,6 +477,8 @@ def test_every_query_file_has_a_header_and_runs(path: Path, store: Store) -> Non
         store_rationale_run(store)
     if query.name.startswith("judge_"):  # the judge suite: a run of it over A's explanations
         store_judge_run(store, A)
+    if query.name == "notes":  # the explorer's notes and bookmarks
+        save_note(store, A, "i1", "a slur, and a call for harm")
     columns, rows = reports.run_named(store, query.name, required)
     assert columns and len(set(columns)) == len(columns)
     assert rows, f"{query.name} returned no rows on the test store"
@@ -508,6 +511,7 @@ def test_the_builtin_queries_are_all_there_and_listed_in_the_readme() -> None:
         "judge_summary",
         "judge_vs_haf",
         "judge_low_mass",
+        "notes",
     }
     assert set(queries) == expected
     readme = (reports.QUERIES_DIR / "README.md").read_text(encoding="utf-8")

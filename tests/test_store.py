@@ -146,8 +146,8 @@ def test_locked_database_is_one_line_and_a_snapshot_still_reads(tmp_path: Path) 
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
-        with pytest.raises(StoreError, match="locked by another process"):
-            open_store(path)
+        with pytest.raises(StoreError, match=f"is locked by PID {holder.pid} "):
+            open_store(path, wait_seconds=0.2)
         with open_snapshot(path) as snapshot:
             assert snapshot.query("SELECT run_id, status FROM runs")[1] == [("r1", "running")]
     finally:

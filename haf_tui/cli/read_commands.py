@@ -16,6 +16,7 @@ from haf_tui.defaults import model_search_dirs
 from haf_tui.inference.base import InferenceError
 from haf_tui.inference.gguf import read_gguf_info
 from haf_tui.store.db import Store
+from haf_tui.store.readers import run_title
 
 FORMATS = ("table", "csv", "json", "markdown")
 TRANSPOSED_ROWS = 6
@@ -220,7 +221,7 @@ def runs_command(store: Store, console: Console) -> int:
         table.add_column(name, overflow="fold")
     for run in store.list_runs():
         table.add_row(
-            run["run_id"],
+            run_title(run["run_id"], run["label"], run["tags"] or (), stacked=True),
             run["status"],
             f"{run['created_at']:%Y-%m-%d %H:%M}",
             run["model_file"],

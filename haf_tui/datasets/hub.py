@@ -14,6 +14,7 @@ import fnmatch
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from haf_tui.datasets.model import DatasetError
 from haf_tui.defaults import env_flag
@@ -89,8 +90,10 @@ def fetch(
     cache_dir: str | Path | None = None,
     offline: bool | None = None,
     file_hint: str = "",
+    tqdm_class: Any = None,
 ) -> list[Path]:
-    """The local paths of a dataset's files, downloaded into the cache when online."""
+    """The local paths of a dataset's files, downloaded into the cache when online
+    (``tqdm_class``: huggingface-hub's progress bars, e.g. to report or cancel a download)."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import (
         GatedRepoError,
@@ -112,6 +115,7 @@ def fetch(
             cache_dir=cache,
             allow_patterns=list(source.patterns),
             local_files_only=local_only,
+            tqdm_class=tqdm_class,
         )
     except GatedRepoError as exc:
         raise DatasetError(

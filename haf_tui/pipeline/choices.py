@@ -3,11 +3,22 @@ faces: model files, the llama.cpp build's GPU support, model downloads."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from haf_tui.datasets import BUILTIN_SAMPLE_ID, DEFAULT_SEED, list_datasets, paper_datasets
+from haf_tui.datasets import (
+    BUILTIN_SAMPLE_ID,
+    DEFAULT_SAMPLE,
+    DEFAULT_SEED,
+    DatasetError,
+    list_datasets,
+    paper_dataset,
+    paper_datasets,
+)
 from haf_tui.datasets import preview_file as read_preview
+from haf_tui.datasets.hub import fetch, hub_cache_dir, hub_offline
 from haf_tui.inference.llama import gpu_offload_supported
 from haf_tui.inference.model_catalog import (
     ModelEntry,
@@ -17,13 +28,16 @@ from haf_tui.inference.model_catalog import (
 from haf_tui.store.db import Store
 
 __all__ = [
+    "DEFAULT_SAMPLE",
     "DEFAULT_SEED",
     "FileTable",
     "ModelEntry",
+    "PaperCache",
     "dataset_sources",
     "discover_models",
     "download_model",
     "gpu_offload_supported",
+    "paper_cache_state",
     "preview_file",
 ]
 
@@ -40,7 +54,8 @@ class FileTable:
 
 
 def dataset_sources(store: Store | None) -> list[tuple[str, str]]:
-    """(label, value) of the datasets stored in ``store``, then the paper's datasets."""
+    """(label, value) of the datasets stored in ``store``, the paper's datasets, then the
+    explanations of each finished run (``run:RUN_ID``, to judge them)."""
     sources: list[tuple[str, str]] = []
     if store is not None:
         for row in list_datasets(store):
@@ -49,6 +64,10 @@ def dataset_sources(store: Store | None) -> list[tuple[str, str]]:
                 sources.append((label, f"stored:{row.dataset_id}"))
     for paper in paper_datasets():
         sources.append((f"{paper.title} (paper, from the Hub cache)", f"paper:{paper.key}"))
+    for run in store.list_runs() if store is not None else []:
+        if run["status"] == "finished":
+            label = f"explanations of run {run['run_id']} · {run['model_file']} (run:…)"
+            sources.append((label, f"explanations:{run['run_id']}"))
     return sources
 
 
@@ -67,3 +86,64 @@ def preview_file(path: str, rows: int = 8) -> FileTable:
     if preview.notes:
         note += "; " + "; ".join(preview.notes)
     return FileTable(preview.columns, table, guessed, note)
+
+
+@dataclass(frozen=True)
+class PaperCache:
+    """Whether a paper dataset's files are in the local Hugging Face cache, and a line saying so
+    (when not: how to import it from a file, and whether it can be downloaded here)."""
+
+    key: str
+    cached: bool
+    can_download: bool
+    note: str
+
+
+def paper_cache_state(key: str) -> PaperCache:
+    """Look for a paper dataset in the local cache only (no network: it answers at once)."""
+    spec = paper_dataset(key)
+    try:
+        files = fetch(spec.title, spec.key, spec.hub, offline=True, file_hint=spec.file_hint)
+    except DatasetError:
+        offline = hub_offline()
+        where = "the Hub is offline (HF_HUB_OFFLINE)" if offline else "ctrl+g downloads it now"
+        note = (
+            f"{spec.title} is not cached ({hub_cache_dir()}): import it from a file with "
+            f"`haf datasets import {key} --file PATH`; {where}"
+        )
+        return PaperCache(key, False, not offline, note)
+    return PaperCache(key, True, False, f"{spec.title}: in the local cache ({len(files)} file(s))")
+
+
+class DownloadCancelledError(Exception):
+    """The user cancelled a download."""
+
+
+def download_paper(
+    key: str, progress: Callable[[int, int | None], None], cancelled: Callable[[], bool]
+) -> list[Path]:
+    """Download a paper dataset into the Hugging Face cache, reporting bytes to ``progress``;
+    raises :class:`DownloadCancelledError` at the next chunk once ``cancelled()``."""
+    from tqdm.auto import tqdm  # type: ignore[import-untyped]
+
+    class Reporter(tqdm):  # type: ignore[misc]
+        """huggingface-hub's progress bars, silenced, reported and cancellable."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self.reported_unit = kwargs.get("unit", "it")
+            kwargs["disable"] = True
+            super().__init__(*args, **kwargs)
+
+        def update(self, n: float | None = 1) -> bool | None:
+            if cancelled():
+                raise DownloadCancelledError("download cancelled")
+            self.n += n or 0
+            if self.reported_unit == "B":
+                progress(int(self.n), int(self.total) if self.total else None)
+            return None
+
+    spec = paper_dataset(key)
+    return fetch(
+        spec.title, spec.key, spec.hub, offline=False, file_hint=spec.file_hint,
+        tqdm_class=Reporter,
+    )  # fmt: skip

@@ -71,6 +71,8 @@ class DatasetChoice:
     id_column: str | None = None
     label_column: str | None = None
     files: tuple[str, ...] = ()
+    offline: bool | None = None
+    """A paper dataset from the local cache only (True), or as ``HF_HUB_OFFLINE`` says."""
 
 
 def choice_by_name(name: str, file: str | None, store: Store) -> DatasetChoice:
@@ -110,7 +112,10 @@ def resolve_dataset(choice: DatasetChoice, store: Store | None) -> Dataset:
         if choice.files:
             return load_paper_dataset(choice.name, files=list(choice.files))
         return load_paper_dataset(
-            choice.name, n=choice.sample_size or DEFAULT_SAMPLE, seed=choice.seed
+            choice.name,
+            n=choice.sample_size or DEFAULT_SAMPLE,
+            seed=choice.seed,
+            offline=choice.offline,
         )
     if choice.kind == "builtin":
         dataset = builtin_sample()

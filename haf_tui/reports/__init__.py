@@ -7,6 +7,9 @@
 - :mod:`haf_tui.reports.formats`: terminal, CSV, JSON and markdown output (:func:`export`).
 - :mod:`haf_tui.reports.judge`: the judge suite's reports (registered on import), its
   meta-evaluation tables and sensitivity matrix.
+- :mod:`haf_tui.reports.comparison`: the statistics of comparing runs (bootstrap intervals,
+  paired differences, Wilcoxon); :mod:`haf_tui.reports.compare_report` registers
+  ``compare-ci`` over them.
 
 Everything public is re-exported here, so ``from haf_tui import reports; reports.X`` works for
 each of them.
@@ -14,7 +17,7 @@ each of them.
 
 from __future__ import annotations
 
-from haf_tui.reports import formats, judge, queries, registry
+from haf_tui.reports import compare_report, formats, judge, queries, registry
 from haf_tui.reports.formats import (
     FORMATS,
     NULL_TEXT,
@@ -86,6 +89,7 @@ __all__ = [
     "Row",
     "Shaper",
     "coerce_param",
+    "compare_report",
     "compare_side_by_side",
     "export",
     "first_with_reasons",

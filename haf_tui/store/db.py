@@ -8,7 +8,10 @@ it at all meanwhile. So:
   a cursor in a read-only transaction (:meth:`Store.query_user`), never on the writer's;
 - another process (``haf query`` while ``haf run`` writes) reads a *snapshot*: the file and
   its write-ahead log copied to a temporary folder and opened read-only
-  (:func:`open_snapshot`), which DuckDB recovers to the last committed generation.
+  (:func:`open_snapshot`), which DuckDB recovers to the last committed generation;
+- readers let go soon (the workbench opens the file only while it reads), so an open for
+  writing retries a locked file for a few seconds (:func:`open_store`), and while it holds the
+  file it leaves a note next to it saying who it is and what it does, for the lock error.
 
 Every finished generation is one transaction, so a killed run loses at most the generation
 in flight, and :meth:`Store.generation_keys` tells a resumed run what is already there.
@@ -20,6 +23,7 @@ import contextlib
 import json
 import os
 import socket
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +34,7 @@ import duckdb
 from haf_tui.defaults import haf_home
 from haf_tui.store.connection import (
     StoreError,
+    StoreLockedError,
     StoreWriteError,
     check_reading_sql,
     connect,
@@ -39,7 +44,9 @@ from haf_tui.store.connection import (
     page_sql,
     pid_alive,
     sandboxed_cursor,
+    update_holder_purpose,
     user_sql_error,
+    write_holder_note,
 )
 from haf_tui.store.migrations import LATEST_VERSION, MIGRATIONS
 from haf_tui.store.records import (
@@ -77,6 +84,9 @@ class Store:
         """Run once after the connection closes (a snapshot removes its copy)."""
         self.snapshot = False
         """Whether this is a copy of a file another process may be writing."""
+        self.copied = False
+        """Whether this reads a temporary copy (a snapshot, an older file upgraded): it holds
+        no lock on the file."""
 
     # ------------------------------------------------------------ lifecycle
 
@@ -271,6 +281,9 @@ class Store:
         """Change a run's status, add running time, record an error or the chat format; a run
         set running records this process (PID and host) as its writer."""
         writer = (os.getpid(), socket.gethostname()) if status == "running" else (None, None)
+        if status is not None and not self.read_only:  # (the holder note says what it does)
+            doing = "writing" if status == "running" else status
+            update_holder_purpose(self.path, f"run {run_id}: {doing}")
         with self.transaction() as con:
             con.execute(
                 "UPDATE runs SET status = coalesce(?, status), "
@@ -304,13 +317,13 @@ class Store:
         return "interrupted" if status == "running" and run_id in self.orphaned_runs() else status
 
     def list_runs(self) -> list[dict[str, Any]]:
-        """Every run with its progress and mean SoS and RS, newest first (the one listing of
-        runs: the CLI's ``haf runs``, the workbench's runs list and its metrics screen)."""
+        """Every run with its progress, label, tags and mean SoS and RS, newest first (the one
+        listing of runs: the CLI's ``haf runs``, the workbench's runs list and metrics screen)."""
         cursor = self.reader().execute(
             "SELECT r.run_id, r.created_at, r.status, r.model_file, r.dataset_id, r.n_planned, "
             "(SELECT count(*) FROM instance_results i WHERE i.run_id = r.run_id) AS n_done, "
             "(SELECT count(*) FROM generations g WHERE g.run_id = r.run_id) AS n_generations, "
-            "r.similarity_model, r.seconds_running, "
+            "r.similarity_model, r.seconds_running, r.label, r.tags, "
             "(SELECT avg(value) FROM instance_metrics m WHERE m.run_id = r.run_id "
             "AND m.metric = 'sos') AS sos, "
             "(SELECT avg(value) FROM instance_metrics m WHERE m.run_id = r.run_id "
@@ -530,15 +543,24 @@ class Store:
         return export_result(self.connection, sql, parameters, target, fmt)
 
 
+WRITER_WAIT_SECONDS = 5.0
+"""How long an open for writing waits for the file's readers (a workbench between two reads)."""
+
+
 def open_store(
     path: str | Path | None = None,
     *,
     read_only: bool = False,
     allow_read: Sequence[Path] = (),
+    purpose: str = "writing",
+    wait_seconds: float = WRITER_WAIT_SECONDS,
 ) -> Store:
     """Open (and, for writing, migrate) the store. A read-only open never creates or changes
     the file: an older haf-tui file is read through an upgraded temporary copy. A DuckDB file
-    with other tables and no haf schema is refused. ``allow_read``: folders user SQL may read."""
+    with other tables and no haf schema is refused. ``allow_read``: folders user SQL may read.
+
+    An open for writing retries a locked file for ``wait_seconds`` (readers hold it briefly)
+    and leaves a note saying ``purpose`` next to the file while it holds it."""
     db_path = Path(path).expanduser() if path else default_db_path()
     if read_only and not db_path.is_file():
         raise StoreError(f"no database at {db_path}: run `haf run` first or pass --db")
@@ -546,7 +568,12 @@ def open_store(
         raise StoreError(f"{db_path} is a folder, not a database file")
     if not read_only:
         db_path.parent.mkdir(parents=True, exist_ok=True)
-    store = Store(connect(db_path, read_only, allow_read=allow_read), db_path, read_only)
+    if read_only:
+        store = Store(connect(db_path, True, allow_read=allow_read), db_path, True)
+    else:
+        connection = _connect_waiting(db_path, allow_read, wait_seconds)
+        remove_note = write_holder_note(db_path, purpose)
+        store = Store(connection, db_path, False, on_close=remove_note)
     try:
         foreign = store.foreign_tables()
         if foreign:
@@ -564,16 +591,32 @@ def open_store(
     return store
 
 
+def _connect_waiting(
+    db_path: Path, allow_read: Sequence[Path], wait_seconds: float
+) -> duckdb.DuckDBPyConnection:
+    """A connection for writing, retrying while another process holds the file."""
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            return connect(db_path, False, allow_read=allow_read)
+        except StoreLockedError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.1)
+
+
 def _upgraded_copy(db_path: Path, allow_read: Sequence[Path]) -> Store:
     """An older (or empty) haf-tui file, read through a migrated copy: reads never write."""
     copy, remove = copy_database(db_path)
     try:
         with Store(connect(copy, False), copy, False) as writer:
             writer.migrate()
-        return Store(connect(copy, True, allow_read=allow_read), db_path, True, on_close=remove)
+        store = Store(connect(copy, True, allow_read=allow_read), db_path, True, on_close=remove)
     except BaseException:
         remove()
         raise
+    store.copied = True
+    return store
 
 
 def open_snapshot(path: str | Path | None = None, *, allow_read: Sequence[Path] = ()) -> Store:
@@ -588,7 +631,7 @@ def open_snapshot(path: str | Path | None = None, *, allow_read: Sequence[Path] 
     except BaseException:
         remove()
         raise
-    store.snapshot = True
+    store.snapshot = store.copied = True
     previous = store._on_close
 
     def close_all() -> None:

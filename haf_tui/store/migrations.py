@@ -224,6 +224,23 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        7,
+        "what researchers keep: runs.label and runs.tags (rename, tag), instance_notes (a note "
+        "and a bookmark on an instance of a run)",
+        """
+        ALTER TABLE runs ADD COLUMN label VARCHAR;
+        ALTER TABLE runs ADD COLUMN tags VARCHAR[];
+        CREATE TABLE instance_notes (
+            run_id       VARCHAR NOT NULL,
+            instance_id  VARCHAR NOT NULL,
+            note         VARCHAR,
+            bookmarked   BOOLEAN NOT NULL DEFAULT false,
+            updated_at   TIMESTAMP NOT NULL DEFAULT current_timestamp,
+            PRIMARY KEY (run_id, instance_id)
+        );
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

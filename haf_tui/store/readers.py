@@ -64,6 +64,22 @@ class RunOverview:
     created_at: datetime
     sos: float | None
     rs: float | None
+    label: str | None = None
+    tags: tuple[str, ...] = ()
+
+    @property
+    def title(self) -> str:
+        """How the runs list names it (:func:`run_title`)."""
+        return run_title(self.run_id, self.label, self.tags)
+
+
+def run_title(run_id: str, label: str | None, tags: Sequence[str], *, stacked: bool = False) -> str:
+    """A run as the runs lists name it: ``label (id) #tag …``, or the id (and tags);
+    ``stacked``: the id, then the label and tags on a line of their own (``haf runs``)."""
+    marks = [f"#{tag}" for tag in tags]
+    if stacked:
+        return "\n".join([run_id, " ".join([label, *marks] if label else marks)]).strip()
+    return " ".join([f"{label} ({run_id})" if label else run_id, *marks])
 
 
 @dataclass(frozen=True)
@@ -92,6 +108,8 @@ def run_overviews(store: Store) -> list[RunOverview]:
             run["created_at"],
             run["sos"],
             run["rs"],
+            run.get("label"),
+            tuple(run.get("tags") or ()),
         )
         for run in store.list_runs()
     ]
@@ -346,3 +364,30 @@ def dataset_extras(
         loaded = json.loads(extra) if extra else {}
         found[str(instance_id)] = loaded if isinstance(loaded, dict) else {}
     return found
+
+
+_SCHEMA_COLUMNS_SQL = """
+SELECT c.table_name, t.table_type, c.column_name, c.data_type
+FROM information_schema.columns c
+JOIN information_schema.tables t USING (table_catalog, table_schema, table_name)
+WHERE c.table_catalog = current_database() AND c.table_schema = 'main'
+ORDER BY t.table_type, c.table_name, c.ordinal_position
+"""
+
+
+@dataclass(frozen=True)
+class SchemaColumn:
+    """One column of a table or view of the haf schema (``kind``: table or view)."""
+
+    table: str
+    kind: str
+    column: str
+    data_type: str
+
+
+def schema_columns(store: Store) -> list[SchemaColumn]:
+    """Every column of the haf schema's tables, then views, in table and column order."""
+    return [
+        SchemaColumn(str(table), "view" if kind == "VIEW" else "table", str(column), str(dtype))
+        for table, kind, column, dtype in store.query(_SCHEMA_COLUMNS_SQL)[1]
+    ]

@@ -61,7 +61,9 @@ def test_read_commands_never_write(tmp_path: Path, capsys: pytest.CaptureFixture
     duckdb.connect(str(empty)).close()
     older = tmp_path / "older.duckdb"
     with open_store(older) as store:  # an older schema: the newest migration undone
-        store.connection.execute("DROP TABLE rationales")
+        store.connection.execute("DROP TABLE instance_notes")
+        store.connection.execute("ALTER TABLE runs DROP COLUMN tags")
+        store.connection.execute("ALTER TABLE runs DROP COLUMN label")
         store.connection.execute(
             "DELETE FROM schema_migrations WHERE version = ?", [LATEST_VERSION]
         )

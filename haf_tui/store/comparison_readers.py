@@ -1,0 +1,174 @@
+"""Typed reads for comparing runs (the workbench's comparison view): the runs with their
+model, quantisation, dataset and size, the six HAF metrics of every finished instance of some
+runs, and one instance across runs (stance, reasons, per-reason SoS / RS / RN)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Final
+
+from haf_tui.store.db import Store
+from haf_tui.vocabulary import METRIC_LABELS
+
+HAF_METRICS: Final[tuple[str, ...]] = tuple(METRIC_LABELS)
+"""The six metrics compared, in the paper's order."""
+REASON_METRICS: Final = ("sos", "rs", "rn")
+"""The metrics a JUSTIFY reason has (RS on SUF tests, RN on NEC tests)."""
+
+_RUNS_SQL = """
+SELECT r.run_id, r.model_file, r.model_quant, r.dataset_id, r.n_planned,
+       (SELECT count(*) FROM instance_results i WHERE i.run_id = r.run_id) AS n_done,
+       r.created_at, r.status
+FROM runs r ORDER BY r.created_at DESC, r.run_id
+"""
+_VALUES_SQL = """
+SELECT f.run_id, f.instance_id, m.metric, m.value
+FROM instance_results f
+JOIN runs u ON u.run_id = f.run_id
+LEFT JOIN instances i ON i.dataset_id = u.dataset_id AND i.instance_id = f.instance_id
+LEFT JOIN instance_metrics m ON m.run_id = f.run_id AND m.instance_id = f.instance_id
+     AND list_contains($metrics::VARCHAR[], m.metric)
+WHERE list_contains($run_ids::VARCHAR[], f.run_id)
+ORDER BY f.run_id, i.position, f.instance_id
+"""
+_ANSWERS_SQL = """
+SELECT u.run_id, f.instance_id IS NOT NULL AS finished, coalesce(f.stance, g.decision) AS stance,
+       f.stopped, g.decision_confidence, i.text, i.label
+FROM runs u
+LEFT JOIN instance_results f ON f.run_id = u.run_id AND f.instance_id = $instance_id
+LEFT JOIN generations g ON g.run_id = u.run_id AND g.instance_id = $instance_id
+     AND g.stage = 'justify' AND g.sub_index = -1
+LEFT JOIN instances i ON i.dataset_id = u.dataset_id AND i.instance_id = $instance_id
+WHERE list_contains($run_ids::VARCHAR[], u.run_id)
+"""
+_INSTANCE_VALUES_SQL = """
+SELECT run_id, metric, value FROM instance_metrics
+WHERE list_contains($run_ids::VARCHAR[], run_id) AND instance_id = $instance_id
+  AND list_contains($metrics::VARCHAR[], metric)
+"""
+_REASONS_SQL = """
+SELECT run_id, reason_index, text FROM reasons
+WHERE list_contains($run_ids::VARCHAR[], run_id) AND instance_id = $instance_id
+  AND stage = 'justify' AND sub_index = -1
+ORDER BY run_id, reason_index
+"""
+_REASON_VALUES_SQL = """
+SELECT run_id, reason_index, metric, value FROM reason_metrics
+WHERE list_contains($run_ids::VARCHAR[], run_id) AND instance_id = $instance_id
+  AND stage = 'justify' AND sub_index = -1 AND list_contains($metrics::VARCHAR[], metric)
+"""
+
+
+@dataclass(frozen=True)
+class ComparedRun:
+    """A run as the comparison lists it (``status``: interrupted when its writer is gone)."""
+
+    run_id: str
+    model_file: str
+    model_quant: str | None
+    dataset_id: str
+    n_planned: int
+    n_done: int
+    created_at: datetime
+    status: str
+
+
+@dataclass(frozen=True)
+class ReasonValues:
+    """One JUSTIFY reason of an instance in a run, with its SoS, RS and RN (None: undefined)."""
+
+    index: int
+    text: str
+    values: dict[str, float | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunAnswer:
+    """What one run said about an instance: the stance, why it stopped (if it did), the
+    JUSTIFY decision confidence, the instance metrics and the reasons."""
+
+    run_id: str
+    finished: bool
+    stance: str | None
+    stopped: str | None
+    confidence: float | None
+    metrics: dict[str, float | None]
+    reasons: list[ReasonValues]
+
+
+@dataclass(frozen=True)
+class InstanceAcross:
+    """One instance across runs: its text and gold label (None: in no run's dataset) and
+    each run's answer, in the order the runs were asked for."""
+
+    instance_id: str
+    text: str | None
+    label: str | None
+    answers: list[RunAnswer]
+
+
+RunValues = dict[str, dict[str, dict[str, float | None]]]
+"""Run id → instance id (finished, dataset order) → metric → value (None: undefined)."""
+
+
+def compared_runs(store: Store) -> list[ComparedRun]:
+    """Every run, newest first."""
+    return [
+        ComparedRun(
+            str(run_id), str(model), None if quant is None else str(quant), str(dataset),
+            int(planned), int(done), created, store.shown_status(str(run_id), str(status)),
+        )
+        for run_id, model, quant, dataset, planned, done, created, status
+        in store.query(_RUNS_SQL)[1]
+    ]  # fmt: skip
+
+
+def run_metric_values(store: Store, run_ids: Sequence[str]) -> RunValues:
+    """The six HAF metrics of every finished instance of ``run_ids`` (see :data:`RunValues`;
+    a run with no finished instance maps to an empty dict)."""
+    params = {"run_ids": list(run_ids), "metrics": list(HAF_METRICS)}
+    found: RunValues = {run_id: {} for run_id in run_ids}
+    for run_id, instance_id, metric, value in store.query(_VALUES_SQL, params)[1]:
+        of_instance = found.setdefault(str(run_id), {}).setdefault(str(instance_id), {})
+        if metric is not None:
+            of_instance[str(metric)] = value
+    return found
+
+
+def instance_across(store: Store, run_ids: Sequence[str], instance_id: str) -> InstanceAcross:
+    """One instance in each of ``run_ids`` (a run that did not finish it: ``finished`` False,
+    no metrics, no reasons)."""
+    runs = list(run_ids)
+    params = {"run_ids": runs, "instance_id": instance_id}
+    metric_params = {**params, "metrics": list(HAF_METRICS)}
+    reason_params = {**params, "metrics": list(REASON_METRICS)}
+    answers = {str(row[0]): row for row in store.query(_ANSWERS_SQL, params)[1]}
+    metrics: dict[str, dict[str, float | None]] = {}
+    for run_id, metric, value in store.query(_INSTANCE_VALUES_SQL, metric_params)[1]:
+        metrics.setdefault(str(run_id), {})[str(metric)] = value
+    reasons: dict[str, dict[int, ReasonValues]] = {}
+    for run_id, index, text in store.query(_REASONS_SQL, params)[1]:
+        reasons.setdefault(str(run_id), {})[int(index)] = ReasonValues(int(index), str(text))
+    for run_id, index, metric, value in store.query(_REASON_VALUES_SQL, reason_params)[1]:
+        reason = reasons.get(str(run_id), {}).get(int(index))
+        if reason is not None:
+            reason.values[str(metric)] = value
+    text = label = None
+    shown: list[RunAnswer] = []
+    for run_id in runs:
+        row = answers.get(run_id)
+        if row is None:
+            continue
+        _, finished, stance, stopped, confidence, found_text, found_label = row
+        if text is None and found_text is not None:
+            text, label = str(found_text), None if found_label is None else str(found_label)
+        shown.append(
+            RunAnswer(
+                run_id, bool(finished), None if stance is None else str(stance),
+                None if stopped is None else str(stopped), confidence,
+                metrics.get(run_id, {}), list(reasons.get(run_id, {}).values()),
+            )
+        )  # fmt: skip
+    return InstanceAcross(instance_id, text, label, shown)
