@@ -33,6 +33,15 @@ def reference_fixtures() -> list[dict[str, Any]]:
     return [json.loads(p.read_text(encoding="utf-8")) for p in paths]
 
 
+@pytest.fixture(autouse=True)
+def _sql_state_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SQL screen keeps its buffer and history under the HAF home: each test gets its own
+    folder, so no test sees another's (or the user's) buffer in the editor."""
+    from haf_tui.tui import sql_history
+
+    monkeypatch.setattr(sql_history, "state_dir", lambda: tmp_path / "sql-state")
+
+
 @pytest.fixture(scope="session")
 def embedded_backend() -> Any:
     """The embedded SmolLM2 135M Instruct GGUF, loaded once by llama.cpp (CPU, small n_ctx)."""

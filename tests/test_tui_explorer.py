@@ -96,11 +96,11 @@ async def test_explorer_lists_instances_and_builds_the_tree(full_run_db: RunDb) 
         assert stance.children and str(stance.children[0].label).startswith("SUF r1 →")
         assert "RS1=" in str(stance.children[0].label)
         assert stance.children[0].data == NodeRef("individual", 0)
-        # n / p move between instances from anywhere
-        await pilot.press("n")
+        # ] / [ move between instances from anywhere
+        await pilot.press("right_square_bracket")
         await settle(pilot)
         first = screen.current
-        await pilot.press("p")
+        await pilot.press("left_square_bracket")
         await settle(pilot)
         assert screen.current != first or table.row_count == 1
 
@@ -132,7 +132,7 @@ async def test_token_view_follows_the_selected_node(full_run_db: RunDb) -> None:
             [run_id],
         )[0][0]
         assert view.cursor == first
-        await pilot.press("right_square_bracket", "right_square_bracket", "left_square_bracket")
+        await pilot.press("greater_than_sign", "greater_than_sign", "less_than_sign")
         assert view.cursor == first + 1
         text, logprob, top_texts = db_rows(
             db,
@@ -144,13 +144,13 @@ async def test_token_view_follows_the_selected_node(full_run_db: RunDb) -> None:
         assert f"NLL {-logprob:.3f}" in status and repr(text) in status
         assert all(repr(alt) in status for alt in top_texts)
         assert view.mode == "nll"
-        await pilot.press("c")
+        await pilot.press("l")
         assert str(view.mode) == "relevance"
-        await pilot.press("c")
+        await pilot.press("l")
         assert view.mode == "nll"
-        await pilot.press("r")
+        await pilot.press("v")
         assert view.show_prompt and view.body_text().plain == output[1]
-        await pilot.press("r")
+        await pilot.press("v")
         assert not view.show_prompt
         # an UPHOLD-STANCE node shows its own generation
         tree.move_cursor(child(tree.root, "UPHOLD-STANCE").children[0])
@@ -275,7 +275,7 @@ async def test_stance_filter_cycles_through_every_stance(synth_db: SynthDb) -> N
         assert shown(screen) == every and len(every) == INSTANCES
         assert f"{INSTANCES} of {INSTANCES} instances shown" in shown_line(screen)
         for stance in ("toxic", "maybe", "non-toxic", "unclear"):
-            await press(pilot, "s")
+            await press(pilot, "t")
             expected = ids(
                 db,
                 "SELECT r.instance_id FROM instance_results r JOIN instances i "
@@ -287,7 +287,7 @@ async def test_stance_filter_cycles_through_every_stance(synth_db: SynthDb) -> N
             assert f"{len(expected)} of {INSTANCES} instances shown" in shown_line(screen)
             assert f"stance {stance}" in shown_line(screen)
             assert screen.current == expected[0] and screen.current in screen.cache
-        await press(pilot, "s")
+        await press(pilot, "t")
         assert shown(screen) == every
 
 
@@ -397,10 +397,10 @@ async def test_keys_step_the_shown_instances_and_move_tokens_outside_text_boxes(
     db, (run_id, _) = synth_db
     async with create_app(db).run_test(size=(120, 40)) as pilot:
         screen = await open_run(pilot, run_id)
-        await pilot.press("s")  # toxic only: n / p step through those
+        await pilot.press("t")  # toxic only: ] / [ step through those
         await wait(pilot)
         rows = shown(screen)
-        await press(pilot, "n", "n", "p")
+        await press(pilot, "right_square_bracket", "right_square_bracket", "left_square_bracket")
         assert screen.current == rows[1] and screen.current in screen.cache
         view = screen.query_one("#ex-tokens", TokenView)
         assert view.tokens and view.cursor == 0

@@ -167,7 +167,7 @@ async def test_a_judge_run_opens_on_its_judgement_with_the_item(db: Path) -> Non
         assert "Is the following TEXT toxic?\nTEXT: text number 0" in plain
         assert "a) The TEXT is toxic.\nb) The TEXT is not toxic." in plain
         assert "EXPLANATION:\n1. It insults the reader directly.\n2. It mocks" in plain
-        await pilot.press("n")
+        await pilot.press("right_square_bracket")
         await settle(pilot)
         assert screen.current == "i1"
         assert "mass 0.25 low" in leaves(tree.root.children[0])["Overall"]

@@ -18,7 +18,7 @@ from haf_tui.reports.judge import meta_items, meta_tables
 from haf_tui.store import open_store
 from haf_tui.tui import create_app
 from haf_tui.tui.metrics_data import load_metrics_data
-from haf_tui.tui.screens.help import HELP_TEXT
+from haf_tui.tui.screens.help import help_markdown
 from haf_tui.tui.screens.metrics import MetricsScreen
 from haf_tui.tui.widgets import charts
 from haf_tui.tui.widgets.metric_panels import NO_JUDGE, PANELS, render_panel
@@ -160,7 +160,8 @@ def test_judge_panel_snapshot_120x40(snap_compare: Any, judge_db: Path) -> None:
 
 
 def test_help_defines_every_judge_number() -> None:
-    assert "| `8` | metrics | judge" in HELP_TEXT
+    help_text = help_markdown()
+    assert "Judge (`JUDGE.md`, metrics key `8`" in help_text
     for term in (
         "**label**",
         "**p(label)**",
@@ -174,4 +175,4 @@ def test_help_defines_every_judge_number() -> None:
         "**sensitivity cell**",
         "**ρ**",
     ):
-        assert term in HELP_TEXT, term
+        assert term in help_text, term

@@ -393,7 +393,7 @@ async def test_keys_switch_panels_options_and_runs(toy_db: Path) -> None:
         screen = await open_metrics(pilot)
         tabs = screen.query_one("#mx-tabs", TabbedContent)
         assert tabs.active == "table1" and "0.650" in shown(screen, "table1")
-        assert not screen.query_one("#mx-runs").display  # narrow: the run list waits for r
+        assert not screen.query_one("#mx-runs").display  # narrow: the run list waits for space
         for key, pane, expected in (
             ("2", "table2", "66.667"),
             ("3", "table4", "0.700"),
@@ -409,15 +409,15 @@ async def test_keys_switch_panels_options_and_runs(toy_db: Path) -> None:
         assert tabs.active == "table2"
         await pilot.press("left_square_bracket", "left_square_bracket")
         assert tabs.active == "judge"  # the last panel (8)
-        await pilot.press("p")  # Table 1 under the reference's pooling only
+        await pilot.press("g")  # Table 1 under the reference's pooling only
         await settle(pilot)
         assert "pooling pooled (reference)" in status(screen)
         assert "instance mean" not in shown(screen, "table1")
         await pilot.press("d")  # next histogram metric, and show it
         await settle(pilot)
         assert tabs.active == "distributions" and "[DiS]" in shown(screen, "distributions")
-        # r shows the run list; space unticks the highlighted (newest) run B
-        await pilot.press("r")
+        # space shows the run list; there space unticks the highlighted (newest) run B
+        await pilot.press("space")
         await settle(pilot)
         run_list = screen.query_one("#mx-run-list", SelectionList)
         assert screen.query_one("#mx-runs").display and run_list.has_focus
@@ -434,7 +434,7 @@ async def test_keys_switch_panels_options_and_runs(toy_db: Path) -> None:
         await pilot.press("a")  # none
         await settle(pilot)
         assert "no run chosen" in shown(screen, "table1")
-        await pilot.press("r")  # back to the panels; narrow: the list hides again
+        await pilot.press("escape")  # back to the panels; narrow: the list hides again
         await settle(pilot)
         assert not screen.query_one("#mx-runs").display
         await pilot.press("escape")
@@ -477,7 +477,7 @@ async def test_keys_never_wait_on_a_large_database(
         def no_database(*_: Any) -> Any:
             raise AssertionError("a handler read the database")
 
-        monkeypatch.setattr(app.reader, "store", no_database)  # (every read goes through it)
+        monkeypatch.setattr(app.reader, "reading", no_database)  # (every read goes through it)
         monkeypatch.setattr(app.reader, "query_user", no_database)
         actions = [f"panel('{pane}')" for pane in ("table2", "table4", "figure2", "stances")]
         actions += ["pooling", "next_metric", "step_panel(1)", "all_runs", "all_runs"]
@@ -488,7 +488,7 @@ async def test_keys_never_wait_on_a_large_database(
             await pilot.pause()
         await settle(pilot)
         rows = [line for line in shown(screen, "table1").splitlines() if "│ big-run-" in line]
-        assert len(rows) == 4  # one rule (p was pressed): a row per run
+        assert len(rows) == 4  # one rule (g was pressed): a row per run
         for row in rows:  # 5000 instances, 3 SoS terms for each of the 3750 with reasons
             assert "│      5000 │ pooled (reference) │" in row and "│ 11250 │" in row
         assert not [w for w in app.workers if w.state.name == "ERROR"]

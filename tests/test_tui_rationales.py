@@ -144,7 +144,7 @@ async def test_the_answer_node_shows_its_tokens_and_the_view_comes_back(db: Path
         await settle(pilot)
         assert view_of(screen).display and not tokens.display
         # the next instance opens on its rationales too (read once, then cached)
-        await pilot.press("n")
+        await pilot.press("right_square_bracket")
         await settle(pilot)
         assert screen.current == "h1" and "h1" in screen.rationales
         shown = view_of(screen).plain()

@@ -9,13 +9,16 @@ from typing import Any
 import duckdb
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import DataTable, OptionList, Static, TextArea
+from textual.widgets import Input, OptionList, Static, TextArea
 
 from haf_tui import reports
 from haf_tui.store import open_store
 from haf_tui.tui import create_app
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.screens.sql import PAGE_SIZE, SqlScreen, cell_text, sql_params
+from haf_tui.tui.screens.sql_dialogs import ExportScreen
+from haf_tui.tui.widgets.result_table import ResultTable
+from haf_tui.tui.widgets.sql_params import ParamsForm
 from tests.support import settle
 
 FullRun = tuple[Path, str, list[str]]
@@ -37,13 +40,12 @@ async def run_sql(pilot: Pilot[Any], screen: SqlScreen, sql: str, key: str = "ct
 
 
 def table_rows(screen: SqlScreen) -> list[list[str]]:
-    table = screen.query_one("#sql-results", DataTable)
-    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+    table = screen.query_one("#sql-results", ResultTable)
+    return [table.get_row_at(i) for i in range(table.row_count)]
 
 
 def table_columns(screen: SqlScreen) -> list[str]:
-    table = screen.query_one("#sql-results", DataTable)
-    return [str(c.label) for c in table.columns.values()]
+    return screen.query_one("#sql-results", ResultTable).columns
 
 
 def line(screen: SqlScreen, widget_id: str) -> str:
@@ -93,11 +95,14 @@ async def test_library_query_runs_with_its_defaults(full_run_db: FullRun) -> Non
         assert library.option_count == len(names)
         library.focus()
         library.highlighted = names.index("stance_distribution")
-        await pilot.press("enter")
-        await pilot.pause()
+        await pilot.press("enter")  # its SQL in the editor, its parameters in the form
+        await settle(pilot)
         editor = screen.query_one("#sql-editor", TextArea)
-        assert editor.has_focus and "$run_ids" in editor.text
+        form = screen.query_one(ParamsForm)
+        assert "$run_ids" in editor.text and form.shown
+        assert form.query_one("#param-run_ids", Input).has_focus  # the default: every run
         assert "stance_distribution" in line(screen, "#sql-hint")
+        assert "ctrl+r runs it with the parameters below" in line(screen, "#sql-hint")
         await pilot.press("ctrl+r")
         await settle(pilot)
         with open_store(db, read_only=True) as store:
@@ -106,15 +111,15 @@ async def test_library_query_runs_with_its_defaults(full_run_db: FullRun) -> Non
         assert table_rows(screen) == [[cell_text(v) for v in row] for row in rows]
         assert table_rows(screen)[0][0] == run_id
 
-        # A required parameter left in the SQL: one line, nothing runs.
+        # A required parameter left empty in the form: one line, nothing runs.
         library.highlighted = names.index("instance_detail")
         library.focus()
         await pilot.press("enter")
-        await pilot.pause()
-        assert "needs $run_id, $instance_id" in line(screen, "#sql-hint")
-        await pilot.press("ctrl+r")
         await settle(pilot)
-        assert "$run_id, $instance_id has no value" in line(screen, "#sql-error")
+        assert [f.name for f in form.fields] == ["run_id", "instance_id"]
+        await pilot.press("enter")
+        await settle(pilot)
+        assert line(screen, "#sql-error") == "parameter $run_id needs a value"
         assert table_columns(screen) == columns  # the previous result stays
 
 
@@ -167,17 +172,20 @@ async def test_paging_and_export(
         await settle(pilot)
         assert table_rows(screen)[0] == ["500"]
 
-        await pilot.press("ctrl+e")
+        await pilot.press("ctrl+e")  # asks for the path: enter takes the default
+        await settle(pilot)
+        assert isinstance(app.screen, ExportScreen)
+        await pilot.press("enter")
         await settle(pilot)
         written = sorted((tmp_path / "exports").glob("query-*.csv"))
         assert len(written) == 1
-        assert line(screen, "#sql-status") == f"wrote exports/{written[0].name}"
+        assert line(screen, "#sql-status") == f"wrote 1234 rows to {written[0].resolve()}"
         with written[0].open(newline="") as handle:
             exported = list(csv.reader(handle))
         assert exported[0] == ["i"] and len(exported) - 1 == 1234
         assert [int(r[0]) for r in exported[1:]] == list(range(1234))
 
-        await pilot.press("ctrl+t")
+        await pilot.press("ctrl+t", "enter")
         await settle(pilot)
         parquet = sorted((tmp_path / "exports").glob("query-*.parquet"))
         assert len(parquet) == 1

@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, Static, TextArea
+from textual.widgets import Input, Static, TextArea
 
 from benchmarks.benchdata import build_bench_db
 from haf_tui.store import Store, StoreError, open_snapshot, open_store
@@ -26,6 +26,7 @@ from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.screens.monitor import MonitorScreen
 from haf_tui.tui.screens.sql import SqlScreen
 from haf_tui.tui.screens.wizard import WizardScreen
+from haf_tui.tui.widgets.result_table import ResultTable
 from tests.support import settle
 
 Checksums = dict[str, Any]
@@ -107,7 +108,7 @@ async def refuse_all(pilot: Pilot[Any], screen: SqlScreen, statements: list[str]
     """Run each statement in the SQL screen: each is refused in the error line (one line),
     and no result ever shows."""
     editor = screen.query_one("#sql-editor", TextArea)
-    table = screen.query_one("#sql-results", DataTable)
+    table = screen.query_one("#sql-results", ResultTable)
     for sql in statements:
         screen.show_error("")
         editor.load_text(sql)
@@ -183,7 +184,7 @@ async def test_sql_screen_refuses_writes_while_the_app_holds_the_writer(
         await pilot.press("ctrl+r")
         await settle(pilot)
         assert not error_line(screen)
-        table = screen.query_one("#sql-results", DataTable)
+        table = screen.query_one("#sql-results", ResultTable)
         assert [str(c) for c in table.get_row_at(0)] == ["1"]
     assert leaked(outside) == []
     assert not list(tmp_path.glob("exports/*"))
@@ -240,12 +241,12 @@ async def test_after_a_run_started_in_the_app_the_sql_screen_cannot_write(
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, SqlScreen)
-        assert not app.reader.store().read_only  # the app still holds the writer
+        assert not app.reader.writable().read_only  # the writer again, as while a run writes
         await pilot.press(*"DELETE FROM runs")
         await pilot.press("ctrl+r")
         await settle(pilot)
         assert error_line(screen).startswith("refused: DELETE statements are not allowed")
-        assert screen.query_one("#sql-results", DataTable).row_count == 0  # no "Count 2"
+        assert screen.query_one("#sql-results", ResultTable).row_count == 0  # no "Count 2"
         await refuse_all(pilot, screen, refused_statements(outside))
     assert leaked(outside) == []
     assert not list(tmp_path.glob("exports/*"))

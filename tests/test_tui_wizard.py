@@ -28,6 +28,12 @@ from tests.conftest import LISTY_MAX_NEW, write_listy_dataset
 from tests.support import settle, static_text
 
 
+@pytest.fixture(autouse=True)
+def _private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wizard keeps its last answers under the HAF home: this test's own."""
+    monkeypatch.setenv("HAF_HOME", str(tmp_path / "home"))
+
+
 async def set_input(pilot: Any, selector: str, value: str) -> None:
     """Type ``value`` into an input (replacing what it holds)."""
     widget = pilot.app.screen.query_one(selector, Input)
@@ -77,8 +83,8 @@ async def test_a_full_guided_run_from_the_wizard_to_the_token_view(
         await pilot.press("ctrl+n")
         await settle(pilot)  # the probe: dataset read, model loaded, 16 tokens timed
         review = wizard.review_note
-        assert "1 instance of listy" in review and "probe on" in review, review
-        assert "1 sequence(s) at once as the run will decode" in review, review
+        assert "1 instance of listy" in review and "a calibration decode of" in review, review
+        assert "(1 at once)" in review, review
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert isinstance(app.screen, MonitorScreen)
@@ -153,7 +159,7 @@ async def test_each_step_refuses_bad_input_in_place(tmp_path: Path) -> None:
         suites.deselect("rationales")
         await pilot.press("ctrl+b")
         assert str(wizard.query_one("#wz-body").current) == "dataset"
-        await pilot.press("escape")
+        await pilot.press("escape", "y")  # (edited: it asks first)
         assert isinstance(app.screen, HomeScreen)
     assert not (tmp_path / "haf.duckdb").exists(), "a refused wizard stores nothing"
 
@@ -227,7 +233,7 @@ async def test_cancel_leaves_a_resumable_run_and_r_resumes_it(
         live = app.session.runs[0]
         await wait_for(pilot, lambda: live.generations_done.get("justify", 0) >= 1)
         await wait_for(pilot, lambda: bool(live.output))  # the second answer is streaming
-        await pilot.press("c")
+        await pilot.press("C", "y")  # (cancelling asks first)
         await settle(pilot)
         assert live.status == "interrupted" and live.run_id is not None
         assert "resumable" in "\n".join(live.log)
@@ -342,3 +348,43 @@ def test_monitor_snapshot_in_watch_mode(snap_compare: Any, tmp_path: Path) -> No
 
     with run_going_elsewhere(db):
         assert snap_compare(create_app(db), terminal_size=(80, 24), run_before=open_monitor)
+
+
+async def test_a_model_download_shows_progress_and_the_file_is_picked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    import haf_tui.tui.widgets.model_picker as picker_module
+    from haf_tui.defaults import embedded_model_path
+
+    monkeypatch.delenv("HAF_MODELS_PATH", raising=False)
+    monkeypatch.chdir(tmp_path)
+    seen: list[tuple[int, int | None]] = []
+
+    def fake_download(repo: str, name: str, target: Path, progress: Any) -> Path:
+        target.mkdir(parents=True, exist_ok=True)
+        progress(3 * 2**20, 6 * 2**20)
+        seen.append((3 * 2**20, 6 * 2**20))
+        os.link(embedded_model_path(), target / name)
+        return target / name
+
+    monkeypatch.setattr(picker_module, "download_model", fake_download)
+    app = create_app(tmp_path / "haf.duckdb")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        wizard = app.screen
+        assert isinstance(wizard, WizardScreen)
+        await set_input(pilot, "#dl-repo", "owner/repo")
+        await set_input(pilot, "#dl-file", "fetched.gguf")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert seen and "downloaded" in static_text(wizard, "#download-note")
+        picked = [entry.path.name for entry in wizard.query_one(ModelPicker).selected()]
+        assert "fetched.gguf" in picked, picked
+        await pilot.press("escape", "y")
+        await settle(pilot)
+    assert (tmp_path / "home" / "models" / "fetched.gguf").exists()
+    assert not (tmp_path / "haf.duckdb").exists()

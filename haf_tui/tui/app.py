@@ -24,7 +24,7 @@ from textual.worker import Worker, WorkerState
 
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.runs import RunRequest, execute_run, start_or_resume
-from haf_tui.store import StoreError
+from haf_tui.store import Store, StoreError
 from haf_tui.tui.live import EventBatcher, LiveSession, RunJob
 from haf_tui.tui.messages import RunUpdate, WorkFailed
 from haf_tui.tui.screens.help import HelpScreen
@@ -141,8 +141,9 @@ class HafApp(App[None]):
             self.pop_screen()
 
     def action_help(self) -> None:
-        """Keys and what the screens do."""
-        self.push_screen(HelpScreen())
+        """Keys (the current screen's first) and what the numbers mean."""
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
 
     def action_new_run(self) -> None:
         """The guided new-run wizard."""
@@ -213,12 +214,19 @@ class HafApp(App[None]):
     def execute_session(self, session: LiveSession) -> None:
         """Load, create (or resume) and run each job; posts :class:`RunUpdate` messages only."""
         try:
-            store = self.reader.writable()
+            store = self.reader.writable("run: starting")
         except StoreError as exc:
             for index in range(len(session.jobs)):
                 self.post_message(RunUpdate(index, status="failed", log=str(exc)))
             self.post_message(WorkFailed(str(exc)))
             return
+        try:  # (the file is held for writing only while the runs write)
+            self._run_jobs(store, session)
+        finally:
+            self.reader.release_writer()
+
+    def _run_jobs(self, store: Store, session: LiveSession) -> None:
+        """Each job in turn, on the app's writer."""
         for index, job in enumerate(session.jobs):
             if session.control.stop.is_set():
                 self.post_message(RunUpdate(index, status="interrupted", log="not started"))
@@ -283,7 +291,33 @@ class HafApp(App[None]):
             self.post_message(WorkFailed(str(error).splitlines()[0] or type(error).__name__))
 
     async def action_quit(self) -> None:
-        """Quit; a run still going is cancelled first and left resumable."""
+        """Quit; while a run started here is going, ask first (quitting cancels it and leaves
+        it resumable)."""
+        for screen in self.screen_stack:  # (a screen that keeps its edits keeps them now)
+            keep = getattr(screen, "keep_on_quit", None)
+            if callable(keep):
+                keep()
+        session = self.session
+        if session is None or not session.active or self._session_worker is None:
+            self.exit()
+            return
+        from haf_tui.tui.screens.confirm import ConfirmScreen
+
+        if isinstance(self.screen, ConfirmScreen):
+            return
+        question = (
+            "Quitting stops the run going now; it stays resumable: R on the runs list (or "
+            "haf run --resume RUN_ID) resumes it later."
+        )
+        self.push_screen(
+            ConfirmScreen("Quit while a run is going?", question, yes="quit", no="keep running"),
+            self._quit_answered,
+        )
+
+    async def _quit_answered(self, quit_now: bool | None) -> None:
+        """Cancel the run (it stays resumable), wait for its worker, then exit."""
+        if not quit_now:
+            return
         session, worker = self.session, self._session_worker
         if session is not None and session.active and worker is not None:
             session.control.cancel()

@@ -108,6 +108,7 @@ class InstanceFilter:
     stance: str = "all"
     unclear_only: bool = False
     contradictions_only: bool = False
+    bookmarked_only: bool = False
     ranges: tuple[Range, ...] = field(default_factory=tuple)
     sort_key: str = "position"
     reverse: bool = False
@@ -120,6 +121,8 @@ class InstanceFilter:
         if self.unclear_only and not row.get("n_unclear"):
             return False
         if self.contradictions_only and not row.get("n_contradictions"):
+            return False
+        if self.bookmarked_only and not row.get("bookmarked"):
             return False
         needle = self.text.strip().lower()
         if needle and needle not in row.get("_haystack", ""):
@@ -140,7 +143,8 @@ class InstanceFilter:
 
     def changed(self, change: str) -> InstanceFilter:
         """The filter after one key: ``sort`` (next metric), ``reverse``, ``stance`` (next
-        stance), ``unclear`` / ``contradictions`` (on/off), ``clear`` (all off, order kept)."""
+        stance), ``unclear`` / ``contradictions`` / ``bookmarked`` (on/off), ``clear`` (all
+        off, order kept)."""
         if change == "sort":
             index = (SORT_KEYS.index(self.sort_key) + 1) % len(SORT_KEYS)
             return replace(self, sort_key=SORT_KEYS[index])
@@ -153,6 +157,8 @@ class InstanceFilter:
             return replace(self, unclear_only=not self.unclear_only)
         if change == "contradictions":
             return replace(self, contradictions_only=not self.contradictions_only)
+        if change == "bookmarked":
+            return replace(self, bookmarked_only=not self.bookmarked_only)
         if change == "clear":
             return InstanceFilter(sort_key=self.sort_key, reverse=self.reverse)
         raise ValueError(f"unknown filter change {change!r}")
@@ -168,6 +174,7 @@ class InstanceFilter:
         parts = [] if self.stance == "all" else [f"stance {self.stance}"]
         parts += ["UNCLEAR"] if self.unclear_only else []
         parts += ["contradictions"] if self.contradictions_only else []
+        parts += ["★ bookmarked"] if self.bookmarked_only else []
         parts += [str(r) for r in self.ranges]
         parts += [f"“{self.text.strip()}”"] if self.text.strip() else []
         return " · ".join([*parts, f"sort {self.sort_label()}"])

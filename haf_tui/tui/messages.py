@@ -44,3 +44,11 @@ class DownloadProgress(Message):
 
     done: int
     total: int | None
+
+
+@dataclass
+class FullValueRequested(Message):
+    """A widget asks its screen to show a value in full (a row or cell shown cut with "…")."""
+
+    title: str
+    value: str

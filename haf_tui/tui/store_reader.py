@@ -1,11 +1,27 @@
-"""How the TUI reads the store: one read-only connection (or a snapshot when another process
-is writing), shared by the screens; every read runs in a thread worker."""
+"""How the TUI reads the store: short-lived connections, so the CLI can use the same file.
+
+Why short-lived: DuckDB lets one process write a file and then no other process may open it
+at all, and a read-only connection keeps any process from writing it. A workbench that kept
+its connection open for the whole session locked ``haf run`` and ``haf datasets import`` out
+while it sat idle. So the app holds the file only while it reads: :meth:`StoreReader.reading`
+opens a read-only connection on demand, shares it between the threads that read at the same
+time, and closes it about a second after the last one is done (keys pressed in quick
+succession reuse it; an idle app holds no lock). A writer started meanwhile waits a few
+seconds for that to happen (:func:`haf_tui.store.open_store`). The alternative, one writer
+process the CLI hands its work to, would need a server and would still leave ``duckdb`` or any
+other tool locked out. While another process writes, reads go to a snapshot (a copy of the
+file) kept until :meth:`StoreReader.refresh`. A run started in the app holds the file for
+writing only while it runs (:meth:`StoreReader.writable`, :meth:`StoreReader.release_writer`),
+and the app's reads go through that connection meanwhile.
+"""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from haf_tui.store import (
     Store,
@@ -15,66 +31,236 @@ from haf_tui.store import (
     open_snapshot,
     open_store,
 )
+from haf_tui.store.connection import holder_note_path
+
+IDLE_SECONDS = 1.0
+"""How long a read connection stays open after its last reader (quick keys reuse it)."""
+
+Kind = Literal["read", "snapshot", "copy", "write"]
+"""What reads go to: the file (read-only), a snapshot (another process writes), a copy (an
+older file upgraded to read it), the app's writer."""
+FileState = tuple[tuple[int, int] | None, ...]
 
 
 class StoreReader:
     """Read access to the database for the app; thread-safe (one cursor per call)."""
 
-    def __init__(self, db_path: str | Path | None = None):
+    def __init__(self, db_path: str | Path | None = None, *, idle_seconds: float = IDLE_SECONDS):
         self.path = Path(db_path).expanduser() if db_path else default_db_path()
+        self.idle_seconds = idle_seconds
+        self._state = threading.Condition()
         self._store: Store | None = None
-        self._lock = threading.Lock()
-        self.snapshot = False
+        self._kind: Kind | None = None
+        self._users = 0
+        self._writers = 0  # (uses of the writer: a run here, a note being saved)
+        self._opening = False  # (a connection is being opened, outside the lock)
+        self._switching = False  # (a writer waits for the readers to finish)
+        self._stale = False  # (a snapshot to drop when its last reader is done)
+        self._idle: threading.Timer | None = None
+        self._idle_round = 0  # (which idle timer is the current one)
+        self._copied_state: FileState = ()  # (the file when a snapshot or copy was taken)
+        self._held = threading.local()  # (how many reads this thread has open: nested reads)
 
-    def store(self) -> Store:
-        """The open store (opened read-only on first use; a snapshot if the file is locked)."""
-        with self._lock:
-            if self._store is None:
-                try:
-                    self._store = open_store(self.path, read_only=True)
-                except StoreLockedError:
-                    self._store = open_snapshot(self.path)
-                    self.snapshot = True
-            return self._store
+    @property
+    def snapshot(self) -> bool:
+        """Whether reads go to a snapshot (another process writes the file)."""
+        return self._kind == "snapshot"
 
-    def writable(self) -> Store:
-        """The store opened for writing (a run started in the app); reads go on through
-        cursors of the same connection. StoreError when another process holds the file."""
-        with self._lock:
-            if self._store is not None and not self._store.read_only:  # (a snapshot is read-only)
-                return self._store
+    @property
+    def holds_file(self) -> bool:
+        """Whether this app has the database file open now (a snapshot is a copy)."""
+        return self._kind in {"read", "write"}
+
+    @property
+    def reads_copy(self) -> bool:
+        """Whether reads go to a copy of the file (a snapshot, or an older file upgraded)."""
+        return self._kind in {"snapshot", "copy"}
+
+    @contextmanager
+    def reading(self, *, linger: bool = True) -> Iterator[Store]:
+        """The store to read, open while the block runs: the read-only connection (opened on
+        demand), the app's writer while a run here writes, or a snapshot while another process
+        writes. ``linger=False`` closes it at once when no one else reads (a periodic poll)."""
+        store = self._acquire()
+        try:
+            yield store
+        finally:
+            self._release(linger)
+
+    @contextmanager
+    def reading_if_exists(self) -> Iterator[Store | None]:
+        """As :meth:`reading`; None when there is no database file yet."""
+        if not self.path.exists():
+            yield None
+            return
+        with self.reading() as store:
+            yield store
+
+    def _acquire(self) -> Store:
+        depth = getattr(self._held, "depth", 0)
+        with self._state:
+            while self._opening or (self._switching and not depth):
+                self._state.wait()
+            self._cancel_idle()
             if self._store is not None:
-                self._store.close()
-                self._store = None
+                self._users += 1
+                self._held.depth = depth + 1
+                return self._store
+            self._opening = True
+        try:
+            state = self._file_state()
+            kind: Kind = "read"
             try:
-                self._store = open_store(self.path)
+                store = open_store(self.path, read_only=True)
+                kind = "copy" if store.copied else "read"
             except StoreLockedError:
+                store, kind = open_snapshot(self.path), "snapshot"
+        except BaseException:
+            with self._state:
+                self._opening = False
+                self._state.notify_all()
+            raise
+        with self._state:
+            self._opening = False
+            self._store, self._kind = store, kind  # (a close() meanwhile left it stale)
+            self._copied_state = state
+            self._users += 1
+            self._held.depth = depth + 1
+            self._state.notify_all()
+        return store
+
+    def _release(self, linger: bool) -> None:
+        self._held.depth = getattr(self._held, "depth", 1) - 1
+        with self._state:
+            self._users -= 1
+            if self._users == 0:
+                if self._stale or (self._kind == "read" and not linger):
+                    self._close_store()
+                elif self._kind == "read":
+                    self._start_idle()
+            self._state.notify_all()
+
+    def _start_idle(self) -> None:
+        self._idle_round += 1
+        timer = threading.Timer(self.idle_seconds, self._close_idle, args=(self._idle_round,))
+        timer.daemon = True
+        self._idle = timer
+        timer.start()
+
+    def _close_idle(self, idle_round: int) -> None:
+        with self._state:
+            current = self._idle is not None and idle_round == self._idle_round
+            if current and self._users == 0 and self._kind == "read":
+                self._close_store()
+
+    def _cancel_idle(self) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+
+    def _close_store(self) -> None:
+        """Close what is open (the lock is held by the caller, and no one reads)."""
+        self._cancel_idle()
+        if self._store is not None:
+            self._store.close()
+        self._store, self._kind, self._stale, self._writers = None, None, False, 0
+
+    def _take_over(self) -> None:
+        """Wait (lock held) until no one reads or opens, keeping new readers out."""
+        self._switching = True
+        try:
+            while self._opening or self._users:
+                self._state.wait()
+        finally:
+            self._switching = False
+
+    @contextmanager
+    def writing(self, purpose: str = "writing") -> Iterator[Store]:
+        """The store opened for writing while the block runs (a note saved), then released."""
+        store = self.writable(purpose)
+        try:
+            yield store
+        finally:
+            self.release_writer()
+
+    def writable(self, purpose: str = "run: writing") -> Store:
+        """The store opened for writing (a run started in the app), until as many
+        :meth:`release_writer` calls; reads go on through cursors of the same connection.
+        StoreError (naming the holder) when another process keeps the file."""
+        with self._state:
+            if self._store is not None and self._kind == "write":
+                self._writers += 1
+                return self._store
+            self._take_over()
+            self._close_store()
+            self._opening = True
+        try:
+            store = open_store(self.path, purpose=purpose)
+        except BaseException as exc:
+            with self._state:
+                self._opening = False
+                self._state.notify_all()
+            if isinstance(exc, StoreLockedError):
                 raise StoreError(
-                    f"another process is writing to {self.path.name}: wait for it to "
-                    "finish, or start the app with another --db"
+                    f"{self.path.name} is in use by {exc.holder}: wait for it to finish, "
+                    "or start the app with another --db"
                 ) from None
-            self.snapshot = False
-            return self._store
+            raise
+        with self._state:  # (still opening until here: no reader opens the file meanwhile)
+            self._opening = False
+            self._store, self._kind, self._stale = store, "write", False
+            self._writers = 1
+            self._state.notify_all()
+        return store
+
+    def release_writer(self) -> None:
+        """One use of the writer is done; the last closes it (reads open short-lived again)."""
+        with self._state:
+            self._writers = max(self._writers - 1, 0)
+            if self._kind != "write" or self._writers:
+                return
+            self._take_over()
+            self._close_store()
+            self._state.notify_all()
+
+    def _file_state(self) -> FileState:
+        """The file, its write-ahead log and its holder note: (mtime, size) or None each."""
+        paths = (self.path, self.path.with_name(self.path.name + ".wal"))
+        states: list[tuple[int, int] | None] = []
+        for path in (*paths, holder_note_path(self.path)):
+            try:
+                stat = path.stat()
+            except OSError:
+                states.append(None)
+            else:
+                states.append((stat.st_mtime_ns, stat.st_size))
+        return tuple(states)
 
     def refresh(self) -> None:
-        """Take a fresh snapshot when reading one (it sees the rows a writing process committed
-        since); an open connection of the file itself already sees every committed row."""
-        with self._lock:
-            if self._store is not None and not self.snapshot:
-                return  # while this connection is open no other process can write the file
-            if self._store is not None:
-                self._store.close()
-                self._store = None
+        """Read a fresh copy next time when reading a snapshot or a copy and the file changed
+        since it was taken (the copy sees the rows a writing process committed since, or the
+        file itself once that process is done); an open connection of the file itself already
+        sees every committed row."""
+        with self._state:
+            if self._kind not in {"snapshot", "copy"} or self._file_state() == self._copied_state:
+                return
+            if self._users:
+                self._stale = True
+            else:
+                self._close_store()
 
     def query_user(
         self, sql: str, parameters: Any = None
     ) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run SQL a user wrote: reading statements only, on the locked-down connection."""
-        return self.store().query_user(sql, parameters)
+        with self.reading() as store:
+            return store.query_user(sql, parameters)
 
     def close(self) -> None:
-        """Close the connection."""
-        with self._lock:
-            if self._store is not None:
-                self._store.close()
-                self._store = None
+        """Close the connection now, or (a read still going) when that read is done."""
+        with self._state:
+            if self._users or self._opening:
+                self._cancel_idle()
+                self._stale = True
+            else:
+                self._close_store()

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypeVar, cast
 
+from textual import on
 from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
-from haf_tui.tui.messages import WorkFailed
+from haf_tui.tui.messages import FullValueRequested, WorkFailed
+from haf_tui.tui.screens.full_value import FullValueScreen
 from haf_tui.tui.store_reader import StoreReader
 
 if TYPE_CHECKING:
@@ -48,3 +50,9 @@ class HafScreen(Screen[ResultType]):
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             error = event.worker.error
             self.post_message(WorkFailed(str(error).splitlines()[0] or type(error).__name__))
+
+    @on(FullValueRequested)
+    def show_full_value(self, message: FullValueRequested) -> None:
+        """A value a widget shows cut, in full in a modal."""
+        message.stop()
+        self.app.push_screen(FullValueScreen(message.title, message.value))

@@ -1,11 +1,13 @@
 """Explorer: one run's instances (filtered and sorted), the stance/reason tree of the selected
 one, and the tokens of the selected generation (NLL or relevance colouring, top-k, the prompt).
 
-Keys: n / p step through the shown instances, s cycles the stance filter, u shows only
+Keys: ] / [ step through the shown instances, t cycles the stance filter, u shows only
 instances with an UNCLEAR decision, x only those with a contradiction (a follow-up says Y = NO
 yet lists new reasons), f edits metric ranges (``sos>0.5 rs<0.3``), / searches the text, o
 cycles the sort metric and O reverses it, a clears every filter; ← → (anywhere but a text box)
-and [ ] move the token cursor, c colours by NLL or relevance, r shows the prompt.
+and < > move the token cursor, l colours by NLL or relevance, v shows the prompt; b bookmarks
+the instance, w writes a note on it, * shows only bookmarked ones and y copies the text or the
+reason under the cursor (their base, ``instance_notes.py``).
 
 A run with the rationales suite has a "rationales →" node: it shows the instance's rationales
 (the prompted words, the occlusion scores and the annotators' shares per word, then the
@@ -31,6 +33,7 @@ from textual.widgets import Header, Input, Static, TextArea, Tree
 
 from haf_tui.config import RunConfig
 from haf_tui.reports import first_with_reasons, instance_rows
+from haf_tui.store.annotations import instance_notes
 from haf_tui.store.readers import JudgeRun
 from haf_tui.tui.filters import FilterError, InstanceFilter, parse_ranges, prepare
 from haf_tui.tui.instance_reader import (
@@ -45,10 +48,11 @@ from haf_tui.tui.instance_reader import (
 )
 from haf_tui.tui.judge_data import judges_shown
 from haf_tui.tui.rationale_data import RationaleData
-from haf_tui.tui.screens.base import HafScreen
+from haf_tui.tui.screens.instance_notes import InstanceNotesScreen, add_notes
 from haf_tui.tui.widgets.instance_list import InstanceList
 from haf_tui.tui.widgets.judge_view import JUDGEMENT, JudgeView
 from haf_tui.tui.widgets.key_footer import KeyFooter
+from haf_tui.tui.widgets.legend import Legend
 from haf_tui.tui.widgets.rationale_view import RationaleView
 from haf_tui.tui.widgets.stance_tree import RATIONALES, NodeRef, StanceTree, fmt
 from haf_tui.tui.widgets.token_view import TokenView
@@ -64,23 +68,26 @@ AHEAD, BEHIND = 8, 3
 stepping finds them cached."""
 WITH_MISSING = 3, 1
 """The rows after and before an uncached instance read with it (a few: it is waited for)."""
+EXPLORER_MARKS = ("U", "!", "★", "—")
+"""The marks the legend explains (a run with judge runs adds the judge view's)."""
 
 
-class ExplorerScreen(HafScreen[None]):
+class ExplorerScreen(InstanceNotesScreen):
     """One run: instances on the left; the tree and the token view on the right."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
-        Binding("n", "step(1)", "Next"),
-        Binding("p", "step(-1)", "Prev"),
-        Binding("left_square_bracket", "token(-1)", "◀ tok", key_display="← ["),
-        Binding("right_square_bracket", "token(1)", "tok ▶", key_display="] →"),
+        # the keys are haf_tui/tui/keys.py's vocabulary (tests/test_tui_keys.py checks them)
+        Binding("right_square_bracket", "step(1)", "Next", key_display="]"),
+        Binding("left_square_bracket", "step(-1)", "Prev", key_display="["),
+        Binding("less_than_sign", "token(-1)", "◀ tok", key_display="← <"),
+        Binding("greater_than_sign", "token(1)", "tok ▶", key_display="> →"),
         # priority: before the focused list or tree; check_action leaves them to text boxes
         Binding("left", "token(-1)", "◀ tok", show=False, priority=True),
         Binding("right", "token(1)", "tok ▶", show=False, priority=True),
-        Binding("c", "colour", "NLL/relevance"),
-        Binding("r", "prompt", "Prompt"),
-        Binding("s", "filter('stance')", "Stance"),
+        Binding("l", "colour", "NLL/relevance"),
+        Binding("v", "prompt", "Prompt"),
+        Binding("t", "filter('stance')", "Stance"),
         Binding("u", "filter('unclear')", "UNCLEAR"),
         Binding("x", "filter('contradictions')", "Contradictions"),
         Binding("f", "ranges", "Ranges"),
@@ -88,6 +95,10 @@ class ExplorerScreen(HafScreen[None]):
         Binding("O", "filter('reverse')", "Reverse", show=False),
         Binding("a", "filter('clear')", "All", show=False),
         Binding("slash", "search", "Search"),
+        Binding("b", "bookmark", "Bookmark"),  # (these four: instance_notes.py)
+        Binding("w", "note", "Note"),
+        Binding("y", "copy", "Copy", show=False),
+        Binding("asterisk", "filter('bookmarked')", "★ only", show=False),
     ]
 
     AUTO_FOCUS = "#ex-instances"
@@ -153,6 +164,7 @@ class ExplorerScreen(HafScreen[None]):
                 yield TokenView(id="ex-tokens")
                 yield RationaleView(id="ex-rationales")
                 yield JudgeView(id="ex-judge")
+                yield Legend(EXPLORER_MARKS, id="ex-legend")
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -170,11 +182,11 @@ class ExplorerScreen(HafScreen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-list")
     def load_instances(self) -> None:
         """Read the run's instances (and its full id: the screen may have been given a prefix)."""
-        store = self.reader.store()
-        run = store.get_run(self.run_id)
-        rows = instance_rows(store, run.run_id)
-        suites = RunConfig.model_validate_json(run.config_json).suites
-        judges = judges_shown(store, run.run_id, suites)
+        with self.reader.reading() as store:
+            run = store.get_run(self.run_id)
+            rows = add_notes(instance_rows(store, run.run_id), instance_notes(store, run.run_id))
+            suites = RunConfig.model_validate_json(run.config_json).suites
+            judges = judges_shown(store, run.run_id, suites)
         self.post_message(InstancesLoaded(prepare(rows), run.run_id, suites, judges))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-instance")
@@ -192,14 +204,16 @@ class ExplorerScreen(HafScreen[None]):
         """Read an instance's rationales (the rationales node shows them)."""
         found: RationaleData | None = None
         try:
-            found = read_rationales(self.reader.store(), self.run_id, instance_id)
+            with self.reader.reading() as store:
+                found = read_rationales(store, self.run_id, instance_id)
         finally:  # (a failed read is reported by the app)
             self.post_message(RationalesRead(instance_id, found))
 
     def _read(self, ids: list[str]) -> None:
         found: list[InstanceData] = []
         try:
-            found = read_instances(self.reader.store(), self.run_id, ids, self.judges)
+            with self.reader.reading() as store:
+                found = read_instances(store, self.run_id, ids, self.judges)
         finally:  # even a failed read says what it no longer brings
             self.post_message(InstancesRead(found, ids))
 
@@ -211,6 +225,8 @@ class ExplorerScreen(HafScreen[None]):
         self.run_id, self.instances = message.run_id, message.rows
         self.suites, self.judges = message.suites, message.judges
         self.set_class("rationales" in self.suites and "haf" not in self.suites, "-rationales-only")
+        judged = ("low", "≠ stance") if self.judges else ()
+        self.query_one("#ex-legend", Legend).show(EXPLORER_MARKS + judged)
         self.by_id = {str(row["instance_id"]): row for row in message.rows}
         self.loaded = True
         start = None if self.current else first_with_reasons(self.visible_instances())
@@ -336,6 +352,7 @@ class ExplorerScreen(HafScreen[None]):
         tree.show(
             data.instance_id, row.get("stance"), data.detail, self.suites or None, data.judgements
         )
+        tree.show_note(row.get("note"), bookmarked=bool(row.get("bookmarked")))
         self.show_node(tree.root.data or NodeRef("justify"))
 
     def show_node(self, ref: NodeRef | None) -> None:
@@ -472,7 +489,7 @@ class ExplorerScreen(HafScreen[None]):
         self.query_one("#ex-tokens", TokenView).toggle_prompt()
 
     def action_filter(self, change: str) -> None:
-        """o: next sort metric, O: reverse, s: next stance, u: UNCLEAR only, x: contradictions
+        """o: next sort metric, O: reverse, t: next stance, u: UNCLEAR only, x: contradictions
         only, a: every filter off (see InstanceFilter.changed)."""
         if change == "clear":
             self.query_one("#ex-search", Input).value = ""

@@ -1,70 +1,45 @@
-"""``?``: the keys of every screen."""
+"""``?``: the keys of the screen it was opened on first, then every key of the workbench (the
+vocabulary of :mod:`haf_tui.tui.keys`), then what the numbers and marks mean
+(:mod:`haf_tui.tui.definitions`)."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Markdown
 
-HELP_TEXT = """\
-# haf-tui keys
+from haf_tui.tui.definitions import definitions_markdown
+from haf_tui.tui.keys import markdown_table, shown_key, verb_row
 
-Every action is also in the command palette (`ctrl+p`): type a few letters of it.
+INTRO = """\
+# haf-tui help
 
-| key | where | what |
-|---|---|---|
-| `?` | everywhere | this help |
-| `h` | everywhere | back to the runs list |
-| `q` | everywhere | quit (a run still going is cancelled and stays resumable) |
-| `ctrl+p` | everywhere | command palette |
-| `escape` | any screen | back |
-| `n` | runs list | new evaluation (the guided wizard) |
-| `enter` | runs list | open the run: live progress while it runs, else the explorer |
-| `e` / `m` / `s` | runs list | explorer / metric panels / SQL |
-| `R` | runs list, monitor | resume an unfinished run here |
-| `r` | runs list | refresh (re-reads the database) |
-| `ctrl+n` / `ctrl+b` | wizard | next / previous step (each step is checked first) |
-| `space` | wizard, models | pick or drop a model (several: one run each) |
-| `enter` | wizard, file path | read the file: preview and column mapping |
-| `ctrl+s` | wizard, review | start the runs |
-| `p` / `space` | monitor | pause before the next generation / go on |
-| `c` | monitor | cancel now (the answer in flight is dropped; the run stays resumable) |
-| `e` / `m` | monitor | explore / metrics of the run |
-| `n` / `p` | explorer | next / previous instance |
-| `←` / `→` | explorer | previous / next token of the shown answer |
-| `c` / `r` | explorer | colour by NLL or relevance / show the prompt |
-| `/` | explorer | search the texts (`escape` back to the list) |
-| `s` / `u` / `x` | explorer | stance filter / only UNCLEAR / only contradictions |
-| `f` | explorer | metric ranges, e.g. `sos>0.5 rs<=0.3` |
-| `o` / `O` | explorer | sort by the next metric / reverse |
-| `a` | explorer | clear every filter |
-| `1`–`6`, `[` `]` | metrics | Table 1, Table 2, Table 4, Figure 2, distributions, stances |
-| `7` | metrics | rationales: P1 Table 4 per run × rationale (prompted, occlusion) + shares |
-| `8` | metrics | judge: criteria per judge run, mass warnings, Overall × SoS / DiS, meta |
-| `r` / `space` | metrics | pick the runs to compare (space ticks one) |
-| `a` / `p` / `d` | metrics | all or no runs / pooling rule / next histogram metric |
-| `ctrl+r`, `F5` | SQL | run the query |
+`escape` or `?` closes this help. Every action is also in the command palette (`ctrl+p`):
+type a few letters of it. One key means one thing on every screen; shifted letters are for
+heavy or destructive verbs, and destructive ones ask first.
+"""
 
-## What the numbers mean
+MORE_NUMBERS = """\
+## Other numbers
 
 Spec `HAF.md` §4–5 and `RATIONALES.md` §4.1; R: the JUSTIFY reasons, g: similarity, h = 1 − g.
 
-- **C, C(Y)**: TokenSAR confidence of a span, exp(−relevance-weighted NLL of its tokens).
-- **SoS**: strength of support, mean over R of 0.8·C + 0.2·g(reason, text); high is good.
-- **DiS**: diversity of R, Σ h(r_i, r_j)·C_j / (n(n−1)); undefined when n < 2.
-- **UII / UEI**: mean over UPHOLD-REASON's new internal / external reasons of
-  0.5·C + 0.5·div(reason, R); low is good.
-- **RS / RN**: per reason, from UPHOLD-STANCE: sufficiency S(Y)·C(Y)·(1 − I_S) for toxic and
-  maybe stances, necessity N(Y)·C(Y)·I_N for non-toxic; **I_S / I_N** their informativeness.
+- **C, C(Y)**: TokenSAR confidence of a span, exp(−relevance-weighted NLL of its tokens); a
+  token's **relevance** R_i = 1 − g(span, span without the token), its **weight** R_i / Σ R
+  (the token view shows both for the token under the cursor).
+- **I_S / I_N**: the informativeness terms of RS / RN (Table 4), from UPHOLD-STANCE's new
+  reasons; **S(Y) / N(Y)**: NO 1.0, MAYBE 0.5, YES or UNCLEAR 0.1 (RS); YES 1.0, MAYBE 0.5, NO
+  or UNCLEAR 0.1 (RN).
 - **p(toxic)**: classify suite, p(y = toxic | x) from the label spellings' teacher-forced
   logprobs; **label mass**: the probability of answering with a label at all (below 0.5: the
   model wanted to say something else).
-- **—**: undefined for this instance (the metric panels say why).
+"""
 
+MORE_TEXT = """\
 Rationales (`RATIONALES.md` §6, metrics key `7`; `haf report --report rationales`): R̂ is a
 rationale's words, R the annotators' (HARD: the words at least half of them mark); prompted =
 asked of the model, occlusion = the k words whose removal lowers the log-odds of ŷ most (a_i).
@@ -119,22 +94,67 @@ yes 1, Factual N/A −1, Supports a 0 / b 1 / none −1).
 A run started here is executed by this app: leaving the monitor keeps it going, quitting the
 app cancels it and leaves it resumable (`R` here, or `haf run --resume RUN_ID`).
 
-Runs come from the DuckDB file (`--db`, `$HAF_DB` or `$HAF_HOME/haf.duckdb`). While another
-process writes to it, the app reads a snapshot: press `r` to see newer rows.
+Runs come from the DuckDB file (`--db`, `$HAF_DB` or `$HAF_HOME/haf.duckdb`), opened only
+while the app reads it, so `haf run` can write it meanwhile. While another process writes to it,
+the app reads a snapshot: the runs list reads again every few seconds, `r` at once.
 """
 
 
-class HelpScreen(ModalScreen[None]):
-    """Keys and what each screen does."""
+def screen_keys_markdown(screen: Screen[Any]) -> str:
+    """The keys active on ``screen`` (its own, then the app's, then its focused widget's) as a
+    table: key, its verb (the vocabulary's) and what it does here."""
+    title = type(screen).__name__.removesuffix("Screen") or "this screen"
+    declared: dict[str, int] = {}  # the screen's actions in the order its classes bind them
+    for cls in type(screen).__mro__:
+        for binding in Binding.make_bindings(cls.__dict__.get("BINDINGS", [])):
+            declared.setdefault(binding.action, len(declared))
+    rows: dict[tuple[int, int, int, str], tuple[list[str], str, str]] = {}
+    for key, active in screen.active_bindings.items():
+        binding = active.binding
+        row = verb_row(key, type(active.node).__name__)
+        if row is None or not binding.description:
+            continue
+        rank = 0 if active.node is screen else 1 if active.node is screen.app else 2
+        if rank == 2 and not type(active.node).__module__.startswith("haf_tui."):
+            continue  # (a Textual widget's own navigation keys)
+        place = declared.get(binding.action, len(declared)) if rank == 0 else 0
+        keys, _, _ = rows.setdefault(
+            (rank, place, id(active.node), binding.action), ([], row.verb, binding.description)
+        )
+        keys.append(f"`{shown_key(key)}`")
+    lines = [f"## Keys here: {title}", "", "| key | verb | here |", "|---|---|---|"]
+    lines += [
+        f"| {' '.join(keys)} | {verb} | {here} |"
+        for _, (keys, verb, here) in sorted(rows.items(), key=lambda item: item[0][:2])
+    ]
+    return "\n".join(lines)
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,question_mark,q", "dismiss", "Close")]
+
+def help_markdown(screen: Screen[Any] | None = None) -> str:
+    """The whole help: ``screen``'s keys first, the definitions, every key, the rest."""
+    parts = [INTRO]
+    if screen is not None:
+        parts.append(screen_keys_markdown(screen))
+    parts += [definitions_markdown(), "## Every key", markdown_table(), MORE_NUMBERS, MORE_TEXT]
+    return "\n\n".join(parts)
+
+
+class HelpScreen(ModalScreen[None]):
+    """This screen's keys, every key, and what the numbers mean."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,question_mark", "dismiss", "Close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: 80%; max-width: 100; height: 80%;
         border: round $accent; background: $surface; }
     """
 
+    def __init__(self, screen: Screen[Any] | None = None) -> None:
+        super().__init__()
+        self.text = help_markdown(screen)
+        """The help shown (the keys of ``screen``, the screen it was opened on, first)."""
+
     def compose(self) -> ComposeResult:
         """The help text in a scrollable box."""
         with VerticalScroll():
-            yield Markdown(HELP_TEXT)
+            yield Markdown(self.text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar
 
 from textual import on, work
@@ -12,13 +13,17 @@ from textual.widgets import DataTable, Header, Static
 from haf_tui.reports import format_number
 from haf_tui.store.readers import run_overviews
 from haf_tui.tui.messages import QueryFinished
-from haf_tui.tui.screens.base import HafScreen
+from haf_tui.tui.screens.run_admin import RunAdminScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
 
 COLUMNS = ("run", "status", "model", "dataset", "done", "started", "SoS", "RS")
+POLL_SECONDS = 3.0
+"""How often the runs list reads the database again while it is shown (a CLI run appears)."""
+SNAPSHOT_SECONDS = 5.0
+"""While another process writes, how often a fresh snapshot is taken for the list."""
 
 
-class HomeScreen(HafScreen[None]):
+class HomeScreen(RunAdminScreen):
     """The runs list: enter explores a run, ``s`` opens SQL, ``r`` refreshes."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -26,9 +31,13 @@ class HomeScreen(HafScreen[None]):
         Binding("enter", "open", "Open", show=True),
         Binding("e", "explore", "Explore"),
         Binding("m", "metrics", "Metrics"),
+        Binding("c", "compare", "Compare"),
         Binding("s", "app.sql", "SQL"),
         Binding("R", "resume", "Resume"),
         Binding("r", "refresh", "Refresh"),
+        Binding("L", "label_run", "Label"),  # (these three: run_admin.py)
+        Binding("T", "tag_run", "Tag"),
+        Binding("D", "delete_run", "Delete"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -42,19 +51,36 @@ class HomeScreen(HafScreen[None]):
     def on_mount(self) -> None:
         """Columns, then the rows from a worker."""
         self.query_one("#runs", DataTable).add_columns(*COLUMNS)
+        self._shown_rows: list[tuple[object, ...]] | None = None
+        self._snapshot_taken = time.monotonic()
         self.load_runs()
+        self.set_interval(POLL_SECONDS, self.poll_runs)
+
+    def poll_runs(self) -> None:
+        """While the list is shown, read it again (a run another process started appears);
+        from a fresh snapshot at most every few seconds while another process writes."""
+        if not self.is_current:
+            return
+        reader = self.reader
+        if reader.reads_copy and time.monotonic() - self._snapshot_taken >= SNAPSHOT_SECONDS:
+            self._snapshot_taken = time.monotonic()
+            reader.refresh()
+        self.load_runs(poll=True)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="home")
-    def load_runs(self) -> None:
-        """Read the runs (thread worker: posts a message, touches no widget)."""
+    def load_runs(self, poll: bool = False) -> None:
+        """Read the runs (thread worker: posts a message, touches no widget); a poll lets the
+        file go at once."""
         reader = self.reader
         if not reader.path.exists():
             self.post_message(QueryFinished("runs", list(COLUMNS), []))
             return
+        with reader.reading(linger=not poll) as store:
+            overviews = run_overviews(store)
         rows = [
-            (o.run_id, o.status, o.model_file, o.dataset_id, o.done, o.planned,
+            (o.run_id, o.title, o.status, o.model_file, o.dataset_id, o.done, o.planned,
              f"{o.created_at:%Y-%m-%d %H:%M}", o.sos, o.rs)
-            for o in run_overviews(reader.store())
+            for o in overviews
         ]  # fmt: skip
         self.post_message(QueryFinished("runs", list(COLUMNS), rows))
 
@@ -63,11 +89,16 @@ class HomeScreen(HafScreen[None]):
         """Fill the table."""
         if message.request != "runs":
             return
+        self._show_hint(len(message.rows))
+        if message.rows == self._shown_rows:
+            return  # (a poll that found nothing new: the cursor and scroll stay as they are)
+        self._shown_rows = message.rows
         table = self.query_one("#runs", DataTable)
+        keep = self.selected_run()
         table.clear()
-        for run_id, status, model, dataset, done, planned, started, sos, rs in message.rows:
+        for run_id, title, status, model, dataset, done, planned, started, sos, rs in message.rows:
             table.add_row(
-                run_id,
+                title,  # (label (id) #tags: L labels a run, T tags it)
                 status,
                 model,
                 dataset,
@@ -77,13 +108,15 @@ class HomeScreen(HafScreen[None]):
                 format_number(rs),
                 key=run_id,
             )
-        hint = self.query_one("#runs-hint", Static)
+        if keep is not None and keep in table.rows:  # (the cursor stays on its run)
+            table.move_cursor(row=table.get_row_index(keep), animate=False)
+
+    def _show_hint(self, count: int) -> None:
         reader = self.reader
-        snapshot = " (snapshot: another process writes; r refreshes)" if reader.snapshot else ""
-        hint.update(
-            f"{len(message.rows)} runs in {reader.path.name}{snapshot}"
-            if message.rows
-            else "no runs yet: n starts a new evaluation (or haf run --demo)"
+        snapshot = " (snapshot: another process writes; read again every few s)"
+        hint = f"{count} runs in {reader.path.name}{snapshot if reader.snapshot else ''}"
+        self.query_one("#runs-hint", Static).update(
+            hint if count else "no runs yet: n starts a new evaluation (or haf run --demo)"
         )
 
     def selected_run(self) -> str | None:
@@ -134,6 +167,12 @@ class HomeScreen(HafScreen[None]):
 
         run_id = self.selected_run()
         self.app.push_screen(MetricsScreen([run_id] if run_id else None))
+
+    def action_compare(self) -> None:
+        """Compare runs: every finished run chosen (space changes the choice there)."""
+        from haf_tui.tui.screens.compare import CompareScreen
+
+        self.app.push_screen(CompareScreen())
 
     def action_resume(self) -> None:
         """Resume the selected run (interrupted, failed, or left running by a killed process)."""

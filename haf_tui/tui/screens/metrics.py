@@ -9,33 +9,31 @@ prepared rows by the chosen runs and draw them, so a key press never waits on th
 
 from __future__ import annotations
 
-import io
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from rich.console import Console, RenderableType
-from rich.segment import Segment
-from rich.style import Style
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.geometry import Region, Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Header, SelectionList, Static, TabbedContent, TabPane
 from textual.widgets.selection_list import Selection
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from haf_tui.tui.messages import FullValueRequested
 from haf_tui.tui.metrics_data import HISTOGRAM_METRICS, MetricsData, RunInfo, load_metrics_data
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
+from haf_tui.tui.widgets.legend import Legend
 from haf_tui.tui.widgets.metric_panels import PANELS, POOLING_MODES, render_panel
+from haf_tui.tui.widgets.panel_values import full_values
+from haf_tui.tui.widgets.panel_view import PanelView, render_strips
 
 DrawKey = tuple[str, tuple[str, ...], str, int, int]
 """What a drawn panel depends on: pane, runs, pooling, histogram metric, width."""
@@ -60,57 +58,6 @@ class PanelDrawn(Message):
     lines: list[Strip]
 
 
-def render_strips(renderable: RenderableType, width: int) -> list[Strip]:
-    """``renderable`` rendered once into lines ``width`` cells wide (thread-safe: own console)."""
-    console = Console(
-        width=width,
-        file=io.StringIO(),
-        color_system="truecolor",
-        force_terminal=True,
-        legacy_windows=False,
-        highlight=False,
-        emoji=False,
-    )
-    lines = console.render_lines(renderable, console.options.update_width(width), pad=False)
-    return [Strip(line) for line in lines]
-
-
-class PanelView(ScrollView, can_focus=True):
-    """Pre-rendered lines in a scrollable view: drawing a frame only picks strips."""
-
-    DEFAULT_CSS = "PanelView { height: 1fr; padding: 0 1; }"
-
-    def __init__(self, *, id: str) -> None:
-        super().__init__(id=id)
-        self.lines: list[Strip] = [Strip([Segment("loading …")])]
-        self._base_style = Style()
-
-    def show(self, lines: list[Strip]) -> None:
-        """Show other lines."""
-        self.lines = lines
-        self.virtual_size = Size(max((s.cell_length for s in lines), default=0), len(lines))
-        self.refresh()
-
-    def text(self) -> str:
-        """The lines as plain text (for tests and copying)."""
-        return "\n".join("".join(seg.text for seg in line).rstrip() for line in self.lines)
-
-    def render_lines(self, crop: Region) -> list[Strip]:
-        """Look the base style up once per frame, not once per line."""
-        self._base_style = self.rich_style
-        return super().render_lines(crop)
-
-    def render_line(self, y: int) -> Strip:
-        """One visible line."""
-        scroll_x, scroll_y = self.scroll_offset
-        width = self.scrollable_content_region.width
-        style = self._base_style
-        index = scroll_y + y
-        if index >= len(self.lines):
-            return Strip.blank(width, style)
-        return self.lines[index].crop_extend(scroll_x, scroll_x + width, style).apply_style(style)
-
-
 class MetricsScreen(HafScreen[None]):
     """Metric panels in tabs (keys 1–8) for the runs chosen in the list on the left."""
 
@@ -122,11 +69,14 @@ class MetricsScreen(HafScreen[None]):
         ),
         Binding("right_square_bracket", "step_panel(1)", "Next panel", show=False),
         Binding("left_square_bracket", "step_panel(-1)", "Prev panel", show=False),
-        Binding("r", "toggle_runs", "Pick runs"),
-        Binding("space", "toggle_runs", "Runs", show=False),
+        Binding("space", "toggle_runs", "Pick runs"),
         Binding("a", "all_runs", "All/none"),
-        Binding("p", "pooling", "Pooling"),
+        Binding("c", "compare", "Compare", show=False),
+        Binding("g", "pooling", "Pooling"),
         Binding("d", "next_metric", "Metric"),
+        Binding("enter", "full_values", "Full values", show=False),
+        Binding("shift+right", "scroll_panel(1)", "Scroll right", show=False),
+        Binding("shift+left", "scroll_panel(-1)", "Scroll left", show=False),
     ]
 
     DEFAULT_CSS = """
@@ -164,6 +114,7 @@ class MetricsScreen(HafScreen[None]):
                     for number, (pane, title) in enumerate(PANELS, start=1):
                         with TabPane(f"{number} {title}", id=pane):
                             yield PanelView(id=f"mx-body-{pane}")
+                yield Legend(("—", "◆", "low", "≠ stance"), id="mx-legend")
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -175,7 +126,9 @@ class MetricsScreen(HafScreen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="metrics-load")
     def load_data(self) -> None:
         """Read the reports and bin the values; post them."""
-        self.post_message(MetricsLoaded(load_metrics_data(self.reader.store())))
+        with self.reader.reading() as store:
+            data = load_metrics_data(store)
+        self.post_message(MetricsLoaded(data))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Forward a failed read to the app, and say so where the panels are."""
@@ -291,7 +244,7 @@ class MetricsScreen(HafScreen[None]):
         chosen, total = len(self.chosen_runs()), len(self.data.runs)
         _, metric = HISTOGRAM_METRICS[self.metric_index]
         self.query_one("#mx-status", Static).update(
-            f"runs {chosen}/{total} (r) · pooling {self.pooling} (p) · histogram {metric} (d)"
+            f"runs {chosen}/{total} (space) · pooling {self.pooling} (g) · histogram {metric} (d)"
         )
 
     @on(SelectionList.SelectedChanged, "#mx-run-list")
@@ -311,7 +264,11 @@ class MetricsScreen(HafScreen[None]):
     # -- actions ---------------------------------------------------------------------------------
 
     def action_back(self) -> None:
-        """Back to where the screen was opened."""
+        """From the run list of a narrow screen back to the panels; else back to where the
+        screen was opened."""
+        if self.has_class("-narrow") and self.query_one("#mx-run-list").has_focus:
+            self.action_toggle_runs()
+            return
         self.app.pop_screen()
 
     def action_panel(self, pane: str) -> None:
@@ -341,6 +298,12 @@ class MetricsScreen(HafScreen[None]):
         pane = self.query_one("#mx-tabs", TabbedContent).active
         self.query_one(f"#mx-body-{pane}", PanelView).focus()
 
+    def action_compare(self) -> None:
+        """Compare the runs chosen here (intervals, paired tests, instances side by side)."""
+        from haf_tui.tui.screens.compare import CompareScreen
+
+        self.app.push_screen(CompareScreen([run.run_id for run in self.chosen_runs()]))
+
     def action_all_runs(self) -> None:
         """Choose every run, or none when all are chosen."""
         run_list = self.query_one("#mx-run-list", SelectionList)
@@ -353,6 +316,26 @@ class MetricsScreen(HafScreen[None]):
         """Tables 1 and 4: both pooling rules, the reference's, or the instance mean."""
         self.pooling = POOLING_MODES[(POOLING_MODES.index(self.pooling) + 1) % len(POOLING_MODES)]
         self.redraw()
+
+    def active_view(self) -> PanelView:
+        """The panel shown."""
+        pane = self.query_one("#mx-tabs", TabbedContent).active
+        return self.query_one(f"#mx-body-{pane}", PanelView)
+
+    def action_scroll_panel(self, direction: int) -> None:
+        """Scroll the panel shown sideways by half its width (a wide table or chart)."""
+        view = self.active_view()
+        step = max(1, view.scrollable_content_region.width // 2)
+        view.scroll_to(x=view.scroll_x + direction * step, animate=False)
+
+    def action_full_values(self) -> None:
+        """Every value of the panel shown, whole (its cells are cut at a width), in a modal."""
+        if self.data is None:
+            return
+        pane = self.query_one("#mx-tabs", TabbedContent).active
+        title = f"{dict(PANELS)[pane]} — every value in full"
+        value = full_values(pane, self.data, self.chosen_runs(), self.pooling)
+        self.post_message(FullValueRequested(title, value))
 
     def action_next_metric(self) -> None:
         """The next metric's histograms (and show them)."""

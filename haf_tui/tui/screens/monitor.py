@@ -15,7 +15,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Header, RichLog, Static
+from textual.widgets import DataTable, Header, Static
 
 from haf_tui.pipeline.planning import format_duration
 from haf_tui.store.readers import run_progress
@@ -23,8 +23,10 @@ from haf_tui.suites import run_stages
 from haf_tui.tui.live import LiveRun, LiveSession
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.base import HafScreen
+from haf_tui.tui.screens.confirm import ConfirmScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
-from haf_tui.tui.widgets.stage_progress import StageProgress
+from haf_tui.tui.widgets.stage_progress import StageProgress, pace_text
+from haf_tui.tui.widgets.wrapped_log import WrappedLog
 
 WATCH_SECONDS = 3.0
 JOB_COLUMNS = ("model", "run", "status", "instances", "elapsed")
@@ -35,8 +37,8 @@ class MonitorScreen(HafScreen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
-        Binding("p,space", "pause", "Pause/resume"),
-        Binding("c", "cancel", "Cancel"),
+        Binding("p", "pause", "Pause/resume"),
+        Binding("C", "cancel", "Cancel run"),
         Binding("R", "resume", "Resume run"),
         Binding("e", "explore", "Explore"),
         Binding("m", "metrics", "Metrics"),
@@ -77,7 +79,7 @@ class MonitorScreen(HafScreen[None]):
         with Horizontal(id="mon-panes"):
             with VerticalScroll(id="mon-output-box"):
                 yield Static("", id="mon-output")
-            yield RichLog(id="mon-log", wrap=True, markup=False, max_lines=500)
+            yield WrappedLog(id="mon-log", max_lines=500)
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -130,13 +132,13 @@ class MonitorScreen(HafScreen[None]):
         self.query_one("#mon-note", Static).update(self._note(live))
         if self._shown_index != index:
             self._shown_index = index
-            self.query_one("#mon-log", RichLog).clear()
+            self.query_one("#mon-log", WrappedLog).clear()
             self._log_seen[index] = max(live.log_total - len(live.log), 0)
         lines = live.new_log_lines(self._log_seen.get(index, 0))
         self._log_seen[index] = live.log_total
-        log = self.query_one("#mon-log", RichLog)
+        log = self.query_one("#mon-log", WrappedLog)
         for line in lines:
-            log.write(line)
+            log.add_line(line)
         box = self.query_one("#mon-output-box", VerticalScroll)
         box.border_title = f"output · {live.current}" if live.current else "output"
         self.query_one("#mon-output", Static).update(Text(live.output))
@@ -156,26 +158,13 @@ class MonitorScreen(HafScreen[None]):
 
     @staticmethod
     def _stats(live: LiveRun) -> Text:
-        text = Text()
-        text.append(f"{live.status}", style="bold")
-        if live.tokens_per_second or not live.active:
-            text.append(f"  {live.tokens_per_second:.1f} tok/s")
-        else:
-            text.append("  measuring speed …")
-        eta = live.eta()
-        if eta is not None and live.active:
-            text.append(f"  ETA {format_duration(eta)}")
-        elif live.estimate and live.active:
-            text.append(f"  estimated {live.estimate} (until the first instances finish)")
-        if live.started is not None:
-            text.append(f"  elapsed {format_duration(live.elapsed())}")
-        return text
+        return pace_text(live)
 
     @staticmethod
     def _note(live: LiveRun) -> str:
         if live.active:
             return (
-                "p pauses · c cancels (the run stays resumable) · quitting the app cancels it "
+                "p pauses · C cancels (the run stays resumable) · quitting the app cancels it "
                 "too: a run started here survives the app only as a resumable run"
             )
         if live.status == "finished":
@@ -194,9 +183,9 @@ class MonitorScreen(HafScreen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="monitor-watch")
     def load_counts(self, run_id: str) -> None:
         """The run's status and generations per stage, from a fresh read."""
-        if self.reader.snapshot:
-            self.reader.refresh()
-        progress = run_progress(self.reader.store(), run_id)
+        self.reader.refresh()  # (reading a snapshot: a fresh one if the file moved on)
+        with self.reader.reading(linger=False) as store:
+            progress = run_progress(store, run_id)
         rows = [] if progress is None else [
             (progress.status, progress.planned, progress.model_file, progress.done,
              progress.stages, tuple(run_stages(progress.config)))
@@ -249,12 +238,18 @@ class MonitorScreen(HafScreen[None]):
             self.notify("pausing after the generation in flight")
 
     def action_cancel(self) -> None:
-        """Cancel now: the generation in flight is dropped, the run stays resumable."""
+        """Ask, then cancel now: the generation in flight is dropped, the run stays resumable."""
         session = self.session
         if session is None or not session.active:
             return
-        session.control.cancel()
-        self.notify("cancelled: the run stays resumable (R, or haf run --resume)")
+        question = "Stop the run now? The answer in flight is dropped; R resumes it later."
+        self.app.push_screen(ConfirmScreen("Cancel the run", question), self._cancel_answered)
+
+    def _cancel_answered(self, cancel: bool | None) -> None:
+        session = self.session
+        if cancel and session is not None and session.active:
+            session.control.cancel()
+            self.notify("cancelled: the run stays resumable (R, or haf run --resume)")
 
     def _run_id(self) -> str | None:
         shown = self.shown_run()

@@ -1,23 +1,21 @@
-"""SQL: the named-query library, an editor, paged results and CSV / Parquet export.
+"""SQL: the named-query library, a schema browser, an editor with completion, history and
+parameter forms, paged results and CSV / Parquet export.
 
-Paging wraps the editor's SQL as ``SELECT * FROM (<sql>) LIMIT 501 OFFSET n`` (DuckDB pushes the
-limit down; the 501st row only says whether there is a next page). A statement that cannot be
-wrapped (``SHOW``-like or several statements) runs as written on its own cursor, skipping
-``n`` rows with ``fetchmany``. Every read runs in a thread worker; workers only post messages.
+Paging wraps the SQL as ``SELECT * FROM (<sql>) LIMIT 501 OFFSET n`` (the 501st row says whether
+there is more); SQL that cannot be wrapped (``SHOW``, several statements) runs as written,
+skipping ``n`` rows. Reads run in thread workers that only post messages; there a page becomes
+Arrow text, which textual-fastdatatable shows rendering only the rows on screen.
 
-Safety: the SQL runs only through the store's SQL sandbox, as ``haf query``'s does
+Safety: the SQL runs only through the store's sandbox, as ``haf query``'s does
 (``Store.query_user_page``, ``Store.export_user``): reading statements only, in a read-only
-transaction on the locked-down database (no other file, no ATTACH of a file, no extensions or
-settings). That holds on the app's read-only connection and equally once the app has started a
-run and holds the file for writing (a second, read-only connection to the file cannot be opened
-in the same process then; see ``store.connection.sandboxed_cursor``). A refused statement is one
-line in the error line.
+transaction on the locked-down database, whatever connection the app holds (see
+``store.connection.sandboxed_cursor``). A refused statement is one line in the error line.
+
+The editor's text and the queries run are kept under the HAF home (``tui/sql_history.py``).
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -27,89 +25,49 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
-from textual.widgets import Header, OptionList, Static, TextArea
-from textual.widgets.option_list import Option
+from textual.widgets import Header, Static
 
 from haf_tui import reports
-from haf_tui.reports import NamedQuery, QueryError
+from haf_tui.reports import NamedQuery, QueryError, QueryParam
+from haf_tui.store import StoreError
 from haf_tui.store.connection import runnable_sql
-from haf_tui.tui.messages import QueryFinished
+from haf_tui.store.readers import SchemaColumn, schema_columns
+from haf_tui.tui import sql_history
 from haf_tui.tui.screens.base import HafScreen
+from haf_tui.tui.screens.sql_dialogs import (
+    ExportScreen,
+    HistoryScreen,
+    param_fields,
+    typed_params,
+    with_run_ids,
+)
+from haf_tui.tui.sql_messages import CatalogLoaded, PageRead, SqlFailed
+from haf_tui.tui.sql_text import error_position, sql_params
 from haf_tui.tui.widgets.key_footer import KeyFooter
-from haf_tui.tui.widgets.result_table import ResultTable
+from haf_tui.tui.widgets.result_table import CELL_WIDTH, cell_text, result_page
+from haf_tui.tui.widgets.sql_completion import CompletionChosen, CompletionList
+from haf_tui.tui.widgets.sql_editor import CompletionsFound, SqlEditor
+from haf_tui.tui.widgets.sql_params import ParamsForm, ParamsGiven
+from haf_tui.tui.widgets.sql_results import SqlResults, status_text
+from haf_tui.tui.widgets.sql_schema import NameChosen, QueryPicked, SqlSide, schema_names
+
+__all__ = ["CELL_WIDTH", "PAGE_SIZE", "SqlScreen", "cell_text", "sql_params", "status_text"]
 
 PAGE_SIZE = 500
 """Rows shown per page."""
-CELL_WIDTH = 60
-"""Longer cell text is cut (with "…") in the table; exports keep it whole."""
 EXPORT_DIR = Path("exports")
-
-_PARAM = re.compile(r"\$([A-Za-z_]\w*)")
-_NOT_CODE = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/", re.DOTALL)
-
-
-def cell_text(value: Any) -> str:
-    """A result cell as the table shows it (NULL "—", floats to 3 decimals, long text cut)."""
-    text = reports.format_value(value)
-    return text if len(text) <= CELL_WIDTH else text[: CELL_WIDTH - 1] + "…"
-
-
-def sql_params(sql: str) -> list[str]:
-    """The ``$name`` parameters the SQL uses (outside comments and string literals), in order."""
-    seen: dict[str, None] = {}
-    for name in _PARAM.findall(_NOT_CODE.sub(" ", sql)):
-        seen.setdefault(name)
-    return list(seen)
-
-
-def status_text(offset: int, shown: int, more: bool) -> str:
-    """``rows 1–500 of more`` / ``rows 1–37`` / ``no rows``."""
-    if shown == 0:
-        return "no rows" if offset == 0 else f"no rows after row {offset}"
-    return f"rows {offset + 1}–{offset + shown}" + (" of more" if more else "")
-
-
-@dataclass
-class SqlFailed(Message):
-    """A query or an export of the SQL screen failed (shown in its error line)."""
-
-    request: str
-    message: str
-
-
-@dataclass
-class LibraryLoaded(Message):
-    """The named queries were read."""
-
-    queries: dict[str, NamedQuery]
-
-
-@dataclass
-class ExportFinished(Message):
-    """An export was written."""
-
-    request: str
-    path: Path
 
 
 class SqlScreen(HafScreen[None]):
-    """Named queries on the left, the editor and paged results on the right."""
+    """Named queries and the schema on the left, the editor and paged results on the right."""
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # noqa: RUF012 - Screen's type
     DEFAULT_CSS = """
     SqlScreen #sql-main { height: 1fr; }
-    SqlScreen #sql-library { width: 32; height: 1fr; border-right: vkey $primary-background; }
-    SqlScreen.-narrow #sql-library { width: 22; }
-    SqlScreen.-wide #sql-library { width: 44; }
-    SqlScreen #sql-library.-hidden { display: none; }
-    SqlScreen #library { height: 1fr; border: none; }
+    SqlScreen.-narrow .sql-side { width: 22; }
+    SqlScreen.-wide .sql-side { width: 44; }
     SqlScreen #sql-work { width: 1fr; height: 1fr; }
     SqlScreen #sql-editor { height: 35%; min-height: 6; }
-    SqlScreen #sql-results { height: 1fr; min-height: 4; }
-    SqlScreen #sql-error { color: $error; padding: 0 1; }
-    SqlScreen #sql-error.-empty { display: none; }
-    SqlScreen #sql-status { padding: 0 1; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "run_query", "Run", priority=True),
@@ -119,6 +77,9 @@ class SqlScreen(HafScreen[None]):
         Binding("ctrl+e", "export('csv')", "CSV", priority=True),
         Binding("ctrl+t,ctrl+shift+e", "export('parquet')", "Parquet", priority=True),
         Binding("ctrl+l", "toggle_library", "Library", priority=True),
+        Binding("ctrl+o", "toggle_schema", "Schema", priority=True),
+        Binding("ctrl+f", "history", "History", priority=True),
+        Binding("ctrl+space,ctrl+@", "complete", "Complete", show=False, priority=True),
         Binding("escape", "back", "Back", priority=True),
     ]
 
@@ -128,139 +89,201 @@ class SqlScreen(HafScreen[None]):
         self.selected: NamedQuery | None = None
         self.result_sql: str | None = None
         self.result_params: dict[str, Any] = {}
+        self.param_values: dict[str, str] = {}
+        """The text last given for each parameter (the form starts with it)."""
         self.page_offset = 0
         self.more = False
         self.busy = False
-        self._pending: tuple[str, int] | None = None
+        self.opened_text = ""
+        self._pending: tuple[str, int, str] | None = None
+        self._asked: tuple[str, dict[str, QueryParam]] | None = None
         self._counter = 0
 
     def compose(self) -> ComposeResult:
-        """Header, the library, the editor, hint / error / status lines, results, footer."""
+        """Header, the library and schema, the editor, hint / error / status lines, results."""
         yield Header()
         with Horizontal(id="sql-main"):
-            with Vertical(id="sql-library"):
-                yield Static("Queries", classes="title")
-                yield OptionList(id="library")
+            yield SqlSide(id="sql-side")
             with Vertical(id="sql-work"):
-                yield self._editor()
+                yield SqlEditor(id="sql-editor")
                 yield Static(
                     "pick a query on the left or write SQL; ctrl+r runs it",
                     id="sql-hint",
                     classes="hint",
                 )
-                yield Static("", id="sql-error", classes="-empty")
-                yield Static("", id="sql-status")
-                yield ResultTable(id="sql-results", zebra_stripes=True)
+                yield ParamsForm(id="sql-params")
+                yield SqlResults(id="sql-lower")
+        yield CompletionList(id="sql-completion")
         yield KeyFooter()
 
-    @staticmethod
-    def _editor() -> TextArea:
-        if "sql" in TextArea().available_languages:
-            return TextArea.code_editor(language="sql", id="sql-editor", soft_wrap=False)
-        return TextArea(id="sql-editor", soft_wrap=False)
-
     def on_mount(self) -> None:
-        """Read the library (in a worker) and focus the editor."""
-        self.load_library()
-        self.query_one("#sql-editor", TextArea).focus()
+        """Bring back the last session's text, read the catalog (in a worker), focus."""
+        self.opened_text = self.editor.restore()
+        self.load_catalog()
+        self.editor.focus()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sql-library")
-    def load_library(self) -> None:
-        """Read the named queries (thread worker: posts a message, touches no widget)."""
+    def load_catalog(self) -> None:
+        """Read the named queries and the schema (thread worker: posts a message)."""
+        queries: dict[str, NamedQuery] = {}
+        columns: list[SchemaColumn] = []
         try:
-            self.post_message(LibraryLoaded(reports.load_queries()))
-        except QueryError as exc:
-            self.post_message(SqlFailed("library", str(exc)))
+            queries = reports.load_queries()
+            with self.reader.reading_if_exists() as store:
+                columns = schema_columns(store) if store is not None else []
+        except StoreError as exc:  # (QueryError is one)
+            self.post_message(SqlFailed("catalog", str(exc)))
+        self.post_message(CatalogLoaded(queries, columns))
 
-    @on(LibraryLoaded)
-    def fill_library(self, message: LibraryLoaded) -> None:
-        """List the named queries."""
+    @on(CatalogLoaded)
+    def fill_catalog(self, message: CatalogLoaded) -> None:
+        """List the named queries; fill the schema browser."""
         self.library = message.queries
-        options = self.query_one("#library", OptionList)
-        options.add_options(Option(Text(name, style="bold"), id=name) for name in self.library)
+        self.query_one(SqlSide).fill(list(self.library), message.columns)
+        self.editor.names = schema_names(message.columns)
 
     # ------------------------------------------------------------ lines
 
     @property
-    def editor(self) -> TextArea:
+    def editor(self) -> SqlEditor:
         """The SQL editor."""
-        return self.query_one("#sql-editor", TextArea)
+        return self.query_one("#sql-editor", SqlEditor)
+
+    @property
+    def results(self) -> SqlResults:
+        """The error, status and result lines."""
+        return self.query_one(SqlResults)
 
     def show_error(self, message: str) -> None:
         """The red error line (empty hides it)."""
-        line = self.query_one("#sql-error", Static)
-        line.update(Text(message))
-        line.set_class(not message, "-empty")
+        self.results.show_error(message)
 
-    def show_status(self, message: str) -> None:
-        """The status line."""
-        self.query_one("#sql-status", Static).update(Text(message))
+    def show_hint(self, message: str) -> None:
+        """The hint line."""
+        self.query_one("#sql-hint", Static).update(Text(message))
 
-    # ------------------------------------------------------------ library
+    # ------------------------------------------------------------ library and schema
 
-    @on(OptionList.OptionHighlighted, "#library")
-    def describe_query(self, event: OptionList.OptionHighlighted) -> None:
-        """The highlighted query's title in the hint line (enter puts it in the editor)."""
-        query = self.library.get(event.option.id or "")
-        if query is not None:
-            hint = f"{query.name}: {query.title} · enter puts it in the editor"
-            self.query_one("#sql-hint", Static).update(Text(hint))
+    @on(QueryPicked)
+    async def library_pick(self, message: QueryPicked) -> None:
+        """A highlighted query's title in the hint line; a chosen one into the editor."""
+        query = self.library.get(message.name)
+        if message.chosen:
+            await self.pick_query(message.name)
+        elif query is not None:
+            self.show_hint(f"{query.name}: {query.title} · enter puts it in the editor")
 
-    @on(OptionList.OptionSelected, "#library")
-    def pick_query(self, event: OptionList.OptionSelected) -> None:
-        """Put a named query's SQL in the editor and say what its parameters are."""
-        query = self.library.get(event.option.id or "")
+    async def pick_query(self, name: str) -> None:
+        """Put a named query's SQL in the editor, and open the form for its parameters."""
+        query = self.library.get(name)
         if query is None:
             return
         self.selected = query
+        self.query_one(ParamsForm).close()
         self.editor.load_text(query.sql)
         self.editor.focus()
-        required = [p.name for p in query.param_specs if p.required]
-        defaults = [f"{p.name}={p.default!r}" for p in query.param_specs if not p.required]
-        parts = [f"{query.name}: {query.title}"]
-        if required:
-            parts.append("needs " + ", ".join(f"${n}" for n in required) + ": replace in the SQL")
-        if defaults:
-            parts.append("defaults " + ", ".join(defaults))
-        parts.append("ctrl+r runs it")
-        self.query_one("#sql-hint", Static).update(Text(" · ".join(parts)))
+        run = (
+            "enter / ctrl+r runs it with the parameters below" if query.params else "ctrl+r runs it"
+        )
+        self.show_hint(f"{query.name}: {query.title} · {run}")
         self.show_error("")
+        if query.params:
+            await self.ask_params(query.sql)
 
-    def parameters(self, sql: str) -> dict[str, Any]:
-        """Values for the ``$name``s in ``sql``: defaults of the picked named query.
+    @on(NameChosen)
+    async def insert_name(self, message: NameChosen) -> None:
+        """A schema name goes into the editor at the cursor; a named query is opened."""
+        if message.query:
+            await self.pick_query(message.name)
+            return
+        self.editor.insert(message.name)
+        self.editor.focus()
 
-        QueryError (one line) for a parameter without a default.
-        """
-        values: dict[str, Any] = {}
-        missing: list[str] = []
-        for name in sql_params(sql):
-            spec = None
-            if self.selected is not None and name in self.selected.params:
-                spec = self.selected.param(name)
-            if spec is None or spec.required:
-                missing.append(name)
-                continue
-            values[name] = reports.coerce_param(spec, spec.default, name)
-        if missing:
-            names = ", ".join(f"${n}" for n in missing)
-            raise QueryError(f"parameter {names} has no value: replace it in the SQL")
-        return values
+    def action_toggle_library(self) -> None:
+        """Show the query library in the side panel, or hide it."""
+        self.query_one(SqlSide).toggle("sql-library")
+        self.editor.focus()
+
+    def action_toggle_schema(self) -> None:
+        """Show (and focus) the schema browser in the side panel, or hide it."""
+        if not self.query_one(SqlSide).toggle("sql-schema"):
+            self.editor.focus()
+
+    # ------------------------------------------------------------ completion
+
+    def action_complete(self) -> None:
+        """Complete the table or column name before the cursor (a list when several fit)."""
+        self.show_hint(self.editor.complete())
+
+    @on(CompletionsFound)
+    def offer_completions(self, message: CompletionsFound) -> None:
+        """Open the list of names under the cursor."""
+        self.query_one("#sql-completion", CompletionList).offer(message.names, message.at)
+
+    @on(CompletionChosen)
+    def take_completion(self, message: CompletionChosen) -> None:
+        """Put the chosen name in place of the word before the cursor."""
+        self.editor.complete_with(message.name)
+
+    # ------------------------------------------------------------ history
+
+    def action_history(self) -> None:
+        """Search the queries run before; the one taken goes into the editor."""
+
+        def take(sql: str | None) -> None:
+            if sql is not None:
+                self.selected = None
+                self.editor.load_text(sql)
+            self.editor.focus()
+
+        self.app.push_screen(HistoryScreen(), take)
 
     # ------------------------------------------------------------ running
 
-    def action_run_query(self) -> None:
-        """Run the editor's SQL from its first row."""
+    async def action_run_query(self) -> None:
+        """Run the editor's SQL from its first row; SQL with ``$parameters`` runs with the
+        values of the parameter form (opened first when it is not open for this SQL)."""
+        form = self.query_one(ParamsForm)
         sql = self.editor.text
         if not runnable_sql(sql):
             self.show_error("nothing to run: write a query first")
             return
+        if not sql_params(sql):
+            form.close()
+            self.start_query(sql, {})
+        elif form.shown and self._asked is not None and self._asked[0] == sql:
+            form.submit()
+        else:
+            await self.ask_params(sql)
+
+    async def ask_params(self, sql: str) -> None:
+        """Open the parameter form for ``sql`` (a named query's types and defaults, or the
+        values given last)."""
+        specs = {p.name: p for p in self.selected.param_specs} if self.selected else {}
+        title = f"Parameters of {self.selected.name}" if self.selected else "Parameters"
+        self._asked = (sql, specs)
+        fields = param_fields(sql_params(sql), specs, self.param_values)
+        await self.query_one(ParamsForm).ask(title, fields)
+
+    @on(ParamsGiven)
+    def run_with(self, message: ParamsGiven) -> None:
+        """Run the SQL the form is open for with the values given; the form stays open, to
+        change a value and run again (a value that does not fit its type: the error)."""
+        if self._asked is None:
+            return
+        sql, specs = self._asked
+        self.param_values.update(message.values)
         try:
-            params = self.parameters(sql)
+            params = typed_params(message.values, specs)
         except QueryError as exc:
             self.show_error(str(exc))
             return
+        self.start_query(sql, params)
+
+    def start_query(self, sql: str, params: dict[str, Any]) -> None:
+        """Run ``sql`` with ``params`` from its first row (and add it to the history)."""
         self.result_sql, self.result_params = sql, params
-        self.load_page(0)
+        self.load_page(0, record=True)
 
     def action_next_page(self) -> None:
         """The next page of the current result."""
@@ -272,101 +295,103 @@ class SqlScreen(HafScreen[None]):
         if self.result_sql is not None and self.page_offset > 0 and not self.busy:
             self.load_page(max(self.page_offset - PAGE_SIZE, 0))
 
-    def load_page(self, offset: int) -> None:
+    def load_page(self, offset: int, record: bool = False) -> None:
         """Fetch one page in a worker."""
         assert self.result_sql is not None
         self._counter += 1
         request = f"sql-page-{self._counter}"
-        self._pending = (request, offset)
+        self._pending = (request, offset, self.result_sql)
         self.busy = True
-        self.show_status("running …")
-        self.fetch_page(request, self.result_sql, dict(self.result_params), offset)
+        self.results.show_status("running …")
+        self.fetch_page(request, self.result_sql, dict(self.result_params), offset, record)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sql")
-    def fetch_page(self, request: str, sql: str, params: dict[str, Any], offset: int) -> None:
+    def fetch_page(
+        self, request: str, sql: str, params: dict[str, Any], offset: int, record: bool
+    ) -> None:
         """Read one page (thread worker: posts a message, touches no widget)."""
         try:
-            columns, rows = self._read_page(sql, params or None, offset)
+            if record:
+                sql_history.append_history(sql, self.reader.path)
+            with self.reader.reading() as store:
+                params = with_run_ids(store, params)
+                columns, rows = store.query_user_page(sql, params or None, offset, PAGE_SIZE + 1)
         except Exception as exc:
-            self.post_message(SqlFailed(request, _one_line(exc)))
+            cause = exc.__cause__ if exc.__cause__ is not None else exc
+            self.post_message(SqlFailed(request, _one_line(exc), str(cause)))
             return
         more = len(rows) > PAGE_SIZE
-        rows = rows[:PAGE_SIZE]
-        total = None if more else offset + len(rows)
-        self.post_message(QueryFinished(request, columns, rows, total))
+        self.post_message(PageRead(request, result_page(columns, rows[:PAGE_SIZE]), more))
 
-    def _read_page(
-        self, sql: str, params: dict[str, Any] | None, offset: int
-    ) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """One page of the user's SQL (and one row more, that says whether there is more)."""
-        return self.reader.store().query_user_page(sql, params, offset, PAGE_SIZE + 1)
-
-    @on(QueryFinished)
-    def show_page(self, message: QueryFinished) -> None:
-        """Fill the table with the page."""
+    @on(PageRead)
+    def show_page(self, message: PageRead) -> None:
+        """Show the page."""
         if self._pending is None or message.request != self._pending[0]:
             return
-        _, offset = self._pending
+        _, offset, _ = self._pending
         self._pending = None
         self.busy = False
         self.page_offset = offset
-        self.more = message.total is None
-        table = self.query_one("#sql-results", ResultTable)
-        table.show(message.columns, [[cell_text(v) for v in row] for row in message.rows])
-        self.show_error("")
-        status = status_text(offset, len(message.rows), self.more)
-        if self.more or offset:
-            status += " · ctrl+n / ctrl+b pages"
-        self.show_status(status)
+        self.more = message.more
+        self.results.show_page(message.page, offset, self.more)
 
     @on(SqlFailed)
     def show_failure(self, message: SqlFailed) -> None:
-        """A failed query or export: the red line; the previous result stays."""
-        if self._pending is not None and message.request == self._pending[0]:
-            self._pending = None
-            self.busy = False
-            self.show_status("")
-        self.show_error(message.message)
+        """A failed query or export: the red line, and the line of the SQL it points at (the
+        cursor goes there); a failed query leaves no stale result on screen."""
+        if self._pending is None or message.request != self._pending[0]:
+            self.show_error(message.message)
+            return
+        sql = self._pending[2]
+        self._pending = None
+        self.busy = False
+        self.result_sql = None
+        self.more = False
+        position = error_position(sql, message.detail)
+        if position is not None and self.editor.text == sql:
+            self.editor.cursor_location = (position.row, position.column)
+        self.results.show_failure(message.message, position)
 
     # ------------------------------------------------------------ export
 
     def action_export(self, kind: str) -> None:
-        """Write the whole current result (not just the page) to ``exports/``."""
+        """Ask where to write the whole current result (not just the page), and write it."""
         if self.result_sql is None:
             self.show_error("nothing to export: run a query first (ctrl+r)")
             return
-        stamp = datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-        path = EXPORT_DIR / f"query-{stamp}.{kind}"
-        self._counter += 1
-        self.show_status(f"exporting to {path} …")
-        self.export_result(f"sql-export-{self._counter}", self.result_sql, self.result_params, path)
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        default = EXPORT_DIR / f"query-{stamp}.{kind}"
+        sql, params = runnable_sql(self.result_sql), dict(self.result_params)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="sql-export")
-    def export_result(self, request: str, sql: str, params: dict[str, Any], path: Path) -> None:
-        """The whole result of ``sql``, written by the tool to ``path`` (thread worker)."""
-        fmt = "parquet" if path.suffix == ".parquet" else "csv"
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.reader.store().export_user(runnable_sql(sql), params, path.resolve(), fmt)
-        except Exception as exc:
-            self.post_message(SqlFailed(request, "export failed: " + _one_line(exc)))
-            return
-        self.post_message(ExportFinished(request, path))
+        def write(path: Path) -> int:  # (in the dialog's thread worker)
+            with self.reader.reading() as store:
+                return store.export_user(sql, with_run_ids(store, params) or None, path, kind)
 
-    @on(ExportFinished)
-    def show_export(self, message: ExportFinished) -> None:
-        """Say where the export went."""
-        self.show_error("")
-        self.show_status(f"wrote {message.path}")
+        def written(done: tuple[Path, int] | None) -> None:
+            self.editor.focus()
+            if done is not None:
+                self.show_error("")
+                self.results.show_status(f"wrote {done[1]} rows to {done[0]}")
 
-    # ------------------------------------------------------------ layout
+        self.app.push_screen(ExportScreen(kind, default, Path.cwd(), write), written)
 
-    def action_toggle_library(self) -> None:
-        """Show or hide the query library."""
-        self.query_one("#sql-library").toggle_class("-hidden")
+    # ------------------------------------------------------------ leaving
 
     def action_back(self) -> None:
-        """Back to the previous screen."""
+        """Close the completions or the parameter form if open; else back, keeping the
+        editor's text (said when it was edited)."""
+        completion = self.query_one("#sql-completion", CompletionList)
+        form = self.query_one(ParamsForm)
+        if completion.shown or form.shown:
+            completion.close()
+            form.close()
+            self._asked = None
+            self.editor.focus()
+            return
+        text = self.editor.text
+        self.editor.keep()
+        if text.strip() and text != self.opened_text:
+            self.notify("the SQL is kept: it is in the editor when you come back", timeout=4)
         self.app.pop_screen()
 
 

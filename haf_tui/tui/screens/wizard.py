@@ -1,89 +1,56 @@
-"""Guided new run: models → dataset → settings → review (with a short speed probe) → start.
+"""Guided new run: models → dataset → settings → review (time estimated per model) → start.
 
 Keyboard-first: ctrl+n / ctrl+b (or the buttons) go to the next / previous step; each step is
 validated before the next opens, with the same pydantic models ``haf run`` uses, and errors
-are shown in place.
+are shown in place. A paper dataset is looked for in the local cache at once (ctrl+g downloads
+it, with progress; ctrl+g or escape cancels). escape on a wizard with answers asks first; the
+answers are kept under the HAF home and offered the next time.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
-from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
-from textual.message import Message
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, ContentSwitcher, Header, Static
+from textual.worker import get_current_worker
 
 from haf_tui.config import RunConfig
 from haf_tui.datasets import Dataset
-from haf_tui.defaults import haf_home
 from haf_tui.pipeline.choices import (
     ModelEntry,
     dataset_sources,
     discover_models,
-    download_model,
     gpu_offload_supported,
     preview_file,
 )
+from haf_tui.pipeline.estimate import TimeEstimate, estimate_time
 from haf_tui.pipeline.models import LoadedModels, load_models
-from haf_tui.pipeline.planning import ProbeResult, plan_run, probe_speed
+from haf_tui.pipeline.planning import probe_speed
 from haf_tui.pipeline.runs import DatasetChoice, RunRequest, resolve_dataset
-from haf_tui.suites import run_stages
+from haf_tui.store.paces import past_runs
 from haf_tui.tui.live import RunJob
-from haf_tui.tui.messages import DownloadProgress
 from haf_tui.tui.screens.base import HafScreen
+from haf_tui.tui.screens.confirm import ConfirmScreen
+from haf_tui.tui.screens.wizard_messages import (
+    DatasetRead,
+    ModelsFound,
+    ModelTimed,
+    PreviewReady,
+)
 from haf_tui.tui.widgets.dataset_picker import DatasetPicker
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.model_picker import ModelPicker
+from haf_tui.tui.widgets.run_review import RunReview
 from haf_tui.tui.widgets.run_settings import RunSettingsForm
+from haf_tui.tui.wizard_answers import WizardAnswers, load_answers, save_answers
 
 STEPS = ("models", "dataset", "settings", "review")
 STEP_TITLES = ("1 Models", "2 Dataset", "3 Settings", "4 Review")
-
-
-@dataclass
-class ModelsFound(Message):
-    """The model folders were scanned (``pick``: a just-downloaded file to pick)."""
-
-    entries: list[ModelEntry]
-    sources: list[tuple[str, str]]
-    offload_supported: bool
-    pick: str | None = None
-
-
-@dataclass
-class PreviewReady(Message):
-    """A dataset file was read for its preview (or could not be: ``error``)."""
-
-    columns: list[str]
-    rows: list[list[object]]
-    guessed: dict[str, str | None]
-    note: str
-    error: str | None = None
-
-
-@dataclass
-class DownloadEnded(Message):
-    """A model download ended: its path, or why not."""
-
-    path: str | None
-    error: str | None = None
-
-
-@dataclass
-class ProbeFinished(Message):
-    """The review's probe: the dataset read and speeds measured (or why not)."""
-
-    dataset: Dataset | None
-    probe: ProbeResult | None
-    models: LoadedModels | None
-    error: str | None = None
 
 
 class WizardScreen(HafScreen[None]):
@@ -94,6 +61,7 @@ class WizardScreen(HafScreen[None]):
         Binding("ctrl+n", "next", "Next", priority=True),
         Binding("ctrl+b", "previous", "Back", priority=True),
         Binding("ctrl+s", "start", "Start", priority=True),
+        Binding("ctrl+g", "download_dataset", "Download dataset", priority=True, show=False),
     ]
     DEFAULT_CSS = """
     WizardScreen #wz-steps { height: 1; padding: 0 1; }
@@ -101,17 +69,19 @@ class WizardScreen(HafScreen[None]):
     WizardScreen #wz-error { color: $error; padding: 0 1; height: auto; }
     WizardScreen #wz-nav { height: auto; align-horizontal: right; }
     WizardScreen #wz-nav Button { margin: 0 1; min-width: 10; }
-    WizardScreen #review { height: 1fr; padding: 0 1; }
+    WizardScreen #review { height: 1fr; }
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.step = 0
         self.dataset: Dataset | None = None
-        self.probe: ProbeResult | None = None
+        self.estimates: dict[int, TimeEstimate] = {}
+        self.estimate_errors: dict[int, str] = {}
         self.preloaded: LoadedModels | None = None
-        self.probe_key: tuple[str, str] | None = None
+        self.probe_key: object = None
         self.review_note = ""
+        self.baseline: WizardAnswers | None = None
 
     def compose(self) -> ComposeResult:
         """Step line, the step's pane, the error line and the buttons."""
@@ -121,8 +91,8 @@ class WizardScreen(HafScreen[None]):
             yield ModelPicker(id="models")
             yield DatasetPicker(id="dataset")
             yield RunSettingsForm(id="settings")
-            with Vertical(id="review"):
-                yield Static("", id="review-text")
+            with VerticalScroll(id="review"):
+                yield RunReview(id="review-text")
         yield Static("", id="wz-error")
         with Horizontal(id="wz-nav"):
             yield Button("◀ Back", id="wz-back")
@@ -131,10 +101,29 @@ class WizardScreen(HafScreen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        """Scan for models and datasets."""
+        """Offer the last answers, then scan for models and datasets."""
         self.sub_title = "new evaluation"
+        last = load_answers()
+        if last is not None:
+            self.query_one(ModelPicker).restore(last.models)
+            self.query_one(DatasetPicker).restore(last.dataset)
+            self.query_one(RunSettingsForm).restore(last.settings)
         self._show_step()
         self.scan()
+
+    # -- answers ---------------------------------------------------------------------------------
+
+    def answers(self) -> WizardAnswers:
+        """What the steps hold now."""
+        return WizardAnswers(
+            models=self.query_one(ModelPicker).chosen_paths(),
+            dataset=self.query_one(DatasetPicker).answers(),
+            settings=self.query_one(RunSettingsForm).answers(),
+        )
+
+    def edited(self) -> bool:
+        """Whether the answers differ from those the wizard opened with."""
+        return self.baseline is not None and self.answers() != self.baseline
 
     # -- workers ---------------------------------------------------------------------------------
 
@@ -143,7 +132,8 @@ class WizardScreen(HafScreen[None]):
         """GGUF files (metadata only) and the datasets stored in the database."""
         entries = discover_models()
         reader = self.reader
-        sources = dataset_sources(reader.store()) if reader.path.exists() else []
+        with reader.reading_if_exists() as store:
+            sources = dataset_sources(store)  # (no database yet: the paper datasets)
         self.post_message(ModelsFound(entries, sources, gpu_offload_supported(), pick))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="wizard-preview")
@@ -157,41 +147,37 @@ class WizardScreen(HafScreen[None]):
         rows = [list(row) for row in preview.rows]
         self.post_message(PreviewReady(preview.columns, rows, preview.guessed, preview.note))
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="wizard-download")
-    def download(self, repo_id: str, filename: str) -> None:
-        """Download a GGUF into ``$HAF_HOME/models`` with progress messages."""
-        target = haf_home() / "models"
-        try:
-            path = download_model(
-                repo_id,
-                filename,
-                target,
-                progress=self._post_download_progress,
-            )
-        except Exception as exc:
-            self.post_message(DownloadEnded(None, str(exc).splitlines()[0]))
-            return
-        self.post_message(DownloadEnded(str(path)))
-
-    def _post_download_progress(self, done: int, total: int | None) -> None:
-        self.post_message(DownloadProgress(done, total))
-
     @work(thread=True, exclusive=True, exit_on_error=False, group="wizard-probe")
-    def run_probe(self, choice: DatasetChoice, config: RunConfig) -> None:
-        """Read the dataset, load the first model and time a short generation."""
-        store = self.reader.store() if self.reader.path.exists() else None
+    def run_probe(
+        self, key: object, choice: DatasetChoice, runs: list[tuple[str, RunConfig]]
+    ) -> None:
+        """Read the dataset, then time every model: from the store's finished runs of its file,
+        else a short calibration decode (the first model stays loaded for the run)."""
         try:
-            dataset = resolve_dataset(choice, store)
+            with self.reader.reading_if_exists() as store:
+                dataset = resolve_dataset(choice, store)
+                past = past_runs(store, [name for name, _ in runs]) if store is not None else []
         except Exception as exc:
-            self.post_message(ProbeFinished(None, None, None, str(exc).splitlines()[0]))
+            self.post_message(DatasetRead(key, None, str(exc).splitlines()[0]))
             return
-        try:
-            models = load_models(config)
-            probe = probe_speed(models, config, dataset)
-        except Exception as exc:
-            self.post_message(ProbeFinished(dataset, None, None, str(exc).splitlines()[0]))
-            return
-        self.post_message(ProbeFinished(dataset, probe, models))
+        self.post_message(DatasetRead(key, dataset))
+        for index, (model_file, config) in enumerate(runs):
+            if get_current_worker().is_cancelled:
+                return
+            estimate = estimate_time(config, dataset, model_file, past)
+            if estimate.low is not None:  # measured on this machine: nothing to load
+                self.post_message(ModelTimed(key, index, estimate))
+                continue
+            try:  # a short calibration decode of this model
+                models = load_models(config)
+                probe = probe_speed(models, config, dataset)
+            except Exception as exc:
+                self.post_message(ModelTimed(key, index, None, None, str(exc).splitlines()[0]))
+                continue
+            estimate = estimate_time(config, dataset, model_file, past, probe)
+            if index > 0:  # (the first stays loaded: its run reuses it)
+                models.backend.close()
+            self.post_message(ModelTimed(key, index, estimate, models if index == 0 else None))
 
     # -- messages --------------------------------------------------------------------------------
 
@@ -200,23 +186,11 @@ class WizardScreen(HafScreen[None]):
         self.query_one(ModelPicker).set_entries(message.entries, pick=message.pick)
         self.query_one(DatasetPicker).set_sources(message.sources)
         self.query_one(RunSettingsForm).show_offload(message.offload_supported)
+        if self.baseline is None:
+            self.baseline = self.answers()
 
-    @on(ModelPicker.DownloadRequested)
-    def _download_requested(self, message: ModelPicker.DownloadRequested) -> None:
-        self.query_one(ModelPicker).download_progress(0, None)
-        self.download(message.repo_id, message.filename)
-
-    @on(DownloadProgress)
-    def _download_progress(self, message: DownloadProgress) -> None:
-        self.query_one(ModelPicker).download_progress(message.done, message.total)
-
-    @on(DownloadEnded)
-    def _download_ended(self, message: DownloadEnded) -> None:
-        picker = self.query_one(ModelPicker)
-        if message.error:
-            picker.download_finished(message.error, failed=True)
-            return
-        picker.download_finished(f"downloaded {message.path}")
+    @on(ModelPicker.DownloadEnded)
+    def _model_downloaded(self, message: ModelPicker.DownloadEnded) -> None:
         self.scan(message.path)
 
     @on(DatasetPicker.PreviewRequested)
@@ -230,16 +204,34 @@ class WizardScreen(HafScreen[None]):
         if message.error:
             picker.note(message.error)
             return
+        unedited = not self.edited()
         picker.show_preview(message.columns, message.rows, message.guessed, message.note)
+        if unedited and self.baseline is not None:
+            self.baseline = self.answers()  # (the kept mapping, shown again: not an edit)
 
-    @on(ProbeFinished)
-    def _probe_finished(self, message: ProbeFinished) -> None:
-        self.dataset, self.probe = message.dataset, message.probe
-        if self.preloaded is not None and self.preloaded is not message.models:
-            self.preloaded.backend.close()
-        self.preloaded = message.models
+    @on(DatasetRead)
+    def _dataset_read(self, message: DatasetRead) -> None:
+        if message.key != self.probe_key:
+            return
+        self.dataset = message.dataset
         if message.error:
             self._error(message.error)
+        self._draw_review()
+
+    @on(ModelTimed)
+    def _model_timed(self, message: ModelTimed) -> None:
+        if message.key != self.probe_key:
+            if message.models is not None:
+                message.models.backend.close()
+            return
+        if message.estimate is not None:
+            self.estimates[message.index] = message.estimate
+        if message.error:
+            self.estimate_errors[message.index] = message.error
+        if message.models is not None:
+            if self.preloaded is not None:
+                self.preloaded.backend.close()
+            self.preloaded = message.models
         self._draw_review()
 
     # -- steps -----------------------------------------------------------------------------------
@@ -309,8 +301,39 @@ class WizardScreen(HafScreen[None]):
             self.step -= 1
             self._show_step()
 
+    def action_download_dataset(self) -> None:
+        """Download the paper dataset chosen (not cached, the Hub reachable), or cancel."""
+        if STEPS[self.step] == "dataset":
+            self.query_one(DatasetPicker).toggle_download()
+
     def action_back_out(self) -> None:
-        """Leave the wizard (nothing was stored)."""
+        """Cancel a dataset download; else leave, asking first when answers were edited (they
+        are kept for the next time either way)."""
+        if self.query_one(DatasetPicker).cancel_download():
+            return
+        if not self.edited():
+            self._leave(True)
+            return
+        self.app.push_screen(
+            ConfirmScreen(
+                "Leave the new evaluation?",
+                "Nothing is run or stored; your answers are kept and offered the next time (n).",
+                yes="leave",
+                no="stay",
+            ),
+            self._leave,
+        )
+
+    def keep_on_quit(self) -> None:
+        """The app quits: keep edited answers for the next time."""
+        if self.edited():
+            save_answers(self.answers())
+
+    def _leave(self, leave: bool | None) -> None:
+        if not leave:
+            return
+        if self.edited():
+            save_answers(self.answers())
         if self.preloaded is not None:
             self.preloaded.backend.close()
             self.preloaded = None
@@ -318,66 +341,38 @@ class WizardScreen(HafScreen[None]):
 
     def _start_review(self) -> None:
         choice = self.query_one(DatasetPicker).choice()
-        first_config = self.configs()[0][1]
-        key = (repr(choice), first_config.model_dump_json())
+        runs = [(entry.path.name, config) for entry, config in self.configs()]
+        key = (repr(choice), tuple((name, c.model_dump_json()) for name, c in runs))
         if key != self.probe_key:
             self.probe_key = key
-            self.dataset = self.probe = None
-            self.run_probe(choice, first_config)
+            self.dataset = None
+            self.estimates, self.estimate_errors = {}, {}
+            self.run_probe(key, choice, runs)
         self._draw_review()
 
     def _draw_review(self) -> None:
-        configs = self.configs()
-        table = Table(title="What will run", expand=False)
-        table.add_column("model")
-        stages = run_stages(configs[0][1])
-        for stage in stages:
-            table.add_column(stage, justify="right")
-        table.add_column("estimated time", justify="right")
-        note = Text()
-        if self.dataset is None:
-            note.append("reading the dataset, loading the first model and probing its speed …")
-        for index, (entry, config) in enumerate(configs):
-            if self.dataset is None:
-                table.add_row(entry.label, *["…" for _ in stages], "…")
-                continue
-            plan = plan_run(config, self.dataset, self.probe if index == 0 else None)
-            cells = [str(plan.generations.get(stage, 0)) for stage in stages]
-            table.add_row(entry.label, *cells, plan.time_range())
-            if index == 0:
-                noun = "instance" if plan.instances == 1 else "instances"
-                note.append(f"{plan.instances} {noun} of {self.dataset.name}. ")
-                note.append(plan.assumptions)
-                if self.probe is not None:
-                    note.append(
-                        f"\nprobe on {entry.path.name}, {self.probe.batch} sequence(s) at once "
-                        f"as the run will decode: prompt "
-                        f"{self.probe.prompt_tokens_per_second:.0f} tok/s, generation "
-                        f"{self.probe.decode_tokens_per_second:.1f} tok/s. The monitor "
-                        "replaces the estimate with the run's own pace once instances finish."
-                    )
-        if len(configs) > 1:
-            note.append("\nother models: no probe (time unknown); the runs go one after another")
-        note.append("\nctrl+s or Start begins; the runs list shows the runs as they go.")
-        self.review_note = note.plain
-        self.query_one("#review-text", Static).update(Group(table, Text(""), note))
+        runs = [(entry.label, config) for entry, config in self.configs()]
+        review = self.query_one(RunReview)
+        self.review_note = review.show(runs, self.dataset, self.estimates, self.estimate_errors)
 
     def action_start(self) -> None:
-        """Queue one run per model and open the monitor."""
+        """Queue one run per model and open the monitor (the answers are kept)."""
         if STEPS[self.step] != "review":
             return
         if self.dataset is None:
             self._error("the dataset is still being read (or could not be): see above")
             return
+        save_answers(self.answers())
         configs = self.configs()
         jobs = [
             RunJob(entry.label, RunRequest(config=config, dataset=self.dataset))
             for entry, config in configs
         ]
+        for index, job in enumerate(jobs):
+            estimate = self.estimates.get(index)
+            if estimate is not None and estimate.low is not None:
+                job.estimate = estimate.text()
         jobs[0].request.preloaded, self.preloaded = self.preloaded, None
-        if self.probe is not None:
-            plan = plan_run(configs[0][1], self.dataset, self.probe)
-            jobs[0].estimate = plan.time_range()
         app = self.haf_app
         app.pop_screen()
         app.start_runs(jobs)

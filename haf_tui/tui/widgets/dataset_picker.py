@@ -1,30 +1,72 @@
 """The wizard's dataset step: the built-in sample, datasets stored in the database, the paper's
-datasets, or a local file (with a preview and its column mapping); sample size and seed."""
+datasets (said at once whether they are in the local Hugging Face cache), or a local file (with
+a preview and its column mapping); every kind offers the same sample size and seed."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Input, Label, Select, Static
+from textual.widgets import DataTable, Input, Label, ProgressBar, Select, Static
 
-from haf_tui.pipeline.choices import DEFAULT_SEED
+from haf_tui.pipeline.choices import (
+    DEFAULT_SAMPLE,
+    DEFAULT_SEED,
+    DownloadCancelledError,
+    PaperCache,
+    download_paper,
+    paper_cache_state,
+)
 from haf_tui.pipeline.runs import DatasetChoice
 
 FILE_SOURCE = "file:"
 BUILTIN_SOURCE = "builtin:"
+PAPER_PREFIX = "paper:"
 NO_COLUMN = "(none)"
 
 
-class DatasetPicker(Vertical):
-    """Where the instances come from, and how many of them (a seeded sample)."""
+@dataclass
+class PaperChecked(Message):
+    """The local cache was looked at for a paper dataset."""
+
+    cache: PaperCache
+
+
+@dataclass
+class PaperDownloadEnded(Message):
+    """A paper dataset's download ended (``error``: why not, or that it was cancelled)."""
+
+    key: str
+    error: str | None = None
+
+
+@dataclass
+class PaperDownloadProgress(Message):
+    """Bytes of a paper dataset's download so far (``total`` None while unknown)."""
+
+    done: int
+    total: int | None
+
+
+def limit_placeholder(source: str) -> str:
+    """What an empty sample size means for ``source``."""
+    if source.startswith(PAPER_PREFIX):
+        return f"{DEFAULT_SAMPLE} (paper)"
+    return "all"
+
+
+class DatasetPicker(VerticalScroll):
+    """Where the instances come from, and how many of them (a seeded sample, for every kind)."""
 
     DEFAULT_CSS = """
     DatasetPicker { height: 1fr; }
+    DatasetPicker #paper-bar { display: none; margin: 0 1; }
+    DatasetPicker #paper-bar.-active { display: block; }
     DatasetPicker Horizontal { height: auto; }
     DatasetPicker .field-label { width: 16; padding: 1 1 0 1; }
     DatasetPicker Select { width: 1fr; }
@@ -46,12 +88,26 @@ class DatasetPicker(Vertical):
         super().__init__(id=id)
         self.sources: list[tuple[str, str]] = [("built-in sample (16 texts)", BUILTIN_SOURCE)]
         self.columns: list[str] = []
+        self.paper_caches: dict[str, PaperCache] = {}
+        """What the local cache holds, per paper dataset key (checked when one is chosen)."""
+        self.pending_source: str | None = None
+        self.pending_columns: dict[str, str] = {}
+        self.downloading: str | None = None
+        """The paper dataset being downloaded."""
+        self.cancel_event = threading.Event()
 
     def compose(self) -> ComposeResult:
-        """Source, file box (path, mapping, preview), sample size and seed."""
+        """Source, sample size and seed, the note, then the file box (path, mapping, preview)."""
         with Horizontal():
             yield Label("dataset", classes="field-label")
             yield Select(self._options(), value=BUILTIN_SOURCE, allow_blank=False, id="ds-source")
+        with Horizontal():
+            yield Label("sample size", classes="field-label")
+            yield Input(placeholder=limit_placeholder(BUILTIN_SOURCE), id="ds-limit")
+            yield Label("sample seed", classes="field-label")
+            yield Input(str(DEFAULT_SEED), id="ds-seed")
+        yield Static("", id="dataset-note")
+        yield ProgressBar(total=None, id="paper-bar")
         with Vertical(id="file-box"):
             with Horizontal():
                 yield Label("file", classes="field-label")
@@ -60,12 +116,6 @@ class DatasetPicker(Vertical):
                 for role in ("text", "id", "label"):
                     yield Select[str]([], prompt=f"{role} column", id=f"ds-col-{role}")
             yield DataTable(id="preview", zebra_stripes=True)
-        with Horizontal():
-            yield Label("sample size", classes="field-label")
-            yield Input(placeholder="all (paper datasets: 1024)", id="ds-limit")
-            yield Label("sample seed", classes="field-label")
-            yield Input(str(DEFAULT_SEED), id="ds-seed")
-        yield Static("", id="dataset-note")
 
     def _options(self) -> list[tuple[str, str]]:
         return [*self.sources, ("a local file …", FILE_SOURCE)]
@@ -77,13 +127,134 @@ class DatasetPicker(Vertical):
         self.sources = [self.sources[0], *sources]
         select.set_options(self._options())
         values = {value for _, value in self._options()}
-        select.value = current if current in values else BUILTIN_SOURCE
+        wanted, self.pending_source = self.pending_source, None
+        if wanted in values and wanted != current:
+            select.value = wanted
+        else:
+            select.value = current if current in values else BUILTIN_SOURCE
+
+    def answers(self) -> dict[str, Any]:
+        """Source, file path, column mapping, sample size and seed (kept between sessions)."""
+        columns = {role: self._column(role) for role in ("text", "id", "label")}
+        return {
+            "source": self.source(),
+            "path": self.query_one("#ds-path", Input).value,
+            "columns": {role: value for role, value in columns.items() if value},
+            "limit": self.query_one("#ds-limit", Input).value,
+            "seed": self.query_one("#ds-seed", Input).value,
+        }
+
+    def restore(self, values: dict[str, Any]) -> None:
+        """Fill the step from :meth:`answers`; the source is chosen once the sources are known,
+        and a file is read again for its preview (its mapping kept)."""
+        self.query_one("#ds-limit", Input).value = str(values.get("limit", ""))
+        self.query_one("#ds-seed", Input).value = str(values.get("seed", "")) or str(DEFAULT_SEED)
+        self.query_one("#ds-path", Input).value = str(values.get("path", ""))
+        self.pending_source = str(values.get("source", BUILTIN_SOURCE))
+        self.pending_columns = dict(values.get("columns", {}))
+        if self.pending_source == FILE_SOURCE:
+            self.query_one("#ds-source", Select).value = FILE_SOURCE
+            self.pending_source = None
+            if self.query_one("#ds-path", Input).value.strip():
+                self.post_message(self.PreviewRequested(self.query_one("#ds-path", Input).value))
+
+    def paper_checked(self, cache: PaperCache) -> None:
+        """The local cache was looked at for a paper dataset: say what it holds."""
+        self.paper_caches[cache.key] = cache
+        if self.source() == PAPER_PREFIX + cache.key:
+            self.note(cache.note)
 
     @on(Select.Changed, "#ds-source")
     def _source_changed(self, event: Select.Changed) -> None:
-        is_file = event.value == FILE_SOURCE
-        self.query_one("#file-box").set_class(is_file, "-active")
+        source = str(event.value)
+        self.query_one("#file-box").set_class(source == FILE_SOURCE, "-active")
+        self.query_one("#ds-limit", Input).placeholder = limit_placeholder(source)
         self.note("")
+        self.paper_progress(None)
+        if source.startswith(PAPER_PREFIX):
+            self.note("looking for the dataset in the local cache …")
+            self.check_paper(source.removeprefix(PAPER_PREFIX))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="paper-cache")
+    def check_paper(self, key: str) -> None:
+        """Is the paper dataset in the local cache? (disk only: answers at once)"""
+        self.post_message(PaperChecked(paper_cache_state(key)))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="paper-download")
+    def download_dataset(self, key: str) -> None:
+        """Download a paper dataset into the Hub cache with progress, until cancelled."""
+        try:
+            download_paper(key, self._post_progress, self.cancel_event.is_set)
+        except DownloadCancelledError:
+            self.post_message(PaperDownloadEnded(key, "download cancelled"))
+        except Exception as exc:  # one line for the user, whatever the Hub raised
+            self.post_message(PaperDownloadEnded(key, str(exc).splitlines()[0]))
+        else:
+            self.post_message(PaperDownloadEnded(key))
+
+    def _post_progress(self, done: int, total: int | None) -> None:
+        self.post_message(PaperDownloadProgress(done, total))
+
+    def toggle_download(self) -> None:
+        """Download the paper dataset chosen when it is not cached (and the Hub may be
+        reached), or cancel the download going."""
+        if self.cancel_download():
+            return
+        cache = self.paper_caches.get(self.source().removeprefix(PAPER_PREFIX))
+        if cache is None or cache.cached:
+            return
+        if not cache.can_download:
+            self.note(cache.note)
+            return
+        self.downloading = cache.key
+        self.cancel_event.clear()
+        self.paper_progress(0)
+        self.note("connecting to the Hugging Face Hub … (ctrl+g or escape cancels)")
+        self.download_dataset(cache.key)
+
+    def cancel_download(self) -> bool:
+        """Cancel the download going (the worker stops at its next chunk); False: none."""
+        if self.downloading is None:
+            return False
+        self.cancel_event.set()
+        self.downloading = None
+        self.paper_progress(None)
+        self.note("download cancelled: ctrl+g starts it again")
+        return True
+
+    @on(PaperChecked)
+    def _paper_checked(self, message: PaperChecked) -> None:
+        self.paper_checked(message.cache)
+
+    @on(PaperDownloadProgress)
+    def _download_progress(self, message: PaperDownloadProgress) -> None:
+        if self.downloading is None:
+            return
+        self.paper_progress(message.done, message.total)
+        of = f" of {message.total / 2**20:.1f}" if message.total else ""
+        self.note(f"downloading {message.done / 2**20:.1f}{of} MiB … (ctrl+g or escape cancels)")
+
+    @on(PaperDownloadEnded)
+    def _download_ended(self, message: PaperDownloadEnded) -> None:
+        if self.downloading != message.key:
+            return  # (cancelled before: already said so)
+        self.downloading = None
+        self.paper_progress(None)
+        if message.error:
+            self.note(message.error)
+            return
+        self.check_paper(message.key)
+
+    def source(self) -> str:
+        """The source chosen (``builtin:``, ``file:``, ``paper:KEY``, ``stored:ID`` …)."""
+        return str(self.query_one("#ds-source", Select).value)
+
+    def paper_progress(self, done: int | None, total: int | None = None) -> None:
+        """Show a paper dataset's download progress (``done`` None: hide the bar)."""
+        bar = self.query_one("#paper-bar", ProgressBar)
+        bar.set_class(done is not None, "-active")
+        if done is not None:
+            bar.update(total=total, progress=done)
 
     @on(Input.Changed, "#ds-path")
     def _path_changed(self) -> None:
@@ -110,9 +281,12 @@ class DatasetPicker(Vertical):
             if role != "text":
                 options.insert(0, (NO_COLUMN, NO_COLUMN))
             select.set_options(options)
-            value = guessed.get(role) or (None if role == "text" else NO_COLUMN)
+            value = self.pending_columns.get(role) or guessed.get(role)
+            if value not in columns:
+                value = None if role == "text" else NO_COLUMN
             if value is not None:
                 select.value = value
+        self.pending_columns = {}
         self.note(note)
 
     def note(self, text: str) -> None:
@@ -158,6 +332,13 @@ class DatasetPicker(Vertical):
         if source == BUILTIN_SOURCE:
             return DatasetChoice("builtin", "sample", sample_size=limit, seed=seed)
         kind, _, name = source.partition(":")
+        if kind == "paper":
+            cache = self.paper_caches.get(name)
+            if cache is None:
+                raise ValueError("looking for the dataset in the local cache …")
+            if not cache.cached:
+                raise ValueError(cache.note)
+            return DatasetChoice("paper", name, sample_size=limit, seed=seed, offline=True)
         return DatasetChoice(kind, name, sample_size=limit, seed=seed)  # type: ignore[arg-type]
 
     def validate(self) -> str | None:

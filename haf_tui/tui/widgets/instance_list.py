@@ -22,7 +22,7 @@ from haf_tui.tui.filters import LABELS, METRIC_COLUMNS, Row
 
 class InstanceList(ScrollView, can_focus=True):
     """One line per instance (id, stance, #reasons, SoS, the sort metric, flags, why it
-    stopped) under a fixed header; renders only the visible rows."""
+    stopped; ★ before a bookmarked one) under a fixed header; renders only the visible rows."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "cursor(-1)", "Up", show=False),
@@ -202,7 +202,8 @@ class InstanceList(ScrollView, can_focus=True):
         return strip
 
     def _draw(self, row: Row | None, style: Style, flag: Style, width: int) -> Strip:
-        segments = [Segment(" ", style)]
+        bookmarked = row is not None and row.get("bookmarked")  # (★: kept by the researcher)
+        segments = [Segment("★", style + flag) if bookmarked else Segment(" ", style)]
         for text, size in self._cells(row):
             cell = text if not size else text[:size].ljust(size)
             cell_style = style

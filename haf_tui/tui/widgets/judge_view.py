@@ -15,7 +15,7 @@ from rich.text import Text
 from haf_tui.judge.criteria import SHORT_NAMES
 from haf_tui.judge.scores import LOW_MASS
 from haf_tui.tui.judge_data import NOT_EQUAL, CriterionJudgement, Judgement
-from haf_tui.tui.widgets.lines_view import LinesView
+from haf_tui.tui.widgets.lines_view import PanelView
 from haf_tui.tui.widgets.text_layout import BOLD, DIM, cell, fmt, line, prose, styled
 
 JUDGEMENT = "judgement"
@@ -141,22 +141,8 @@ def judge_lines(judgement: Judgement) -> list[Text]:
 # ---------------------------------------------------------------- the widget
 
 
-class JudgeView(LinesView):
+class JudgeView(PanelView):
     """One judgement of an instance; the screen hands it over (``show``)."""
-
-    DEFAULT_CSS = """
-    JudgeView {
-        height: 1fr;
-        min-height: 5;
-        border: round $primary-darken-2;
-        border-title-color: $text-muted;
-        padding: 0 1;
-        scrollbar-size-vertical: 1;
-        scrollbar-gutter: stable;
-        overflow-x: hidden;
-    }
-    JudgeView:focus { border: round $accent; }
-    """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

@@ -1,10 +1,13 @@
 """The footer every screen uses: Textual's Footer, rebuilt only when it must show a key it has
-no widget for."""
+no widget for, showing only the keys that fit whole (in the screen's order: the first bound
+are the most important; ``?`` and ``ctrl+p`` list the rest)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rich.cells import cell_len
+from textual import events
 from textual.screen import Screen
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
@@ -24,6 +27,38 @@ class KeyFooter(Footer):
         super().__init__()
         self._shown: Shown | None = None
 
+    async def recompose(self) -> None:
+        """Rebuild the keys, then keep those that fit."""
+        await super().recompose()
+        self.fit_keys()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Another width: other keys fit."""
+        self.fit_keys()
+
+    def key_width(self, key: FooterKey) -> int:
+        """The cells ``key`` takes (Footer's paddings: key 0 1, description 0 1 0 0; compact:
+        description 0 0 0 1 and a margin of 1)."""
+        return cell_len(key.key_display) + cell_len(key.description) + (2 if self.compact else 3)
+
+    def fit_keys(self) -> None:
+        """Show, in order, the keys to show that fit whole beside the palette key; hide the
+        others (a key is never cut in half)."""
+        keys = list(self.query(FooterKey))
+        palette = [key for key in keys if key.has_class("-command-palette")]
+        room = self.size.width - sum(key.outer_size.width or self.key_width(key) for key in palette)
+        wanted = None if self._shown is None else {entry[:3] for entry in self._shown}
+        used = 0
+        for key in keys:
+            if key in palette or key.has_class("-grouped"):
+                continue
+            if wanted is not None and (key.key, key.action, key.description) not in wanted:
+                continue  # (hidden by _show_in_place)
+            used += self.key_width(key)
+            fits = used <= room or not self.size.width
+            if key.display != fits:
+                key.display = fits
+
     def bindings_changed(self, screen: Screen[Any]) -> None:
         """Rebuild (as Footer does) only if a key to show has no widget yet."""
         shown = _shown_keys(screen)
@@ -32,6 +67,8 @@ class KeyFooter(Footer):
         self._shown = shown
         if not (self.is_attached and self._show_in_place(shown)):
             super().bindings_changed(screen)
+        else:
+            self.fit_keys()
 
     def _show_in_place(self, shown: Shown) -> bool:
         """Show exactly ``shown`` with the key widgets there are; False if one is missing."""

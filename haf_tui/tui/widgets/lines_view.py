@@ -58,3 +58,22 @@ class LinesView(ScrollView):
         if index >= len(self.lines):
             return Strip.blank(width, style)
         return self.lines[index].crop_extend(0, width, style).apply_style(style)
+
+
+class PanelView(LinesView):
+    """A bordered, focusable :class:`LinesView` panel (the explorer's rationale and judge
+    blocks)."""
+
+    DEFAULT_CSS = """
+    PanelView {
+        height: 1fr;
+        min-height: 5;
+        border: round $primary-darken-2;
+        border-title-color: $text-muted;
+        padding: 0 1;
+        scrollbar-size-vertical: 1;
+        scrollbar-gutter: stable;
+        overflow-x: hidden;
+    }
+    PanelView:focus { border: round $accent; }
+    """

@@ -160,8 +160,10 @@ def table4_panel(
     return report_table(result, runs, width=width, notes=notes, pooling=pooling, title=title)
 
 
-def _layout(panels: list[RenderableType], per_row: int, head: list[RenderableType]) -> Group:
-    return Group(*head, charts.side_by_side(panels, per_row))
+def _layout(
+    panels: list[RenderableType], per_row: int, head: list[RenderableType], each: int
+) -> Group:
+    return Group(*head, charts.side_by_side(panels, per_row, each=each))
 
 
 def figure2_panel(data: MetricsData, runs: Sequence[RunInfo], width: int) -> Group:
@@ -186,7 +188,7 @@ def figure2_panel(data: MetricsData, runs: Sequence[RunInfo], width: int) -> Gro
         ),
         Text(""),
     ]
-    return _layout(panels, per_row, head)
+    return _layout(panels, per_row, head, each)
 
 
 def distributions_panel(
@@ -211,7 +213,7 @@ def distributions_panel(
         Text(names, style="dim"),
         Text(""),
     ]
-    return _layout(panels, per_row, head)
+    return _layout(panels, per_row, head, each)
 
 
 def _run_table(result: ReportResult, run_id: str, title: str, width: int) -> RenderableType:
@@ -222,24 +224,27 @@ def _run_table(result: ReportResult, run_id: str, title: str, width: int) -> Ren
 
 
 def stances_panel(data: MetricsData, runs: Sequence[RunInfo], width: int) -> Group:
-    """Per run: the stance distribution, UNCLEAR decisions / stops, and Y = NO contradictions."""
-    per_row = charts.columns_that_fit(len(runs), width, CHART_MIN_WIDTH + 10)
+    """Per run: the stance distribution, UNCLEAR decisions / stops, and Y = NO contradictions
+    (as many runs side by side as their tables fit, unsqueezed)."""
+    tables = {
+        run.run_id: [
+            _run_table(data.reports["unclear"], run.run_id, "UNCLEAR decisions · stops", width),
+            _run_table(data.reports["contradictions"], run.run_id, "Y = NO yet new reasons", width),
+        ]
+        for run in runs
+    }
+    widest = max((charts.drawn_width(t) for pair in tables.values() for t in pair), default=0)
+    per_row = charts.columns_that_fit(len(runs), width, max(CHART_MIN_WIDTH + 10, widest + 2))
     each = charts.panel_width(width, per_row)
     panels: list[RenderableType] = []
     for run in runs:
         stance_rows = as_dicts(
             data.reports["stances"].columns, report_rows(data.reports["stances"], [run.run_id])
         )
-        parts: list[RenderableType] = [
-            Text(run.label, style="bold"),
-            charts.stance_chart(stance_rows, width=each, title="JUSTIFY stance"),
-            Text(""),
-            _run_table(data.reports["unclear"], run.run_id, "UNCLEAR decisions · stops", each),
-        ]
-        title = "Y = NO yet new reasons"
-        parts.append(_run_table(data.reports["contradictions"], run.run_id, title, each))
+        chart = charts.stance_chart(stance_rows, width=each, title="JUSTIFY stance")
+        parts = [Text(run.label, style="bold"), chart, Text(""), *tables[run.run_id]]
         panels.append(Group(*parts))
-    return _layout(panels, per_row, [])
+    return _layout(panels, per_row, [], each)
 
 
 RATIONALE_NOTES: Final = (

@@ -1,18 +1,20 @@
 """The wizard's model step: GGUF files with their metadata (several may be picked: one run
-each), and a Hugging Face download form."""
+each), and a Hugging Face download form (a worker downloads, with progress)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, DataTable, Input, Label, ProgressBar, Static
 
-from haf_tui.pipeline.choices import ModelEntry
+from haf_tui.defaults import haf_home
+from haf_tui.pipeline.choices import ModelEntry, download_model
+from haf_tui.tui.messages import DownloadProgress
 
 COLUMNS = ("use", "file", "size", "arch", "quant", "ctx", "template")
 
@@ -35,11 +37,11 @@ class ModelPicker(Vertical):
     """
 
     @dataclass
-    class DownloadRequested(Message):
-        """The user asked to download ``filename`` of ``repo_id``."""
+    class DownloadEnded(Message):
+        """A model download ended: its path (the wizard lists the files again), or why not."""
 
-        repo_id: str
-        filename: str
+        path: str | None
+        error: str | None = None
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -124,6 +126,16 @@ class ModelPicker(Vertical):
     def _row_selected(self) -> None:
         self.toggle_current()
 
+    def restore(self, paths: list[str]) -> None:
+        """Pick ``paths`` (the last answers) once the files are listed (those still there)."""
+        self.chosen = set(paths)
+        if self.entries:
+            self.set_entries(self.entries)
+
+    def chosen_paths(self) -> list[str]:
+        """The picked files' paths, in list order (what the wizard keeps between sessions)."""
+        return [str(e.path) for e in self.selected()]
+
     def selected(self) -> list[ModelEntry]:
         """The picked models, in list order."""
         return [e for e in self.entries if str(e.path) in self.chosen and e.info is not None]
@@ -144,7 +156,36 @@ class ModelPicker(Vertical):
         if not repo or not filename:
             self.query_one("#download-note", Static).update("give the repository and the file")
             return
-        self.post_message(self.DownloadRequested(repo, filename))
+        self.download_progress(0, None)
+        self.download(repo, filename)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="model-download")
+    def download(self, repo_id: str, filename: str) -> None:
+        """Download a GGUF into ``$HAF_HOME/models`` with progress messages."""
+        try:
+            path = download_model(
+                repo_id, filename, haf_home() / "models", progress=self._post_progress
+            )
+        except Exception as exc:  # one line for the user, whatever the Hub raised
+            self.post_message(self.DownloadEnded(None, str(exc).splitlines()[0]))
+            return
+        self.post_message(self.DownloadEnded(str(path)))
+
+    def _post_progress(self, done: int, total: int | None) -> None:
+        self.post_message(DownloadProgress(done, total))
+
+    @on(DownloadProgress)
+    def _progress(self, message: DownloadProgress) -> None:
+        message.stop()
+        self.download_progress(message.done, message.total)
+
+    @on(DownloadEnded)
+    def _ended(self, message: DownloadEnded) -> None:
+        if message.error:
+            message.stop()
+            self.download_finished(message.error, failed=True)
+            return
+        self.download_finished(f"downloaded {message.path}")  # (the wizard lists it, picked)
 
     def download_progress(self, done: int, total: int | None) -> None:
         """Show a download's progress."""

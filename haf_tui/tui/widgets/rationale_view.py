@@ -20,7 +20,7 @@ from rich.text import Text
 
 from haf_tui.store.records import RationaleRecord
 from haf_tui.tui.rationale_data import RationaleData
-from haf_tui.tui.widgets.lines_view import LinesView
+from haf_tui.tui.widgets.lines_view import PanelView
 from haf_tui.tui.widgets.text_layout import (
     BOLD,
     DEFAULT_PALETTE,
@@ -337,24 +337,10 @@ def _scored_texts(data: RationaleData, width: int) -> list[Text]:
 # ---------------------------------------------------------------- the widget
 
 
-class RationaleView(LinesView):
+class RationaleView(PanelView):
     """An instance's rationales; the screen hands it the data (``show``) or a line saying
     why there is none yet (``show_message``). Its lines are rebuilt for a new width or
     theme, and drawn as they scroll into view."""
-
-    DEFAULT_CSS = """
-    RationaleView {
-        height: 1fr;
-        min-height: 5;
-        border: round $primary-darken-2;
-        border-title-color: $text-muted;
-        padding: 0 1;
-        scrollbar-size-vertical: 1;
-        scrollbar-gutter: stable;
-        overflow-x: hidden;
-    }
-    RationaleView:focus { border: round $accent; }
-    """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

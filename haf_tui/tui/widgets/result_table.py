@@ -1,36 +1,104 @@
-"""The SQL screen's results: a DataTable of one-line cells with their widths given."""
+"""The SQL screen's results: a textual-fastdatatable table over an Arrow table of one page.
+
+The page's cells are turned into one-line text, and its columns measured, in the worker that
+read them (:func:`result_page`); the table renders only the rows on screen, so a page of any
+size shows in a few milliseconds. The table
+cannot be cleared in place: each result mounts a new one in this container."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
+import pyarrow as pa
 from rich.cells import cell_len
-from rich.markup import escape
-from rich.text import Text
-from textual.widgets import DataTable
-from textual.widgets.data_table import RowKey
+from textual.containers import Vertical
+from textual_fastdatatable import ArrowBackend, DataTable
+
+from haf_tui import reports
+
+CELL_WIDTH = 60
+"""Longer cell text is cut (with "…") in the table; exports keep it whole."""
 
 
-class ResultTable(DataTable[str]):
-    """The results: one-line cells (never read as markup) in columns as wide as their longest
-    cell, measured here: DataTable would render every cell of the page once through the
-    console to measure it (~0.3 s for 500 rows)."""
-
-    def show(self, columns: list[str], rows: list[list[str]]) -> None:
-        """Replace the table with ``rows`` under ``columns``."""
-        lines = [[_first_line(cell) for cell in row] for row in rows]
-        self.clear(columns=True)
-        for index, name in enumerate(columns):
-            label = Text(name, no_wrap=True, end="")
-            width = max([label.cell_len, *(cell_len(row[index]) for row in lines)])
-            self.add_column(label, width=width)
-        self.add_rows([escape(cell) for cell in row] for row in lines)
-
-    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
-        """Every column has its width: only the virtual size is left to compute."""
-        super()._update_dimensions(())
+def cell_text(value: Any) -> str:
+    """A result cell as the table shows it (NULL "—", floats to 3 decimals, long text cut to
+    its first line and :data:`CELL_WIDTH` characters)."""
+    text = reports.format_value(value).split("\n", 1)[0]
+    return text if len(text) <= CELL_WIDTH else text[: CELL_WIDTH - 1] + "…"
 
 
-def _first_line(text: str) -> str:
-    """What a one-line cell shows of ``text``."""
-    return text.split("\n", 1)[0]
+@dataclass(frozen=True)
+class ResultPage:
+    """A page of results as an Arrow table of its cells' text (duplicate names kept), and
+    each column's widest cell (measured where the page was read, not while drawing)."""
+
+    data: pa.Table
+    widths: list[int]
+
+
+def result_page(columns: list[str], rows: list[tuple[Any, ...]]) -> ResultPage:
+    """The page of ``rows`` under ``columns``, as the table shows it."""
+    cells = [[cell_text(row[index]) for row in rows] for index in range(len(columns))]
+    arrays = [pa.array(column, type=pa.string()) for column in cells]
+    widths = [max((cell_len(cell) for cell in column), default=0) for column in cells]
+    return ResultPage(pa.Table.from_arrays(arrays, names=list(columns)), widths)
+
+
+class _MeasuredBackend(ArrowBackend):
+    """An Arrow backend whose columns' content widths are given: fastdatatable would
+    measure every cell through Arrow compute functions on the UI thread (~40 ms a page)."""
+
+    def __init__(self, page: ResultPage) -> None:
+        super().__init__(page.data)
+        self._widths = list(page.widths)
+
+    @property
+    def column_content_widths(self) -> list[int]:
+        """Each column's widest cell."""
+        return self._widths
+
+
+class ResultTable(Vertical):
+    """The current result (or none): its column names, rows, and the table showing them."""
+
+    DEFAULT_CSS = """
+    ResultTable { height: 1fr; }
+    ResultTable > DataTable { height: 1fr; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.data: pa.Table = pa.table({})
+
+    @property
+    def columns(self) -> list[str]:
+        """The result's column names (none without a result)."""
+        return list(self.data.column_names)
+
+    @property
+    def row_count(self) -> int:
+        """The rows shown."""
+        return int(self.data.num_rows)
+
+    def get_row_at(self, index: int) -> list[str]:
+        """One row's cells as shown."""
+        return [str(column[index].as_py()) for column in self.data.columns]
+
+    def show(self, page: ResultPage) -> None:
+        """Replace the table with ``page`` (from :func:`result_page`)."""
+        self.data = page.data
+        self.remove_children()
+        table = DataTable(
+            backend=_MeasuredBackend(page),
+            zebra_stripes=True,
+            show_row_labels=False,
+            render_markup=False,
+            max_column_content_width=CELL_WIDTH,
+        )
+        self.mount(table)
+
+    def clear_result(self) -> None:
+        """Show no result (after an error: nothing stale stays on screen)."""
+        self.data = pa.table({})
+        self.remove_children()

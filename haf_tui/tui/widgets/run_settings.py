@@ -4,12 +4,14 @@ model, validated by the same pydantic models as ``haf run``."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from pydantic import ValidationError
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input, Label, Select, SelectionList, Static
+from textual.widgets.select import InvalidSelectValueError
 
 from haf_tui.config import (
     STAGE_NAMES,
@@ -204,6 +206,38 @@ class RunSettingsForm(VerticalScroll):
             rationales=RationaleSettings(**values["rationales"]),
             judge=JudgeSettings(**values["judge"]),
         )
+
+    def answers(self) -> dict[str, Any]:
+        """Every field's value by widget id (inputs: text, selects: value, lists: picks)."""
+        values: dict[str, Any] = {}
+        for field in self.query("Input, Select, SelectionList"):
+            if field.id is None:
+                continue
+            if isinstance(field, Input):
+                values[field.id] = field.value
+            elif isinstance(field, SelectionList):
+                values[field.id] = [str(v) for v in field.selected]
+            elif isinstance(field, Select) and field.value is not Select.NULL:
+                values[field.id] = str(field.value)
+        return values
+
+    def restore(self, values: dict[str, Any]) -> None:
+        """Fill the fields from :meth:`answers` (unknown ids and values are skipped)."""
+        for field_id, value in values.items():
+            found = self.query(f"#{field_id}")
+            if not found:
+                continue
+            field = found.first()
+            if isinstance(field, Input) and isinstance(value, str):
+                field.value = value
+            elif isinstance(field, SelectionList) and isinstance(value, list):
+                field.deselect_all()
+                for option in value:
+                    with contextlib.suppress(Exception):  # (an option that no longer exists)
+                        field.select(option)
+            elif isinstance(field, Select) and isinstance(value, str):
+                with contextlib.suppress(InvalidSelectValueError):
+                    field.value = value
 
     def validate(self) -> str | None:
         """Why the settings are invalid (also shown inline, the field marked), or None."""

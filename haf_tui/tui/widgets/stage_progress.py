@@ -1,13 +1,18 @@
-"""Progress bars of a run: instances, then one per stage with done / expected generations."""
+"""Progress bars of a run: instances, then one per stage with done / expected generations; and
+its pace line: the observed rate and ETA once measured (the wizard's estimate until then)."""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Label, ProgressBar
 
 from haf_tui.config import RunConfig
+from haf_tui.pipeline.estimate import rough_duration
+from haf_tui.pipeline.planning import format_duration
 from haf_tui.suites import SUITES, first_tasks, stage_titles
+from haf_tui.tui.live import LiveRun
 
 STAGE_TITLES = {"instances": "instances", **stage_titles()}
 STAGE_NAMES = tuple(STAGE_TITLES)[1:]
@@ -61,3 +66,22 @@ class StageProgress(Vertical):
         bar.display = total is not None  # no endless animation for an unknown total
         if total is not None:
             bar.update(total=total, progress=done)
+
+
+def pace_text(live: LiveRun) -> Text:
+    """Status, then the observed rate (``measuring…`` before the first measurement, never a
+    rate of 0), the ETA at the observed pace once an instance finished (until then the
+    wizard's estimate, a range), and the time elapsed."""
+    text = Text(live.status, style="bold")
+    if live.tokens_per_second > 0:
+        text.append(f"  {live.tokens_per_second:.1f} tok/s")
+    elif live.active:
+        text.append("  measuring…")
+    eta = live.eta()
+    if eta is not None and live.active:
+        text.append(f"  ETA about {rough_duration(eta)} (observed pace)")
+    elif live.estimate and live.active:
+        text.append(f"  estimated {live.estimate} (until the first instance finishes)")
+    if live.started is not None:
+        text.append(f"  elapsed {format_duration(live.elapsed())}")
+    return text

@@ -9,10 +9,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Self
 
 from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding, BindingType
 from textual.css.styles import RenderStyles
 from textual.geometry import Region
 from textual.strip import Strip
@@ -25,6 +26,7 @@ from haf_tui.suites.rationales.plan import CLASSIFY as RATIONALE_CLASSIFY
 from haf_tui.suites.rationales.plan import PROMPT as RATIONALE_PROMPT
 from haf_tui.suites.rationales.plan import STAGES as RATIONALE_STAGES
 from haf_tui.tui.judge_data import Judgement
+from haf_tui.tui.messages import FullValueRequested
 from haf_tui.tui.widgets.judge_view import JUDGEMENT, criterion_text, judge_title
 
 RATIONALES = "rationales"
@@ -85,12 +87,34 @@ class StanceTree(Tree[NodeRef | None]):
     }
     StanceTree:focus { border: round $accent; }
     """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open_full", "Full text", show=False),
+    ]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(Text("(no instance)"), data=None, id=id)
         self.show_root = True
         self._base_style = Style()
         self._frame_styles: dict[tuple[str, ...], RenderStyles] | None = None
+        self.note_node: TreeNode[NodeRef | None] | None = None
+        """The "note:" line of the instance shown (the researcher's note and bookmark)."""
+        self.full_texts: dict[int, str] = {}
+        """The whole text of each row shown cut with "…" (by node id)."""
+
+    def clear(self) -> Self:
+        """As Tree's, forgetting the rows' whole texts."""
+        self.full_texts = {}
+        super().clear()
+        return self
+
+    def action_open_full(self) -> None:
+        """The cursor's row in full (a reason's whole text), in a modal."""
+        node = self.cursor_node
+        if node is None:
+            return
+        parent = node.parent
+        title = str(self.root.label) if parent is None else f"{self.root.label} › {parent.label}"
+        self.post_message(FullValueRequested(title, self.full_texts.get(node.id, str(node.label))))
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """Look the base and component styles up once per frame, not once per line (Tree
@@ -122,6 +146,20 @@ class StanceTree(Tree[NodeRef | None]):
         self.clear()
         self.root.set_label(Text("(no instance)"))
         self.root.data = None
+
+    def show_note(self, note: str | None, *, bookmarked: bool = False) -> None:
+        """The researcher's note (and ★ bookmark) as the first line under the instance."""
+        if self.note_node is not None and self.note_node in self.root.children:
+            self.note_node.remove()
+        self.note_node = None
+        if not note and not bookmarked:
+            return
+        label = f"note: {_short(note, 60)}" if note else "bookmarked"
+        label = f"★ {label}" if bookmarked else label
+        before = 0 if self.root.children else None
+        self.note_node = self.root.add_leaf(Text(label), data=None, before=before)
+        if note:  # (enter shows the whole note)
+            self.full_texts[self.note_node.id] = f"note: {note}"
 
     def show(
         self,
@@ -301,7 +339,11 @@ def _add_reason_leaves(
         index = int(reason["reason_index"])
         text = _short(reason["reason_text"], width)
         extra = f", {term[0]} term {fmt(reason[term[1]])}" if term else ""
-        node.add_leaf(
-            Text(f"{prefix}{index + 1} {text} (C={fmt(reason['reason_confidence'])}{extra})"),
-            data=NodeRef(stage, sub_index, index),
+        after = f" (C={fmt(reason['reason_confidence'])}{extra})"
+        leaf = node.add_leaf(
+            Text(f"{prefix}{index + 1} {text}{after}"), data=NodeRef(stage, sub_index, index)
         )
+        tree = node.tree
+        if isinstance(tree, StanceTree):
+            whole = " ".join(str(reason["reason_text"] or "").split())
+            tree.full_texts[leaf.id] = f"{prefix}{index + 1} {whole}{after}"

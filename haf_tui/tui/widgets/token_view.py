@@ -1,5 +1,6 @@
 """One generation's output, token by token, coloured by NLL or by a reason's relevance weights,
-with a token cursor and a status line (logprob, NLL, top-k alternatives)."""
+with a token cursor and a status: the token under it with its logprob and its relevance (and
+TokenSAR weight) in its reason, the top-k alternatives, and what the colours mean."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from haf_tui.tui.definitions import NLL_COLOURS, RELEVANCE_COLOURS
 from haf_tui.tui.widgets.lines_view import LinesView
 
 NLL_MAX = 5.0
@@ -47,6 +49,16 @@ class Span:
             return 1.0
         top = max(self.relevance)
         return 1.0 if top <= 0 else max(0.0, self.relevance[i]) / top
+
+    def relevance_at(self, position: int) -> tuple[float, float] | None:
+        """The token's TokenSAR relevance R_i and its weight R_i / Σ R (uniform when Σ R = 0);
+        None outside the span or without stored relevances."""
+        i = position - self.first
+        if not 0 <= i < self.count or i >= len(self.relevance):
+            return None
+        total = sum(self.relevance)
+        weight = self.relevance[i] / total if total > 0 else 1.0 / len(self.relevance)
+        return self.relevance[i], weight
 
 
 def scale(value: float) -> Color:
@@ -87,7 +99,9 @@ class TokenView(Vertical):
         min-height: 5;
         border: round $primary-darken-2;
     }
-    TokenView > #tv-status { height: 3; padding: 0 1; background: $panel; }
+    TokenView > #tv-status {
+        height: 4; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -168,19 +182,46 @@ class TokenView(Vertical):
         return Style(dim=True)
 
     def status_text(self) -> Text:
-        """The status line: the mode, then the token under the cursor."""
+        """The status, four lines cut with … (never wrapped): the token under the cursor with
+        its logprob and NLL; its relevance; the top-k alternatives; the node and the colours."""
+        line = Text(no_wrap=True, overflow="ellipsis")
         if self.show_prompt:
-            return Text(f"{self.title} · prompt ({len(self.prompt)} chars) · r: output")
+            line.append(f"{self.title} · prompt ({len(self.prompt)} chars) · v: output")
+            return line
         if not self.tokens:
-            return Text(f"{self.title} · no tokens")
+            line.append(f"{self.title} · no tokens")
+            return line
         token = self.tokens[self.cursor]
-        line = Text(f"{self.title} · {self.mode} · ", style="dim")
         line.append(f"token {self.cursor + 1}/{len(self.tokens)} ")
         line.append(repr(token.text), style="bold")
-        line.append(f"  logprob {token.logprob:.3f}  NLL {-token.logprob:.3f}\ntop: ")
+        line.append(f"  logprob {token.logprob:.3f}  NLL {-token.logprob:.3f}\n")
+        line.append(self.relevance_text())
+        line.append("\ntop: ")
         alternatives = zip(token.top_texts, token.top_logprobs, strict=False)
         line.append("  ".join(f"{text!r} {lp:.2f}" for text, lp in alternatives) or "—")
+        colours = NLL_COLOURS if self.mode == "nll" else RELEVANCE_COLOURS
+        line.append(f"\n{self.title} · {colours}", style="dim")
         return line
+
+    def cursor_relevance(self) -> tuple[int, tuple[float, float] | None] | None:
+        """The reason the cursor token is in (the selected one first) with the token's
+        relevance and weight there (None when not stored); None outside every reason."""
+        order = sorted(self.spans, key=lambda index: index != self.reason_index)
+        for index in order:
+            span = self.spans[index]
+            if span.weight(self.cursor) is not None:
+                return index, span.relevance_at(self.cursor)
+        return None
+
+    def relevance_text(self) -> str:
+        """``relevance 0.420 (weight 0.31, reason 2)``, or why there is none."""
+        found = self.cursor_relevance()
+        if found is None:
+            return "relevance — (in no reason)"
+        index, values = found
+        if values is None:
+            return f"relevance — (not stored; reason {index + 1})"
+        return f"relevance {values[0]:.3f} (weight {values[1]:.2f}, reason {index + 1})"
 
     def refresh_view(self) -> None:
         """Re-render the body and the status line; keep the cursor token in view."""

@@ -1,0 +1,348 @@
+"""Compare runs: the runs with id, model, quantisation, dataset, size, date and status (chosen
+ones marked ●), each metric per chosen run with a bootstrap interval, each run against the
+first chosen one as a paired difference with Wilcoxon's test, and one instance across the
+chosen runs side by side.
+
+Thread workers read the runs and their instance values once, compute the statistics when the
+choice changes, and read one instance when it changes; each posts a message, and the handlers
+only draw what they are given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.strip import Strip
+from textual.widgets import DataTable, Header, Input, Static, TabbedContent, TabPane
+
+from haf_tui.store.comparison_readers import ComparedRun, RunValues, instance_across
+from haf_tui.tui.compare_data import (
+    CompareData,
+    RunStatistics,
+    instance_order,
+    letter,
+    load_compare_data,
+    run_statistics,
+)
+from haf_tui.tui.screens.base import HafScreen
+from haf_tui.tui.widgets.compare_tables import (
+    RenderedView,
+    instance_parts,
+    render_strips,
+    statistics_parts,
+)
+from haf_tui.tui.widgets.key_footer import KeyFooter
+
+RUN_COLUMNS = ("", "run", "model", "quant", "dataset", "n", "date", "status")
+CHOSEN, NOT_CHOSEN = "●", "○"
+MAX_RUN_ROWS = 5
+"""Runs shown at once (the list scrolls): the panes below keep the height."""
+
+
+@dataclass
+class CompareLoaded(Message):
+    """The runs and their instance values."""
+
+    data: CompareData
+
+
+@dataclass
+class StatisticsDrawn(Message):
+    """The statistics of the chosen runs, drawn at a width."""
+
+    key: tuple[tuple[str, ...], int]
+    stats: list[RunStatistics]
+    lines: list[Strip]
+
+
+@dataclass
+class InstanceDrawn(Message):
+    """One instance across the chosen runs, drawn at a width."""
+
+    key: tuple[tuple[str, ...], str, int]
+    lines: list[Strip]
+
+
+class CompareScreen(HafScreen[None]):
+    """Runs on top (``space`` chooses, ``a`` all/none); below, the statistics (``1``) and one
+    instance across the chosen runs (``2``; ``]`` / ``[`` step, ``/`` finds an id)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back"),
+        Binding("space", "toggle_run", "Toggle"),
+        Binding("a", "all_runs", "All/none"),
+        Binding("1", "pane('cmp-stats')", "Statistics", show=False),
+        Binding("2", "pane('cmp-instance')", "Instance", show=False),
+        Binding("right_square_bracket", "step_instance(1)", "Next"),
+        Binding("left_square_bracket", "step_instance(-1)", "Previous"),
+        Binding("slash", "search", "Search"),
+    ]
+
+    DEFAULT_CSS = """
+    CompareScreen #cmp-runs { height: 3; }
+    CompareScreen #cmp-status { height: 1; padding: 0 1; color: $text-muted; }
+    CompareScreen #cmp-tabs { height: 1fr; }
+    CompareScreen #cmp-tabs TabPane { padding: 0; height: 1fr; }
+    CompareScreen #cmp-search { dock: bottom; display: none; }
+    CompareScreen #cmp-search.-shown { display: block; }
+    """
+
+    def __init__(self, run_ids: Sequence[str] | None = None) -> None:
+        super().__init__()
+        self.initial_run_ids = list(run_ids or [])
+        self.data: CompareData | None = None
+        self.chosen: list[str] = []
+        self.instances: list[str] = []
+        self.instance_index = 0
+        self.stats: list[RunStatistics] = []
+
+    def compose(self) -> ComposeResult:
+        """Header; runs; a status line; the two panes; the search box; the footer."""
+        yield Header()
+        yield DataTable(id="cmp-runs", cursor_type="row", zebra_stripes=True)
+        yield Static("loading …", id="cmp-status")
+        with TabbedContent(initial="cmp-stats", id="cmp-tabs"):
+            with TabPane("1 statistics", id="cmp-stats"):
+                yield RenderedView(id="cmp-stats-view")
+            with TabPane("2 instance", id="cmp-instance"):
+                yield RenderedView(id="cmp-instance-view")
+        yield Input(placeholder="instance id (enter finds it, esc closes)", id="cmp-search")
+        yield KeyFooter()
+
+    def on_mount(self) -> None:
+        """Columns; the data from a worker."""
+        self.sub_title = "compare runs"
+        self.query_one("#cmp-runs", DataTable).add_columns(*RUN_COLUMNS)
+        self.load_data()
+
+    # -- workers ---------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="compare-load")
+    def load_data(self) -> None:
+        """Read the runs and every finished instance's metrics (posts them)."""
+        with self.reader.reading() as store:
+            data = load_compare_data(store)
+        self.post_message(CompareLoaded(data))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="compare-stats")
+    def compute_statistics(
+        self,
+        runs: list[ComparedRun],
+        values: RunValues,
+        width: int,
+        known: list[RunStatistics] | None = None,
+    ) -> None:
+        """Bootstrap intervals and paired tests of the chosen runs (``known``: computed
+        already, only to draw again), drawn (posts them)."""
+        stats = known if known is not None else run_statistics(runs, values)
+        lines = render_strips(statistics_parts(stats), width)
+        key = (tuple(run.run_id for run in runs), width)
+        self.post_message(StatisticsDrawn(key, stats, lines))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="compare-instance")
+    def read_instance(
+        self, stats: list[RunStatistics], instance_id: str, position: str, width: int
+    ) -> None:
+        """One instance across the chosen runs, drawn (posts it)."""
+        run_ids = [found.run.run_id for found in stats]
+        with self.reader.reading() as store:
+            across = instance_across(store, run_ids, instance_id)
+        lines = render_strips(instance_parts(across, stats, width, position), width)
+        self.post_message(InstanceDrawn((tuple(run_ids), instance_id, width), lines))
+
+    # -- handlers --------------------------------------------------------------------------------
+
+    @on(CompareLoaded)
+    def data_loaded(self, message: CompareLoaded) -> None:
+        """Choose the runs asked for (else every finished run; every run if fewer than two
+        finished) and show them."""
+        self.data = message.data
+        runs = self.data.runs
+        wanted = [
+            run.run_id
+            for run in runs
+            if any(run.run_id.startswith(given) for given in self.initial_run_ids)
+        ]
+        finished = [run.run_id for run in runs if run.status == "finished"]
+        self.chosen = wanted or (finished if len(finished) > 1 else [r.run_id for r in runs])
+        self.fill_runs()
+        self.query_one("#cmp-runs", DataTable).focus()
+        self.choice_changed()
+
+    def fill_runs(self) -> None:
+        """The runs table, with the chosen runs marked and lettered."""
+        if self.data is None:
+            return
+        table = self.query_one("#cmp-runs", DataTable)
+        row = table.cursor_row
+        table.clear()
+        order = self.chosen_runs()
+        letters = {run.run_id: letter(index) for index, run in enumerate(order)}
+        for run in self.data.runs:
+            name = letters.get(run.run_id)
+            table.add_row(
+                f"{CHOSEN} {name}" if name else NOT_CHOSEN,
+                run.run_id,
+                run.model_file.removesuffix(".gguf"),
+                run.model_quant or "?",
+                run.dataset_id,
+                f"{run.n_done}/{run.n_planned}",
+                f"{run.created_at:%Y-%m-%d %H:%M}",
+                run.status,
+                key=run.run_id,
+            )
+        table.styles.height = min(table.row_count, MAX_RUN_ROWS) + 2  # (header, scrollbar)
+        if table.row_count:
+            table.move_cursor(row=min(row, table.row_count - 1))
+
+    def chosen_runs(self) -> list[ComparedRun]:
+        """The chosen runs, in the list's order (the first is the reference)."""
+        if self.data is None:
+            return []
+        return [run for run in self.data.runs if run.run_id in self.chosen]
+
+    def view_width(self, view_id: str) -> int:
+        """The width a pane draws in (its padding and a vertical scrollbar left out)."""
+        view = self.query_one(view_id, RenderedView)
+        return max(40, (view.size.width or self.size.width) - 4)
+
+    def choice_changed(self) -> None:
+        """Recompute the statistics and the instance order, and say what is chosen."""
+        if self.data is None:
+            return
+        runs = self.chosen_runs()
+        ids = [run.run_id for run in runs]
+        current = self.current_instance()
+        self.instances = instance_order(ids, self.data.values)
+        self.instance_index = (
+            self.instances.index(current) if current in self.instances else 0
+        )  # fmt: skip
+        known = self.stats if [f.run.run_id for f in self.stats] == ids else None
+        self.update_status("" if known is not None else "computing …")
+        width = self.view_width("#cmp-stats-view")
+        self.compute_statistics(runs, self.data.values, width, known)
+
+    def update_status(self, doing: str = "") -> None:
+        """The line under the runs."""
+        total = len(self.data.runs) if self.data is not None else 0
+        line = f"runs {len(self.chosen)}/{total} chosen (space, a)"
+        if self.instances:
+            line += f" · instance {self.instance_index + 1}/{len(self.instances)} (] [ /)"
+        self.query_one("#cmp-status", Static).update(f"{line} {doing}".rstrip())
+
+    @on(StatisticsDrawn)
+    def statistics_drawn(self, message: StatisticsDrawn) -> None:
+        """Show the statistics (if still for the chosen runs), then the instance."""
+        if message.key[0] != tuple(run.run_id for run in self.chosen_runs()):
+            return
+        self.stats = message.stats
+        self.query_one("#cmp-stats-view", RenderedView).show(message.lines)
+        self.update_status()
+        self.show_instance()
+
+    def current_instance(self) -> str | None:
+        """The instance the side-by-side pane shows."""
+        if not self.instances:
+            return None
+        return self.instances[min(self.instance_index, len(self.instances) - 1)]
+
+    def show_instance(self) -> None:
+        """Read and draw the current instance across the chosen runs."""
+        instance_id = self.current_instance()
+        view = self.query_one("#cmp-instance-view", RenderedView)
+        if instance_id is None or not self.stats:
+            view.show(render_strips(statistics_parts([]), self.view_width("#cmp-stats-view")))
+            return
+        position = f"{self.instance_index + 1} of {len(self.instances)}"
+        self.read_instance(self.stats, instance_id, position, self.view_width("#cmp-stats-view"))
+
+    @on(InstanceDrawn)
+    def instance_drawn(self, message: InstanceDrawn) -> None:
+        """Show the instance if it is still the one asked for."""
+        if message.key[1] == self.current_instance():
+            self.query_one("#cmp-instance-view", RenderedView).show(message.lines)
+
+    @on(DataTable.RowSelected, "#cmp-runs")
+    def row_selected(self) -> None:
+        """Enter on a run toggles it too."""
+        self.action_toggle_run()
+
+    def on_resize(self) -> None:
+        """Draw again at the new width."""
+        self.call_after_refresh(self.choice_changed)
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        """Close the search box, or go back."""
+        search = self.query_one("#cmp-search", Input)
+        if search.has_class("-shown"):
+            search.remove_class("-shown")
+            self.query_one("#cmp-runs", DataTable).focus()
+            return
+        self.app.pop_screen()
+
+    def action_toggle_run(self) -> None:
+        """Choose or drop the run under the cursor."""
+        table = self.query_one("#cmp-runs", DataTable)
+        if self.data is None or table.row_count == 0:
+            return
+        run_id = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        if run_id in self.chosen:
+            self.chosen.remove(run_id)
+        else:
+            self.chosen.append(run_id)
+        self.fill_runs()
+        self.choice_changed()
+
+    def action_all_runs(self) -> None:
+        """Choose every run, or none when all are chosen."""
+        if self.data is None:
+            return
+        every = [run.run_id for run in self.data.runs]
+        self.chosen = [] if len(self.chosen) == len(every) else every
+        self.fill_runs()
+        self.choice_changed()
+
+    def action_pane(self, pane: str) -> None:
+        """Show the statistics or the instance pane."""
+        self.query_one("#cmp-tabs", TabbedContent).active = pane
+
+    def action_step_instance(self, delta: int) -> None:
+        """The next / previous instance (shown in the instance pane)."""
+        if not self.instances:
+            return
+        self.instance_index = (self.instance_index + delta) % len(self.instances)
+        self.action_pane("cmp-instance")
+        self.update_status()
+        self.show_instance()
+
+    def action_search(self) -> None:
+        """Ask for an instance id."""
+        search = self.query_one("#cmp-search", Input)
+        search.add_class("-shown")
+        search.value = ""
+        search.focus()
+
+    @on(Input.Submitted, "#cmp-search")
+    def search_submitted(self, event: Input.Submitted) -> None:
+        """Go to the instance with that id (or the first whose id starts with it)."""
+        wanted = event.value.strip()
+        found = next((i for i in self.instances if i == wanted), None) or next(
+            (i for i in self.instances if wanted and i.startswith(wanted)), None
+        )
+        if found is None:
+            self.notify(f"no instance {wanted!r} in the chosen runs", severity="warning")
+            return
+        self.query_one("#cmp-search", Input).remove_class("-shown")
+        self.query_one("#cmp-runs", DataTable).focus()
+        self.instance_index = self.instances.index(found)
+        self.action_pane("cmp-instance")
+        self.update_status()
+        self.show_instance()

@@ -1,0 +1,53 @@
+"""Messages the new-run wizard's workers post to it (they only post; the screen draws)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from haf_tui.datasets import Dataset
+from haf_tui.pipeline.choices import ModelEntry
+from haf_tui.pipeline.estimate import TimeEstimate
+from haf_tui.pipeline.models import LoadedModels
+
+
+@dataclass
+class ModelsFound(Message):
+    """The model folders were scanned (``pick``: a just-downloaded file to pick)."""
+
+    entries: list[ModelEntry]
+    sources: list[tuple[str, str]]
+    offload_supported: bool
+    pick: str | None = None
+
+
+@dataclass
+class PreviewReady(Message):
+    """A dataset file was read for its preview (or could not be: ``error``)."""
+
+    columns: list[str]
+    rows: list[list[object]]
+    guessed: dict[str, str | None]
+    note: str
+    error: str | None = None
+
+
+@dataclass
+class DatasetRead(Message):
+    """The review's dataset was read (or could not be)."""
+
+    key: object
+    dataset: Dataset | None
+    error: str | None = None
+
+
+@dataclass
+class ModelTimed(Message):
+    """Model ``index`` has its time estimate (``models``: the first one, loaded for the run)."""
+
+    key: object
+    index: int
+    estimate: TimeEstimate | None
+    models: LoadedModels | None = None
+    error: str | None = None

@@ -1,0 +1,260 @@
+"""The comparison view's pictures: the chosen runs' metric means with their intervals and the
+paired differences (:func:`statistics_parts`), one instance across runs side by side
+(:func:`instance_parts`), and :class:`RenderedView`, which shows such lines and scrolls both
+ways."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+from rich import box
+from rich.console import Console, RenderableType
+from rich.measure import Measurement
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+from textual.geometry import Region, Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from haf_tui.reports import format_number
+from haf_tui.reports.comparison import CONFIDENCE, MeanInterval, PairedDifference
+from haf_tui.store.comparison_readers import REASON_METRICS, InstanceAcross, ReasonValues
+from haf_tui.tui.compare_data import RunStatistics
+from haf_tui.vocabulary import METRIC_LABELS
+
+MAX_WIDTH = 800
+"""The widest a rendered picture gets (wider ones wrap): the view scrolls sideways to it."""
+RUN_COLUMN_WIDTH = 46
+"""The least width of one run's column in the side-by-side instance table."""
+_LABELS: dict[str, str] = {str(k): v for k, v in METRIC_LABELS.items()}
+
+
+def render_strips(parts: Sequence[RenderableType], width: int) -> list[Strip]:
+    """``parts`` rendered one under the other (thread-safe: its own console): text wraps at
+    ``width``; a table gets the width it needs (up to :data:`MAX_WIDTH`; the view scrolls
+    sideways), at least ``width``."""
+    console = Console(
+        width=MAX_WIDTH,
+        file=io.StringIO(),
+        color_system="truecolor",
+        force_terminal=True,
+        legacy_windows=False,
+        highlight=False,
+        emoji=False,
+    )
+    lines: list[Strip] = []
+    for part in parts:
+        at = width
+        if not isinstance(part, Text):
+            natural = Measurement.get(console, console.options, part).maximum
+            at = max(width, min(natural, MAX_WIDTH))
+        rendered = console.render_lines(part, console.options.update_width(at), pad=False)
+        lines += [Strip(line) for line in rendered]
+    return lines
+
+
+class RenderedView(ScrollView, can_focus=True):
+    """Pre-rendered lines that scroll both ways (arrows, page keys, the mouse)."""
+
+    DEFAULT_CSS = "RenderedView { height: 1fr; padding: 0 1; }"
+
+    def __init__(self, *, id: str) -> None:
+        super().__init__(id=id)
+        self.lines: list[Strip] = [Strip.blank(0)]
+        self._base_style = Style()
+
+    def show(self, lines: list[Strip]) -> None:
+        """Show other lines (from the top)."""
+        self.lines = lines
+        self.virtual_size = Size(max((s.cell_length for s in lines), default=0), len(lines))
+        self.scroll_to(0, 0, animate=False)
+        self.refresh()
+
+    def text(self) -> str:
+        """The lines as plain text (tests, copying)."""
+        return "\n".join(line.text.rstrip() for line in self.lines)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Look the base style up once per frame."""
+        self._base_style = self.rich_style
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        """One visible line, cropped to the horizontal scroll."""
+        scroll_x, scroll_y = self.scroll_offset
+        width, style = self.scrollable_content_region.width, self._base_style
+        index = scroll_y + y
+        if index >= len(self.lines):
+            return Strip.blank(width, style)
+        return self.lines[index].crop_extend(scroll_x, scroll_x + width, style).apply_style(style)
+
+
+def _interval(found: MeanInterval | PairedDifference) -> str:
+    if found.low is None or found.high is None:
+        return "—"
+    return f"[{format_number(found.low)}, {format_number(found.high)}]"
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _title(text: str) -> Text:
+    return Text(text, style="bold")
+
+
+def run_legend(stats: Sequence[RunStatistics]) -> Table:
+    """Which run each letter is: id, model, quantisation, dataset, instances finished."""
+    table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(no_wrap=True)
+    for found in stats:
+        run = found.run
+        table.add_row(
+            found.letter,
+            f"{run.run_id} · {found.model} · {run.model_quant or '?'} · {run.dataset_id} · "
+            f"{run.n_done}/{run.n_planned} · {run.status}",
+        )
+    return table
+
+
+def means_table(stats: Sequence[RunStatistics]) -> Table:
+    """One row per metric: each run's mean over instances, its interval and n."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("metric", style="bold", no_wrap=True)
+    percent = round(CONFIDENCE * 100)
+    for found in stats:
+        table.add_column(found.letter, justify="right", no_wrap=True)
+        table.add_column(f"{percent} % CI", justify="right", no_wrap=True)
+        table.add_column("n", justify="right", no_wrap=True)
+    for metric, label in METRIC_LABELS.items():
+        cells = []
+        for found in stats:
+            mean = found.means[metric]
+            cells += [format_number(mean.mean), _interval(mean), str(mean.n)]
+        table.add_row(label, *cells)
+    return table
+
+
+def paired_parts(reference: RunStatistics, found: RunStatistics) -> list[RenderableType]:
+    """``found − reference`` per metric on the instances both define it (or why not), and
+    which finished instances only one of the two has (every id listed)."""
+    title = f"paired {found.letter} − {reference.letter}"
+    if found.paired is None or found.overlap is None:
+        return [
+            Text(
+                f"{title}: not paired ({found.letter} is on {found.run.dataset_id}, "
+                f"{reference.letter} on {reference.run.dataset_id})",
+                style="italic",
+            )
+        ]
+    percent = round(CONFIDENCE * 100)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("metric", style="bold", no_wrap=True)
+    for heading in ("Δ mean", f"{percent} % CI", "Wilcoxon p", "n pairs"):
+        table.add_column(heading, justify="right", no_wrap=True)
+    table.add_column(f"only {reference.letter}", justify="right", no_wrap=True)
+    table.add_column(f"only {found.letter}", justify="right", no_wrap=True)
+    for metric, label in METRIC_LABELS.items():
+        diff = found.paired[metric]
+        table.add_row(
+            label, format_number(diff.mean), _interval(diff), _p(diff.p_value),
+            str(diff.n), str(len(diff.only_first)), str(len(diff.only_second)),
+        )  # fmt: skip
+    split = found.overlap
+    counts = Text(
+        f"only {reference.letter} / only {found.letter}: instances where only that run defines "
+        f"the metric · finished instances: {len(split.both)} in both, only {reference.letter} "
+        f"{len(split.only_first)}, only {found.letter} {len(split.only_second)}"
+    )
+    parts: list[RenderableType] = [
+        _title(f"{title} (same instances, {percent} % paired bootstrap CI, Wilcoxon signed-rank)"),
+        table,
+        counts,
+    ]
+    for name, ids in ((reference.letter, split.only_first), (found.letter, split.only_second)):
+        if ids:
+            parts.append(Text(f"only {name}: {', '.join(ids)}", style="dim"))
+    return parts
+
+
+def statistics_parts(stats: Sequence[RunStatistics]) -> list[RenderableType]:
+    """The legend, the means, and each run's paired table against the first (the reference)."""
+    if not stats:
+        return [Text("no runs chosen: space picks runs, a picks all", style="italic")]
+    percent = round(CONFIDENCE * 100)
+    parts: list[RenderableType] = [
+        run_legend(stats),
+        Text(""),
+        _title(f"mean over instances ({percent} % bootstrap CI; n: instances defined)"),
+        means_table(stats),
+    ]
+    for found in stats[1:]:
+        parts += [*paired_parts(stats[0], found), Text("")]
+    if len(stats) == 1:
+        parts.append(Text("pick a second run (space) for the paired differences", style="dim"))
+    return parts
+
+
+def _reasons(reasons: Sequence[ReasonValues]) -> RenderableType:
+    if not reasons:
+        return Text("no reasons", style="dim")
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, expand=True)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("reason", ratio=1)
+    for metric in REASON_METRICS:
+        table.add_column(_LABELS[metric], justify="right", no_wrap=True)
+    for reason in reasons:
+        table.add_row(
+            str(reason.index + 1),
+            Text(reason.text),
+            *(format_number(reason.values.get(m)) for m in REASON_METRICS),
+        )
+    return table
+
+
+def instance_parts(
+    instance: InstanceAcross, stats: Sequence[RunStatistics], width: int, position: str = ""
+) -> list[RenderableType]:
+    """One instance across runs: its text, then a column per run (at least
+    :data:`RUN_COLUMN_WIDTH` wide) with the stance, why it stopped, the instance metrics and
+    the reasons with their SoS, RS and RN."""
+    letters = {found.run.run_id: found for found in stats}
+    head = Text()
+    head.append(instance.instance_id, style="bold")
+    if instance.label is not None:
+        head.append(f" · gold {instance.label}")
+    if position:
+        head.append(f" · {position}", style="dim")
+    if not instance.answers:
+        return [head, Text("no run chosen", style="dim")]
+    label_width = 11
+    n_runs = len(instance.answers)  # (each column: 2 cells of padding and 1 of rule)
+    column = max(RUN_COLUMN_WIDTH, (width - label_width - 3 * n_runs - 1) // n_runs)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("", style="bold", no_wrap=True, width=label_width)
+    for answer in instance.answers:
+        found = letters.get(answer.run_id)
+        name = f"{found.letter} · {found.model}" if found else answer.run_id
+        table.add_column(name, width=column, no_wrap=False)
+    answers = instance.answers
+    table.add_row("stance", *(_stance(a.finished, a.stance, a.stopped) for a in answers))
+    table.add_row("C(JUSTIFY)", *(format_number(a.confidence) for a in answers))
+    for metric, label in METRIC_LABELS.items():
+        table.add_row(label, *(format_number(a.metrics.get(metric)) for a in answers))
+    table.add_row("reasons", *(_reasons(a.reasons) for a in answers))
+    text = Text(instance.text or "(text not stored)", style="italic")
+    return [head, text, Text(""), table]
+
+
+def _stance(finished: bool, stance: str | None, stopped: str | None) -> Text:
+    if not finished:
+        return Text("not finished in this run", style="dim")
+    shown = Text(stance or "—")
+    if stopped:
+        shown.append(f" (stopped: {stopped})", style="dim")
+    return shown

@@ -1,0 +1,77 @@
+"""The wizard's review step: per picked model, the generations per stage and the time as a
+range, with a sentence on where each estimate comes from (runs measured here, or a short
+calibration decode of that model)."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from haf_tui.config import RunConfig
+from haf_tui.datasets import Dataset
+from haf_tui.pipeline.estimate import TimeEstimate
+from haf_tui.pipeline.planning import ASSUMED_REASONS, plan_run
+from haf_tui.suites import run_stages
+
+
+def counted(count: int, noun: str) -> str:
+    """``1 instance``, ``3 instances``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+class RunReview(Static):
+    """What will run, one row per model, and how long it may take."""
+
+    DEFAULT_CSS = """
+    RunReview { height: auto; padding: 0 1; }
+    """
+
+    def show(
+        self,
+        runs: list[tuple[str, RunConfig]],
+        dataset: Dataset | None,
+        estimates: dict[int, TimeEstimate],
+        errors: dict[int, str],
+    ) -> str:
+        """Draw the table and the note for ``runs`` (label, config); returns the note's text."""
+        table = Table(title="What will run", expand=False)
+        table.add_column("model")
+        stages = run_stages(runs[0][1])
+        for stage in stages:
+            table.add_column(stage, justify="right")
+        table.add_column("estimated time", justify="right")
+        note = Text()
+        if dataset is None:
+            note.append("Reading the dataset …")
+        else:
+            instances = plan_run(runs[0][1], dataset).instances
+            note.append(
+                f"{counted(instances, 'instance')} of {dataset.name}. Generations per stage "
+                f"are the most a run can need ({ASSUMED_REASONS} reasons per instance assumed)."
+            )
+        for index, (label, config) in enumerate(runs):
+            if dataset is None:
+                table.add_row(label, *["…" for _ in stages], "…")
+                continue
+            plan = plan_run(config, dataset)
+            estimate = estimates.get(index)
+            time = estimate.text() if estimate is not None else "calibrating …"
+            if index in errors:
+                time = "unknown"
+            table.add_row(label, *[str(plan.generations.get(s, 0)) for s in stages], time)
+            if index in errors:
+                note.append(f"\n{label}: no estimate ({errors[index]}).")
+            elif estimate is None:
+                note.append(f"\n{label}: a short calibration decode is timing this model …")
+            else:
+                note.append(f"\n{label}: {estimate.text()}, from {estimate.basis}.")
+        if len(runs) > 1:
+            note.append("\nThe runs go one after another.")
+        note.append(
+            "\nThe monitor replaces each estimate with the run's observed rate and an ETA as "
+            "soon as it has one. ctrl+s or Start begins."
+        )
+        self.update(Group(table, Text(""), note))
+        return note.plain
