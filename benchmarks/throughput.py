@@ -33,7 +33,7 @@ from haf_tui.datasets import builtin_sample
 from haf_tui.datasets.model import Dataset
 from haf_tui.datasets.samples import import_paper_sample, paper_sample_files
 from haf_tui.inference.base import GeneratedToken, Generation, GenerationRequest, ListSource
-from haf_tui.inference.batched import BatchedLlamaEngine, ThreadTuner
+from haf_tui.inference.batched import BatchedLlamaEngine, ThreadTuner, batched_context_params
 from haf_tui.inference.llama import LlamaCppBackend
 from haf_tui.prompts import justify_messages, reliance_messages, stance_prompts
 
@@ -107,17 +107,7 @@ class RawDecodeCeiling:
     def __init__(self, backend: LlamaCppBackend, prompts: list[list[int]]):
         self.backend, self.prompts = backend, prompts
         c = self._c = backend.c_api
-        size = len(prompts)
-        params = c.llama_context_default_params()
-        params.n_ctx = backend.n_ctx * size
-        params.n_batch = max(backend.n_batch, size)
-        params.n_ubatch = min(params.n_batch, 512)
-        params.n_seq_max = size
-        params.n_threads = params.n_threads_batch = backend.n_threads
-        params.kv_unified = False
-        params.swa_full = True
-        params.flash_attn_type = c.LLAMA_FLASH_ATTN_TYPE_DISABLED
-        params.no_perf = True
+        params = batched_context_params(backend, len(prompts))
         self.n_batch = int(params.n_batch)
         self._ctx = c.llama_init_from_model(backend.llm.model, params)
         self._batch = c.llama_batch_init(self.n_batch, 0, 1)

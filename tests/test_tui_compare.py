@@ -20,7 +20,7 @@ from haf_tui.store import open_store
 from haf_tui.tui import create_app
 from haf_tui.tui.screens.compare import CompareScreen
 from haf_tui.tui.screens.metrics import MetricsScreen
-from haf_tui.tui.widgets.compare_tables import RenderedView
+from haf_tui.tui.widgets.panel_view import PanelView
 from tests.support import settle, static_text
 
 DOCS_SCREENSHOT_ENV = "HAF_DOCS_SCREENSHOT"
@@ -45,7 +45,7 @@ def db(template_db: tuple[Path, list[str]], tmp_path: Path) -> Path:
 
 
 def _view(app: Any, pane: str) -> str:
-    return str(app.screen.query_one(f"#cmp-{pane}-view", RenderedView).text())
+    return str(app.screen.query_one(f"#cmp-{pane}-view", PanelView).text())
 
 
 def _marks(app: Any) -> list[str]:
@@ -156,7 +156,7 @@ async def test_one_instance_across_runs_side_by_side(db: Path) -> None:
         stance_line = _line(shown, "stance")
         assert all(str(stance) in stance_line for _, stance in stances)
         assert reason_sos and all(format_number(v) in shown for v in reason_sos)
-        view = app.screen.query_one("#cmp-instance-view", RenderedView)
+        view = app.screen.query_one("#cmp-instance-view", PanelView)
         assert view.virtual_size.width > view.size.width  # two runs side by side at 80 columns
         view.focus()
         await pilot.press("right", "right", "down")

@@ -208,6 +208,24 @@ class ThreadTuner:
         self._countdown = self._wait
 
 
+def batched_context_params(backend: LlamaCppBackend, n_sequences: int) -> Any:
+    """The ``llama_context_params`` of a context that decodes ``n_sequences`` sequences of
+    ``backend.n_ctx`` tokens together (the engine's; the benchmark's raw ceiling uses them
+    too, so both decode on the same kind of context)."""
+    c = backend.c_api
+    params = c.llama_context_default_params()
+    params.n_ctx = backend.n_ctx * n_sequences
+    params.n_batch = max(backend.n_batch, n_sequences)
+    params.n_ubatch = min(params.n_batch, 512)
+    params.n_seq_max = n_sequences
+    params.n_threads = params.n_threads_batch = backend.n_threads
+    params.kv_unified = False  # one KV stream per sequence: see the module's docstring
+    params.swa_full = True  # a copied prefix keeps all its cells
+    params.flash_attn_type = c.LLAMA_FLASH_ATTN_TYPE_DISABLED
+    params.no_perf = True
+    return params
+
+
 class BatchedLlamaEngine:
     """Serves generation requests ``n_parallel`` at a time on one llama.cpp context."""
 
@@ -222,16 +240,7 @@ class BatchedLlamaEngine:
         self.seq_ctx = backend.n_ctx
         self.stats = BatchStats()
         c = self._c = backend.c_api
-        params = c.llama_context_default_params()
-        params.n_ctx = self.seq_ctx * n_parallel
-        params.n_batch = max(backend.n_batch, n_parallel)
-        params.n_ubatch = min(params.n_batch, 512)
-        params.n_seq_max = n_parallel
-        params.n_threads = params.n_threads_batch = backend.n_threads
-        params.kv_unified = False  # one KV stream per sequence: see the module's docstring
-        params.swa_full = True  # a copied prefix keeps all its cells
-        params.flash_attn_type = c.LLAMA_FLASH_ATTN_TYPE_DISABLED
-        params.no_perf = True
+        params = batched_context_params(backend, n_parallel)
         self.n_batch = int(params.n_batch)
         self._ctx = c.llama_init_from_model(backend.llm.model, params)
         if not self._ctx:

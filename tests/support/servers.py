@@ -13,7 +13,6 @@ from contextlib import contextmanager
 import httpx
 import pytest
 
-
 LAUNCH = """
 import runpy
 import llama_cpp.llama_cpp as c_api

@@ -31,13 +31,10 @@ from haf_tui.tui.compare_data import (
     run_statistics,
 )
 from haf_tui.tui.screens.base import HafScreen
-from haf_tui.tui.widgets.compare_tables import (
-    RenderedView,
-    instance_parts,
-    render_strips,
-    statistics_parts,
-)
+from haf_tui.tui.widgets.compare_tables import instance_parts, statistics_parts
 from haf_tui.tui.widgets.key_footer import KeyFooter
+from haf_tui.tui.widgets.measured_table import MeasuredTable
+from haf_tui.tui.widgets.panel_view import PanelView, render_strips
 
 RUN_COLUMNS = ("", "run", "model", "quant", "dataset", "n", "date", "status")
 CHOSEN, NOT_CHOSEN = "●", "○"
@@ -105,13 +102,13 @@ class CompareScreen(HafScreen[None]):
     def compose(self) -> ComposeResult:
         """Header; runs; a status line; the two panes; the search box; the footer."""
         yield Header()
-        yield DataTable(id="cmp-runs", cursor_type="row", zebra_stripes=True)
+        yield MeasuredTable(id="cmp-runs", cursor_type="row", zebra_stripes=True)
         yield Static("loading …", id="cmp-status")
         with TabbedContent(initial="cmp-stats", id="cmp-tabs"):
             with TabPane("1 statistics", id="cmp-stats"):
-                yield RenderedView(id="cmp-stats-view")
+                yield PanelView(id="cmp-stats-view", placeholder="")
             with TabPane("2 instance", id="cmp-instance"):
-                yield RenderedView(id="cmp-instance-view")
+                yield PanelView(id="cmp-instance-view", placeholder="")
         yield Input(placeholder="instance id (enter finds it, esc closes)", id="cmp-search")
         yield KeyFooter()
 
@@ -209,7 +206,7 @@ class CompareScreen(HafScreen[None]):
 
     def view_width(self, view_id: str) -> int:
         """The width a pane draws in (its padding and a vertical scrollbar left out)."""
-        view = self.query_one(view_id, RenderedView)
+        view = self.query_one(view_id, PanelView)
         return max(40, (view.size.width or self.size.width) - 4)
 
     def choice_changed(self) -> None:
@@ -242,7 +239,7 @@ class CompareScreen(HafScreen[None]):
         if message.key[0] != tuple(run.run_id for run in self.chosen_runs()):
             return
         self.stats = message.stats
-        self.query_one("#cmp-stats-view", RenderedView).show(message.lines)
+        self.query_one("#cmp-stats-view", PanelView).show(message.lines, from_top=True)
         self.update_status()
         self.show_instance()
 
@@ -255,9 +252,12 @@ class CompareScreen(HafScreen[None]):
     def show_instance(self) -> None:
         """Read and draw the current instance across the chosen runs."""
         instance_id = self.current_instance()
-        view = self.query_one("#cmp-instance-view", RenderedView)
+        view = self.query_one("#cmp-instance-view", PanelView)
         if instance_id is None or not self.stats:
-            view.show(render_strips(statistics_parts([]), self.view_width("#cmp-stats-view")))
+            view.show(
+                render_strips(statistics_parts([]), self.view_width("#cmp-stats-view")),
+                from_top=True,
+            )
             return
         position = f"{self.instance_index + 1} of {len(self.instances)}"
         self.read_instance(self.stats, instance_id, position, self.view_width("#cmp-stats-view"))
@@ -266,7 +266,7 @@ class CompareScreen(HafScreen[None]):
     def instance_drawn(self, message: InstanceDrawn) -> None:
         """Show the instance if it is still the one asked for."""
         if message.key[1] == self.current_instance():
-            self.query_one("#cmp-instance-view", RenderedView).show(message.lines)
+            self.query_one("#cmp-instance-view", PanelView).show(message.lines, from_top=True)
 
     @on(DataTable.RowSelected, "#cmp-runs")
     def row_selected(self) -> None:

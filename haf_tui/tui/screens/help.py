@@ -100,6 +100,17 @@ the app reads a snapshot: the runs list reads again every few seconds, `r` at on
 """
 
 
+def _own_actions(widget_class: type) -> set[str]:
+    """The actions that haf-tui's own classes of a widget bind (not those it inherits from
+    a Textual widget)."""
+    return {
+        binding.action
+        for cls in widget_class.__mro__
+        if cls.__module__.startswith("haf_tui.")
+        for binding in Binding.make_bindings(cls.__dict__.get("BINDINGS", []))
+    }
+
+
 def screen_keys_markdown(screen: Screen[Any]) -> str:
     """The keys active on ``screen`` (its own, then the app's, then its focused widget's) as a
     table: key, its verb (the vocabulary's) and what it does here."""
@@ -115,7 +126,7 @@ def screen_keys_markdown(screen: Screen[Any]) -> str:
         if row is None or not binding.description:
             continue
         rank = 0 if active.node is screen else 1 if active.node is screen.app else 2
-        if rank == 2 and not type(active.node).__module__.startswith("haf_tui."):
+        if rank == 2 and binding.action not in _own_actions(type(active.node)):
             continue  # (a Textual widget's own navigation keys)
         place = declared.get(binding.action, len(declared)) if rank == 0 else 0
         keys, _, _ = rows.setdefault(

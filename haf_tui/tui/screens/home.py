@@ -15,6 +15,7 @@ from haf_tui.store.readers import run_overviews
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.run_admin import RunAdminScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
+from haf_tui.tui.widgets.measured_table import MeasuredTable
 
 COLUMNS = ("run", "status", "model", "dataset", "done", "started", "SoS", "RS")
 POLL_SECONDS = 3.0
@@ -45,7 +46,7 @@ class HomeScreen(RunAdminScreen):
         yield Header()
         yield Static("Runs", classes="title")
         yield Static("loading …", id="runs-hint", classes="hint")
-        yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        yield MeasuredTable(id="runs", cursor_type="row", zebra_stripes=True)
         yield KeyFooter()
 
     def on_mount(self) -> None:

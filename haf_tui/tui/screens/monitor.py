@@ -25,6 +25,7 @@ from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.screens.confirm import ConfirmScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
+from haf_tui.tui.widgets.measured_table import MeasuredTable
 from haf_tui.tui.widgets.stage_progress import StageProgress, pace_text
 from haf_tui.tui.widgets.wrapped_log import WrappedLog
 
@@ -72,7 +73,7 @@ class MonitorScreen(HafScreen[None]):
     def compose(self) -> ComposeResult:
         """Jobs, bars, a stats line, the output and the log."""
         yield Header()
-        yield DataTable(id="mon-jobs", cursor_type="row", show_cursor=False)
+        yield MeasuredTable(id="mon-jobs", cursor_type="row", show_cursor=False)
         yield StageProgress(id="mon-bars")
         yield Static("", id="mon-stats")
         yield Static("", id="mon-note")

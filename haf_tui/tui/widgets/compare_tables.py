@@ -1,22 +1,15 @@
 """The comparison view's pictures: the chosen runs' metric means with their intervals and the
 paired differences (:func:`statistics_parts`), one instance across runs side by side
-(:func:`instance_parts`), and :class:`RenderedView`, which shows such lines and scrolls both
-ways."""
+(:func:`instance_parts`); :mod:`panel_view` draws them in a view that scrolls both ways."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 
 from rich import box
-from rich.console import Console, RenderableType
-from rich.measure import Measurement
-from rich.style import Style
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
-from textual.geometry import Region, Size
-from textual.scroll_view import ScrollView
-from textual.strip import Strip
 
 from haf_tui.reports import format_number
 from haf_tui.reports.comparison import CONFIDENCE, MeanInterval, PairedDifference
@@ -24,71 +17,9 @@ from haf_tui.store.comparison_readers import REASON_METRICS, InstanceAcross, Rea
 from haf_tui.tui.compare_data import RunStatistics
 from haf_tui.vocabulary import METRIC_LABELS
 
-MAX_WIDTH = 800
-"""The widest a rendered picture gets (wider ones wrap): the view scrolls sideways to it."""
 RUN_COLUMN_WIDTH = 46
 """The least width of one run's column in the side-by-side instance table."""
 _LABELS: dict[str, str] = {str(k): v for k, v in METRIC_LABELS.items()}
-
-
-def render_strips(parts: Sequence[RenderableType], width: int) -> list[Strip]:
-    """``parts`` rendered one under the other (thread-safe: its own console): text wraps at
-    ``width``; a table gets the width it needs (up to :data:`MAX_WIDTH`; the view scrolls
-    sideways), at least ``width``."""
-    console = Console(
-        width=MAX_WIDTH,
-        file=io.StringIO(),
-        color_system="truecolor",
-        force_terminal=True,
-        legacy_windows=False,
-        highlight=False,
-        emoji=False,
-    )
-    lines: list[Strip] = []
-    for part in parts:
-        at = width
-        if not isinstance(part, Text):
-            natural = Measurement.get(console, console.options, part).maximum
-            at = max(width, min(natural, MAX_WIDTH))
-        rendered = console.render_lines(part, console.options.update_width(at), pad=False)
-        lines += [Strip(line) for line in rendered]
-    return lines
-
-
-class RenderedView(ScrollView, can_focus=True):
-    """Pre-rendered lines that scroll both ways (arrows, page keys, the mouse)."""
-
-    DEFAULT_CSS = "RenderedView { height: 1fr; padding: 0 1; }"
-
-    def __init__(self, *, id: str) -> None:
-        super().__init__(id=id)
-        self.lines: list[Strip] = [Strip.blank(0)]
-        self._base_style = Style()
-
-    def show(self, lines: list[Strip]) -> None:
-        """Show other lines (from the top)."""
-        self.lines = lines
-        self.virtual_size = Size(max((s.cell_length for s in lines), default=0), len(lines))
-        self.scroll_to(0, 0, animate=False)
-        self.refresh()
-
-    def text(self) -> str:
-        """The lines as plain text (tests, copying)."""
-        return "\n".join(line.text.rstrip() for line in self.lines)
-
-    def render_lines(self, crop: Region) -> list[Strip]:
-        """Look the base style up once per frame."""
-        self._base_style = self.rich_style
-        return super().render_lines(crop)
-
-    def render_line(self, y: int) -> Strip:
-        """One visible line, cropped to the horizontal scroll."""
-        scroll_x, scroll_y = self.scroll_offset
-        width, style = self.scrollable_content_region.width, self._base_style
-        index = scroll_y + y
-        if index >= len(self.lines):
-            return Strip.blank(width, style)
-        return self.lines[index].crop_extend(scroll_x, scroll_x + width, style).apply_style(style)
 
 
 def _interval(found: MeanInterval | PairedDifference) -> str:

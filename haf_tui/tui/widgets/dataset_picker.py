@@ -23,6 +23,7 @@ from haf_tui.pipeline.choices import (
     paper_cache_state,
 )
 from haf_tui.pipeline.runs import DatasetChoice
+from haf_tui.tui.widgets.measured_table import MeasuredTable
 
 FILE_SOURCE = "file:"
 BUILTIN_SOURCE = "builtin:"
@@ -115,7 +116,7 @@ class DatasetPicker(VerticalScroll):
             with Horizontal(id="mapping"):
                 for role in ("text", "id", "label"):
                     yield Select[str]([], prompt=f"{role} column", id=f"ds-col-{role}")
-            yield DataTable(id="preview", zebra_stripes=True)
+            yield MeasuredTable(id="preview", zebra_stripes=True)
 
     def _options(self) -> list[tuple[str, str]]:
         return [*self.sources, ("a local file …", FILE_SOURCE)]

@@ -15,6 +15,7 @@ from textual.widgets import Button, DataTable, Input, Label, ProgressBar, Static
 from haf_tui.defaults import haf_home
 from haf_tui.pipeline.choices import ModelEntry, download_model
 from haf_tui.tui.messages import DownloadProgress
+from haf_tui.tui.widgets.measured_table import MeasuredTable
 
 COLUMNS = ("use", "file", "size", "arch", "quant", "ctx", "template")
 
@@ -51,7 +52,7 @@ class ModelPicker(Vertical):
     def compose(self) -> ComposeResult:
         """The table, a hint, the download form and its progress bar."""
         yield Static("GGUF models (space: pick or drop; several: one run each)", classes="hint")
-        yield DataTable(id="models", cursor_type="row", zebra_stripes=True)
+        yield MeasuredTable(id="models", cursor_type="row", zebra_stripes=True)
         yield Label("Download from Hugging Face (repository and .gguf file):")
         with Horizontal(id="download-form"):
             yield Input(placeholder="owner/repo, e.g. unsloth/gemma-3-1b-it-GGUF", id="dl-repo")

@@ -1,6 +1,6 @@
-"""A metric panel: pre-rendered lines in a view that scrolls both ways. Text wraps at the
-panel's width; each table or chart is drawn at its natural width, so a wide one scrolls
-sideways instead of being squeezed or cut at the panel's edge."""
+"""Pre-rendered lines in a view that scrolls both ways (the metric panels, the comparison
+view). Text wraps at the view's width; each table or chart is drawn at its natural width, so a
+wide one scrolls sideways instead of being squeezed or cut at the view's edge."""
 
 from __future__ import annotations
 
@@ -16,23 +16,27 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-MAX_DRAWN_WIDTH = 400
-"""The widest a table of a panel is drawn (cells are cut at :data:`charts.CELL_WIDTH`)."""
+MAX_DRAWN_WIDTH = 800
+"""The widest a table or chart is drawn (wider ones wrap); the view scrolls sideways to it.
+Cells are cut at :data:`charts.CELL_WIDTH`, so only many columns get this wide."""
 
 
-def _parts(renderable: RenderableType) -> Iterator[RenderableType]:
-    """The renderables a (nested) group stacks, in order."""
-    if isinstance(renderable, Group):
+def _parts(renderable: RenderableType | list[RenderableType]) -> Iterator[RenderableType]:
+    """The renderables a (nested) group or a list stacks, in order."""
+    if isinstance(renderable, list):
+        for child in renderable:
+            yield from _parts(child)
+    elif isinstance(renderable, Group):
         for child in renderable.renderables:
             yield from _parts(child)
     else:
         yield renderable
 
 
-def render_strips(renderable: RenderableType, width: int) -> list[Strip]:
-    """``renderable`` rendered once into lines (thread-safe: own console): text wrapped at
-    ``width``, each table or chart at its natural width (at least ``width``), so that a wide
-    one scrolls sideways instead of being squeezed or cut at the panel's edge."""
+def render_strips(renderable: RenderableType | list[RenderableType], width: int) -> list[Strip]:
+    """``renderable`` (or the parts of a list, one under the other) rendered once into lines
+    (thread-safe: its own console): text wrapped at ``width``, each table or chart at its
+    natural width (at least ``width``, at most :data:`MAX_DRAWN_WIDTH`)."""
     console = Console(
         width=width,
         file=io.StringIO(),
@@ -54,24 +58,27 @@ def render_strips(renderable: RenderableType, width: int) -> list[Strip]:
 
 
 class PanelView(ScrollView, can_focus=True):
-    """Pre-rendered lines in a scrollable view: drawing a frame only picks strips."""
+    """Pre-rendered lines in a view that scrolls both ways (arrows, page keys, the mouse):
+    drawing a frame only picks and crops strips."""
 
     DEFAULT_CSS = "PanelView { height: 1fr; padding: 0 1; }"
 
-    def __init__(self, *, id: str) -> None:
+    def __init__(self, *, id: str, placeholder: str = "loading …") -> None:
         super().__init__(id=id)
-        self.lines: list[Strip] = [Strip([Segment("loading …")])]
+        self.lines: list[Strip] = [Strip([Segment(placeholder)])]
         self._base_style = Style()
 
-    def show(self, lines: list[Strip]) -> None:
-        """Show other lines."""
+    def show(self, lines: list[Strip], *, from_top: bool = False) -> None:
+        """Show other lines (``from_top``: scrolled back to the first)."""
         self.lines = lines
         self.virtual_size = Size(max((s.cell_length for s in lines), default=0), len(lines))
+        if from_top:
+            self.scroll_to(0, 0, animate=False)
         self.refresh()
 
     def text(self) -> str:
         """The lines as plain text (for tests and copying)."""
-        return "\n".join("".join(seg.text for seg in line).rstrip() for line in self.lines)
+        return "\n".join(line.text.rstrip() for line in self.lines)
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """Look the base style up once per frame, not once per line."""
@@ -79,7 +86,7 @@ class PanelView(ScrollView, can_focus=True):
         return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
-        """One visible line."""
+        """One visible line, cropped to the horizontal scroll."""
         scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
         style = self._base_style
