@@ -123,6 +123,17 @@ SCENARIOS: list[Scenario] = [
         screen_class="MetricsScreen",
     ),
     Scenario(
+        "compare",
+        ("c",),
+        (
+            ("step ] / [", ("2",) + ("right_square_bracket",) * 6 + ("left_square_bracket",) * 2),
+            ("cursor down/up", ("down", "up") * 3),
+            ("panels 1 / 2", ("1", "2") * 2),
+        ),
+        module="haf_tui.tui.screens.compare",
+        screen_class="CompareScreen",
+    ),
+    Scenario(
         "new-run wizard",
         ("n",),
         (("move", ("down", "up") * 3 + ("tab", "shift+tab")),),
