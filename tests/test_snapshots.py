@@ -1,6 +1,7 @@
-"""Every screen and metric panel at 80×24 and 200×60, in the dark and the light theme, drawn
-from a seeded synthetic store (benchmarks.benchdata): the pictures depend on no model and no
-CPU's llama.cpp kernels. ``pytest --snapshot-update`` redraws them after a deliberate change."""
+"""Every screen and metric panel at 80×24 and 200×60, in the dark and the light theme, and at
+160×48 in the dark one, drawn from a seeded synthetic store (benchmarks.benchdata): the
+pictures depend on no model and no CPU's llama.cpp kernels. ``pytest --snapshot-update``
+redraws them after a deliberate change."""
 
 from __future__ import annotations
 
@@ -21,9 +22,17 @@ from haf_tui.tui.widgets.metric_panels import PANELS
 from haf_tui.tui.widgets.model_picker import ModelPicker
 from tests.support import settle
 
-SIZES = {"80x24": (80, 24), "200x60": (200, 60)}
+SIZES = {"80x24": (80, 24), "200x60": (200, 60), "160x48": (160, 48)}
 THEMES = {"dark": "textual-dark", "light": "textual-light"}
-SCREENS = ["home", "wizard", "explorer", "sql", "help", *(f"metrics-{p}" for p, _ in PANELS)]
+SCREENS = [
+    "home",
+    "wizard",
+    "explorer",
+    "sql",
+    "help",
+    "compare",
+    *(f"metrics-{p}" for p, _ in PANELS),
+]
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +63,8 @@ async def _open(pilot: Pilot[Any], screen: str, run_id: str, theme: str) -> None
         pilot.app.screen.query_one("#sql-editor", TextArea).cursor_blink = False
     elif screen == "help":
         await pilot.press("question_mark")
+    elif screen == "compare":
+        await pilot.press("c")
     elif screen.startswith("metrics-"):
         pilot.app.push_screen(MetricsScreen(panel=screen.removeprefix("metrics-")))
     await settle(pilot)
@@ -61,7 +72,7 @@ async def _open(pilot: Pilot[Any], screen: str, run_id: str, theme: str) -> None
 
 
 @pytest.mark.parametrize("theme", THEMES)
-@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("size", ["80x24", "200x60"])
 @pytest.mark.parametrize("screen", SCREENS)
 def test_every_screen(
     snap_compare: Any,
@@ -72,6 +83,29 @@ def test_every_screen(
     size: str,
     theme: str,
 ) -> None:
+    assert _snapshot(snap_compare, synthetic_db, tmp_path, monkeypatch, screen, size, theme)
+
+
+@pytest.mark.parametrize("screen", SCREENS)
+def test_every_screen_at_160x48(
+    snap_compare: Any,
+    synthetic_db: tuple[Path, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    screen: str,
+) -> None:
+    assert _snapshot(snap_compare, synthetic_db, tmp_path, monkeypatch, screen, "160x48", "dark")
+
+
+def _snapshot(
+    snap_compare: Any,
+    synthetic_db: tuple[Path, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    screen: str,
+    size: str,
+    theme: str,
+) -> bool:
     # the model folders hold only what this test puts there (none): the embedded model
     monkeypatch.setenv("HAF_HOME", str(tmp_path))
     monkeypatch.delenv("HAF_MODELS_PATH", raising=False)
@@ -83,4 +117,4 @@ def test_every_screen(
     async def prepare(pilot: Pilot[Any]) -> None:
         await _open(pilot, screen, run_id, THEMES[theme])
 
-    assert snap_compare(create_app(db), terminal_size=SIZES[size], run_before=prepare)
+    return bool(snap_compare(create_app(db), terminal_size=SIZES[size], run_before=prepare))
