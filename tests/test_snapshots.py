@@ -13,14 +13,13 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import TextArea
 
-from benchmarks.benchdata import build_bench_db
-from haf_tui.store import open_store
 from haf_tui.tui import create_app
 from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.screens.metrics import MetricsScreen
 from haf_tui.tui.widgets.metric_panels import PANELS
 from haf_tui.tui.widgets.model_picker import ModelPicker
 from tests.support import settle
+from tests.support.snapshot_store import snapshot_store
 
 SIZES = {"80x24": (80, 24), "200x60": (200, 60), "160x48": (160, 48)}
 THEMES = {"dark": "textual-dark", "light": "textual-light"}
@@ -38,10 +37,7 @@ SCREENS = [
 @pytest.fixture(scope="module")
 def synthetic_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     path = tmp_path_factory.mktemp("snapshots") / "template.duckdb"
-    run_ids = build_bench_db(path, n_instances=12, n_runs=2, seed=7)
-    with open_store(path) as store:  # (the runs list shows when a run started)
-        store.connection.execute("UPDATE runs SET created_at = TIMESTAMP '2026-01-02 03:04:05'")
-    return path, run_ids[0]
+    return path, snapshot_store(path)[0]
 
 
 async def _open(pilot: Pilot[Any], screen: str, run_id: str, theme: str) -> None:

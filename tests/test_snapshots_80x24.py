@@ -14,8 +14,6 @@ import duckdb
 import pytest
 from textual.pilot import Pilot
 
-from benchmarks.benchdata import build_bench_db
-from haf_tui.store import open_store
 from haf_tui.tui import create_app
 from haf_tui.tui.app import HafApp
 from haf_tui.tui.screens.explorer import ExplorerScreen
@@ -23,6 +21,7 @@ from haf_tui.tui.screens.metrics import MetricsScreen
 from haf_tui.tui.screens.monitor import MonitorScreen
 from haf_tui.tui.widgets.stance_tree import StanceTree
 from tests.support import settle
+from tests.support.snapshot_store import snapshot_store
 from tests.test_tui_80x24 import LONG_TAIL, live_session
 
 SIZES = {"80x24": (80, 24), "160x48": (160, 48)}
@@ -41,9 +40,7 @@ VIEWS = [
 @pytest.fixture(scope="module")
 def synthetic_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     path = tmp_path_factory.mktemp("snapshots-80x24") / "template.duckdb"
-    run_ids = build_bench_db(path, n_instances=12, n_runs=2, seed=7)
-    with open_store(path) as store:  # (the runs list shows when a run started)
-        store.connection.execute("UPDATE runs SET created_at = TIMESTAMP '2026-01-02 03:04:05'")
+    run_ids = snapshot_store(path)
     with duckdb.connect(str(path)) as con:  # a reason too long for the tree's row
         con.execute(
             "UPDATE reasons SET text = text || ? WHERE run_id = ? AND stage = 'justify' "
