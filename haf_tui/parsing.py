@@ -140,8 +140,29 @@ class Span:
 
 
 @dataclass(frozen=True)
+class TextPiece:
+    """A stretch of a reason's text that lies unbroken in the output text:
+    ``output[start:end] == reason.text[offset : offset + end - start]``."""
+
+    start: int
+    end: int
+    offset: int
+
+
+@dataclass(frozen=True)
 class Reason(Span):
-    """One listed reason and its character span in the parsed output text."""
+    """One listed reason and its character span in the parsed output text.
+
+    ``pieces`` is set only when the reason's text is not contiguous in the output (reference
+    rules cut a copy of the decision sentence out of the middle of its list item): then
+    ``start``/``end`` cover the whole item, copy included, and each piece is one unbroken
+    stretch of the text, stripped of the whitespace around the cut."""
+
+    pieces: tuple[TextPiece, ...] = ()
+
+    def stretches(self) -> tuple[TextPiece, ...]:
+        """The unbroken stretches of the reason's text in the output (one if contiguous)."""
+        return self.pieces or (TextPiece(self.start, self.end, 0),)
 
 
 @dataclass(frozen=True)
@@ -240,7 +261,8 @@ def extract_reasons(
     Spans index ``text``. ``text[r.start:r.end] == r.text`` always holds under strict rules
     (the sentence ends a list item like a blank line). Under reference rules (every copy of
     the sentence is deleted) it fails only where a deleted copy lay inside the reason: the
-    span then covers the reason with that copy, and ``r.text`` is the reference's text.
+    span then covers the reason with that copy, ``r.text`` is the reference's text, and
+    ``r.pieces`` are its unbroken stretches in ``text`` (the pipeline scores the longest).
     """
     _check_rules(rules)
     if rules == "reference":
@@ -257,6 +279,8 @@ def extract_reasons(
         if len(body) <= MIN_REASON_CHARS:  # also drops "" and a bare "*"
             continue
         first_paragraph = body.split("\n\n", 1)[0]
+        if rules == "strict":  # (the space before a cut-out decision sentence is not the reason's)
+            first_paragraph = first_paragraph.rstrip()
         start = match.start(1) + len(raw) - len(raw.lstrip())
         items.append((first_paragraph, start, start + len(first_paragraph)))
     headers = [
@@ -269,8 +293,29 @@ def extract_reasons(
     for i, (item, start, end) in enumerate(items):
         if i in dropped or (drop_additional and "additional reason" in item.lower()):
             continue
-        reasons.append(Reason(item, origin[start], origin[end - 1] + 1))
+        pieces = _pieces(item, origin[start:end])
+        reasons.append(Reason(item, origin[start], origin[end - 1] + 1, pieces))
     return tuple(reasons)
+
+
+def _pieces(item: str, origin: list[int]) -> tuple[TextPiece, ...]:
+    """The unbroken stretches of ``item`` in the output (``origin``: each character's index
+    there), whitespace at the cuts stripped; () when the item is contiguous in the output."""
+    if not origin or origin[-1] - origin[0] == len(origin) - 1:
+        return ()
+    pieces = []
+    first = 0
+    for index in range(1, len(origin) + 1):
+        if index < len(origin) and origin[index] == origin[index - 1] + 1:
+            continue
+        stretch = item[first:index]
+        lead = len(stretch) - len(stretch.lstrip())
+        kept = stretch.strip()
+        if kept:
+            offset = first + lead
+            pieces.append(TextPiece(origin[offset], origin[offset] + len(kept), offset))
+        first = index
+    return tuple(pieces)
 
 
 def parse_justify(text: str, *, rules: RulesLiteral = "reference") -> JustifyParse:

@@ -10,7 +10,7 @@ from typing import ClassVar
 from haf_tui.config import RunConfig
 from haf_tui.inference.base import Generation
 from haf_tui.parsing import JustifyParse, Reason, parse_followup, parse_justify
-from haf_tui.scoring import score_spans
+from haf_tui.scoring import owned_piece, score_spans
 from haf_tui.store.records import GenerationRecord, InstanceRecord, ReasonRecord
 from haf_tui.suites.base import Answer, SuiteContext, SuiteOutcome, Task
 from haf_tui.suites.haf.instance_metrics import (
@@ -72,20 +72,30 @@ class HafSuite:
         (every span's relevance in one batch)."""
         text, tokens = generation.text, generation.tokens
         parsed = _parsed(context, task.stage, text, carried)
+        # A reason owns the tokens of one unbroken stretch of its text (all of it, unless the
+        # reference rules cut the decision sentence out of its middle: then its longest
+        # stretch, as the reference scores it); its span, tokens and confidence are those, and
+        # its relevances are measured against its whole text (``owned_piece``).
+        owned = [owned_piece(tokens, reason) for reason in parsed.reasons]
         spans = [(parsed.decision_start, parsed.decision_end)]
-        spans += [(reason.start, reason.end) for reason in parsed.reasons]
-        decision_score, *reason_scores = score_spans(text, tokens, spans, context.similarity)
+        spans += [(piece.start, piece.end) for piece in owned]
+        within = [None, *((r.text, p.offset) for r, p in zip(parsed.reasons, owned, strict=True))]
+        decision_score, *reason_scores = score_spans(
+            text, tokens, spans, context.similarity, within
+        )
         reasons = []
         diagnostics: list[tuple[str, str]] = []
-        for index, (reason, score) in enumerate(zip(parsed.reasons, reason_scores, strict=True)):
+        for index, (reason, piece, score) in enumerate(
+            zip(parsed.reasons, owned, reason_scores, strict=True)
+        ):
             if not score.token_indices:
                 diagnostics.append(("reason without tokens", f"reason {index}"))
             reasons.append(
                 ReasonRecord(
                     index,
                     reason.text,
-                    reason.start,
-                    reason.end,
+                    piece.start,
+                    piece.end,
                     score.token_indices[0] if score.token_indices else None,
                     len(score.token_indices),
                     score.nll,
