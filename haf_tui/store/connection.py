@@ -112,8 +112,14 @@ def check_reading_sql(sql: str) -> None:
     ``EXPLAIN ANALYZE COMMIT`` would end the read-only transaction the SQL runs in."""
     try:
         statements = duckdb.extract_statements(sql)
+        _ = [statement.type for statement in statements]  # (may raise ValueError: see below)
     except duckdb.Error as exc:
         raise StoreError(f"query failed: {first_line(exc)}") from exc
+    except ValueError as exc:  # a kind DuckDB's Python API has no name for (UPDATE EXTENSIONS)
+        raise StoreError(
+            "refused: statements of a kind DuckDB does not name (such as UPDATE EXTENSIONS) "
+            "are not allowed here (the SQL console only reads)"
+        ) from exc
     for statement in statements:
         if statement.type not in READING_STATEMENTS:
             raise _refused(statement.type.name)
