@@ -133,6 +133,15 @@ def test_example_7_occlusion() -> None:
     assert m.top_k(a, 2) == [0, 1, 0, 0, 1]
 
 
+def test_top_k_breaks_ties_to_the_earlier_token() -> None:
+    """RATIONALES.md §4.2: sort by (−a_i, i), so among equal scores the earlier tokens win."""
+    assert m.top_k([0.5, 0.9, 0.5, 0.5, 0.9], 1) == [0, 1, 0, 0, 0]
+    assert m.top_k([0.5, 0.9, 0.5, 0.5, 0.9], 3) == [1, 1, 0, 0, 1]
+    assert m.top_k([0.2, 0.2, 0.2, 0.2], 2) == [1, 1, 0, 0]
+    assert m.top_k([-1.0, 0.0, 0.0, -1.0], 3) == [1, 1, 1, 0]
+    assert m.top_k([0.3, 0.3], 5) == [1, 1] and m.top_k([0.3, 0.3], 0) == [0, 0]
+
+
 def test_example_8_complexity() -> None:
     scores = [0.5, 0.3, 0.2, 0, 0]
     assert m.entropy(scores) == pytest.approx(1.029653, abs=1e-6)
