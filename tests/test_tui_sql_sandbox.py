@@ -105,14 +105,15 @@ def error_line(screen: SqlScreen) -> str:
 
 
 async def refuse_all(pilot: Pilot[Any], screen: SqlScreen, statements: list[str]) -> None:
-    """Run each statement in the SQL screen: each is refused in the error line (one line),
-    and no result ever shows."""
+    """Run each statement in the SQL screen, the whole text selected (ctrl+a: ctrl+r runs the
+    selection): each is refused in the error line (one line), and no result ever shows."""
     editor = screen.query_one("#sql-editor", TextArea)
     table = screen.query_one("#sql-results", ResultTable)
     for sql in statements:
         screen.show_error("")
         editor.load_text(sql)
-        await pilot.press("ctrl+r")
+        editor.focus()
+        await pilot.press("ctrl+a", "ctrl+r")
         await settle(pilot)
         error = error_line(screen)
         assert error and "\n" not in error, f"{sql!r} was not refused"

@@ -1,9 +1,12 @@
 """The SQL screen's memory under the user's HAF home: the queries run (a JSONL file, newest
-last) and the editor's buffer, kept between sessions as harlequin keeps its buffers."""
+last) and the editor's buffers (each one's text and the ``.sql`` file it was opened from or
+saved to), kept between sessions as harlequin keeps its buffers."""
 
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,6 +16,9 @@ from haf_tui.defaults import haf_home
 
 HISTORY_FILE = "history.jsonl"
 BUFFER_FILE = "buffer.sql"
+"""The current buffer's text (what one-buffer versions kept)."""
+BUFFERS_FILE = "buffers.json"
+"""Every buffer and which one is current."""
 HISTORY_KEPT = 1000
 """The newest entries read back (the file itself is only appended to)."""
 
@@ -90,3 +96,55 @@ def load_buffer() -> str:
         return path.read_text(encoding="utf-8")
     except (FileNotFoundError, UnicodeDecodeError):
         return ""
+
+
+class SqlBuffer(BaseModel):
+    """One buffer of the editor: its text, and the ``.sql`` file it belongs to (if any)."""
+
+    text: str = ""
+    path: str | None = None
+
+
+class SqlBuffers(BaseModel):
+    """The editor's buffers and the index of the one shown."""
+
+    buffers: list[SqlBuffer]
+    current: int = 0
+
+
+def load_buffers() -> SqlBuffers:
+    """The buffers of the last session (one from ``buffer.sql``, or an empty one, when there is
+    no readable buffers file); ``current`` is kept within the list."""
+    path = state_dir() / BUFFERS_FILE
+    try:
+        kept = SqlBuffers.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValidationError):
+        return SqlBuffers(buffers=[SqlBuffer(text=load_buffer())])
+    if not kept.buffers:
+        kept.buffers = [SqlBuffer()]
+    kept.current = max(0, min(kept.current, len(kept.buffers) - 1))
+    return kept
+
+
+def save_buffers(kept: SqlBuffers) -> None:
+    """Keep every buffer for the next session (a temporary file renamed into place), and the
+    current one's text in ``buffer.sql``."""
+    folder = state_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    write_text_atomically(folder / BUFFERS_FILE, kept.model_dump_json())
+    save_buffer(kept.buffers[kept.current].text)
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path`` and rename it into place (a failed
+    write leaves ``path`` as it was)."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

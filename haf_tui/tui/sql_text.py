@@ -77,3 +77,73 @@ def _place(rows: list[str], number: int, snippet: str, column: int) -> ErrorPosi
             found = max(min(offset + column - start, len(rows[row])), 0)
             return ErrorPosition(row, found, rows[row])
     return None
+
+
+_STATEMENT_PARTS = re.compile(
+    r"'(?:[^']|'')*'?|\"(?:[^\"]|\"\")*\"?|--[^\n]*|/\*.*?(?:\*/|$)|;", re.DOTALL
+)
+
+
+def statement_spans(sql: str) -> list[tuple[int, int]]:
+    """The (start, end) character offsets of each statement of ``sql``: split at the
+    semicolons outside string literals, quoted names and comments (the semicolon ends its
+    statement); statements with nothing but blanks are left out."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for found in _STATEMENT_PARTS.finditer(sql):
+        if found.group(0) == ";":
+            spans.append((start, found.end()))
+            start = found.end()
+    spans.append((start, len(sql)))
+    return [(a, b) for a, b in spans if _NOT_CODE.sub(" ", sql[a:b]).strip(" \t\r\n;")]
+
+
+def statement_at(sql: str, offset: int) -> str:
+    """The statement of ``sql`` the character ``offset`` (a cursor) is in or just after; the
+    whole text when it holds one statement or none."""
+    spans = statement_spans(sql)
+    if len(spans) <= 1:
+        return sql
+    for start, end in spans:
+        if offset <= end:
+            return sql[start:end]
+    return sql[spans[-1][0] : spans[-1][1]]
+
+
+def error_notes(message: str, keep_quote: bool = False) -> list[str]:
+    """DuckDB's lines after the first of an error message (the candidate names, hints), less
+    the ``LINE n:`` quote and its caret, which the screen shows as its own pointer (kept with
+    ``keep_quote``, when the screen could not place it)."""
+    lines = message.strip().splitlines()[1:]
+    if keep_quote:
+        return [line.rstrip() for line in lines if line.strip()]
+    notes: list[str] = []
+    skip_caret = False
+    for line in lines:
+        if _ERROR_LINE.match(line):
+            skip_caret = True
+            continue
+        if skip_caret and _CARET.match(line):
+            skip_caret = False
+            continue
+        if line.strip():
+            notes.append(line.rstrip())
+    return notes
+
+
+class FormatError(ValueError):
+    """The SQL could not be formatted (one line)."""
+
+
+def format_sql(sql: str) -> str:
+    """``sql`` laid out by sqlfmt (the formatter harlequin uses: whitespace and keyword case
+    only, comments kept); FormatError when sqlfmt cannot read it."""
+    from sqlfmt.api import format_string  # (imported when asked: the screen opens faster)
+    from sqlfmt.exception import SqlfmtError
+    from sqlfmt.mode import Mode
+
+    try:
+        return format_string(sql, Mode(dialect_name="polyglot")).rstrip("\n")
+    except SqlfmtError as exc:
+        first = str(exc).strip().splitlines()
+        raise FormatError(f"cannot format: {first[0] if first else type(exc).__name__}") from exc

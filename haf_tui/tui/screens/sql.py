@@ -11,7 +11,8 @@ Safety: the SQL runs only through the store's sandbox, as ``haf query``'s does
 transaction on the locked-down database, whatever connection the app holds (see
 ``store.connection.sandboxed_cursor``). A refused statement is one line in the error line.
 
-The editor's text and the queries run are kept under the HAF home (``tui/sql_history.py``).
+The editor's buffers and the queries run are kept under the HAF home (``tui/sql_history.py``);
+buffers, ``.sql`` files and formatting are ``screens/sql_files.py``'s verbs.
 """
 
 from __future__ import annotations
@@ -41,8 +42,9 @@ from haf_tui.tui.screens.sql_dialogs import (
     typed_params,
     with_run_ids,
 )
+from haf_tui.tui.screens.sql_files import SqlFileActions
 from haf_tui.tui.sql_messages import CatalogLoaded, PageRead, SqlFailed
-from haf_tui.tui.sql_text import error_position, sql_params
+from haf_tui.tui.sql_text import error_notes, error_position, sql_params
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.result_table import CELL_WIDTH, cell_text, result_page
 from haf_tui.tui.widgets.sql_completion import CompletionChosen, CompletionList
@@ -58,7 +60,7 @@ PAGE_SIZE = 500
 EXPORT_DIR = Path("exports")
 
 
-class SqlScreen(HafScreen[None]):
+class SqlScreen(SqlFileActions, HafScreen[None]):
     """Named queries and the schema on the left, the editor and paged results on the right."""
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # noqa: RUF012 - Screen's type
@@ -80,6 +82,11 @@ class SqlScreen(HafScreen[None]):
         Binding("ctrl+o", "toggle_schema", "Schema", priority=True),
         Binding("ctrl+f", "history", "History", priority=True),
         Binding("ctrl+space,ctrl+@", "complete", "Complete", show=False, priority=True),
+        Binding("ctrl+s", "save", "Save", show=False, priority=True),
+        Binding("f2", "open_file", "Open", show=False, priority=True),
+        Binding("f3", "next_buffer", "Next buffer", show=False, priority=True),
+        Binding("f8", "new_buffer", "New buffer", show=False, priority=True),
+        Binding("f4", "format_sql", "Format", show=False, priority=True),
         Binding("escape", "back", "Back", priority=True),
     ]
 
@@ -200,9 +207,9 @@ class SqlScreen(HafScreen[None]):
         self.editor.focus()
 
     def action_toggle_library(self) -> None:
-        """Show the query library in the side panel, or hide it."""
-        self.query_one(SqlSide).toggle("sql-library")
-        self.editor.focus()
+        """Show (and focus) the query library in the side panel, or hide it."""
+        if not self.query_one(SqlSide).toggle("sql-library"):
+            self.editor.focus()
 
     def action_toggle_schema(self) -> None:
         """Show (and focus) the schema browser in the side panel, or hide it."""
@@ -241,10 +248,13 @@ class SqlScreen(HafScreen[None]):
     # ------------------------------------------------------------ running
 
     async def action_run_query(self) -> None:
-        """Run the editor's SQL from its first row; SQL with ``$parameters`` runs with the
-        values of the parameter form (opened first when it is not open for this SQL)."""
+        """Run the editor's SQL (the selection, else the statement under the cursor) from its
+        first row; SQL with ``$parameters`` runs with the values of the parameter form (opened
+        first when it is not open for this SQL)."""
         form = self.query_one(ParamsForm)
-        sql = self.editor.text
+        sql, what = self.editor.sql_to_run()
+        if what != "the whole text":
+            self.show_hint(f"runs {what} · ctrl+a selects all")
         if not runnable_sql(sql):
             self.show_error("nothing to run: write a query first")
             return
@@ -279,6 +289,7 @@ class SqlScreen(HafScreen[None]):
             self.show_error(str(exc))
             return
         self.start_query(sql, params)
+        self.editor.focus()  # (the form stays open; typing goes to the SQL again)
 
     def start_query(self, sql: str, params: dict[str, Any]) -> None:
         """Run ``sql`` with ``params`` from its first row (and add it to the history)."""
@@ -350,7 +361,8 @@ class SqlScreen(HafScreen[None]):
         position = error_position(sql, message.detail)
         if position is not None and self.editor.text == sql:
             self.editor.cursor_location = (position.row, position.column)
-        self.results.show_failure(message.message, position)
+        notes = error_notes(message.detail, keep_quote=position is None)
+        self.results.show_failure("\n".join([message.message, *notes]), position)
 
     # ------------------------------------------------------------ export
 

@@ -1,5 +1,6 @@
-"""The SQL screen's dialogs (the path of an export, the search of past queries; each dismisses
-with its answer, or None on ``escape``), and the parameter form's values."""
+"""The SQL screen's dialogs (the path of an export or of a ``.sql`` file, the search of past
+queries; each dismisses with its answer, or None on ``escape``), and the parameter form's
+values."""
 
 from __future__ import annotations
 
@@ -102,6 +103,49 @@ class ExportScreen(ModalScreen[tuple[Path, int] | None]):
 
     def action_cancel(self) -> None:
         """Close without exporting."""
+        self.dismiss(None)
+
+
+class PathScreen(ModalScreen[Path | None]):
+    """Asks for a file's path (relative to the current directory, shown); dismisses with the
+    full path, or None on ``escape``. A folder or an empty path is said in the dialog."""
+
+    DEFAULT_CSS = DIALOG_CSS.format(name="PathScreen")
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, default: str, cwd: Path, verb: str):
+        super().__init__()
+        self.title_text = title
+        self.default = default
+        self.cwd = cwd
+        self.verb = verb
+
+    def compose(self) -> ComposeResult:
+        """The title, the current directory, the path, an error line, the keys."""
+        with Vertical():
+            yield Static(Text(self.title_text), classes="dialog-title")
+            yield Static(Text(f"current directory: {self.cwd}"), classes="dialog-note")
+            yield Input(self.default, id="file-path", compact=True)
+            yield Static("", id="file-error", classes="dialog-error")
+            yield Static(f"enter {self.verb} · esc cancel", classes="dialog-keys")
+
+    def on_mount(self) -> None:
+        """Focus the path."""
+        self.query_one("#file-path", Input).focus()
+
+    @on(Input.Submitted)
+    def submit(self, event: Input.Submitted) -> None:
+        """Close with the path given, unless it is empty or a folder."""
+        text = event.value.strip()
+        path = (self.cwd / Path(text).expanduser()).resolve() if text else None
+        if path is None or path.is_dir():
+            error = "a file name is needed" if path is None else f"{path} is a folder"
+            self.query_one("#file-error", Static).update(Text(error))
+            return
+        self.dismiss(path)
+
+    def action_cancel(self) -> None:
+        """Close without a path."""
         self.dismiss(None)
 
 

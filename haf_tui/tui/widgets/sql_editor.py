@@ -1,19 +1,24 @@
 """The SQL screen's editor: a TextArea (SQL highlighting when tree-sitter has it) that completes
-table and column names before the cursor, and keeps its text under the HAF home between
-sessions (written a moment after typing pauses, and when it closes)."""
+table and column names before the cursor, selects all on ``ctrl+a`` (as DBeaver and harlequin
+do), gives the SQL to run (the selection, else the statement under the cursor), and keeps its
+text under the HAF home between sessions (written a moment after typing pauses, and when it
+closes)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
 
 from textual import on
+from textual.binding import Binding, BindingType
 from textual.geometry import Offset
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import TextArea
 
 from haf_tui.tui import sql_history
-from haf_tui.tui.sql_text import completions, word_before
+from haf_tui.tui.sql_text import completions, statement_at, word_before
 
 KEEP_DELAY = 0.5
 """Seconds after the last change before the text is written."""
@@ -30,6 +35,10 @@ class CompletionsFound(Message):
 class SqlEditor(TextArea):
     """The editor; :attr:`names` are what it completes."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+a", "select_all", "Select all", show=False),
+    ]
+
     def __init__(self, *, id: str | None = None) -> None:
         if "sql" in TextArea().available_languages:
             super().__init__(
@@ -44,14 +53,59 @@ class SqlEditor(TextArea):
             super().__init__(id=id, soft_wrap=False)
         self.names: list[str] = []
         """Table, view and column names of the schema."""
+        self.buffers = sql_history.SqlBuffers(buffers=[sql_history.SqlBuffer()])
+        """Every buffer; the one shown is ``buffers.current``."""
         self._kept = ""
         self._keep_timer: Timer | None = None
 
     def restore(self) -> str:
-        """Load the text of the last session (returned)."""
-        self._kept = sql_history.load_buffer()
-        self.load_text(self._kept)
+        """Load the buffers of the last session; returns the text of the one shown."""
+        self.buffers = sql_history.load_buffers()
+        self._show(self.buffers.current)
         return self._kept
+
+    @property
+    def buffer(self) -> sql_history.SqlBuffer:
+        """The buffer shown."""
+        return self.buffers.buffers[self.buffers.current]
+
+    def _show(self, index: int) -> None:
+        self.buffers.current = index
+        self._kept = self.buffer.text
+        self.load_text(self._kept)
+        self._title()
+
+    def _title(self) -> None:
+        count = len(self.buffers.buffers)
+        name = Path(self.buffer.path).name if self.buffer.path else "not saved"
+        self.border_title = f"buffer {self.buffers.current + 1}/{count} · {name}"
+
+    def new_buffer(self, text: str = "", path: str | None = None) -> None:
+        """Open a new buffer (with ``text`` from ``path``), after the others."""
+        self.buffer.text = self.text
+        self.buffers.buffers.append(sql_history.SqlBuffer(text=text, path=path))
+        self._show(len(self.buffers.buffers) - 1)
+        self.keep()
+
+    def next_buffer(self) -> None:
+        """Show the next buffer (after the last: the first); an empty buffer left is closed."""
+        buffers = self.buffers.buffers
+        if len(buffers) < 2:
+            return
+        index = self.buffers.current
+        if not self.text.strip() and self.buffer.path is None:
+            del buffers[index]
+            index -= 1
+        else:
+            self.buffer.text = self.text
+        self._show((index + 1) % len(buffers))
+        self.keep()
+
+    def saved_as(self, path: Path) -> None:
+        """The buffer now belongs to ``path``."""
+        self.buffer.path = str(path)
+        self._title()
+        self.keep()
 
     @on(TextArea.Changed)
     def _changed(self) -> None:
@@ -66,12 +120,26 @@ class SqlEditor(TextArea):
         if self._keep_timer is not None:
             self._keep_timer.stop()
             self._keep_timer = None
-        sql_history.save_buffer(self._kept)
+        self.buffer.text = self._kept
+        sql_history.save_buffers(self.buffers)
 
     def on_unmount(self) -> None:
         """A change not yet written (the app closing): write it."""
         if self._keep_timer is not None:
             self.keep()
+
+    def sql_to_run(self) -> tuple[str, str]:
+        """The SQL ``ctrl+r`` runs and what it is: the selection when there is one, else the
+        statement under the cursor when the text holds several, else the whole text."""
+        selected = self.selected_text
+        if selected.strip():
+            return selected, "the selection"
+        text = self.text
+        row, column = self.cursor_location
+        newline = len(self.document.newline)
+        offset = sum(len(line) + newline for line in self.document.lines[:row]) + column
+        statement = statement_at(text, offset)
+        return statement, ("the whole text" if statement == text else "the statement here")
 
     def complete(self) -> str:
         """Complete the word before the cursor: in place when one name fits, else post

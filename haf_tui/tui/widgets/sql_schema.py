@@ -129,7 +129,7 @@ class SqlSide(Horizontal):
 
     def toggle(self, panel_id: str) -> bool:
         """Show ``sql-library`` or ``sql-schema`` instead of the other, or hide it when
-        shown; returns whether it is shown now (the schema browser then has the focus)."""
+        shown; returns whether it is shown now (its list then has the focus)."""
         shown = self.query_one(f"#{panel_id}").has_class("-hidden")
         for side in self.query(".sql-side"):
             side.set_class(not (shown and side.id == panel_id), "-hidden")
@@ -138,6 +138,8 @@ class SqlSide(Horizontal):
             if not tree.root.children:
                 tree.fill(self.columns, self.queries)
             tree.focus()
+        elif shown:  # (focusable once shown: after the refresh)
+            self.call_after_refresh(self.query_one("#library", OptionList).focus)
         return shown
 
     @on(OptionList.OptionHighlighted, "#library")
