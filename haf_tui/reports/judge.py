@@ -25,6 +25,10 @@ from typing import Any, Final, Literal
 from haf_tui.config import RunConfig
 from haf_tui.judge.criteria import CRITERION_IDS, SHORT_NAMES
 from haf_tui.judge.meta import (
+    AVG,
+    ITERATIONS,
+    SCALED,
+    AlphaRow,
     MetaItem,
     alpha_table,
     bias_table,
@@ -35,7 +39,7 @@ from haf_tui.judge.meta import (
 from haf_tui.judge.metrics import spearman
 from haf_tui.judge.scores import LOW_MASS
 from haf_tui.judge.sensitivity import sensitivity_matrix, split_edited_id
-from haf_tui.reports.queries import QueryError, Result, Row, resolve_run_id
+from haf_tui.reports.queries import QueryError, Result, Row, resolve_run_id, run_named
 from haf_tui.reports.registry import Report, ReportResult, register_report, select_columns
 from haf_tui.store import Store, StoreError
 from haf_tui.store.readers import judge_codes
@@ -69,8 +73,8 @@ JUDGE_COLUMNS: Final = (
     ("pct_mismatch", "% Supports ≠ stance"),
     ("n_stance", "stances"),
     ("n_maybe", "maybe"),
-    ("pct_low_mass", "% mass < 0.5"),
-    ("n_low_mass", "labels mass < 0.5"),
+    ("pct_low_mass", "% instances with mass < 0.5"),
+    ("n_low_mass", "labels with mass < 0.5"),
     ("n_masses", "labels"),
     ("pct_failed", "% failed"),
     ("n_failed", "failed"),
@@ -202,10 +206,36 @@ def judge_config(store: Store, run_id: str) -> tuple[str, RunConfig]:
     return record.run_id, config
 
 
+def mass_warning(store: Store, run_id: str) -> str | None:
+    """One line when labels of a constrained judge run had a mass below
+    :data:`MASS_THRESHOLD` (the answer format forced them: its numbers compare forced labels),
+    naming the criteria where most were; None when none was (or the run is free-mode). Both
+    ``haf report --report judge`` and ``haf judge meta`` print it."""
+    full_id, config = judge_config(store, run_id)
+    if config.judge.mode != "constrained":
+        return None
+    columns, rows = run_named(store, "judge_summary", {"run_ids": [full_id]})
+    if not rows:
+        return None
+    summary = dict(zip(columns, rows[0], strict=True))
+    low, labels, instances = summary["n_low_mass"] or 0, summary["n_masses"] or 0, summary["n"]
+    if not low:
+        return None
+    columns, rows = run_named(store, "judge_low_mass", {"run_ids": [full_id]})
+    per_criterion = Counter(row[columns.index("criterion")] for row in rows)
+    mostly = [SHORT_NAMES.get(c, c) for c in CRITERION_IDS if per_criterion[c] * 2 > instances]
+    where = f" (on most items for {len(mostly)} of 8 criteria: {', '.join(mostly)})"
+    return (
+        f"warning: {low} of {labels} labels had mass < {MASS_THRESHOLD}: the answer format "
+        f"forced them{where if mostly else ''}; trust them less (haf report --run {full_id} "
+        "--report judge-mass lists them)"
+    )
+
+
 # ---------------------------------------------------------------- meta-evaluation (§5)
 
-MetaTable = Literal["alpha", "rho", "extra", "bias"]
-META_TABLES: Final[tuple[MetaTable, ...]] = ("alpha", "rho", "extra", "bias")
+MetaTable = Literal["alpha", "alpha_interval", "rho", "extra", "bias"]
+META_TABLES: Final[tuple[MetaTable, ...]] = ("alpha", "alpha_interval", "rho", "extra", "bias")
 
 
 def meta_items(store: Store, run_id: str) -> tuple[str, list[MetaItem]]:
@@ -228,6 +258,14 @@ def meta_items(store: Store, run_id: str) -> tuple[str, list[MetaItem]]:
     return config.judge.prompt, items
 
 
+def _avg_label(criterion: str, values: Sequence[float | None]) -> str:
+    """An Avg row's name with how many of the criteria's values it averages
+    (``avg (1 of 8 defined)``); another row's criterion as it is."""
+    if criterion != AVG:
+        return criterion
+    return f"{AVG} ({sum(v is not None for v in values)} of {len(values)} defined)"
+
+
 def meta_tables(
     items: Sequence[MetaItem],
     *,
@@ -235,19 +273,55 @@ def meta_tables(
     tables: Sequence[MetaTable] = META_TABLES,
 ) -> list[ReportResult]:
     """The meta-evaluation tables of ``items`` (§5.1–5.4), in ``tables``' order: Table 4.1
-    (Krippendorff's α, humans and with the LLM replacing a rater), Table 4.2 (Spearman ρ
-    with the vote), Fig. 4.3 (the LLM as an additional rater), Table 4.5 (bias)."""
+    (Krippendorff's α, humans and with the LLM replacing a rater, at the criterion's level;
+    and at the interval level), Table 4.2 (Spearman ρ with the vote), Fig. 4.3 (the LLM as
+    an additional rater, each gain with its spread over the draws), Table 4.5 (bias). Each
+    Avg row says how many criteria's values it averages."""
     results: list[ReportResult] = []
+    alpha: list[AlphaRow] = []  # (both α tables: computed once)
     for table in tables:
         if table == "alpha":
-            alpha = alpha_table(items, seed=seed)
+            alpha = alpha or alpha_table(items, seed=seed)
             results.append(
                 ReportResult(
                     "judge-alpha",
                     "Table 4.1 — Krippendorff's α: humans; the LLM replacing a random rater "
-                    "(mean of 20)",
+                    f"(mean of {ITERATIONS}); at the criterion's level (§5.2)",
                     ["criterion", "level", "n", "α humans", "α with LLM", "Δ"],
-                    [(r.criterion, r.level, r.n, r.human, r.llm, r.delta) for r in alpha],
+                    [
+                        (
+                            _avg_label(r.criterion, [x.human for x in alpha[:-1]]),
+                            r.level,
+                            r.n,
+                            r.human,
+                            r.llm,
+                            r.delta,
+                        )
+                        for r in alpha
+                    ],
+                )
+            )
+        elif table == "alpha_interval":
+            alpha = alpha or alpha_table(items, seed=seed)
+            scaled = [r for r in alpha if r.criterion in SCALED or r.criterion == AVG]
+            results.append(
+                ReportResult(
+                    "judge-alpha-interval",
+                    "Table 4.1, interval level — Krippendorff's α with δ² = (c − k)², reported "
+                    "too (§5.2); Supports and Factual are nominal: left out",
+                    ["criterion", "n", "α humans", "α with LLM", "Δ"],
+                    [
+                        (
+                            _avg_label(r.criterion, [x.human_interval for x in scaled[:-1]]),
+                            r.n,
+                            r.human_interval,
+                            r.llm_interval,
+                            None
+                            if r.human_interval is None or r.llm_interval is None
+                            else r.llm_interval - r.human_interval,
+                        )
+                        for r in scaled
+                    ],
                 )
             )
         elif table == "rho":
@@ -255,9 +329,17 @@ def meta_tables(
             results.append(
                 ReportResult(
                     "judge-rho",
-                    "Table 4.2 — Spearman ρ with the majority vote",
+                    "Table 4.2 — Spearman ρ with the majority vote (avg: of the defined ρ)",
                     ["criterion", "n", "ρ", "agreement"],
-                    [(r.criterion, r.n, r.rho, r.agreement) for r in rho],
+                    [
+                        (
+                            _avg_label(r.criterion, [x.rho for x in rho[:-1]]),
+                            r.n,
+                            r.rho,
+                            r.agreement,
+                        )
+                        for r in rho
+                    ],
                 )
             )
         elif table == "extra":
@@ -266,9 +348,24 @@ def meta_tables(
                 ReportResult(
                     "judge-extra-rater",
                     "Fig. 4.3 — the LLM as an additional rater: ρ(vote of h raters, gold) and "
-                    "with the LLM",
-                    ["criterion", "h", "n", "h raters", "+ LLM", "gain"],
-                    [(p.criterion, p.raters, p.n, p.humans, p.with_llm, p.gain) for p in curve],
+                    f"with the LLM, means of {ITERATIONS} draws; gain min–max: its spread over "
+                    "the draws (a range across 0: the sign depends on the draw)",
+                    ["criterion", "h", "n", "h raters", "+ LLM", "gain", "gain min", "gain max"],
+                    [
+                        (
+                            _avg_label(
+                                p.criterion,
+                                [q.gain for q in curve if q.raters == p.raters][:-1],
+                            ),
+                            p.raters,
+                            p.n,
+                            p.humans,
+                            p.with_llm,
+                            p.gain,
+                            *p.gain_range,
+                        )
+                        for p in curve
+                    ],
                 )
             )
         else:
@@ -362,6 +459,7 @@ __all__ = [
     "MetaTable",
     "change_result",
     "judge_config",
+    "mass_warning",
     "meta_items",
     "meta_tables",
     "rho_summary",

@@ -86,7 +86,9 @@ def load_judge_meta(store: Store, run_ids: Sequence[str]) -> dict[str, JudgeMeta
         except QueryError:  # no human ratings: nothing to compare with
             continue
         found[run_id] = JudgeMeta(
-            prompt, len(items), meta_tables(items, tables=("alpha", "rho", "bias"))
+            prompt,
+            len(items),
+            meta_tables(items, tables=("alpha", "alpha_interval", "rho", "bias")),
         )
     return found
 
