@@ -22,7 +22,7 @@ from haf_tui.judge.metrics import extra_rater_curve
 from haf_tui.pipeline.runner import HafRunner
 from haf_tui.prompts import ChatMessage
 from haf_tui.reports import judge as judge_reports
-from haf_tui.reports.judge import meta_items, meta_tables
+from haf_tui.reports.judge_meta import meta_items, meta_tables
 from haf_tui.store import Store, open_store
 from haf_tui.store.records import RunRecord
 from tests.support.judge_runs import VaryingJudge, favourite, instance_number

@@ -7,7 +7,8 @@
 - ``sensitivity``: a judge run over edited explanations (``--dataset edits:RUN_ID``): per edit
   and criterion the % of pairs whose label changed (§5.6, Fig. 4.4).
 
-The tables come from :mod:`haf_tui.reports.judge`, which the metrics screen shows too.
+The tables come from :mod:`haf_tui.reports.judge_meta` and :mod:`haf_tui.reports.judge`,
+which the metrics screen shows too.
 """
 
 from __future__ import annotations
@@ -19,14 +20,8 @@ from rich.console import Console
 from haf_tui.cli.run_command import JUDGE_MODE_HELP, JUDGE_MODES, JUDGE_PROMPT_HELP
 from haf_tui.judge.prompts import VARIANTS as JUDGE_VARIANTS
 from haf_tui.reports.formats import table_width, to_rich_table, to_rich_table_transposed
-from haf_tui.reports.judge import (
-    TARGET_MARK,
-    change_result,
-    mass_warning,
-    meta_items,
-    meta_tables,
-    sensitivity_table,
-)
+from haf_tui.reports.judge import TARGET_MARK, mass_warning, sensitivity_table
+from haf_tui.reports.judge_meta import change_result, meta_items, meta_tables
 from haf_tui.store import Store
 
 
