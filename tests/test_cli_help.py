@@ -37,8 +37,12 @@ def test_every_command_is_walked() -> None:
 
 
 @pytest.mark.parametrize("parser", _parsers(), ids=lambda p: p.prog.replace(" ", "-"))
-def test_help_describes_every_option_once(parser: argparse.ArgumentParser) -> None:
+def test_help_describes_every_option_once(
+    parser: argparse.ArgumentParser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
     text = parser.format_help()  # raised TypeError for haf judge (a % in a help string)
+    assert all(len(line) <= 80 for line in text.splitlines()), parser.prog
     for action in parser._actions:
         if isinstance(action, argparse._HelpAction | argparse._VersionAction):
             continue
@@ -67,6 +71,7 @@ def test_the_option_defaults_say_what_runs() -> None:
     assert "nonsense, shuffled" in flat
     report = next(p for p in _parsers() if p.prog == "haf report")
     assert "csv, json or markdown" in " ".join(report.format_help().split())
+    assert "judge-mass," in report.format_help()  # a name is never broken at its hyphen
 
 
 def test_haf_judge_help_in_a_process() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import textwrap
 from collections.abc import Iterator
 
 STATED_DEFAULT = re.compile(r"\bdefault:")
@@ -16,7 +17,8 @@ _STRAY_PERCENT = re.compile(r"%(?!\()")
 class HafHelpFormatter(argparse.HelpFormatter):
     """Adds ``(default: X)`` to an option's help unless the default is nothing worth saying
     (None, False, an empty list or string, a suppressed default), or the help states it
-    already; a stray ``%`` in a help text is shown as itself instead of breaking ``--help``."""
+    already; a stray ``%`` in a help text is shown as itself instead of breaking ``--help``;
+    lines break at spaces, never inside a hyphenated name."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = _STRAY_PERCENT.sub("%%", action.help or "")
@@ -31,6 +33,11 @@ class HafHelpFormatter(argparse.HelpFormatter):
         ):
             return text
         return f"{text} (default: %(default)s)"
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        """Lines of a help text broken at spaces only: an option or report name with a hyphen
+        (``--judge-prompt``, ``judge-mass``) stays whole."""
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
 
 
 def every_parser(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:

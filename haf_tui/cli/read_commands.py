@@ -46,7 +46,9 @@ def add_read_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "--report",
         action="append",
         choices=sorted(reports.REPORTS),
-        help="which report(s) (default: table1, table2, table4)",
+        metavar="NAME",
+        help=f"which report (repeatable): {', '.join(sorted(reports.REPORTS))} (default: "
+        "table1, table2, table4)",
     )
     report.add_argument("--format", choices=FORMATS, default="table", help=FORMAT_HELP)
 

@@ -282,7 +282,7 @@ def _rationale_options(run: argparse.ArgumentParser) -> None:
 def _judge_options(run: argparse.ArgumentParser) -> None:
     """The judge suite's settings (spec JUDGE.md)."""
     group = run.add_argument_group(
-        "the judge suite (--suites judge --dataset run:RUN_ID: rate a run's explanations)"
+        "the judge suite (--suites judge --dataset run:RUN_ID: a run's explanations)"
     )
     group.add_argument(
         "--judge-prompt",
