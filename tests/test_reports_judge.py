@@ -99,8 +99,8 @@ def test_the_judge_report_matches_the_stored_labels(store: Store) -> None:
     assert row["% Supports ≠ stance"] == pytest.approx(100 * 2 / 6)
     assert (row["stances"], row["maybe"]) == (6, 0)
     # one label-mass warning: instance 1's Overall (5 × 0.05)
-    assert row["% mass < 0.5"] == pytest.approx(100 / 6)
-    assert (row["labels mass < 0.5"], row["labels"]) == (1, 8 * 6)
+    assert row["% instances with mass < 0.5"] == pytest.approx(100 / 6)
+    assert (row["labels with mass < 0.5"], row["labels"]) == (1, 8 * 6)
     assert row["% failed"] is None and row["failed"] is None  # constrained: nothing fails
 
 
@@ -140,7 +140,7 @@ def test_free_mode_failures_and_no_mass(tmp_path: Path) -> None:
         assert row["mode"] == "free"
         assert row["% failed"] == pytest.approx(100 * 4 / 48) and row["failed"] == 4
         assert row["New info n"] == 3 and row["Related n"] == 5
-        assert row["% mass < 0.5"] is None and row["labels"] is None
+        assert row["% instances with mass < 0.5"] is None and row["labels"] is None
         # free mode: the favourite labels, no tie on instance 1 (Overall 1 + n mod 5)
         assert row["Overall"] == pytest.approx((0 + 0.25 + 0.5 + 0.75 + 1 + 0) / 6)
 

@@ -428,9 +428,10 @@ def test_haf_report_rationales(db: Path, capsys: pytest.CaptureFixture[str]) -> 
     for label in ("IOU", "TOK", "COMP", "SUFF", "AUPRC", "CPX H", "SPR G", "% out-of-text"):
         assert label in out, label
     assert "0.458" in out  # TOK of the prompted rationale
-    # the hint haf run and haf report end with: which report shows this run
-    assert f"the run holds no HAF suite: haf report --run {RUN_ID} --report rationales" in out
-    assert "rationale-plausibility, rationale-faithfulness, rationale-complexity" in out
+    # the hint haf report ends with: the reports not just shown (issue 25 §7)
+    assert "--report rationales," not in out and "--report rationales (" not in out
+    details = "--report rationale-plausibility --report rationale-faithfulness --report "
+    assert f"the run holds no HAF suite: haf report --run {RUN_ID} {details}" in out
     for name in REPORT_COLUMNS:
         assert main(["--db", str(db), "report", "--report", name, "--format", "csv"]) == 0
         assert RUN_ID in capsys.readouterr().out

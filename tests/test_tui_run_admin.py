@@ -223,8 +223,11 @@ def test_the_store_refuses_bad_labels_tags_and_deleting_a_run_being_written(
 
 
 def test_haf_runs_shows_labels_and_tags(
-    synth: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]
+    synth: tuple[Path, list[str]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "160")  # (narrower: the label is elided, the id kept)
     db, run_ids = synth
     with open_store(db) as store:
         set_run_label(store, run_ids[0], "llama baseline")

@@ -19,6 +19,7 @@ from rich.console import Console
 
 from haf_tui import __version__
 from haf_tui.cli.dataset_commands import add_datasets_parser, datasets_command
+from haf_tui.cli.help_format import use_haf_help
 from haf_tui.cli.judge_commands import add_judge_parser, judge_command, judge_run_argv
 from haf_tui.cli.read_commands import (
     add_read_parsers,
@@ -54,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_judge_parser(commands)
     for name, sub in _all_subparsers(commands):
         _add_database_options(sub, snapshot=name not in WRITE_COMMANDS)
+    use_haf_help(parser)
     return parser
 
 

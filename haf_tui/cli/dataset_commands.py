@@ -35,12 +35,12 @@ def add_datasets_parser(commands: argparse._SubParsersAction[argparse.ArgumentPa
 
     show = sub.add_parser("show", help="a stored dataset: counts, first rows, skipped rows")
     show.add_argument("name", help="a stored dataset's name, id or id prefix")
-    show.add_argument("--rows", type=int, default=5, help="how many first rows (default 5)")
+    show.add_argument("--rows", type=int, default=5, help="how many first rows")
     show.add_argument("--skipped", action="store_true", help="list every skipped row")
 
     preview = sub.add_parser("preview", help="a file's first rows and its guessed columns")
-    preview.add_argument("path")
-    preview.add_argument("--rows", type=int, default=10)
+    preview.add_argument("path", help="the file (.csv .tsv .jsonl .json .parquet)")
+    preview.add_argument("--rows", type=int, default=10, help="how many first rows")
     preview.add_argument("--encoding", help="read the file with this encoding")
 
     imp = sub.add_parser("import", help="store a file, paper samples, or a paper dataset")
@@ -66,7 +66,7 @@ def add_datasets_parser(commands: argparse._SubParsersAction[argparse.ArgumentPa
     imp.add_argument("--encoding", help="read the file with this encoding (default: detected)")
     imp.add_argument("--max-chars", type=int, default=20_000, help="longer texts are skipped")
     imp.add_argument("--sample", type=int, help="keep a seeded sample of N (paper: 1024)")
-    imp.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the sample's seed (17)")
+    imp.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the sample's seed")
 
 
 def _mapping(args: argparse.Namespace) -> ColumnMapping | None:

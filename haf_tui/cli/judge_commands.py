@@ -7,7 +7,8 @@
 - ``sensitivity``: a judge run over edited explanations (``--dataset edits:RUN_ID``): per edit
   and criterion the % of pairs whose label changed (§5.6, Fig. 4.4).
 
-The tables come from :mod:`haf_tui.reports.judge`, which the metrics screen shows too.
+The tables come from :mod:`haf_tui.reports.judge_meta` and :mod:`haf_tui.reports.judge`,
+which the metrics screen shows too.
 """
 
 from __future__ import annotations
@@ -16,14 +17,11 @@ import argparse
 
 from rich.console import Console
 
+from haf_tui.cli.run_command import JUDGE_MODE_HELP, JUDGE_MODES, JUDGE_PROMPT_HELP
+from haf_tui.judge.prompts import VARIANTS as JUDGE_VARIANTS
 from haf_tui.reports.formats import table_width, to_rich_table, to_rich_table_transposed
-from haf_tui.reports.judge import (
-    TARGET_MARK,
-    change_result,
-    meta_items,
-    meta_tables,
-    sensitivity_table,
-)
+from haf_tui.reports.judge import TARGET_MARK, mass_warning, sensitivity_table
+from haf_tui.reports.judge_meta import change_result, meta_items, meta_tables
 from haf_tui.store import Store
 
 
@@ -49,8 +47,16 @@ def add_judge_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     judging.add_argument("--model", help="the judge's GGUF (default: the embedded model)")
     judging.add_argument("--limit", type=int, help="judge only the first N explanations")
     judging.add_argument("--parallel", type=int, help="sequences decoded together")
-    judging.add_argument("--judge-prompt", default="verbatim", help="as haf run --judge-prompt")
-    judging.add_argument("--judge-mode", default="constrained", help="as haf run --judge-mode")
+    judging.add_argument(
+        "--judge-prompt",
+        choices=JUDGE_VARIANTS,
+        default="verbatim",
+        metavar="WORDING",
+        help=JUDGE_PROMPT_HELP,
+    )
+    judging.add_argument(
+        "--judge-mode", choices=JUDGE_MODES, default="constrained", help=JUDGE_MODE_HELP
+    )
     meta.add_argument(
         "--variant-run",
         action="append",
@@ -92,6 +98,9 @@ def meta_command(args: argparse.Namespace, store: Store, console: Console) -> in
     """Print the meta-evaluation tables of a judge run."""
     prompt, items = meta_items(store, args.run)
     console.print(f"{len(items)} explanations rated by humans and judged ({prompt} prompt)")
+    warning = mass_warning(store, args.run)
+    if warning:
+        console.print(warning, style="yellow", highlight=False)
     for result in meta_tables(items, seed=args.seed):
         console.print(to_rich_table(result.title, result.columns, result.rows))
     if args.variant_run:

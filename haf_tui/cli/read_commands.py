@@ -11,17 +11,19 @@ from rich.console import Console
 from rich.table import Table
 
 from haf_tui import reports
+from haf_tui.cli.fit_table import Column, fit_table
 from haf_tui.config import RunConfig
 from haf_tui.defaults import model_search_dirs
-from haf_tui.inference.base import InferenceError
-from haf_tui.inference.gguf import read_gguf_info
+from haf_tui.inference.model_catalog import discover_models
 from haf_tui.store.db import Store
-from haf_tui.store.readers import run_title
 
 FORMATS = ("table", "csv", "json", "markdown")
+FORMAT_HELP = "table: for the terminal; csv, json or markdown: for other tools"
 TRANSPOSED_ROWS = 6
 """A result wider than the terminal with at most this many rows is shown transposed (one
 column per row); with more, as one record per row."""
+RUN_ID_WIDTH = len("20250101-000000-abcd")
+"""A run id's length (``haf_tui.pipeline.runs.new_run_id``): the run column's least width."""
 EXPORT_TABLES = (
     "generations",
     "tokens",
@@ -38,15 +40,17 @@ def add_read_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParse
     """The read-only sub-commands."""
     report = commands.add_parser("report", help="the paper's Tables 1, 2 and 4 for stored runs")
     report.add_argument(
-        "--run", action="append", default=[], help="run id (repeatable; default all)"
+        "--run", action="append", default=[], help="run id (repeatable; default: all runs)"
     )
     report.add_argument(
         "--report",
         action="append",
         choices=sorted(reports.REPORTS),
-        help="which report(s) (default: table1, table2, table4)",
+        metavar="NAME",
+        help=f"which report (repeatable): {', '.join(sorted(reports.REPORTS))} (default: "
+        "table1, table2, table4)",
     )
-    report.add_argument("--format", choices=FORMATS, default="table")
+    report.add_argument("--format", choices=FORMATS, default="table", help=FORMAT_HELP)
 
     query = commands.add_parser("query", help="run SQL (read-only) or a named query")
     query.add_argument("sql", nargs="?", help="SQL text")
@@ -59,7 +63,7 @@ def add_read_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParse
         metavar="KEY=VALUE",
         help="a named query's parameter (repeatable)",
     )
-    query.add_argument("--format", choices=FORMATS, default="table")
+    query.add_argument("--format", choices=FORMATS, default="table", help=FORMAT_HELP)
     query.add_argument(
         "--allow-read",
         action="append",
@@ -71,9 +75,11 @@ def add_read_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParse
     commands.add_parser("runs", help="list stored runs")
 
     export = commands.add_parser("export", help="write a run's tables to Parquet or CSV")
-    export.add_argument("run_id")
-    export.add_argument("--format", choices=["parquet", "csv"], default="parquet")
-    export.add_argument("--out", default="exports", help="folder (default ./exports)")
+    export.add_argument("run_id", help="the run (an id or its prefix; haf runs lists them)")
+    export.add_argument(
+        "--format", choices=["parquet", "csv"], default="parquet", help="the files' format"
+    )
+    export.add_argument("--out", default="exports", help="the folder; RUN_ID/ is made in it")
 
     commands.add_parser("models", help="list GGUF files in the model folders")
 
@@ -107,11 +113,16 @@ def report_command(args: argparse.Namespace, store: Store, console: Console) -> 
     for name in names:
         result = reports.run_report(store, name, {"run_ids": run_ids})
         _print(console, result.title, result.columns, result.rows, args.format)
+        if name == "judge" and args.format == "table" and "run" in result.columns:
+            for row in result.rows:
+                warning = reports.judge.mass_warning(store, row[result.columns.index("run")])
+                if warning:
+                    console.print(warning, style="yellow", highlight=False)
     if args.format == "table":
         _print_stops(store, run_ids, console)
         newest = run_ids[-1] if run_ids else next(iter(store.list_runs()), {}).get("run_id")
         if newest:
-            suggest_instance(store, newest, console)
+            suggest_instance(store, newest, console, shown=tuple(names))
     return 0
 
 
@@ -141,27 +152,36 @@ def run_suites(store: Store, run_id: str) -> tuple[str, ...]:
     return RunConfig.model_validate_json(store.get_run(run_id).config_json).suites
 
 
-def _suite_reports(suites: Sequence[str], run_id: str) -> str:
-    """``haf report`` commands for the suites other than HAF ("" when there are none)."""
-    named = [SUITE_REPORTS[s] for s in suites if s in SUITE_REPORTS]
+def _suite_reports(suites: Sequence[str], run_id: str, shown: Sequence[str] = ()) -> str:
+    """``haf report`` commands for the suites other than HAF, but the reports just ``shown``
+    ("" when there are none)."""
+    named = [
+        SUITE_REPORTS[s] for s in suites if s in SUITE_REPORTS and SUITE_REPORTS[s] not in shown
+    ]
     said = " or ".join(f"haf report --run {run_id} --report {name}" for name in named)
-    if "rationales" in suites:
-        said += f" (details: --report {', '.join(RATIONALE_DETAILS)})"
+    details = [name for name in RATIONALE_DETAILS if name not in shown]
+    if "rationales" in named:
+        said += f" (details: --report {', '.join(details)})"
+    elif "rationales" in suites and details:  # the summary shown: its details
+        also = f"haf report --run {run_id} --report {' --report '.join(details)}"
+        said = f"{said} or {also}" if said else also
     return said
 
 
-def suggest_instance(store: Store, run_id: str, console: Console) -> None:
+def suggest_instance(
+    store: Store, run_id: str, console: Console, *, shown: Sequence[str] = ()
+) -> None:
     """Name an instance whose stance/reason tree has reasons, to open in the workbench (a run
-    without HAF: the report that shows its suites' numbers)."""
+    without HAF: the reports that show its suites' numbers, but those just ``shown``)."""
     rows = reports.instance_rows(store, run_id)
     suites = run_suites(store, run_id)
     if rows and all(r.get("stance") is None for r in rows):  # a run without the HAF suite
-        said = _suite_reports(suites, run_id) or (
-            f"haf report --run {run_id} --report classification"
-        )
+        said = _suite_reports(suites, run_id, shown)
+        if not _suite_reports(suites, run_id) and "classification" not in shown:
+            said = f"haf report --run {run_id} --report classification"
         console.print(
-            f"the run holds no HAF suite: {said}, "
-            f"or `haf` (`make tui`), then enter on run {run_id} to see each instance"
+            f"the run holds no HAF suite: {f'{said}, or ' if said else ''}"
+            f"`haf` (`make tui`), then enter on run {run_id} to see each instance"
         )
         return
     if "rationales" in suites:
@@ -212,25 +232,46 @@ def query_command(args: argparse.Namespace, store: Store, console: Console) -> i
     return 0
 
 
+RUN_COLUMNS = (
+    Column("run", 0, shrink_to=RUN_ID_WIDTH),
+    Column("status", 1),
+    Column("created", 5),
+    Column("model", 2, shrink_to=12),
+    Column("dataset", 3, shrink_to=10),
+    Column("done", 4, justify="right"),
+    Column("gens", 6, justify="right"),
+    Column("similarity", 7, shrink_to=10),
+)
+"""``haf runs``' columns in display order; a narrow terminal keeps the lowest ranks."""
+
+
 def runs_command(store: Store, console: Console) -> int:
-    """List stored runs, newest first."""
-    table = Table(title="runs")
-    for name in ("run", "status"):
-        table.add_column(name, no_wrap=True)
-    for name in ("created", "model", "dataset", "done", "gens", "similarity"):
-        table.add_column(name, overflow="fold")
-    for run in store.list_runs():
-        table.add_row(
-            run_title(run["run_id"], run["label"], run["tags"] or (), stacked=True),
+    """List stored runs, newest first: one line each, as many columns as fit."""
+    rows = [
+        (
+            " ".join(
+                part
+                for part in (run["run_id"], run["label"], *(f"#{t}" for t in run["tags"] or ()))
+                if part
+            ),
             run["status"],
             f"{run['created_at']:%Y-%m-%d %H:%M}",
-            run["model_file"],
+            Path(run["model_file"]).name.removesuffix(".gguf"),
             run["dataset_id"],
             f"{run['n_done']}/{run['n_planned']}",
             str(run["n_generations"]),
             run["similarity_model"],
         )
+        for run in store.list_runs()
+    ]
+    table, left_out = fit_table("runs", RUN_COLUMNS, rows, console.width)
     console.print(table)
+    if rows and left_out:
+        console.print(
+            f"(not shown at this width: {', '.join(left_out)}; haf query --format csv "
+            '"SELECT * FROM runs" has every field)',
+            style="dim",
+        )
     return 0
 
 
@@ -247,23 +288,60 @@ def export_command(args: argparse.Namespace, store: Store, console: Console) -> 
     return 0
 
 
+FILE_FOLD_WIDTH = 36
+"""A model's file name longer than this may be folded onto more lines to keep the others."""
+MODEL_COLUMNS = (
+    Column("file", 0, shrink_to=FILE_FOLD_WIDTH, fold=True),
+    Column("size", 1, justify="right"),
+    Column("arch", 3),
+    Column("quant", 2),
+    Column("context", 5, justify="right"),
+    Column("template", 4),
+)
+"""``haf models``' columns in display order; a narrow terminal keeps the lowest ranks."""
+
+
+def _shown_path(path: Path) -> str:
+    """A model file as ``--model`` takes it: relative to the working folder when inside it,
+    else from ``~`` when inside the home folder, else absolute."""
+    for base, prefix in ((Path.cwd(), ""), (Path.home(), "~/")):
+        try:
+            return prefix + str(path.resolve().relative_to(base.resolve()))
+        except ValueError:
+            continue
+    return str(path)
+
+
 def models_command(console: Console) -> int:
-    """GGUF files found in the model folders, read from metadata only."""
-    table = Table("file", "size", "architecture", "quantization", "context", "chat template")
-    for folder in model_search_dirs():
-        for path in sorted(folder.glob("*.gguf")) if folder.is_dir() else []:
-            try:
-                info = read_gguf_info(path)  # tensors checked: a truncated file says so
-            except InferenceError as exc:
-                table.add_row(str(path), "", f"[red]{exc}[/]", "", "", "")
-                continue
-            table.add_row(
-                str(path),
+    """The GGUF models a run can use, as the new-run wizard lists them: the embedded default
+    first, then the files in the model folders (metadata only)."""
+    rows: list[tuple[str, ...]] = []
+    unreadable: list[str] = []
+    for entry in discover_models():
+        name = entry.label if entry.embedded else _shown_path(entry.path)
+        if entry.info is None:
+            rows.append((name, "error", "", "", "", ""))
+            unreadable.append(f"{name}: {entry.error}")
+            continue
+        info = entry.info
+        rows.append(
+            (
+                name,
                 f"{info.size_bytes / 2**20:.0f} MiB",
                 info.architecture,
                 info.quantization,
                 str(info.context_length or "?"),
                 "yes" if info.has_chat_template else "no",
             )
+        )
+    table, _ = fit_table("GGUF models", MODEL_COLUMNS, rows, console.width)
     console.print(table)
+    for line in unreadable:
+        console.print(line, style="red", highlight=False)
+    folders = ", ".join(_shown_path(folder) for folder in model_search_dirs())
+    console.print(
+        f"searched: {folders} ($HAF_MODELS_PATH adds folders); --model takes a file's path; the "
+        "embedded default runs without --model",
+        style="dim",
+    )
     return 0

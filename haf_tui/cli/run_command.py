@@ -22,6 +22,7 @@ from haf_tui.config import (
     SimilaritySettings,
 )
 from haf_tui.defaults import EMBEDDED_MODEL_NAME
+from haf_tui.judge.prompts import INVARIANCE_VARIANTS
 from haf_tui.judge.prompts import VARIANTS as JUDGE_VARIANTS
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.runner import RunSummary
@@ -37,6 +38,17 @@ from haf_tui.store import Store, StoreWriteError
 from haf_tui.suites import DEFAULT_SUITES, SUITES
 from haf_tui.vocabulary import PROMPTINGS, RULES
 
+JUDGE_PROMPT_HELP = (
+    "the prompt's wording: verbatim = the human raters' guidelines (§3); default = the paper's "
+    "Default instructions (a wording's name, not this option's default); "
+    f"{', '.join(INVARIANCE_VARIANTS)}: invariance wordings (§5.5: compare with haf judge meta "
+    "--variant-run)"
+)
+JUDGE_MODES = ("constrained", "free")
+JUDGE_MODE_HELP = (
+    "constrained: each criterion's label from its labels' log-probabilities, slot by slot "
+    "(§4.3); free: a greedy answer, parsed (§4.2)"
+)
 DEMO_MAX_NEW_TOKENS = 256
 DEMO_LIMIT = 8
 DEMO_SEED = 23
@@ -49,7 +61,6 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     run = commands.add_parser(
         "run",
         help="run (or resume) a HAF evaluation",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     decoding, model = DecodingSettings(), ModelSettings()
     run.add_argument(
@@ -271,28 +282,28 @@ def _rationale_options(run: argparse.ArgumentParser) -> None:
 def _judge_options(run: argparse.ArgumentParser) -> None:
     """The judge suite's settings (spec JUDGE.md)."""
     group = run.add_argument_group(
-        "the judge suite (--suites judge --dataset run:RUN_ID: rate a run's explanations)"
+        "the judge suite (--suites judge --dataset run:RUN_ID: a run's explanations)"
     )
     group.add_argument(
         "--judge-prompt",
         choices=JUDGE_VARIANTS,
         default="verbatim",
-        help="the Default instructions, the human raters' guidelines verbatim (§3), or an "
-        "invariance wording (§5.5: compare with haf judge meta --variant-run)",
+        metavar="WORDING",
+        help=JUDGE_PROMPT_HELP,
     )
     group.add_argument(
         "--judge-mode",
-        choices=("constrained", "free"),
+        choices=JUDGE_MODES,
         default="constrained",
-        help="constrained: each criterion's label from its labels' log-probabilities, slot by "
-        "slot (§4.3); free: a greedy answer, parsed (§4.2)",
+        help=JUDGE_MODE_HELP,
     )
     group.add_argument(
         "--judge-calls",
         choices=("compound", "single"),
         default="compound",
         help="compound: the eight criteria in one answer (the paper's setting); single: one "
-        "call per criterion with only that criterion in its prompt (default or verbatim prompt)",
+        "call per criterion with only that criterion in its prompt (the default or verbatim "
+        "wording)",
     )
 
 

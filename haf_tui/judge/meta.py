@@ -42,7 +42,7 @@ ITERATIONS: Final = 20
 """§5.2: the LLM's α is the mean over 20 iterations (also used for §5.3's draws)."""
 RATER_SIZES: Final[tuple[int, ...]] = (4, 3, 2, 1)
 """§5.3: the numbers of human raters drawn per item."""
-_SCALED: Final = frozenset(c.id for c in CRITERIA if c.id not in ("supports", "factual"))
+SCALED: Final = frozenset(c.id for c in CRITERIA if c.id not in ("supports", "factual"))
 """The criteria whose codes lie on a scale, so that an interval α means something: Overall,
 New information and the binary criteria (where all levels coincide). Supports and Factual
 (N/A −1) are nominal: no interval α *(decision)*."""
@@ -123,7 +123,7 @@ def alpha_table(
         units = [item.humans(crit.id) for item in items]
         llm = _column(items, "llm", crit.id)
         rated = [sum(v is not None for v in unit) >= 2 for unit in units]
-        interval = crit.id in _SCALED
+        interval = crit.id in SCALED
         rows.append(
             AlphaRow(
                 crit.id,
@@ -189,13 +189,16 @@ def rho_table(items: Sequence[MetaItem]) -> list[RhoRow]:
 @dataclass(frozen=True)
 class CurvePoint:
     """§5.3 for one criterion and ``raters`` = h: the mean ρ(gold, vote of h humans) and
-    ρ(gold, vote of h humans + the LLM); ``n``: items with a gold label and a human rating."""
+    ρ(gold, vote of h humans + the LLM); ``n``: items with a gold label and a human rating;
+    ``gains``: each draw's gain (None: undefined in that draw), whose spread says how much
+    the mean gain depends on the draw."""
 
     criterion: str
     raters: int
     n: int
     humans: float | None
     with_llm: float | None
+    gains: tuple[float | None, ...] = ()
 
     @property
     def gain(self) -> float | None:
@@ -203,6 +206,12 @@ class CurvePoint:
         if self.humans is None or self.with_llm is None:
             return None
         return self.with_llm - self.humans
+
+    @property
+    def gain_range(self) -> tuple[float | None, float | None]:
+        """The least and the greatest gain over the draws ((None, None): none defined)."""
+        defined = [g for g in self.gains if g is not None]
+        return (min(defined), max(defined)) if defined else (None, None)
 
 
 def extra_rater_table(
@@ -216,8 +225,9 @@ def extra_rater_table(
     random raters) against ρ(gold, vote of h + LLM), means over ``iterations`` seeded draws
     (:func:`haf_tui.judge.metrics.extra_rater_curve`). The criteria's points come first (in
     criterion order, h in ``sizes`` order), then per h an Avg point: the unweighted means of
-    the defined values. Only items with a gold label and a human rating take part (an item
-    without human ratings would make the "h + LLM" vote the LLM's label alone)."""
+    the defined values (each draw's gain: the mean of the criteria's gains in that draw).
+    Only items with a gold label and a human rating take part (an item without human
+    ratings would make the "h + LLM" vote the LLM's label alone)."""
     points: list[CurvePoint] = []
     for crit_id in CRITERION_IDS:
         gold_all, llm_all = _column(items, "voted", crit_id), _column(items, "llm", crit_id)
@@ -231,7 +241,9 @@ def extra_rater_table(
         llm = [llm_all[k] for k in used]
         for point in extra_rater_curve(units, llm, gold, sizes, iterations, seed):
             points.append(
-                CurvePoint(crit_id, point.raters, len(used), point.humans, point.with_llm)
+                CurvePoint(
+                    crit_id, point.raters, len(used), point.humans, point.with_llm, point.gains
+                )
             )
     for h in sizes:
         at = [p for p in points if p.raters == h]
@@ -242,6 +254,10 @@ def extra_rater_table(
                 len(items),
                 mean_defined([p.humans for p in at]),
                 mean_defined([p.with_llm for p in at]),
+                tuple(
+                    mean_defined([p.gains[i] for p in at if i < len(p.gains)])
+                    for i in range(iterations)
+                ),
             )
         )
     return points

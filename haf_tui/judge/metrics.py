@@ -178,11 +178,13 @@ def agreement(a: Sequence[Rating], b: Sequence[Rating]) -> float | None:
 
 @dataclass(frozen=True)
 class ExtraRaterPoint:
-    """§5.3 for h raters: mean ρ(gold, vote of h) and mean ρ(gold, vote of h + LLM)."""
+    """§5.3 for h raters: mean ρ(gold, vote of h) and mean ρ(gold, vote of h + LLM);
+    ``gains``: per draw, ρ with the LLM − ρ without (None where either is undefined)."""
 
     raters: int
     humans: float | None
     with_llm: float | None
+    gains: tuple[float | None, ...] = ()
 
 
 def extra_rater_curve(
@@ -196,11 +198,13 @@ def extra_rater_curve(
     """The LLM as an additional rater (§5.3): for each h, in each iteration draw h of each
     item's present ratings (all of them when fewer *(decision)*), vote with and without the
     LLM label (a missing LLM label: the humans' vote), and correlate each vote with ``gold``
-    (the 5-rater vote); the means over iterations (*(decision)*: 20, as for α)."""
+    (the 5-rater vote); the means over iterations (*(decision)*: 20, as for α), and each
+    draw's gain (its spread: how far the mean gain can be trusted on few items)."""
     points: list[ExtraRaterPoint] = []
     for h in sizes:
         humans: list[float] = []
         mixed: list[float] = []
+        gains: list[float | None] = []
         for i in range(iterations):
             rng = random.Random(seed + i)
             votes: list[Rating] = []
@@ -211,10 +215,12 @@ def extra_rater_curve(
                 vote = majority_vote(drawn, rng)
                 votes.append(vote)
                 votes_llm.append(vote if label is None else majority_vote([*drawn, label], rng))
-            for rho, out in ((spearman(gold, votes), humans), (spearman(gold, votes_llm), mixed)):
+            without, with_llm = spearman(gold, votes), spearman(gold, votes_llm)
+            for rho, out in ((without, humans), (with_llm, mixed)):
                 if rho is not None:
                     out.append(rho)
-        points.append(ExtraRaterPoint(h, mean_defined(humans), mean_defined(mixed)))
+            gains.append(None if without is None or with_llm is None else with_llm - without)
+        points.append(ExtraRaterPoint(h, mean_defined(humans), mean_defined(mixed), tuple(gains)))
     return tuple(points)
 
 

@@ -6,7 +6,8 @@
   (:func:`register_report`), the shapers and the built-in reports.
 - :mod:`haf_tui.reports.formats`: terminal, CSV, JSON and markdown output (:func:`export`).
 - :mod:`haf_tui.reports.judge`: the judge suite's reports (registered on import), its
-  meta-evaluation tables and sensitivity matrix.
+  label-mass warning and sensitivity matrix; :mod:`haf_tui.reports.judge_meta`: its
+  meta-evaluation tables.
 - :mod:`haf_tui.reports.comparison`: the statistics of comparing runs (bootstrap intervals,
   paired differences, Wilcoxon); :mod:`haf_tui.reports.compare_report` registers
   ``compare-ci`` over them.

@@ -7,9 +7,8 @@
   ``judge-vs-haf-summary``: Spearman ρ of those per judge run
   (:func:`haf_tui.judge.metrics.spearman`);
 - ``judge-mass`` (``judge_low_mass``): every label whose mass is below 0.5;
-- :func:`meta_items` / :func:`meta_tables`: the meta-evaluation tables of a judge run on
-  human-rated explanations (Tables 4.1, 4.2, 4.5, Fig. 4.3, Table 4.4), for ``haf judge
-  meta`` and the metrics screen;
+- :func:`mass_warning`: the line that says a judge run's labels were forced (low mass);
+- the meta-evaluation tables (§5) are in :mod:`haf_tui.reports.judge_meta`;
 - :func:`sensitivity_table`: the §5.6 matrix of a judge run over an edits dataset (``haf judge
   sensitivity``).
 
@@ -19,23 +18,15 @@ Registered on import (:mod:`haf_tui.reports` imports this module).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal
+from collections.abc import Mapping
+from typing import Any, Final
 
 from haf_tui.config import RunConfig
 from haf_tui.judge.criteria import CRITERION_IDS, SHORT_NAMES
-from haf_tui.judge.meta import (
-    MetaItem,
-    alpha_table,
-    bias_table,
-    change_table,
-    extra_rater_table,
-    rho_table,
-)
 from haf_tui.judge.metrics import spearman
 from haf_tui.judge.scores import LOW_MASS
 from haf_tui.judge.sensitivity import sensitivity_matrix, split_edited_id
-from haf_tui.reports.queries import QueryError, Result, Row, resolve_run_id
+from haf_tui.reports.queries import QueryError, Result, Row, resolve_run_id, run_named
 from haf_tui.reports.registry import Report, ReportResult, register_report, select_columns
 from haf_tui.store import Store, StoreError
 from haf_tui.store.readers import judge_codes
@@ -69,8 +60,8 @@ JUDGE_COLUMNS: Final = (
     ("pct_mismatch", "% Supports ≠ stance"),
     ("n_stance", "stances"),
     ("n_maybe", "maybe"),
-    ("pct_low_mass", "% mass < 0.5"),
-    ("n_low_mass", "labels mass < 0.5"),
+    ("pct_low_mass", "% instances with mass < 0.5"),
+    ("n_low_mass", "labels with mass < 0.5"),
     ("n_masses", "labels"),
     ("pct_failed", "% failed"),
     ("n_failed", "failed"),
@@ -202,106 +193,29 @@ def judge_config(store: Store, run_id: str) -> tuple[str, RunConfig]:
     return record.run_id, config
 
 
-# ---------------------------------------------------------------- meta-evaluation (§5)
-
-MetaTable = Literal["alpha", "rho", "extra", "bias"]
-META_TABLES: Final[tuple[MetaTable, ...]] = ("alpha", "rho", "extra", "bias")
-
-
-def meta_items(store: Store, run_id: str) -> tuple[str, list[MetaItem]]:
-    """A judge run's prompt variant and its items: the explanations with human ratings (an
-    ACORN import) it judged, with the LLM's codes. QueryError when the run is not a judge run
-    or judged no explanation with human ratings."""
+def mass_warning(store: Store, run_id: str) -> str | None:
+    """One line when labels of a constrained judge run had a mass below
+    :data:`MASS_THRESHOLD` (the answer format forced them: its numbers compare forced labels),
+    naming the criteria where most were; None when none was (or the run is free-mode). Both
+    ``haf report --report judge`` and ``haf judge meta`` print it."""
     full_id, config = judge_config(store, run_id)
-    record = store.get_run(full_id)
-    codes = judge_codes(store, full_id, CRITERION_IDS)
-    items = [
-        MetaItem.from_extra(i.instance_id, i.extra, codes.get(i.instance_id, {}))
-        for i in store.instances(record.dataset_id)
-        if i.extra.get("human_ratings") and i.instance_id in codes
-    ]
-    if not items:
-        raise QueryError(
-            f"run {full_id} has no judged explanations with human ratings: judge an "
-            "ACORN import (haf datasets import acorn --file ACORN.jsonl)"
-        )
-    return config.judge.prompt, items
-
-
-def meta_tables(
-    items: Sequence[MetaItem],
-    *,
-    seed: int = 0,
-    tables: Sequence[MetaTable] = META_TABLES,
-) -> list[ReportResult]:
-    """The meta-evaluation tables of ``items`` (§5.1–5.4), in ``tables``' order: Table 4.1
-    (Krippendorff's α, humans and with the LLM replacing a rater), Table 4.2 (Spearman ρ
-    with the vote), Fig. 4.3 (the LLM as an additional rater), Table 4.5 (bias)."""
-    results: list[ReportResult] = []
-    for table in tables:
-        if table == "alpha":
-            alpha = alpha_table(items, seed=seed)
-            results.append(
-                ReportResult(
-                    "judge-alpha",
-                    "Table 4.1 — Krippendorff's α: humans; the LLM replacing a random rater "
-                    "(mean of 20)",
-                    ["criterion", "level", "n", "α humans", "α with LLM", "Δ"],
-                    [(r.criterion, r.level, r.n, r.human, r.llm, r.delta) for r in alpha],
-                )
-            )
-        elif table == "rho":
-            rho = rho_table(items)
-            results.append(
-                ReportResult(
-                    "judge-rho",
-                    "Table 4.2 — Spearman ρ with the majority vote",
-                    ["criterion", "n", "ρ", "agreement"],
-                    [(r.criterion, r.n, r.rho, r.agreement) for r in rho],
-                )
-            )
-        elif table == "extra":
-            curve = extra_rater_table(items, seed=seed)
-            results.append(
-                ReportResult(
-                    "judge-extra-rater",
-                    "Fig. 4.3 — the LLM as an additional rater: ρ(vote of h raters, gold) and "
-                    "with the LLM",
-                    ["criterion", "h", "n", "h raters", "+ LLM", "gain"],
-                    [(p.criterion, p.raters, p.n, p.humans, p.with_llm, p.gain) for p in curve],
-                )
-            )
-        else:
-            bias = bias_table(items)
-            results.append(
-                ReportResult(
-                    "judge-bias",
-                    "Table 4.5 — bias: MAE, NMAE, mean human (voted) and LLM codes, LLM − human",
-                    ["criterion", "n", "MAE", "NMAE", "μ human", "μ LLM", "bias"],
-                    [
-                        (r.criterion, r.n, r.mae, r.nmae, r.mean_human, r.mean_llm, r.bias)
-                        for r in bias
-                    ],
-                )
-            )
-    return results
-
-
-def change_result(
-    default: tuple[str, Sequence[MetaItem]], variants: Sequence[tuple[str, Sequence[MetaItem]]]
-) -> ReportResult:
-    """Table 4.4 (§5.5): the change rate of each variant run's labels against the default
-    run's (each a (prompt variant, items) pair of :func:`meta_items`)."""
-    prompt, items = default
-    codes = {prompt: {i.item_id: dict(i.llm) for i in items}}
-    for variant, variant_items in variants:
-        codes[variant] = {i.item_id: dict(i.llm) for i in variant_items}
-    rows = change_table(codes, default=prompt)
-    return ReportResult(
-        "judge-change",
-        f"Table 4.4 — change rate % of each wording against the {prompt} prompt",
-        ["variant", "criterion", "n", "changed %"],
-        [(r.variant, r.criterion, r.n, r.rate) for r in rows],
+    if config.judge.mode != "constrained":
+        return None
+    columns, rows = run_named(store, "judge_summary", {"run_ids": [full_id]})
+    if not rows:
+        return None
+    summary = dict(zip(columns, rows[0], strict=True))
+    low, labels, instances = summary["n_low_mass"] or 0, summary["n_masses"] or 0, summary["n"]
+    if not low:
+        return None
+    columns, rows = run_named(store, "judge_low_mass", {"run_ids": [full_id]})
+    per_criterion = Counter(row[columns.index("criterion")] for row in rows)
+    mostly = [SHORT_NAMES.get(c, c) for c in CRITERION_IDS if per_criterion[c] * 2 > instances]
+    where = f" (on most items for {len(mostly)} of 8 criteria: {', '.join(mostly)})"
+    return (
+        f"warning: {low} of {labels} labels had mass < {MASS_THRESHOLD}: the answer format "
+        f"forced them{where if mostly else ''}; trust them less (haf report --run {full_id} "
+        "--report judge-mass lists them)"
     )
 
 
@@ -353,17 +267,13 @@ __all__ = [
     "COMPANIONS",
     "JUDGE_COLUMNS",
     "MASS_THRESHOLD",
-    "META_TABLES",
     "RHO_PAIRS",
     "SCORED",
     "SHORT_NAMES",
     "TARGET_MARK",
     "VS_HAF_COLUMNS",
-    "MetaTable",
-    "change_result",
     "judge_config",
-    "meta_items",
-    "meta_tables",
+    "mass_warning",
     "rho_summary",
     "sensitivity_table",
 ]

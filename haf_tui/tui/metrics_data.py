@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Final
 
 from haf_tui.reports import QueryError, ReportResult, get_query, run_report
-from haf_tui.reports.judge import meta_items, meta_tables
+from haf_tui.reports.judge_meta import meta_items, meta_tables
 from haf_tui.store import Store
 from haf_tui.store.readers import defined_metric_values, run_overviews
 from haf_tui.tui.widgets import charts
@@ -86,7 +86,9 @@ def load_judge_meta(store: Store, run_ids: Sequence[str]) -> dict[str, JudgeMeta
         except QueryError:  # no human ratings: nothing to compare with
             continue
         found[run_id] = JudgeMeta(
-            prompt, len(items), meta_tables(items, tables=("alpha", "rho", "bias"))
+            prompt,
+            len(items),
+            meta_tables(items, tables=("alpha", "alpha_interval", "rho", "bias")),
         )
     return found
 

@@ -289,7 +289,7 @@ JUDGE_NOTES: Final = (
     "criteria: mean normalised score, (code − min)/(max − min), 0–1, high is good "
     "(Unnecessary inverted; Factual N/A left out); n = instances with that label",
     "% Supports ≠ stance: explanations whose Supports label names the other answer (over "
-    "'stances': toxic / non-toxic); % mass < 0.5: instances with a label the format forced; "
+    "'stances': toxic / non-toxic); % instances with mass < 0.5: a label the format forced; "
     "% failed: free answers giving no readable label (? defines each)",
     "more: haf report --report judge-vs-haf (each explanation), judge-mass; haf judge "
     "sensitivity --run RUN (edits), haf judge meta --run RUN (ACORN)",
