@@ -157,7 +157,7 @@ class HafApp(App[None]):
     def store_pending_annotations(self) -> None:
         """Store the annotations kept while another process wrote the database, once it lets
         go (a worker; tried every few seconds while any are pending)."""
-        if not self._storing_pending:
+        if not self._storing_pending and pending_path().exists():  # (a stat when none)
             self._storing_pending = True
             self._store_pending_now()
 
