@@ -68,6 +68,7 @@ class HomeScreen(RunAdminScreen):
         """Columns, then the rows from a worker."""
         self.query_one("#runs", DataTable).add_columns(*COLUMNS)
         self._shown_rows: list[tuple[object, ...]] | None = None
+        self._pending_count = 0  # (annotations pending: the hint says how many)
         self._snapshot_taken = time.monotonic()
         self.load_runs()
         self.set_interval(POLL_SECONDS, self.poll_runs)
@@ -133,7 +134,7 @@ class HomeScreen(RunAdminScreen):
         reader = self.reader
         snapshot = " (snapshot: another process writes; read again every few s)"
         hint = f"{count} runs in {reader.path.name}{snapshot if reader.snapshot else ''}"
-        kept = getattr(self, "_pending_count", 0)
+        kept = self._pending_count
         if kept:
             hint += f" · ⧗ {kept} annotation{'s' if kept > 1 else ''} pending (stored once free)"
         self.query_one("#runs-hint", Static).update(
