@@ -36,6 +36,8 @@ class InstanceNote(BaseModel):
     note: str | None = None
     bookmarked: bool = False
     updated_at: datetime | None = None
+    pending: bool = False
+    """Kept while another process writes the database, not stored yet (the workbench's)."""
 
 
 @contextmanager
@@ -92,6 +94,11 @@ def _check_instance(store: Store, run_id: str, instance_id: str) -> None:
         raise StoreError(f"no run {run_id!r} in {store.path.name}")
     if not row[1]:
         raise StoreError(f"run {run_id} has no instance {instance_id!r}")
+
+
+def check_instance(store: Store, run_id: str, instance_id: str) -> None:
+    """StoreError unless the run exists and its dataset holds the instance."""
+    _check_instance(store, run_id, instance_id)
 
 
 def _keep(store: Store, run_id: str, instance_id: str, note: str | None, mark: bool) -> None:
@@ -152,6 +159,11 @@ def parse_tags(text: str) -> tuple[str, ...]:
 def _run_id(store: Store, run_id: str) -> str:
     """The run's full id (StoreError when there is none)."""
     return store.get_run(run_id).run_id
+
+
+def run_full_id(store: Store, run_id: str) -> str:
+    """The run's full id (StoreError when there is none)."""
+    return _run_id(store, run_id)
 
 
 def set_run_label(store: Store, run_id: str, label: str) -> str | None:

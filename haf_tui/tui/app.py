@@ -12,6 +12,7 @@ import sys
 import termios
 import weakref
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
@@ -19,17 +20,32 @@ from typing import Any, ClassVar
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.runs import RunRequest, execute_run, start_or_resume
 from haf_tui.store import Store, StoreError
+from haf_tui.store.pending_annotations import PendingAnnotation, pending, pending_path
 from haf_tui.tui.live import EventBatcher, LiveSession, RunJob
 from haf_tui.tui.messages import RunUpdate, WorkFailed
 from haf_tui.tui.screens.help import HelpScreen
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.store_reader import StoreReader
+from haf_tui.tui.store_writes import store_kept
+
+PENDING_SECONDS = 3.0
+"""How often the annotations kept while another process writes are tried again."""
+
+
+@dataclass
+class PendingStored(Message):
+    """Pending annotations were stored (``dropped``: those whose run or instance is gone)."""
+
+    stored: list[PendingAnnotation]
+    dropped: list[tuple[PendingAnnotation, str]]
+
 
 REFREEZE_DELAY = 2.0
 """Seconds after a screen that froze its rows closes before they are collected."""
@@ -78,6 +94,9 @@ class HafApp(App[None]):
         self.push_screen(HomeScreen())
         self.freeze_after_load()
         self.warm_imports()
+        self._storing_pending = False
+        self.store_pending_annotations()  # (kept at the last session: stored now if it can)
+        self.set_interval(PENDING_SECONDS, self.store_pending_annotations)
         loop = asyncio.get_running_loop()
         for signum in HANG_UP_SIGNALS:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
@@ -132,6 +151,50 @@ class HafApp(App[None]):
         import haf_tui.tui.screens.monitor
         import haf_tui.tui.screens.sql
         import haf_tui.tui.screens.wizard  # noqa: F401
+
+    # -- annotations kept while another process writes ------------------------------------------
+
+    def store_pending_annotations(self) -> None:
+        """Store the annotations kept while another process wrote the database, once it lets
+        go (a worker; tried every few seconds while any are pending)."""
+        if not self._storing_pending and pending_path().exists():  # (a stat when none)
+            self._storing_pending = True
+            self._store_pending_now()
+
+    @work(thread=True, exit_on_error=False, group="pending")
+    def _store_pending_now(self) -> None:
+        """(thread worker: posts a message, touches no widget)"""
+        try:
+            result = store_kept(self.reader)
+        finally:
+            self._storing_pending = False
+        if result is not None and (result[0] or result[1]):
+            self.post_message(PendingStored(*result))
+
+    def on_pending_stored(self, message: PendingStored) -> None:
+        """Say what was stored (and what could not be: its run or instance is gone); the
+        screens that mark pending annotations drop the mark."""
+        if message.stored:
+            count = len(message.stored)
+            self.notify(f"stored {count} pending annotation{'s' if count > 1 else ''}")
+        for item, reason in message.dropped:
+            self.notify(f"pending {item.describe()} dropped: {reason}", severity="warning")
+        for screen in self.screen_stack:
+            stored = getattr(screen, "pending_stored", None)
+            if callable(stored):
+                stored(message.stored)
+
+    def _exit_keeping_pending(self) -> None:
+        """Exit; annotations still pending are kept, and a line after the app says so."""
+        kept = pending(self.reader.path)
+        if not kept:
+            self.exit()
+            return
+        self.exit(
+            message=f"{len(kept)} annotation{'s' if len(kept) > 1 else ''} pending (the "
+            f"database was in use): kept in {pending_path()}, stored the next time the "
+            "workbench opens it"
+        )
 
     # -- navigation ------------------------------------------------------------------------------
 
@@ -299,7 +362,7 @@ class HafApp(App[None]):
                 keep()
         session = self.session
         if session is None or not session.active or self._session_worker is None:
-            self.exit()
+            self._exit_keeping_pending()
             return
         from haf_tui.tui.screens.confirm import ConfirmScreen
 
@@ -323,7 +386,7 @@ class HafApp(App[None]):
             session.control.cancel()
             self.notify("cancelling the run: it stays resumable", timeout=3)
             await worker.wait()
-        self.exit()
+        self._exit_keeping_pending()
 
     def on_work_failed(self, message: WorkFailed) -> None:
         """The one handler for worker errors (screens forward theirs): a notification."""

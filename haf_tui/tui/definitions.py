@@ -95,6 +95,11 @@ MARKS: Final[tuple[Mark, ...]] = (
     Mark("U", "an UNCLEAR decision in one of the instance's stages", "explorer list (U!)"),
     Mark("!", "a contradiction: a follow-up says Y = NO yet lists new reasons", "explorer list"),
     Mark("★", "bookmarked instance", "explorer list"),
+    Mark(
+        "⧗ pending",
+        "an annotation kept while another process writes the database, stored once it lets go",
+        "runs list, explorer tree",
+    ),
     Mark("—", "undefined for this instance or run (the panels say why)", "everywhere"),
     Mark("C=", "TokenSAR confidence of a span, exp(−relevance-weighted NLL)", "explorer tree"),
     Mark("low", "label mass below 0.5: the format forced the answer", "judge view, panel 8"),

@@ -25,7 +25,6 @@ from typing import Any, Literal
 
 from haf_tui.store import (
     Store,
-    StoreError,
     StoreLockedError,
     default_db_path,
     open_snapshot,
@@ -175,18 +174,23 @@ class StoreReader:
             self._switching = False
 
     @contextmanager
-    def writing(self, purpose: str = "writing") -> Iterator[Store]:
+    def writing(
+        self, purpose: str = "writing", *, wait_seconds: float | None = None
+    ) -> Iterator[Store]:
         """The store opened for writing while the block runs (a note saved), then released."""
-        store = self.writable(purpose)
+        store = self.writable(purpose, wait_seconds=wait_seconds)
         try:
             yield store
         finally:
             self.release_writer()
 
-    def writable(self, purpose: str = "run: writing") -> Store:
+    def writable(
+        self, purpose: str = "run: writing", *, wait_seconds: float | None = None
+    ) -> Store:
         """The store opened for writing (a run started in the app), until as many
         :meth:`release_writer` calls; reads go on through cursors of the same connection.
-        StoreError (naming the holder) when another process keeps the file."""
+        StoreLockedError (naming the holder) when another process keeps the file
+        (``wait_seconds``: how long to wait for it; None: the writer's usual wait)."""
         with self._state:
             if self._store is not None and self._kind == "write":
                 self._writers += 1
@@ -195,15 +199,19 @@ class StoreReader:
             self._close_store()
             self._opening = True
         try:
-            store = open_store(self.path, purpose=purpose)
+            if wait_seconds is None:  # (the writer's usual wait)
+                store = open_store(self.path, purpose=purpose)
+            else:
+                store = open_store(self.path, purpose=purpose, wait_seconds=wait_seconds)
         except BaseException as exc:
             with self._state:
                 self._opening = False
                 self._state.notify_all()
             if isinstance(exc, StoreLockedError):
-                raise StoreError(
+                raise StoreLockedError(
                     f"{self.path.name} is in use by {exc.holder}: wait for it to finish, "
-                    "or start the app with another --db"
+                    "or start the app with another --db",
+                    holder=exc.holder,
                 ) from None
             raise
         with self._state:  # (still opening until here: no reader opens the file meanwhile)

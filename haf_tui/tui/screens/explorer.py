@@ -48,7 +48,11 @@ from haf_tui.tui.instance_reader import (
 )
 from haf_tui.tui.judge_data import judges_shown
 from haf_tui.tui.rationale_data import RationaleData
-from haf_tui.tui.screens.instance_notes import InstanceNotesScreen, add_notes
+from haf_tui.tui.screens.instance_notes import (
+    InstanceNotesScreen,
+    add_notes,
+    notes_and_pending,
+)
 from haf_tui.tui.widgets.instance_list import InstanceList
 from haf_tui.tui.widgets.judge_view import JUDGEMENT, JudgeView
 from haf_tui.tui.widgets.key_footer import KeyFooter
@@ -184,7 +188,9 @@ class ExplorerScreen(InstanceNotesScreen):
         """Read the run's instances (and its full id: the screen may have been given a prefix)."""
         with self.reader.reading() as store:
             run = store.get_run(self.run_id)
-            rows = add_notes(instance_rows(store, run.run_id), instance_notes(store, run.run_id))
+            notes = instance_notes(store, run.run_id)
+            notes = notes_and_pending(notes, run.run_id, self.reader.path)
+            rows = add_notes(instance_rows(store, run.run_id), notes)
             suites = RunConfig.model_validate_json(run.config_json).suites
             judges = judges_shown(store, run.run_id, suites)
         self.post_message(InstancesLoaded(prepare(rows), run.run_id, suites, judges))
@@ -352,7 +358,11 @@ class ExplorerScreen(InstanceNotesScreen):
         tree.show(
             data.instance_id, row.get("stance"), data.detail, self.suites or None, data.judgements
         )
-        tree.show_note(row.get("note"), bookmarked=bool(row.get("bookmarked")))
+        tree.show_note(
+            row.get("note"),
+            bookmarked=bool(row.get("bookmarked")),
+            pending=bool(row.get("pending")),
+        )
         self.show_node(tree.root.data or NodeRef("justify"))
 
     def show_node(self, ref: NodeRef | None) -> None:

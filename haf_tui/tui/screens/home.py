@@ -11,7 +11,9 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Header, Static
 
 from haf_tui.reports import format_number
-from haf_tui.store.readers import run_overviews
+from haf_tui.store.annotations import parse_tags
+from haf_tui.store.pending_annotations import PendingAnnotation, pending
+from haf_tui.store.readers import RunOverview, run_overviews, run_title
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.run_admin import RunAdminScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
@@ -22,6 +24,19 @@ POLL_SECONDS = 3.0
 """How often the runs list reads the database again while it is shown (a CLI run appears)."""
 SNAPSHOT_SECONDS = 5.0
 """While another process writes, how often a fresh snapshot is taken for the list."""
+
+
+def pending_title(overview: RunOverview, kept: list[PendingAnnotation]) -> str:
+    """The run's title with its pending label and tags over the stored ones, marked ⧗."""
+    label, tags, waiting = overview.label, overview.tags, False
+    for item in kept:
+        if item.run_id == overview.run_id and item.kind == "label":
+            label, waiting = " ".join(item.text.split()) or None, True
+        elif item.run_id == overview.run_id and item.kind == "tags":
+            tags, waiting = parse_tags(item.text), True
+    if not waiting:
+        return overview.title
+    return run_title(overview.run_id, label, tags) + " ⧗"
 
 
 class HomeScreen(RunAdminScreen):
@@ -53,6 +68,7 @@ class HomeScreen(RunAdminScreen):
         """Columns, then the rows from a worker."""
         self.query_one("#runs", DataTable).add_columns(*COLUMNS)
         self._shown_rows: list[tuple[object, ...]] | None = None
+        self._pending_count = 0  # (annotations pending: the hint says how many)
         self._snapshot_taken = time.monotonic()
         self.load_runs()
         self.set_interval(POLL_SECONDS, self.poll_runs)
@@ -78,9 +94,11 @@ class HomeScreen(RunAdminScreen):
             return
         with reader.reading(linger=not poll) as store:
             overviews = run_overviews(store)
+        kept = pending(reader.path)  # (annotations kept while another process writes)
+        self._pending_count = len(kept)
         rows = [
-            (o.run_id, o.title, o.status, o.model_file, o.dataset_id, o.done, o.planned,
-             f"{o.created_at:%Y-%m-%d %H:%M}", o.sos, o.rs)
+            (o.run_id, pending_title(o, kept), o.status, o.model_file, o.dataset_id, o.done,
+             o.planned, f"{o.created_at:%Y-%m-%d %H:%M}", o.sos, o.rs)
             for o in overviews
         ]  # fmt: skip
         self.post_message(QueryFinished("runs", list(COLUMNS), rows))
@@ -116,9 +134,16 @@ class HomeScreen(RunAdminScreen):
         reader = self.reader
         snapshot = " (snapshot: another process writes; read again every few s)"
         hint = f"{count} runs in {reader.path.name}{snapshot if reader.snapshot else ''}"
+        kept = self._pending_count
+        if kept:
+            hint += f" · ⧗ {kept} annotation{'s' if kept > 1 else ''} pending (stored once free)"
         self.query_one("#runs-hint", Static).update(
             hint if count else "no runs yet: n starts a new evaluation (or haf run --demo)"
         )
+
+    def pending_stored(self, stored: object) -> None:
+        """Pending annotations were stored (the app's): read the list again."""
+        self.load_runs()
 
     def selected_run(self) -> str | None:
         """The run under the cursor."""

@@ -11,29 +11,52 @@ instance cache."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from textual import on, work
 from textual.message import Message
 
-from haf_tui.store.annotations import InstanceNote, save_note, set_bookmark
+from haf_tui.store.annotations import InstanceNote
+from haf_tui.store.pending_annotations import PendingAnnotation, annotation, pending
 from haf_tui.tui.instance_reader import InstanceCache
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.screens.text_editor import TextEditorScreen
-from haf_tui.tui.store_writes import write_store
+from haf_tui.tui.store_writes import write_or_keep
 from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree
 from haf_tui.vocabulary import HafError
 
 NOT_SAVED = "notes cannot be saved now"
+PENDING = "kept: pending, stored once the process writing the database lets go"
 
 
 def add_notes(rows: list[dict[str, Any]], notes: dict[str, InstanceNote]) -> list[dict[str, Any]]:
-    """Put each instance's bookmark and note in its row (``bookmarked``, ``note``)."""
+    """Put each instance's bookmark and note in its row (``bookmarked``, ``note``, and
+    ``pending`` while kept to be stored later)."""
     for row in rows:
         kept = notes.get(str(row["instance_id"]))
         row["bookmarked"] = bool(kept and kept.bookmarked)
         row["note"] = kept.note if kept else None
+        row["pending"] = bool(kept and kept.pending)
     return rows
+
+
+def notes_and_pending(
+    notes: dict[str, InstanceNote], run_id: str, db_path: Path
+) -> dict[str, InstanceNote]:
+    """The run's stored notes with those pending for ``db_path`` (kept while another process
+    writes it) over them, marked pending."""
+    for item in pending(db_path):
+        instance_id = item.instance_id
+        if instance_id is None or item.run_id != run_id:
+            continue
+        now = notes.get(instance_id) or InstanceNote(run_id=run_id, instance_id=instance_id)
+        if item.kind == "note":
+            change: dict[str, Any] = {"note": item.text.strip() or None}
+        else:
+            change = {"bookmarked": item.bookmarked}
+        notes[instance_id] = now.model_copy(update={**change, "pending": True})
+    return notes
 
 
 @dataclass
@@ -45,9 +68,10 @@ class NoteChanged(Message):
 
 @dataclass
 class NoteNotSaved(Message):
-    """A bookmark could not be stored (one line)."""
+    """A bookmark could not be stored (one line; ``pending``: it is kept, stored later)."""
 
     reason: str
+    pending: bool = False
 
 
 class InstanceNotesScreen(HafScreen[None]):
@@ -74,25 +98,34 @@ class InstanceNotesScreen(HafScreen[None]):
         if row is None:
             self.notify("no instance under the cursor", severity="warning")
             return
-        self.store_bookmark(str(row["instance_id"]), not row.get("bookmarked"))
+        self.store_bookmark(str(row["instance_id"]), not row.get("bookmarked"), dict(row))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="instance-notes")
-    def store_bookmark(self, instance_id: str, bookmarked: bool) -> None:
-        """Store the bookmark (thread worker: posts a message, touches no widget)."""
+    def store_bookmark(self, instance_id: str, bookmarked: bool, row: dict[str, Any]) -> None:
+        """Store the bookmark, or keep it pending while another process writes the database
+        (thread worker: posts a message, touches no widget)."""
         run_id = self.run_id
+        item = annotation(self.reader.path, "bookmark", run_id, instance_id, bookmarked=bookmarked)
         try:
-            note = write_store(
-                self.reader, lambda store: set_bookmark(store, run_id, instance_id, bookmarked)
-            )
+            kept = write_or_keep(self.reader, item, "keeping notes")
         except HafError as exc:
             self.post_message(NoteNotSaved(f"{NOT_SAVED}: {str(exc).splitlines()[0]}"))
             return
+        note = InstanceNote(
+            run_id=run_id,
+            instance_id=instance_id,
+            note=row.get("note"),
+            bookmarked=bookmarked,
+            pending=kept or bool(row.get("pending")),
+        )
         self.post_message(NoteChanged(note))
+        if kept:
+            self.post_message(NoteNotSaved(f"bookmark on {instance_id} {PENDING}", pending=True))
 
     @on(NoteNotSaved)
     def note_not_saved(self, message: NoteNotSaved) -> None:
         """Say why in one line."""
-        self.notify(message.reason, severity="error")
+        self.notify(message.reason, severity="warning" if message.pending else "error")
 
     @on(NoteChanged)
     def note_changed(self, message: NoteChanged) -> None:
@@ -101,10 +134,24 @@ class InstanceNotesScreen(HafScreen[None]):
         row = self.by_id.get(note.instance_id)
         if row is None or note.run_id != self.run_id:
             return
-        row["bookmarked"], row["note"] = note.bookmarked, note.note
+        row["bookmarked"], row["note"], row["pending"] = note.bookmarked, note.note, note.pending
         self.fill_table()  # (the ★ mark; with the bookmark filter on, the rows shown)
         if self.current == note.instance_id:
-            self.query_one(StanceTree).show_note(note.note, bookmarked=note.bookmarked)
+            tree = self.query_one(StanceTree)
+            tree.show_note(note.note, bookmarked=note.bookmarked, pending=note.pending)
+
+    def pending_stored(self, stored: list[PendingAnnotation]) -> None:
+        """Pending notes and bookmarks were stored (the app's): no longer marked pending."""
+        for item in stored:
+            row = self.by_id.get(item.instance_id or "")
+            if item.run_id == self.run_id and row is not None and row.get("pending"):
+                note = InstanceNote(
+                    run_id=self.run_id,
+                    instance_id=str(row["instance_id"]),
+                    note=row.get("note"),
+                    bookmarked=bool(row.get("bookmarked")),
+                )
+                self.note_changed(NoteChanged(note))
 
     # -- note --------------------------------------------------------------------------------------
 
@@ -117,15 +164,24 @@ class InstanceNotesScreen(HafScreen[None]):
         run_id, instance_id = self.run_id, str(row["instance_id"])
         reader = self.reader
 
+        bookmarked, was_pending = bool(row.get("bookmarked")), bool(row.get("pending"))
+
         def save(text: str) -> str:
+            item = annotation(reader.path, "note", run_id, instance_id, text=text)
             try:
-                note = write_store(
-                    reader, lambda store: save_note(store, run_id, instance_id, text)
-                )
+                kept = write_or_keep(reader, item, "keeping notes")
             except HafError as exc:
                 raise HafError(f"{NOT_SAVED}: {str(exc).splitlines()[0]}") from exc
+            note = InstanceNote(
+                run_id=run_id,
+                instance_id=instance_id,
+                note=text.strip() or None,
+                bookmarked=bookmarked,
+                pending=kept or was_pending,
+            )
             self.post_message(NoteChanged(note))
-            return f"note on {instance_id} saved" if note.note else f"note on {instance_id} removed"
+            done = "saved" if note.note else "removed"
+            return f"note on {instance_id} {PENDING}" if kept else f"note on {instance_id} {done}"
 
         editor = TextEditorScreen(
             f"Note on {instance_id} (run {run_id})",

@@ -244,7 +244,10 @@ class MonitorScreen(HafScreen[None]):
         if session is None or not session.active:
             return
         question = "Stop the run now? The answer in flight is dropped; R resumes it later."
-        self.app.push_screen(ConfirmScreen("Cancel the run", question), self._cancel_answered)
+        self.app.push_screen(
+            ConfirmScreen("Cancel the run?", question, yes="cancel it", no="keep running"),
+            self._cancel_answered,
+        )
 
     def _cancel_answered(self, cancel: bool | None) -> None:
         session = self.session

@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from textual import on, work
 from textual.message import Message
 
-from haf_tui.store.annotations import delete_run, run_label_and_tags, set_run_label, set_run_tags
+from haf_tui.store.annotations import delete_run, parse_tags, run_label_and_tags
+from haf_tui.store.pending_annotations import Kind, annotation, pending
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.screens.confirm import ConfirmScreen
 from haf_tui.tui.screens.text_editor import Save, TextEditorScreen
 from haf_tui.tui.store_reader import StoreReader
-from haf_tui.tui.store_writes import write_store
+from haf_tui.tui.store_writes import write_or_keep, write_store
 from haf_tui.vocabulary import HafError
 
 
@@ -39,19 +40,24 @@ class RunChanged(Message):
     failed: bool = False
 
 
+PENDING_NOTE = "pending: stored once the process writing the database lets go"
+
+
 def names_saver(reader: StoreReader, run_id: str, field: str) -> Save:
-    """What the label (``field`` "label") or tags box does with its text (in a thread)."""
+    """What the label (``field`` "label") or tags box does with its text (in a thread): stored,
+    or kept pending while another process writes the database."""
 
     def save(text: str) -> str:
+        kind: Kind = "label" if field == "label" else "tags"
+        item = annotation(reader.path, kind, run_id, text=text)
+        kept = write_or_keep(reader, item, f"run {run_id}: {kind}")
         if field == "label":
-            label = write_store(
-                reader, lambda store: set_run_label(store, run_id, text), f"run {run_id}: label"
-            )
-            return f"run {run_id} labelled {label!r}" if label else f"run {run_id}: no label"
-        tags = write_store(
-            reader, lambda store: set_run_tags(store, run_id, text), f"run {run_id}: tags"
-        )
-        return f"run {run_id} tagged {', '.join(tags)}" if tags else f"run {run_id}: no tags"
+            label = " ".join(text.split())
+            done = f"run {run_id} labelled {label!r}" if label else f"run {run_id}: no label"
+        else:
+            tags = parse_tags(text)
+            done = f"run {run_id} tagged {', '.join(tags)}" if tags else f"run {run_id}: no tags"
+        return f"{done} ({PENDING_NOTE})" if kept else done
 
     return save
 
@@ -97,6 +103,11 @@ class RunAdminScreen(HafScreen[None]):
         """Read the run's label and tags (thread worker: posts a message, touches no widget)."""
         with self.reader.reading() as store:
             label, tags = run_label_and_tags(store, run_id)
+        for item in pending(self.reader.path):  # (kept while another process writes)
+            if item.run_id == run_id and item.kind == "label":
+                label = " ".join(item.text.split()) or None
+            elif item.run_id == run_id and item.kind == "tags":
+                tags = parse_tags(item.text)
         self.post_message(RunNamesRead(run_id, field, label, tags))
 
     @on(RunNamesRead)

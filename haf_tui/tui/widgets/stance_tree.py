@@ -147,8 +147,11 @@ class StanceTree(Tree[NodeRef | None]):
         self.root.set_label(Text("(no instance)"))
         self.root.data = None
 
-    def show_note(self, note: str | None, *, bookmarked: bool = False) -> None:
-        """The researcher's note (and ★ bookmark) as the first line under the instance."""
+    def show_note(
+        self, note: str | None, *, bookmarked: bool = False, pending: bool = False
+    ) -> None:
+        """The researcher's note (and ★ bookmark) as the first line under the instance
+        (``pending``: kept, stored once the process writing the database lets go)."""
         if self.note_node is not None and self.note_node in self.root.children:
             self.note_node.remove()
         self.note_node = None
@@ -156,6 +159,7 @@ class StanceTree(Tree[NodeRef | None]):
             return
         label = f"note: {_short(note, 60)}" if note else "bookmarked"
         label = f"★ {label}" if bookmarked else label
+        label = f"⧗ pending · {label}" if pending else label
         before = 0 if self.root.children else None
         self.note_node = self.root.add_leaf(Text(label), data=None, before=before)
         if note:  # (enter shows the whole note)
