@@ -147,6 +147,12 @@ KEY_TABLE: Final[tuple[KeyVerb, ...]] = (
     _row("ctrl+n", "next page / step", "SQL: results; wizard: step", ["next", "next_page"]),
     _row("ctrl+b", "previous page / step", "SQL, wizard", ["previous", "previous_page"]),
     _row("ctrl+r f5", "run the query", "SQL; its parameters form", ["run_query", "submit"]),
+    _row(
+        "ctrl+c",
+        "cancel the query",
+        "SQL: while a query runs (shown then); the editor stays usable",
+        ["cancel_query"],
+    ),
     _row("ctrl+s", "start / save", "wizard: start the runs; editors: save", ["start", "save"]),
     _row("ctrl+e", "export CSV", "SQL", ["export('csv')"]),
     _row("ctrl+t ctrl+shift+e", "export Parquet", "SQL", ["export('parquet')"]),
