@@ -99,6 +99,11 @@ class StatementInterrupt:
             if cursor is not None and self.interrupted:
                 raise QueryInterruptedError("query interrupted")
 
+    @property
+    def attached(self) -> bool:
+        """Whether a cursor is using it still (its statement has not ended)."""
+        return self._cursor is not None
+
     def interrupt(self) -> None:
         """Stop the running statement (and any the cursor would run next)."""
         with self._lock:

@@ -6,8 +6,12 @@ the file it would have replaced as it was, and no temporary file behind."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import resource
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +100,8 @@ async def _export_to(pilot: Pilot[Any], dialog: ExportScreen, path: str) -> str:
     dialog.query_one("#export-path", Input).focus()
     await pilot.press("enter")
     await settle(pilot)
+    if pilot.app.screen is not dialog:
+        return f"(the dialog closed: {pilot.app.screen})"
     return str(dialog.query_one("#export-error", Static).render())
 
 
@@ -156,20 +162,36 @@ async def test_the_sql_screen_asks_before_replacing_a_file(
     assert not list(work.glob(".*.tmp"))
 
 
+@contextlib.contextmanager
+def _file_size_limit(limit: int) -> Iterator[None]:
+    """Writes past ``limit`` bytes fail (EFBIG), as on a full disk, while the block runs."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
+
+
 def test_a_failed_export_leaves_the_old_file_and_no_temporary_file(
     runs_db: tuple[Path, list[str]], tmp_path: Path
 ) -> None:
-    """The query fails after 200,000 rows were written: the file it replaces is unchanged."""
+    """The query fails after 200,000 rows were written, or the disk fills up after 1 MB of a
+    12 MB file: the file the export would replace is unchanged, and nothing else is left."""
     db, _ = runs_db
     target = tmp_path / "out.csv"
     target.write_text("old\n")
-    failing = (
-        "SELECT CASE WHEN i < 200000 THEN i ELSE error('boom') END AS i FROM range(300000) t(i)"
-    )
+    failing = "SELECT if(i < 200000, i, error('boom')) AS i FROM range(300000) t(i)"
+    big = "SELECT i, md5(i::VARCHAR) || md5((-i)::VARCHAR) AS pad FROM range(200000) t(i)"
     with open_store(db, read_only=True) as store:
         for fmt in ("csv", "parquet"):
             with pytest.raises(StoreError, match="boom"):
                 store.export_user(failing, None, target, fmt, overwrite=True)
+            assert target.read_text() == "old\n"
+            with _file_size_limit(1_000_000), pytest.raises(StoreError):
+                store.export_user(big, None, target, fmt, overwrite=True)
             assert target.read_text() == "old\n"
         assert store.export_user("SELECT 1 AS i", None, target, "csv", overwrite=True) == 1
     assert target.read_text().splitlines() == ["i", "1"]

@@ -328,6 +328,10 @@ class SqlScreen(HafScreen[None]):
         if self.running is not None:
             self.running.interrupt()
 
+    def on_unmount(self) -> None:
+        """A query still running stops with the screen (leaving it, quitting the app)."""
+        self.stop_running()
+
     def action_cancel_query(self) -> None:
         """Stop the running query; the screen says so when it has stopped."""
         self.stop_running()
