@@ -12,9 +12,17 @@ from rich.table import Table
 
 from haf_tui import reports
 from haf_tui.cli.fit_table import Column, fit_table
+from haf_tui.cli.query_stream import ctrl_c_interrupts, print_rows
 from haf_tui.config import RunConfig
 from haf_tui.defaults import model_search_dirs
 from haf_tui.inference.model_catalog import discover_models
+from haf_tui.store import (
+    QueryInterruptedError,
+    StatementInterrupt,
+    StoreError,
+    TargetExistsError,
+    check_target,
+)
 from haf_tui.store.db import Store
 
 FORMATS = ("table", "csv", "json", "markdown")
@@ -80,6 +88,9 @@ def add_read_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "--format", choices=["parquet", "csv"], default="parquet", help="the files' format"
     )
     export.add_argument("--out", default="exports", help="the folder; RUN_ID/ is made in it")
+    export.add_argument(
+        "--overwrite", action="store_true", help="replace files an earlier export left there"
+    )
 
     commands.add_parser("models", help="list GGUF files in the model folders")
 
@@ -221,14 +232,33 @@ def query_command(args: argparse.Namespace, store: Store, console: Console) -> i
         console.print(table)
         return 0
     if args.name:
-        columns, rows = reports.run_named(store, args.name, _parse_params(args.param))
-        title = reports.get_query(args.name).title
+        named = reports.get_query(args.name)
+        sql, title = named.sql, named.title
+        values = reports.resolve_params(store, named, _parse_params(args.param))
     elif args.sql:
-        columns, rows = store.query_user(args.sql)
-        title = "query"
+        sql, title, values = args.sql, "query", {}
     else:
         raise ValueError("give SQL text or --name NAME (haf query --list shows the names)")
-    _print(console, title, columns, rows, args.format)
+    interrupt = StatementInterrupt()
+    try:
+        with (
+            ctrl_c_interrupts(interrupt),
+            store.stream_user(sql, values or None, interrupt=interrupt) as (columns, batches),
+        ):
+            print_rows(
+                console,
+                columns,
+                batches,
+                args.format,
+                lambda names, rows: _print(console, title, names, rows, "table"),
+            )
+    except QueryInterruptedError:
+        Console(stderr=True).print("query interrupted", highlight=False)
+        return 130
+    except StoreError as exc:
+        if args.name:  # (as reports.run_query says it)
+            raise reports.QueryError(f"query {args.name!r}: {exc}") from exc
+        raise
     return 0
 
 
@@ -279,11 +309,24 @@ def export_command(args: argparse.Namespace, store: Store, console: Console) -> 
     """Write every table of one run into ``--out/RUN_ID/``."""
     run_id = store.get_run(args.run_id).run_id
     folder = Path(args.out) / run_id
+    targets = {table: folder / f"{table}.{args.format}" for table in (*EXPORT_TABLES, "runs")}
+    if folder.exists() and not folder.is_dir():
+        raise StoreError(f"{folder} is a file, not a folder: pass another --out")
+    existing = []
+    for target in targets.values():  # (all checked before any is written)
+        try:
+            check_target(target, [store.path, store.origin], overwrite=args.overwrite)
+        except TargetExistsError:
+            existing.append(target.name)
+    if existing:
+        more = f" and {len(existing) - 1} more" if len(existing) > 1 else ""
+        raise StoreError(
+            f"{folder} already holds {existing[0]}{more}: pass --overwrite to replace them"
+        )
     folder.mkdir(parents=True, exist_ok=True)
-    for table in (*EXPORT_TABLES, "runs"):
-        target = folder / f"{table}.{args.format}"
+    for table, target in targets.items():
         select = f"SELECT * FROM {table} WHERE run_id = $run_id"
-        store.export_user(select, {"run_id": run_id}, target, args.format)
+        store.export_user(select, {"run_id": run_id}, target, args.format, overwrite=args.overwrite)
     console.print(f"wrote {len(EXPORT_TABLES) + 1} {args.format} files to {folder}")
     return 0
 

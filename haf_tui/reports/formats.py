@@ -191,11 +191,13 @@ def _csv_value(value: Any) -> str:
     return converted if isinstance(converted, str) else str(converted)
 
 
-def to_csv(columns: Sequence[str], rows: Sequence[Row]) -> str:
-    """CSV with a header row; NULL is empty, floats are their exact repr, lists are JSON."""
+def to_csv(columns: Sequence[str], rows: Sequence[Row], *, header: bool = True) -> str:
+    """CSV with a header row (``header=False``: rows only, a result's later batches); NULL is
+    empty, floats are their exact repr, lists are JSON."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
+    if header:
+        writer.writerow(columns)
     for row in rows:
         writer.writerow([_csv_value(v) for v in row])
     return buffer.getvalue()
@@ -207,17 +209,20 @@ def _markdown_cell(text: str) -> str:
     )
 
 
-def to_markdown(columns: Sequence[str], rows: Sequence[Row], *, digits: int | None = 3) -> str:
-    """A pipe table; numeric columns right-aligned; floats to ``digits`` decimals."""
-    header = "| " + " | ".join(_markdown_cell(c) for c in columns) + " |"
+def to_markdown(
+    columns: Sequence[str], rows: Sequence[Row], *, digits: int | None = 3, header: bool = True
+) -> str:
+    """A pipe table; numeric columns right-aligned; floats to ``digits`` decimals
+    (``header=False``: the rows only, a result's later batches)."""
+    names = "| " + " | ".join(_markdown_cell(c) for c in columns) + " |"
     aligns = []
     for index in range(len(columns)):
         cells = [row[index] for row in rows if row[index] is not None]
         aligns.append("---:" if cells and all(_is_number(c) for c in cells) else "---")
-    lines = [header, "| " + " | ".join(aligns) + " |"]
+    lines = [names, "| " + " | ".join(aligns) + " |"] if header else []
     for row in rows:
         lines.append("| " + " | ".join(_markdown_cell(format_value(v, digits)) for v in row) + " |")
-    return "\n".join(lines) + "\n"
+    return "".join(line + "\n" for line in lines)
 
 
 def export(

@@ -1,13 +1,14 @@
-"""Opening DuckDB files safely: every connection locked down, user SQL sandboxed, snapshots
-that leave nothing behind, and exports written by the tool itself.
+"""Opening DuckDB files safely: every connection locked down, user SQL sandboxed (bounded in
+memory, interruptible), and snapshots that leave nothing behind (exports: ``safe_files``).
 
 Every store connection (read-only or not) is locked down with DuckDB's own settings before
 anything else runs on it: no access to files other than the database itself
 (``enable_external_access = false``; ``allowed_directories`` for the folders a user asked to
 read), no extension installed or loaded, and the configuration locked so no statement can
-undo that. On top, SQL a user types (``haf query``, the SQL screen, the query library) may
-only hold statements that read (:data:`READING_STATEMENTS`, told apart by DuckDB's own
-parser): no COPY, ATTACH, INSTALL, SET, DDL or DML; and it runs in a read-only transaction
+undo that; DuckDB's memory is bounded (:func:`memory_limit`). On top, SQL a user types
+(``haf query``, the SQL screen, the query library) may only hold statements that read
+(:data:`READING_STATEMENTS`, told apart by DuckDB's own parser): no COPY, ATTACH, INSTALL,
+SET, DDL or DML; and it runs in a read-only transaction
 (:func:`sandboxed_cursor`), so that DuckDB itself refuses a write hidden in a reading statement
 (``WITH d AS (DELETE … RETURNING *) SELECT …``, ``EXPLAIN ANALYZE DELETE …``), even on the
 connection of a run the app is writing.
@@ -26,11 +27,11 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import duckdb
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -43,6 +44,10 @@ SELECTs too) and EXPLAIN. Not CALL or PRAGMA: ``CHECKPOINT`` is a CALL that writ
 their read-only table functions are reachable by SELECT (``FROM pragma_table_info('runs')``)."""
 
 SNAPSHOT_PREFIX = "haf-snapshot-"
+
+MEMORY_LIMIT_ENV = "HAF_SQL_MEMORY_LIMIT"
+"""Overrides the memory DuckDB may use per database (``2GB``, ``512MB``): a query that needs
+more fails in one line instead of taking the machine."""
 
 
 class StoreError(HafError, RuntimeError):
@@ -59,6 +64,52 @@ class StoreLockedError(StoreError):
 
 class StoreWriteError(StoreError):
     """DuckDB could not write (a full disk, a file size limit): what was committed stays."""
+
+
+class QueryInterruptedError(StoreError):
+    """A user's query was stopped (Ctrl-C, the SQL screen's cancel key)."""
+
+
+def memory_limit() -> str:
+    """The memory DuckDB may use: ``$HAF_SQL_MEMORY_LIMIT``, else a quarter of the machine's
+    memory (at least 512 MiB), in MiB."""
+    given = os.environ.get(MEMORY_LIMIT_ENV, "").strip()
+    if given:
+        return given
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        total = 8 * 2**30
+    return f"{max(total // 4, 512 * 2**20) // 2**20}MiB"
+
+
+class StatementInterrupt:
+    """Lets another thread stop the statement a sandboxed cursor runs (DuckDB's
+    ``interrupt()``): give it to :func:`sandboxed_cursor`, call :meth:`interrupt`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()  # (a signal handler may call interrupt() mid-attach)
+        self._cursor: duckdb.DuckDBPyConnection | None = None
+        self.interrupted = False
+
+    def attach(self, cursor: duckdb.DuckDBPyConnection | None) -> None:
+        """The cursor whose statement :meth:`interrupt` stops (None: none any more)."""
+        with self._lock:
+            self._cursor = cursor
+            if cursor is not None and self.interrupted:
+                raise QueryInterruptedError("query interrupted")
+
+    @property
+    def attached(self) -> bool:
+        """Whether a cursor is using it still (its statement has not ended)."""
+        return self._cursor is not None
+
+    def interrupt(self) -> None:
+        """Stop the running statement (and any the cursor would run next)."""
+        with self._lock:
+            self.interrupted = True
+            if self._cursor is not None:
+                self._cursor.interrupt()
 
 
 def first_line(exc: BaseException) -> str:
@@ -80,6 +131,10 @@ def lock_down(
     connection.execute("SET autoload_known_extensions = false")
     if not spill:
         connection.execute("SET temp_directory = ''")
+    try:
+        connection.execute("SET memory_limit = ?", [memory_limit()])
+    except duckdb.Error as exc:
+        raise StoreError(f"{MEMORY_LIMIT_ENV}: {first_line(exc)}") from exc
     if folders:
         connection.execute("SET allowed_directories = ?", [folders])
     connection.execute("SET enable_external_access = false")
@@ -138,7 +193,9 @@ def check_reading_sql(sql: str) -> None:
 
 
 @contextlib.contextmanager
-def sandboxed_cursor(connection: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+def sandboxed_cursor(
+    connection: duckdb.DuckDBPyConnection, interrupt: StatementInterrupt | None = None
+) -> Iterator[duckdb.DuckDBPyConnection]:
     """A cursor for SQL a user wrote: a new connection to the same (locked-down) database, in a
     read-only transaction that is rolled back and closed afterwards.
 
@@ -148,12 +205,17 @@ def sandboxed_cursor(connection: duckdb.DuckDBPyConnection) -> Iterator[duckdb.D
     ``BEGIN TRANSACTION READ ONLY`` cursor on the database already open is refused every write
     by DuckDB's transaction manager (DML, DDL, also inside a reading statement); the database's
     locked configuration refuses files, ATTACH of a file, extensions and settings; and
-    :func:`check_reading_sql` lets no statement through that could end the transaction."""
+    :func:`check_reading_sql` lets no statement through that could end the transaction.
+    ``interrupt`` stops its statements from another thread."""
     cursor = connection.cursor()
     try:
         cursor.execute("BEGIN TRANSACTION READ ONLY")
+        if interrupt is not None:
+            interrupt.attach(cursor)
         yield cursor
     finally:
+        if interrupt is not None:
+            interrupt.attach(None)
         with contextlib.suppress(duckdb.Error):
             cursor.execute("ROLLBACK")
         cursor.close()
@@ -161,6 +223,13 @@ def sandboxed_cursor(connection: duckdb.DuckDBPyConnection) -> Iterator[duckdb.D
 
 def user_sql_error(exc: duckdb.Error) -> StoreError:
     """One line for a user's SQL that DuckDB refused or could not run."""
+    if isinstance(exc, duckdb.InterruptException):
+        return QueryInterruptedError("query interrupted")
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        return StoreError(
+            f"the query needs more memory than the sandbox's limit of {memory_limit()} "
+            f"(${MEMORY_LIMIT_ENV} sets it)"
+        )
     writes = (duckdb.TransactionException, duckdb.InvalidInputException)
     if isinstance(exc, writes) and "read-only mode" in str(exc):  # (transaction; database)
         return StoreError(
@@ -354,30 +423,3 @@ def copy_database(db_path: Path, *, attempts: int = 5) -> tuple[Path, Callable[[
         raise StoreError(f"cannot copy database {db_path}: {exc.strerror or exc}") from exc
     remove()
     raise StoreError(f"database {db_path} kept changing while copying it; try again")
-
-
-def export_result(
-    connection: duckdb.DuckDBPyConnection, sql: str, params: Any, target: Path, fmt: str
-) -> int:
-    """Run reading ``sql`` on a sandboxed cursor of a (locked-down) connection and write its
-    result to ``target`` as ``parquet`` or ``csv``: the tool writes the file, through an
-    in-memory DuckDB that holds only the result; returns the number of rows."""
-    check_reading_sql(sql)
-    try:
-        with sandboxed_cursor(connection) as cursor:
-            arrays = cursor.execute(sql, params or None).fetchnumpy()
-    except duckdb.Error as exc:
-        raise user_sql_error(exc) from exc
-    options = "(FORMAT parquet)" if fmt == "parquet" else "(FORMAT csv, HEADER true)"
-    writer = duckdb.connect()
-    try:
-        writer.register("result", arrays)
-        quoted = str(target).replace("'", "''")
-        writer.execute(f"COPY result TO '{quoted}' {options}")
-    except duckdb.Error as exc:
-        raise StoreError(f"export to {target} failed: {first_line(exc)}") from exc
-    finally:
-        with contextlib.suppress(duckdb.Error):
-            writer.close()
-    first = next(iter(arrays.values()), None)
-    return len(first) if first is not None else 0

@@ -33,13 +33,14 @@ import duckdb
 
 from haf_tui.defaults import haf_home
 from haf_tui.store.connection import (
+    QueryInterruptedError,
+    StatementInterrupt,
     StoreError,
     StoreLockedError,
     StoreWriteError,
     check_reading_sql,
     connect,
     copy_database,
-    export_result,
     first_line,
     page_sql,
     pid_alive,
@@ -56,6 +57,7 @@ from haf_tui.store.records import (
     RationaleRecord,
     RunRecord,
 )
+from haf_tui.store.safe_files import export_result
 from haf_tui.store.skips import skipped_payload, write_skipped
 from haf_tui.vocabulary import null_for_nan
 
@@ -79,6 +81,8 @@ class Store:
     ):
         self.connection = connection
         self.path = path
+        self.origin = path
+        """The file the user named (a snapshot reads a copy of it): never written over."""
         self.read_only = read_only
         self._on_close = on_close
         """Run once after the connection closes (a snapshot removes its copy)."""
@@ -513,20 +517,63 @@ class Store:
         except duckdb.Error as exc:
             raise user_sql_error(exc) from exc
 
+    @contextmanager
+    def stream_user(
+        self,
+        sql: str,
+        parameters: Sequence[Any] | dict[str, Any] | None = None,
+        *,
+        interrupt: StatementInterrupt | None = None,
+        batch_rows: int = 1000,
+    ) -> Iterator[tuple[list[str], Iterator[list[tuple[Any, ...]]]]]:
+        """A user's reading SQL as its columns and its rows in batches, fetched as they are
+        read (never the whole result in memory); sandboxed as :meth:`query_user`;
+        ``interrupt`` stops it from another thread (:class:`QueryInterruptedError`)."""
+        check_reading_sql(sql)
+        try:
+            with sandboxed_cursor(self.connection, interrupt) as cursor:
+                cursor.execute(sql, parameters)
+                columns = [d[0] for d in cursor.description or ()]
+
+                def batches() -> Iterator[list[tuple[Any, ...]]]:
+                    while columns:
+                        if interrupt is not None and interrupt.interrupted:
+                            raise QueryInterruptedError("query interrupted")
+                        try:
+                            rows = cursor.fetchmany(batch_rows)
+                        except duckdb.Error as exc:
+                            raise user_sql_error(exc) from exc
+                        if not rows:
+                            return
+                        yield rows
+
+                yield columns, batches()
+        except duckdb.Error as exc:
+            raise user_sql_error(exc) from exc
+
     def query_user_page(
-        self, sql: str, parameters: dict[str, Any] | None, offset: int, limit: int
+        self,
+        sql: str,
+        parameters: dict[str, Any] | None,
+        offset: int,
+        limit: int,
+        *,
+        interrupt: StatementInterrupt | None = None,
     ) -> tuple[list[str], list[tuple[Any, ...]]]:
         """``limit`` rows of a user's reading SQL from row ``offset``: wrapped in a paging
         SELECT, or, when it cannot be wrapped (SHOW, several statements), run as written;
-        sandboxed as :meth:`query_user`."""
+        sandboxed as :meth:`query_user`; ``interrupt`` stops it from another thread."""
         check_reading_sql(sql)  # as typed: reading statements only, whatever the connection
         try:
-            return self.query_user(page_sql(sql, offset, limit), parameters)
+            with self.stream_user(
+                page_sql(sql, offset, limit), parameters, interrupt=interrupt, batch_rows=limit
+            ) as (columns, batches):
+                return columns, next(batches, [])
         except StoreError as exc:
             if "Parser Error" not in str(exc):
                 raise
         try:
-            with sandboxed_cursor(self.connection) as cursor:
+            with sandboxed_cursor(self.connection, interrupt) as cursor:
                 cursor.execute(sql, parameters)
                 if cursor.description is None:
                     return [], []
@@ -537,10 +584,21 @@ class Store:
         except duckdb.Error as exc:
             raise user_sql_error(exc) from exc
 
-    def export_user(self, sql: str, parameters: Any, target: Path, fmt: str) -> int:
+    def export_user(
+        self, sql: str, parameters: Any, target: Path, fmt: str, *, overwrite: bool = False
+    ) -> int:
         """Write the result of a user's reading SQL to ``target`` (parquet or csv), sandboxed
-        as :meth:`query_user`; returns the number of rows."""
-        return export_result(self.connection, sql, parameters, target, fmt)
+        as :meth:`query_user`: never over this database's files, over an existing file only
+        with ``overwrite``, atomically (``store.safe_files``); returns the number of rows."""
+        return export_result(
+            self.connection,
+            sql,
+            parameters,
+            target,
+            fmt,
+            databases=[self.path, self.origin],
+            overwrite=overwrite,
+        )
 
 
 WRITER_WAIT_SECONDS = 5.0
@@ -632,6 +690,7 @@ def open_snapshot(path: str | Path | None = None, *, allow_read: Sequence[Path] 
         remove()
         raise
     store.snapshot = store.copied = True
+    store.origin = db_path
     previous = store._on_close
 
     def close_all() -> None:

@@ -163,6 +163,12 @@ KEY_TABLE: Final[tuple[KeyVerb, ...]] = (
     _row("f3", "next buffer", "SQL (an empty buffer left is closed)", ["next_buffer"]),
     _row("f8", "new buffer", "SQL", ["new_buffer"]),
     _row("f4", "format the SQL", "SQL: the selection or all, with sqlfmt", ["format_sql"]),
+    _row(
+        "ctrl+c",
+        "cancel the query",
+        "SQL: while a query runs (shown then); the editor stays usable",
+        ["cancel_query"],
+    ),
     _row("ctrl+e", "export CSV", "SQL", ["export('csv')"]),
     _row("ctrl+t ctrl+shift+e", "export Parquet", "SQL", ["export('parquet')"]),
     _row("ctrl+l", "query library", "SQL", ["toggle_library"]),

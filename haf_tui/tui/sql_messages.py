@@ -50,6 +50,13 @@ class ExportFinished(Message):
 
 
 @dataclass
+class ExportExists(Message):
+    """The export's file exists: ask before replacing it."""
+
+    path: Path
+
+
+@dataclass
 class HistoryRead(Message):
     """The query history was read (newest first)."""
 

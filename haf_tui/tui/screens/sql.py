@@ -4,7 +4,8 @@ parameter forms, paged results and CSV / Parquet export.
 Paging wraps the SQL as ``SELECT * FROM (<sql>) LIMIT 501 OFFSET n`` (the 501st row says whether
 there is more); SQL that cannot be wrapped (``SHOW``, several statements) runs as written,
 skipping ``n`` rows. Reads run in thread workers that only post messages; there a page becomes
-Arrow text, which textual-fastdatatable shows rendering only the rows on screen.
+Arrow text, which textual-fastdatatable shows rendering only the rows on screen. While a query
+runs the screen stays usable and ``ctrl+c`` (shown then) stops it (DuckDB's ``interrupt()``).
 
 Safety: the SQL runs only through the store's sandbox, as ``haf query``'s does
 (``Store.query_user_page``, ``Store.export_user``): reading statements only, in a read-only
@@ -30,7 +31,7 @@ from textual.widgets import Header, Static
 
 from haf_tui import reports
 from haf_tui.reports import NamedQuery, QueryError, QueryParam
-from haf_tui.store import StoreError
+from haf_tui.store import StatementInterrupt, StoreError
 from haf_tui.store.connection import runnable_sql
 from haf_tui.store.readers import SchemaColumn, schema_columns
 from haf_tui.tui import sql_history
@@ -73,6 +74,7 @@ class SqlScreen(SqlFileActions, HafScreen[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "run_query", "Run", priority=True),
+        Binding("ctrl+c", "cancel_query", "Cancel query", priority=True),  # (while one runs)
         Binding("f5", "run_query", "Run", show=False, priority=True),
         Binding("ctrl+n", "next_page", "Next page", priority=True),
         Binding("ctrl+b", "previous_page", "Prev page", priority=True),
@@ -101,6 +103,8 @@ class SqlScreen(SqlFileActions, HafScreen[None]):
         self.page_offset = 0
         self.more = False
         self.busy = False
+        self.running: StatementInterrupt | None = None
+        """Stops the query being read (None when none runs)."""
         self.opened_text = ""
         self._pending: tuple[str, int, str] | None = None
         self._asked: tuple[str, dict[str, QueryParam]] | None = None
@@ -307,18 +311,52 @@ class SqlScreen(SqlFileActions, HafScreen[None]):
             self.load_page(max(self.page_offset - PAGE_SIZE, 0))
 
     def load_page(self, offset: int, record: bool = False) -> None:
-        """Fetch one page in a worker."""
+        """Fetch one page in a worker (a query still running is stopped first)."""
         assert self.result_sql is not None
         self._counter += 1
         request = f"sql-page-{self._counter}"
         self._pending = (request, offset, self.result_sql)
-        self.busy = True
-        self.results.show_status("running …")
-        self.fetch_page(request, self.result_sql, dict(self.result_params), offset, record)
+        self.stop_running()
+        self.running = StatementInterrupt()
+        self.set_busy(True)
+        self.results.show_status("running … ctrl+c cancels")
+        sql, params = self.result_sql, dict(self.result_params)
+        self.fetch_page(request, sql, params, offset, record, self.running)
+
+    def set_busy(self, busy: bool) -> None:
+        """Whether a query runs (the footer shows ctrl+c while it does)."""
+        self.busy = busy
+        if not busy:
+            self.running = None
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``ctrl+c`` cancels only while a query runs (else it is the editor's copy)."""
+        return self.busy if action == "cancel_query" else True
+
+    def stop_running(self) -> None:
+        """Stop the query being read, if one is."""
+        if self.running is not None:
+            self.running.interrupt()
+
+    def on_unmount(self) -> None:
+        """A query still running stops with the screen (leaving it, quitting the app)."""
+        self.stop_running()
+
+    def action_cancel_query(self) -> None:
+        """Stop the running query; the screen says so when it has stopped."""
+        self.stop_running()
+        self.results.show_status("cancelling …")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sql")
     def fetch_page(
-        self, request: str, sql: str, params: dict[str, Any], offset: int, record: bool
+        self,
+        request: str,
+        sql: str,
+        params: dict[str, Any],
+        offset: int,
+        record: bool,
+        interrupt: StatementInterrupt,
     ) -> None:
         """Read one page (thread worker: posts a message, touches no widget)."""
         try:
@@ -326,7 +364,9 @@ class SqlScreen(SqlFileActions, HafScreen[None]):
                 sql_history.append_history(sql, self.reader.path)
             with self.reader.reading() as store:
                 params = with_run_ids(store, params)
-                columns, rows = store.query_user_page(sql, params or None, offset, PAGE_SIZE + 1)
+                columns, rows = store.query_user_page(
+                    sql, params or None, offset, PAGE_SIZE + 1, interrupt=interrupt
+                )
         except Exception as exc:
             cause = exc.__cause__ if exc.__cause__ is not None else exc
             self.post_message(SqlFailed(request, _one_line(exc), str(cause)))
@@ -341,7 +381,7 @@ class SqlScreen(SqlFileActions, HafScreen[None]):
             return
         _, offset, _ = self._pending
         self._pending = None
-        self.busy = False
+        self.set_busy(False)
         self.page_offset = offset
         self.more = message.more
         self.results.show_page(message.page, offset, self.more)
@@ -351,11 +391,12 @@ class SqlScreen(SqlFileActions, HafScreen[None]):
         """A failed query or export: the red line, and the line of the SQL it points at (the
         cursor goes there); a failed query leaves no stale result on screen."""
         if self._pending is None or message.request != self._pending[0]:
-            self.show_error(message.message)
+            if not message.request.startswith("sql-page-"):  # (not a query since replaced)
+                self.show_error(message.message)
             return
         sql = self._pending[2]
         self._pending = None
-        self.busy = False
+        self.set_busy(False)
         self.result_sql = None
         self.more = False
         position = error_position(sql, message.detail)
@@ -375,9 +416,10 @@ class SqlScreen(SqlFileActions, HafScreen[None]):
         default = EXPORT_DIR / f"query-{stamp}.{kind}"
         sql, params = runnable_sql(self.result_sql), dict(self.result_params)
 
-        def write(path: Path) -> int:  # (in the dialog's thread worker)
+        def write(path: Path, overwrite: bool) -> int:  # (in the dialog's thread worker)
             with self.reader.reading() as store:
-                return store.export_user(sql, with_run_ids(store, params) or None, path, kind)
+                params_given = with_run_ids(store, params) or None
+                return store.export_user(sql, params_given, path, kind, overwrite=overwrite)
 
         def written(done: tuple[Path, int] | None) -> None:
             self.editor.focus()
@@ -400,6 +442,7 @@ class SqlScreen(SqlFileActions, HafScreen[None]):
             self._asked = None
             self.editor.focus()
             return
+        self.stop_running()
         text = self.editor.text
         self.editor.keep()
         if text.strip() and text != self.opened_text:

@@ -18,9 +18,10 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from haf_tui.reports import QueryError, QueryParam, coerce_param, resolve_run_id
-from haf_tui.store import Store
+from haf_tui.store import Store, TargetExistsError
+from haf_tui.tui.screens.confirm import ConfirmScreen
 from haf_tui.tui.sql_history import HistoryEntry, load_history, search_history
-from haf_tui.tui.sql_messages import ExportFinished, HistoryRead, SqlFailed
+from haf_tui.tui.sql_messages import ExportExists, ExportFinished, HistoryRead, SqlFailed
 from haf_tui.tui.widgets.sql_params import ParamField
 
 RUN_PARAMS = ("run_id", "run_ids")
@@ -38,13 +39,15 @@ DIALOG_CSS = """
 
 class ExportScreen(ModalScreen[tuple[Path, int] | None]):
     """Where to write an export: a path prefilled with a default file name, relative to the
-    current directory (shown). It writes there (``write``, in a thread worker) and closes with
-    the full path and the rows written; a failure stays in the dialog, to fix the path."""
+    current directory (shown). It writes there (``write(path, overwrite)``, in a thread
+    worker) and closes with the full path and the rows written; a failure stays in the dialog,
+    to fix the path. An existing file is replaced only after asking (the store refuses the
+    database's own files whatever the answer, and writes atomically)."""
 
     DEFAULT_CSS = DIALOG_CSS.format(name="ExportScreen")
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, kind: str, default: Path, cwd: Path, write: Callable[[Path], int]):
+    def __init__(self, kind: str, default: Path, cwd: Path, write: Callable[[Path, bool], int]):
         super().__init__()
         self.kind = kind
         self.default = default
@@ -78,14 +81,17 @@ class ExportScreen(ModalScreen[tuple[Path, int] | None]):
             self.say("a file name is needed" if path is None else f"{path} is a folder")
             return
         self.say(f"writing {path} …")
-        self.export(path)
+        self.export(path, overwrite=False)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sql-export")
-    def export(self, path: Path) -> None:
+    def export(self, path: Path, overwrite: bool) -> None:
         """Write the export (thread worker: posts a message)."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            rows = self.write(path)
+            rows = self.write(path, overwrite)
+        except TargetExistsError:
+            self.post_message(ExportExists(path))
+            return
         except Exception as exc:
             self.post_message(SqlFailed("export", f"export failed: {_first_line(exc)}"))
             return
@@ -100,6 +106,23 @@ class ExportScreen(ModalScreen[tuple[Path, int] | None]):
     def failed(self, message: SqlFailed) -> None:
         """Say why, and stay open."""
         self.say(message.message)
+
+    @on(ExportExists)
+    def ask_overwrite(self, message: ExportExists) -> None:
+        """The file exists: replace it only if the user says so."""
+
+        def answered(replace: bool | None) -> None:
+            if replace:
+                self.say(f"writing {message.path} …")
+                self.export(message.path, overwrite=True)
+            else:
+                self.say(f"{message.path} exists and was kept: give another name")
+                self.query_one("#export-path", Input).focus()
+
+        question = f"{message.path} exists. Replace it with this export?"
+        self.app.push_screen(
+            ConfirmScreen("Replace the file?", question, yes="replace", no="keep it"), answered
+        )
 
     def action_cancel(self) -> None:
         """Close without exporting."""
