@@ -15,7 +15,7 @@ from haf_tui.store.records import (
     ReasonRecord,
     RunRecord,
 )
-from haf_tui.store.safe_files import TargetExistsError, check_target
+from haf_tui.store.safe_files import TargetExistsError, check_target, write_text_atomically
 
 __all__ = [
     "GenerationRecord",
@@ -34,4 +34,5 @@ __all__ = [
     "default_db_path",
     "open_snapshot",
     "open_store",
+    "write_text_atomically",
 ]

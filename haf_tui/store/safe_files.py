@@ -7,6 +7,7 @@ an existing file only when asked to, and whole or not at all.
   (:class:`TargetExistsError`, so a face can ask first).
 - :func:`atomic_target`: the path to write instead, a temporary file in the same folder, moved
   into place (``fsync``, ``os.replace``) only when the block succeeds; removed when it fails.
+- :func:`write_text_atomically`: a text file (the SQL editor's buffers and ``.sql`` files) so.
 - :func:`export_result`: a user's reading SQL written to a file through both, streamed (the
   result is never held in memory whole).
 """
@@ -104,6 +105,12 @@ def atomic_target(target: Path) -> Iterator[Path]:
             os.fsync(folder)
         finally:
             os.close(folder)
+
+
+def write_text_atomically(target: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``target`` through :func:`atomic_target`: whole or not at all."""
+    with atomic_target(target) as temporary:
+        temporary.write_text(text, encoding="utf-8")
 
 
 def export_result(

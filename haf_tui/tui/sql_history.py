@@ -5,14 +5,13 @@ saved to), kept between sessions as harlequin keeps its buffers."""
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
 from haf_tui.defaults import haf_home
+from haf_tui.store import write_text_atomically
 
 HISTORY_FILE = "history.jsonl"
 BUFFER_FILE = "buffer.sql"
@@ -133,18 +132,3 @@ def save_buffers(kept: SqlBuffers) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     write_text_atomically(folder / BUFFERS_FILE, kept.model_dump_json())
     save_buffer(kept.buffers[kept.current].text)
-
-
-def write_text_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path`` and rename it into place (a failed
-    write leaves ``path`` as it was)."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

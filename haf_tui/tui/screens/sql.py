@@ -161,6 +161,11 @@ class SqlScreen(SqlFileActions, HafScreen[None]):
         return self.query_one("#sql-editor", SqlEditor)
 
     @property
+    def database_path(self) -> Path:
+        """The open database's file."""
+        return Path(self.reader.path)
+
+    @property
     def results(self) -> SqlResults:
         """The error, status and result lines."""
         return self.query_one(SqlResults)

@@ -1,7 +1,7 @@
 """The SQL editor's buffers and files, as harlequin and DBeaver have them: several buffers
 (``f8`` a new one, ``f3`` the next), a ``.sql`` file opened into a buffer (``f2``) or a buffer
 saved to one (``ctrl+s``: a temporary file renamed into place, over another existing file only
-after asking), and the SQL laid out by sqlfmt (``f4``)."""
+after asking, never over the database), and the SQL laid out by sqlfmt (``f4``)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any, Protocol
 
 from textual.app import App
 
+from haf_tui.store import StoreError, check_target, write_text_atomically
 from haf_tui.tui.screens.confirm import ConfirmScreen
 from haf_tui.tui.screens.sql_dialogs import PathScreen
-from haf_tui.tui.sql_history import write_text_atomically
 from haf_tui.tui.sql_text import FormatError, format_sql
 from haf_tui.tui.widgets.sql_editor import SqlEditor
 
@@ -45,6 +45,11 @@ class SqlFileHost(Protocol):
     @property
     def editor(self) -> SqlEditor:
         """The editor."""
+        ...
+
+    @property
+    def database_path(self) -> Path:
+        """The open database (never written over)."""
         ...
 
     def show_error(self, message: str) -> None:
@@ -115,6 +120,11 @@ class SqlFileActions:
         def chosen(path: Path | None) -> None:
             editor.focus()
             if path is None:
+                return
+            try:  # (never the database, its WAL or holder note; never a folder)
+                check_target(path, [self.database_path], overwrite=True)
+            except StoreError as exc:
+                self.show_error(str(exc))
                 return
             if path.exists() and str(path) != own:
                 question = f"{path} exists. Write the buffer over it?"
