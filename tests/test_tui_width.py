@@ -1,0 +1,194 @@
+"""Readable at 80 columns and at 200×50 (issue 25 §3): the runs list shows the columns that
+matter first (long values cut with "…", ``+`` shows every column), ``end`` moves its cursor to
+the last run, and the monitor's jobs table and the wizard's model table fit the screen instead
+of losing their last columns at its edge. Read from the screen as drawn."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+from textual.app import App
+
+from haf_tui.inference.gguf import GGUFInfo
+from haf_tui.inference.model_catalog import ModelEntry
+from haf_tui.pipeline.runs import RunRequest
+from haf_tui.tui import create_app
+from haf_tui.tui.app import HafApp
+from haf_tui.tui.live import LiveRun, LiveSession, RunJob
+from haf_tui.tui.screens.home import HomeScreen
+from haf_tui.tui.screens.monitor import MonitorScreen
+from haf_tui.tui.screens.text_editor import TextEditorScreen
+from haf_tui.tui.widgets.model_picker import ModelPicker
+from tests.support import settle
+from tests.support.snapshot_store import snapshot_store
+
+SIZES = [(80, 24), (200, 50)]
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    path = tmp_path_factory.mktemp("width") / "template.duckdb"
+    return path, snapshot_store(path)
+
+
+@pytest.fixture
+def synthetic(tmp_path: Path, template: tuple[Path, list[str]]) -> tuple[Path, list[str]]:
+    path = tmp_path / "haf.duckdb"
+    shutil.copyfile(template[0], path)
+    return path, template[1]
+
+
+def screen_text(app: App[Any]) -> list[str]:
+    """The lines of the screen as drawn now (what a screenshot shows, as text)."""
+    width, height = app.size
+    console = Console(
+        width=width, height=height, file=io.StringIO(), record=True, legacy_windows=False
+    )
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text().splitlines()
+
+
+# ---------------------------------------------------------------- the runs list
+
+
+async def test_the_runs_list_at_80x24_shows_every_column_that_matters(
+    synthetic: tuple[Path, list[str]],
+) -> None:
+    db, _ = synthetic
+    app = create_app(db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        lines = screen_text(app)
+        header = next(line for line in lines if line.lstrip().startswith("run "))
+        assert header.split() == [
+            "run",
+            "status",
+            "model",
+            "dataset",
+            "done",
+            "started",
+            "SoS",
+            "RS",
+        ]
+        first = next(line for line in lines if "0.313" in line)  # run1: its RS
+        assert all(value in first for value in ("finished", "12/12", "01-02 03:04", "0.538"))
+        assert "Llama-3.2" in first and "…" in first  # the model cut, not widening the table
+        assert all(len(line.rstrip()) <= 80 for line in lines)
+
+
+async def test_plus_shows_every_column_in_full_and_again_fits_them(
+    synthetic: tuple[Path, list[str]],
+) -> None:
+    db, _ = synthetic
+    app = create_app(db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert not any("Q4_K_M.gguf" in line for line in screen_text(app))
+        await pilot.press("plus")
+        await settle(pilot)
+        assert any("Llama-3.2-3B-Instruct-Q4_K_M.gguf" in line for line in screen_text(app))
+        await pilot.press("plus")
+        await settle(pilot)
+        assert any("0.313" in line for line in screen_text(app))
+
+
+async def test_the_runs_list_shows_more_at_200_columns(synthetic: tuple[Path, list[str]]) -> None:
+    db, _ = synthetic
+    app = create_app(db)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        row = next(line for line in screen_text(app) if "0.313" in line)
+        for value in ("bench-s7-run1", "Llama-3.2-3B-Instruct-Q4_K_M.gguf", "2026-01-02 03:04"):
+            assert value in row
+
+
+async def test_end_moves_the_cursor_to_the_last_run_and_l_labels_that_one(
+    synthetic: tuple[Path, list[str]],
+) -> None:
+    db, run_ids = synthetic
+    app = create_app(db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        home = app.screen
+        assert isinstance(home, HomeScreen)
+        first = home.selected_run()
+        await pilot.press("end")
+        await settle(pilot)
+        last = home.selected_run()
+        assert last != first and last in run_ids
+        await pilot.press("L")
+        await settle(pilot)
+        editor = app.screen
+        assert isinstance(editor, TextEditorScreen) and editor.title_text == f"Label run {last}"
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("home")
+        assert home.selected_run() == first
+
+
+# ---------------------------------------------------------------- monitor and wizard
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_monitor_header_keeps_status_and_progress(
+    synthetic: tuple[Path, list[str]], size: tuple[int, int]
+) -> None:
+    db, run_ids = synthetic
+    app = create_app(db)
+    assert isinstance(app, HafApp)
+    label = "Llama-3.2-3B-Instruct-Q4_K_M-with-a-long-name · haf-paper-samples-and-more"
+    if size[0] > 80:
+        label = " · ".join([label] * 3)
+    live = LiveRun(
+        label,
+        run_id="20260102-030405-ab12",
+        status="running",
+        instances_done=3,
+        instances_total=12,
+        started=time.monotonic(),
+    )
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        app.session = LiveSession([RunJob(label, RunRequest(resume_run_id=run_ids[0]))], [live])
+        app.push_screen(MonitorScreen())
+        await settle(pilot)
+        lines = screen_text(app)
+        header = next(line for line in lines if line.lstrip().startswith("model "))
+        assert header.split()[-3:] == ["status", "instances", "elapsed"]
+        row = lines[lines.index(header) + 1]
+        assert "running" in row and "3/12" in row and "…" in row
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_wizard_model_step_keeps_the_quantisation_and_download(
+    synthetic: tuple[Path, list[str]],
+    size: tuple[int, int],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HAF_HOME", str(tmp_path))
+    monkeypatch.delenv("HAF_MODELS_PATH", raising=False)
+    db, _ = synthetic
+    name = "Meta-Llama-3.1-8B-Instruct-abliterated-long-finetune-name" * (size[0] // 60)
+    path = tmp_path / f"{name}.Q4_K_M.gguf"
+    info = GGUFInfo(path, 4_920_000_000, 3, 292, "llama", name, "Q4_K_M", 131072, 32, "{{x}}")
+    app = create_app(db)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        picker = app.screen.query_one(ModelPicker)
+        picker.set_entries([ModelEntry(path, info)])
+        await settle(pilot)
+        lines = screen_text(app)
+        header = next(line for line in lines if line.lstrip().startswith("use "))
+        assert header.split() == ["use", "file", "size", "arch", "quant", "ctx", "template"]
+        row = lines[lines.index(header) + 1]
+        assert "Q4_K_M " in row and "4.6 GiB" in row and "131072" in row
+        assert any("Download" in line for line in lines)
