@@ -1,7 +1,8 @@
 """Readable at 80 columns and at 200×50 (issue 25 §3): the runs list shows the columns that
 matter first (long values cut with "…", ``+`` shows every column), ``end`` moves its cursor to
-the last run, and the monitor's jobs table and the wizard's model table fit the screen instead
-of losing their last columns at its edge. Read from the screen as drawn."""
+the last run, and the monitor's jobs table, the wizard's model table and the comparison's
+instance panel fit the screen instead of losing their last columns at its edge. Read from the
+screen as drawn."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from rich.console import Console
 from textual.app import App
 
+from benchmarks.benchdata import build_bench_db
 from haf_tui.inference.gguf import GGUFInfo
 from haf_tui.inference.model_catalog import ModelEntry
 from haf_tui.pipeline.runs import RunRequest
@@ -25,6 +27,7 @@ from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.screens.monitor import MonitorScreen
 from haf_tui.tui.screens.text_editor import TextEditorScreen
 from haf_tui.tui.widgets.model_picker import ModelPicker
+from haf_tui.tui.widgets.panel_view import PanelView
 from tests.support import settle
 from tests.support.snapshot_store import snapshot_store
 
@@ -192,3 +195,38 @@ async def test_the_wizard_model_step_keeps_the_quantisation_and_download(
         row = lines[lines.index(header) + 1]
         assert "Q4_K_M " in row and "4.6 GiB" in row and "131072" in row
         assert any("Download" in line for line in lines)
+
+
+# ---------------------------------------------------------------- compare, panel 2
+
+
+@pytest.fixture(scope="module")
+def four_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("width4") / "template.duckdb"
+    build_bench_db(path, n_instances=6, n_runs=4, seed=7)
+    return path
+
+
+@pytest.mark.parametrize("size", [(200, 50), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_compare_panel_2_keeps_every_runs_rn_column_within_the_width(
+    four_runs: Path, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """(At 80 columns two runs stay side by side and the pane scrolls sideways:
+    test_tui_compare.)"""
+    db = tmp_path / "haf.duckdb"
+    shutil.copyfile(four_runs, db)
+    app = create_app(db)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        view = app.screen.query_one("#cmp-instance-view", PanelView)
+        assert view.virtual_size.width <= view.scrollable_content_region.width  # nothing cut
+        text = view.text()
+        assert all(f"{letter} · " in text for letter in "ABCD")
+        headers = [
+            line.split() for line in text.splitlines() if line.split()[:2] == ["#", "reason"]
+        ]
+        assert sum(line.count("RN") for line in headers) == 4  # each run's reasons: SoS RS RN
