@@ -83,7 +83,8 @@ def run_cell(home: HomeScreen, run_id: str) -> str:
     """The run's name as listed (at 80 columns its cell is cut with "…": the whole value)."""
     cell = str(home.query_one("#runs", DataTable).get_row(run_id)[0])
     title = home.run_title(run_id)
-    assert title is not None and title.startswith(cell.removesuffix("…"))
+    head, _, tail = cell.partition("…")  # (cut out of its middle)
+    assert title is not None and title.startswith(head) and title.endswith(tail)
     return title
 
 

@@ -26,6 +26,7 @@ from haf_tui.tui.live import LiveRun, LiveSession, RunJob
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.screens.monitor import MonitorScreen
 from haf_tui.tui.screens.text_editor import TextEditorScreen
+from haf_tui.tui.widgets.fit_columns import FitColumn, elide, fit_widths
 from haf_tui.tui.widgets.model_picker import ModelPicker
 from haf_tui.tui.widgets.panel_view import PanelView
 from tests.support import settle
@@ -55,6 +56,26 @@ def screen_text(app: App[Any]) -> list[str]:
     )
     console.print(app.screen._compositor.render_update(full=True))
     return console.export_text().splitlines()
+
+
+# ---------------------------------------------------------------- the fitting
+
+
+def test_columns_give_way_in_rank_order_and_values_are_cut_with_an_ellipsis() -> None:
+    columns = [
+        FitColumn("run", min_width=10, rank=0, cut_middle=True),
+        FitColumn("status", rank=1),
+        FitColumn("model", min_width=10, rank=2),
+        FitColumn("RS", rank=3),
+    ]
+    rows = [("20260102-030405-ab12", "interrupted", "Llama-3.2-3B-Instruct-Q4_K_M", "0.313")]
+    assert fit_widths(columns, rows, 200) == [20, 11, 28, 5]  # everything, whole
+    assert fit_widths(columns, rows, 44) == [10, 11, 10, 5]  # cut (2 cells' padding each)
+    assert fit_widths(columns, rows, 48) == [12, 11, 12, 5]  # the spare shared out
+    assert fit_widths(columns, rows, 43) == [13, 11, 13, None]  # RS goes first
+    assert fit_widths(columns, rows, 5) == [10, None, None, None]  # the run always shows
+    assert elide("20260102-030405-ab12", 10, middle=True) == "2026…-ab12"
+    assert elide("Llama-3.2-3B-Instruct", 10) == "Llama-3.2…"
 
 
 # ---------------------------------------------------------------- the runs list

@@ -20,7 +20,7 @@ from haf_tui.tui.widgets.measured_table import MeasuredTable
 
 COLUMNS = ("run", "status", "model", "dataset", "done", "started", "SoS", "RS")
 FIT_COLUMNS = (
-    FitColumn("run", min_width=10, rank=0),
+    FitColumn("run", min_width=10, rank=0, cut_middle=True),
     FitColumn("status", rank=1),
     FitColumn("model", min_width=10, rank=2),
     FitColumn("dataset", min_width=8, rank=3),
@@ -29,8 +29,9 @@ FIT_COLUMNS = (
     FitColumn("SoS", rank=6),
     FitColumn("RS", rank=7),
 )
-"""The runs list's columns as they give way on a narrow screen: the long ones cut with "…",
-then RS, SoS, started … left out (``+`` shows every column in full)."""
+"""The runs list's columns as they give way on a narrow screen: the long ones cut with "…"
+(a run's name in its middle, so an id keeps its unique end), then RS, SoS, started … left
+out (``+`` shows every column in full)."""
 POLL_SECONDS = 3.0
 """How often the runs list reads the database again while it is shown (a CLI run appears)."""
 SNAPSHOT_SECONDS = 5.0

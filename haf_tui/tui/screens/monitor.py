@@ -34,7 +34,7 @@ WATCH_SECONDS = 3.0
 JOB_COLUMNS = ("model", "run", "status", "instances", "elapsed")
 JOB_FIT = (
     FitColumn("model", min_width=12, rank=0),
-    FitColumn("run", min_width=10, rank=3),
+    FitColumn("run", min_width=10, rank=3, cut_middle=True),
     FitColumn("status", rank=1),
     FitColumn("instances", rank=2),
     FitColumn("elapsed", rank=4),

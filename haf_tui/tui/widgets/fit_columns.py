@@ -19,6 +19,8 @@ class FitColumn:
     label: str
     min_width: int | None = None
     rank: int = 0
+    cut_middle: bool = False
+    """Cut out of the middle (``2026…-ab12``: a run id's unique end stays), not the end."""
 
 
 Cell = str | Text
@@ -30,10 +32,14 @@ def cell_width(value: Cell) -> int:
     return value.cell_len if isinstance(value, Text) else cell_len(value)
 
 
-def elide(value: Cell, width: int) -> Cell:
-    """``value`` in at most ``width`` cells: cut with "…" when longer."""
+def elide(value: Cell, width: int, *, middle: bool = False) -> Cell:
+    """``value`` in at most ``width`` cells: cut with "…" when longer (at the end, or
+    ``middle``: out of the middle of a plain value)."""
     if cell_width(value) <= width:
         return value
+    if middle and isinstance(value, str) and width >= 5 and len(value) == cell_len(value):
+        head = (width - 1) // 2
+        return value[:head] + "…" + value[len(value) - (width - 1 - head) :]
     text = value.copy() if isinstance(value, Text) else Text(value)
     text.truncate(max(1, width), overflow="ellipsis")
     return text if isinstance(value, Text) else text.plain

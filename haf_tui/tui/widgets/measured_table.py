@@ -53,8 +53,8 @@ class MeasuredTable(DataTable[Any]):
         for index, row in enumerate(rows):
             self.add_row(
                 *(
-                    elide(value, width)
-                    for value, width in zip(row, widths, strict=True)
+                    elide(value, width, middle=column.cut_middle)
+                    for column, value, width in zip(columns, row, widths, strict=True)
                     if width is not None
                 ),
                 key=keys[index] if keys is not None else None,
