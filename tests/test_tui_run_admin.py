@@ -80,7 +80,12 @@ async def open_home(pilot: Pilot[Any]) -> HomeScreen:
 
 
 def run_cell(home: HomeScreen, run_id: str) -> str:
-    return str(home.query_one("#runs", DataTable).get_row(run_id)[0])
+    """The run's name as listed (at 80 columns its cell is cut with "…": the whole value)."""
+    cell = str(home.query_one("#runs", DataTable).get_row(run_id)[0])
+    title = home.run_title(run_id)
+    head, _, tail = cell.partition("…")  # (cut out of its middle)
+    assert title is not None and title.startswith(head) and title.endswith(tail)
+    return title
 
 
 async def test_l_labels_and_t_tags_the_run_under_the_cursor(synth: tuple[Path, list[str]]) -> None:

@@ -136,6 +136,12 @@ KEY_TABLE: Final[tuple[KeyVerb, ...]] = (
     ),
     _row("shift+right shift+left", "scroll sideways", "metrics: a wide panel", ["scroll_panel"]),
     _row(
+        "plus",
+        "all columns",
+        "runs: every column in full (→ scrolls), again: the columns that fit",
+        ["all_columns"],
+    ),
+    _row(
         "asterisk",
         "bookmarked filter",
         "explorer: only bookmarked instances",
@@ -193,6 +199,7 @@ KEY_DISPLAY: Final = {
     "right": "→",
     "left": "←",
     "asterisk": "*",
+    "plus": "+",
 }
 """How a Textual key name is written in the tables."""
 

@@ -16,10 +16,24 @@ from haf_tui.store.pending_annotations import PendingAnnotation, pending
 from haf_tui.store.readers import RunOverview, run_overviews, run_title
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.run_admin import RunAdminScreen
+from haf_tui.tui.widgets.fit_columns import FitColumn, fit_widths
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.measured_table import MeasuredTable
 
 COLUMNS = ("run", "status", "model", "dataset", "done", "started", "SoS", "RS")
+FIT_COLUMNS = (
+    FitColumn("run", min_width=10, rank=0, cut_middle=True),
+    FitColumn("status", rank=1),
+    FitColumn("model", min_width=10, rank=2),
+    FitColumn("dataset", min_width=8, rank=3),
+    FitColumn("done", rank=4),
+    FitColumn("started", rank=5),
+    FitColumn("SoS", rank=6),
+    FitColumn("RS", rank=7),
+)
+"""The runs list's columns as they give way on a narrow screen: the long ones cut with "…"
+(a run's name in its middle, so an id keeps its unique end), then RS, SoS, started … left
+out (``+`` shows every column in full)."""
 POLL_SECONDS = 3.0
 """How often the runs list reads the database again while it is shown (a CLI run appears)."""
 SNAPSHOT_SECONDS = 5.0
@@ -54,6 +68,7 @@ class HomeScreen(RunAdminScreen):
         Binding("L", "label_run", "Label"),  # (these three: run_admin.py)
         Binding("T", "tag_run", "Tag"),
         Binding("D", "delete_run", "Delete"),
+        Binding("plus", "all_columns", "All columns"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -69,6 +84,7 @@ class HomeScreen(RunAdminScreen):
         self.query_one("#runs", DataTable).add_columns(*COLUMNS)
         self._shown_rows: list[tuple[object, ...]] | None = None
         self._pending_count = 0  # (annotations pending: the hint says how many)
+        self._all_columns = False
         self._snapshot_taken = time.monotonic()
         self.load_runs()
         self.set_interval(POLL_SECONDS, self.poll_runs)
@@ -98,7 +114,7 @@ class HomeScreen(RunAdminScreen):
         self._pending_count = len(kept)
         rows = [
             (o.run_id, pending_title(o, kept), o.status, o.model_file, o.dataset_id, o.done,
-             o.planned, f"{o.created_at:%Y-%m-%d %H:%M}", o.sos, o.rs)
+             o.planned, o.created_at, o.sos, o.rs)
             for o in overviews
         ]  # fmt: skip
         self.post_message(QueryFinished("runs", list(COLUMNS), rows))
@@ -112,23 +128,37 @@ class HomeScreen(RunAdminScreen):
         if message.rows == self._shown_rows:
             return  # (a poll that found nothing new: the cursor and scroll stay as they are)
         self._shown_rows = message.rows
-        table = self.query_one("#runs", DataTable)
+        self._fill_table()
+
+    def _fill_table(self) -> None:
+        """The rows, at the columns that fit the table's width (all of them after ``+``)."""
+        rows = self._shown_rows or []
+        table = self.query_one("#runs", MeasuredTable)
+        full: list[tuple[str, ...]] = [
+            (str(title), str(status), str(model), str(dataset), f"{done}/{planned}",
+             f"{started:%Y-%m-%d %H:%M}", format_number(sos), format_number(rs))
+            for _, title, status, model, dataset, done, planned, started, sos, rs in rows
+        ]  # fmt: skip
+        shown = full
+        widths = fit_widths(FIT_COLUMNS, full, 10_000)  # (every column, as wide as its values)
+        if not self._all_columns and table.fit_widths(FIT_COLUMNS, full) != widths:
+            shown = [compact_row(row) for row in full]  # (something cut: compact values first)
+            widths = table.fit_widths(FIT_COLUMNS, shown)
         keep = self.selected_run()
-        table.clear()
-        for run_id, title, status, model, dataset, done, planned, started, sos, rs in message.rows:
-            table.add_row(
-                title,  # (label (id) #tags: L labels a run, T tags it)
-                status,
-                model,
-                dataset,
-                f"{done}/{planned}",
-                started,
-                format_number(sos),
-                format_number(rs),
-                key=run_id,
-            )
+        keys = [str(row[0]) for row in rows]  # (run: label (id) #tags: L labels, T tags it)
+        table.fill_fitted(FIT_COLUMNS, shown, keys, widths=widths)
         if keep is not None and keep in table.rows:  # (the cursor stays on its run)
             table.move_cursor(row=table.get_row_index(keep), animate=False)
+
+    def on_resize(self) -> None:
+        """Another width: the columns fitted again."""
+        if self._shown_rows is not None and not self._all_columns:
+            self.call_after_refresh(self._fill_table)
+
+    def action_all_columns(self) -> None:
+        """Every column in full (→ scrolls sideways), or again the columns that fit."""
+        self._all_columns = not self._all_columns
+        self._fill_table()
 
     def _show_hint(self, count: int) -> None:
         reader = self.reader
@@ -160,12 +190,20 @@ class HomeScreen(RunAdminScreen):
 
             self.app.push_screen(ExplorerScreen(run_id))
 
+    def run_title(self, run_id: str) -> str | None:
+        """The run's whole name as listed (``label (id) #tags``; the cell may be cut)."""
+        for row in self._shown_rows or []:
+            if row[0] == run_id:
+                return str(row[1])
+        return None
+
     def selected_status(self) -> str | None:
         """The status column of the run under the cursor."""
-        table = self.query_one("#runs", DataTable)
-        if table.row_count == 0:
-            return None
-        return str(table.get_row_at(table.cursor_row)[1])
+        run_id = self.selected_run()
+        for row in self._shown_rows or []:
+            if row[0] == run_id:
+                return str(row[2])
+        return None
 
     def action_open(self) -> None:
         """A run still going opens its live progress; any other run, the explorer."""
@@ -221,3 +259,10 @@ class HomeScreen(RunAdminScreen):
         """Re-read the database (a fresh snapshot if another process writes)."""
         self.reader.refresh()
         self.load_runs()
+
+
+def compact_row(row: tuple[str, ...]) -> tuple[str, ...]:
+    """A runs-list row as a narrow screen shows it: the model without ``.gguf``, the start
+    without its year."""
+    title, status, model, dataset, done, started, sos, rs = row
+    return (title, status, model.removesuffix(".gguf"), dataset, done, started[5:], sos, rs)

@@ -24,6 +24,7 @@ from haf_tui.tui.live import LiveRun, LiveSession
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.screens.confirm import ConfirmScreen
+from haf_tui.tui.widgets.fit_columns import FitColumn
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.measured_table import MeasuredTable
 from haf_tui.tui.widgets.stage_progress import StageProgress, pace_text
@@ -31,6 +32,14 @@ from haf_tui.tui.widgets.wrapped_log import WrappedLog
 
 WATCH_SECONDS = 3.0
 JOB_COLUMNS = ("model", "run", "status", "instances", "elapsed")
+JOB_FIT = (
+    FitColumn("model", min_width=12, rank=0),
+    FitColumn("run", min_width=10, rank=3, cut_middle=True),
+    FitColumn("status", rank=1),
+    FitColumn("instances", rank=2),
+    FitColumn("elapsed", rank=4),
+)
+"""The jobs table on a narrow screen: the model and run cut with "…" before anything goes."""
 
 
 class MonitorScreen(HafScreen[None]):
@@ -85,7 +94,7 @@ class MonitorScreen(HafScreen[None]):
 
     def on_mount(self) -> None:
         """Draw the session, or start watching the database."""
-        self.query_one("#mon-jobs", DataTable).add_columns(*JOB_COLUMNS)
+        self.query_one("#mon-jobs", DataTable).add_columns(*JOB_COLUMNS)  # (until a run shows)
         self.query_one("#mon-output-box").border_title = "output"
         self.query_one("#mon-log").border_title = "log"
         if self.session is not None:
@@ -146,16 +155,23 @@ class MonitorScreen(HafScreen[None]):
         box.scroll_end(animate=False)
 
     def _draw_jobs(self, session: LiveSession) -> None:
-        table = self.query_one("#mon-jobs", DataTable)
-        table.clear()
-        for run in session.runs:
-            table.add_row(
+        rows = [
+            (
                 run.label,
                 run.run_id or "—",
                 run.status,
                 f"{run.instances_done}/{run.instances_total or '?'}",
                 format_duration(run.elapsed()) if run.started else "—",
             )
+            for run in session.runs
+        ]
+        self.query_one("#mon-jobs", MeasuredTable).fill_fitted(JOB_FIT, rows)
+
+    def on_resize(self) -> None:
+        """Another width: the jobs table fitted again."""
+        session = self.session
+        if session is not None:
+            self.call_after_refresh(self._draw_jobs, session)
 
     @staticmethod
     def _stats(live: LiveRun) -> Text:

@@ -17,8 +17,10 @@ from haf_tui.store.comparison_readers import REASON_METRICS, InstanceAcross, Rea
 from haf_tui.tui.compare_data import RunStatistics
 from haf_tui.vocabulary import METRIC_LABELS
 
-RUN_COLUMN_WIDTH = 46
-"""The least width of one run's column in the side-by-side instance table."""
+RUN_COLUMN_WIDTH = 38
+"""The least width of one run's column in the side-by-side instance table: its reasons
+table's #, SoS, RS and RN (5 cells each, 2 between columns: 25) and 13 for the reason (so
+four runs fit 200 columns; more, or a narrower screen, scroll sideways)."""
 _LABELS: dict[str, str] = {str(k): v for k, v in METRIC_LABELS.items()}
 
 

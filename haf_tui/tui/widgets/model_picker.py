@@ -15,9 +15,20 @@ from textual.widgets import Button, DataTable, Input, Label, ProgressBar, Static
 from haf_tui.defaults import haf_home
 from haf_tui.pipeline.choices import ModelEntry, download_model
 from haf_tui.tui.messages import DownloadProgress
+from haf_tui.tui.widgets.fit_columns import Cell, FitColumn
 from haf_tui.tui.widgets.measured_table import MeasuredTable
 
 COLUMNS = ("use", "file", "size", "arch", "quant", "ctx", "template")
+FIT_COLUMNS = (
+    FitColumn("use", rank=0),
+    FitColumn("file", min_width=16, rank=1),
+    FitColumn("size", rank=3),
+    FitColumn("arch", min_width=8, rank=4),
+    FitColumn("quant", rank=2),
+    FitColumn("ctx", rank=5),
+    FitColumn("template", min_width=3, rank=6),
+)
+"""The model table on a narrow screen: the file name cut with "…" before the quantisation."""
 
 
 def _size(num_bytes: int) -> str:
@@ -79,28 +90,34 @@ class ModelPicker(Vertical):
         self._fill()
 
     def _fill(self) -> None:
-        table = self.query_one("#models", DataTable)
+        table = self.query_one("#models", MeasuredTable)
         row = table.cursor_row
-        table.clear()
+        rows: list[tuple[Cell, ...]] = []
         for entry in self.entries:
             info = entry.info
             mark = "●" if str(entry.path) in self.chosen else "○"
             if info is None:
                 error = Text(entry.error or "unreadable", style="red")
-                table.add_row(mark, entry.label, "", error, "", "", "", key=str(entry.path))
+                rows.append((mark, entry.label, "", error, "", "", ""))
                 continue
-            table.add_row(
-                mark,
-                entry.label,
-                _size(info.size_bytes),
-                info.architecture,
-                info.quantization,
-                str(info.context_length or "?"),
-                "yes" if info.has_chat_template else "no (format by arch)",
-                key=str(entry.path),
+            rows.append(
+                (
+                    mark,
+                    entry.label,
+                    _size(info.size_bytes),
+                    info.architecture,
+                    info.quantization,
+                    str(info.context_length or "?"),
+                    "yes" if info.has_chat_template else "no (format by arch)",
+                )
             )
+        table.fill_fitted(FIT_COLUMNS, rows, [str(entry.path) for entry in self.entries])
         if self.entries:
             table.move_cursor(row=min(max(row, 0), len(self.entries) - 1))
+
+    def on_resize(self) -> None:
+        """Another width: the table fitted again."""
+        self.call_after_refresh(self._fill)
 
     def toggle_current(self) -> None:
         """Pick or drop the model under the cursor."""
