@@ -129,7 +129,7 @@ async def test_a_label_typed_while_a_run_writes_is_kept_shown_pending_and_stored
 ) -> None:
     db, run_id = synth
     app = create_app(db)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(200, 50)) as pilot:
         await free_of_file(pilot)
         home = app.screen
         assert isinstance(home, HomeScreen)
@@ -168,7 +168,7 @@ async def test_quitting_with_annotations_pending_keeps_them_for_the_next_start(
 ) -> None:
     db, run_id = synth
     app = create_app(db)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(200, 50)) as pilot:
         await free_of_file(pilot)
         writer = holder()
         await pilot.press("T")
@@ -186,7 +186,7 @@ async def test_quitting_with_annotations_pending_keeps_them_for_the_next_start(
     assert len(pending(db)) == 1  # kept on disk
 
     again = create_app(db)
-    async with again.run_test(size=(80, 24)) as pilot:
+    async with again.run_test(size=(200, 50)) as pilot:
         await settle(pilot)
         await until(pilot, lambda: not pending(db))
         home = again.screen
@@ -200,7 +200,7 @@ async def test_notes_and_bookmarks_wait_for_the_writer_in_the_explorer(
 ) -> None:
     db, run_id = synth
     app = create_app(db)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(200, 50)) as pilot:
         await settle(pilot)
         app.push_screen(ExplorerScreen(run_id))
         await settle(pilot)
