@@ -211,3 +211,30 @@ async def test_every_confirmation_shows_its_question_and_keys(
             await pilot.press("escape", "y")  # y: discard, the dialog closes
             await settle(pilot)
             assert not isinstance(pilot.app.screen, TextEditorScreen | ConfirmScreen)
+
+
+async def test_q_over_a_question_above_an_edit_asks_before_losing_the_text(
+    template: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs list, ``L``, ``abc``, ``esc``, then ``q``: quitting would lose the label typed, so it
+    asks (until then the app quit at once); ``n`` goes back with the text kept, ``y`` quits."""
+    db = fresh_db(template, tmp_path, monkeypatch)
+    app = create_app(db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await label_dialog(pilot, template[1])
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("q")
+        await settle(pilot)
+        asking = app.screen
+        assert isinstance(asking, ConfirmScreen) and asking.quit_question
+        assert "the text typed in 'Label run" in asking.question
+        await pilot.press("q")  # asked once
+        await settle(pilot)
+        assert app.screen is asking and app.is_running
+        await pilot.press("n", "escape")  # back over the discard question, to the dialog
+        await settle(pilot)
+        assert isinstance(app.screen, TextEditorScreen) and app.screen.text.endswith("abc")
+        await pilot.press("escape", "q", "y")  # (q types in the box: from its question)
+        await pilot.pause()
+        assert not app.is_running

@@ -354,8 +354,39 @@ class HafApp(App[None]):
             self.post_message(WorkFailed(str(error).splitlines()[0] or type(error).__name__))
 
     async def action_quit(self) -> None:
-        """Quit; while a run started here is going, ask first (quitting cancels it and leaves
-        it resumable)."""
+        """Quit; with text typed and not saved in a dialog, or while a run started here is
+        going, ask first (quitting cancels the run and leaves it resumable)."""
+        from haf_tui.tui.screens.confirm import ConfirmScreen
+
+        lost = [
+            what
+            for screen in self.screen_stack
+            if callable(unsaved := getattr(screen, "unsaved_edits", None)) and (what := unsaved())
+        ]
+        if lost:
+            if isinstance(self.screen, ConfirmScreen) and self.screen.quit_question:
+                return  # (already asking)
+            self.push_screen(
+                ConfirmScreen(
+                    "Quit and lose your edits?",
+                    f"Quitting loses {lost[-1]}: it is not saved.",
+                    yes="quit",
+                    no="go back",
+                    quit_question=True,
+                ),
+                self._quit_with_edits_answered,
+            )
+            return
+        await self._quit_now()
+
+    async def _quit_with_edits_answered(self, quit_now: bool | None) -> None:
+        if quit_now:
+            await self._quit_now()
+
+    async def _quit_now(self) -> None:
+        """Quit (the edits' question answered); while a run is going, ask about it."""
+        from haf_tui.tui.screens.confirm import ConfirmScreen
+
         for screen in self.screen_stack:  # (a screen that keeps its edits keeps them now)
             keep = getattr(screen, "keep_on_quit", None)
             if callable(keep):
@@ -364,8 +395,6 @@ class HafApp(App[None]):
         if session is None or not session.active or self._session_worker is None:
             self._exit_keeping_pending()
             return
-        from haf_tui.tui.screens.confirm import ConfirmScreen
-
         if isinstance(self.screen, ConfirmScreen):
             return
         question = (

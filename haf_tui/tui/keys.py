@@ -41,7 +41,12 @@ KEY_TABLE: Final[tuple[KeyVerb, ...]] = (
         ["help", "dismiss"],
     ),
     _row("h", "runs (home)", "everywhere", ["home"]),
-    _row("q", "quit", "everywhere; asks while a run is writing or edits are unsaved", ["quit"]),
+    _row(
+        "q",
+        "quit",
+        "everywhere; asks while a run is writing or edits are unsaved",
+        ["quit", "app.quit"],
+    ),
     _row(
         "escape",
         "back / close",

@@ -28,6 +28,7 @@ class ConfirmScreen(ModalScreen[bool]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes"),
         Binding("n,escape", "answer(False)", "No"),
+        Binding("q", "app.quit", "Quit", show=False),  # (asks when quitting loses edits)
     ]
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
@@ -39,8 +40,18 @@ class ConfirmScreen(ModalScreen[bool]):
     ConfirmScreen .confirm-keys { color: $text-muted; }
     """
 
-    def __init__(self, title: str, question: str, *, yes: str = "yes", no: str = "no"):
+    def __init__(
+        self,
+        title: str,
+        question: str,
+        *,
+        yes: str = "yes",
+        no: str = "no",
+        quit_question: bool = False,
+    ):
         super().__init__()
+        self.quit_question = quit_question
+        """Whether this asks about quitting (``q`` again does not ask twice)."""
         self.title_text = title
         self.question = question
         self.yes_label = yes

@@ -93,6 +93,12 @@ class TextEditorScreen(ModalScreen[str | None]):
             return self.query_one("#editor-text", TextArea).text
         return self.query_one("#editor-text", Input).value
 
+    def unsaved_edits(self) -> str:
+        """What quitting now would lose ("" when the text is as it came or being saved)."""
+        if self.saving or self.text == self.original:
+            return ""
+        return f"the text typed in '{self.title_text}'"
+
     @on(Input.Submitted, "#editor-text")
     def submitted(self) -> None:
         """Enter in the one-line box saves."""
