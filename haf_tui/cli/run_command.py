@@ -21,7 +21,7 @@ from haf_tui.config import (
     RunConfig,
     SimilaritySettings,
 )
-from haf_tui.defaults import EMBEDDED_MODEL_NAME
+from haf_tui.defaults import DEMO_LIMIT, DEMO_MAX_NEW_TOKENS, DEMO_SEED, EMBEDDED_MODEL_NAME
 from haf_tui.judge.prompts import VARIANTS as JUDGE_VARIANTS
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.runner import RunSummary
@@ -36,12 +36,6 @@ from haf_tui.rationales.prompts import STRATEGIES, VARIANTS
 from haf_tui.store import Store, StoreWriteError
 from haf_tui.suites import DEFAULT_SUITES, SUITES
 from haf_tui.vocabulary import PROMPTINGS, RULES
-
-DEMO_MAX_NEW_TOKENS = 256
-DEMO_LIMIT = 8
-DEMO_SEED = 23
-"""The demo's run seed and size: chosen (README, "The demo") so that the 135M model gives a
-stance with listed reasons on several of the first texts, and every stage runs."""
 
 
 def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
