@@ -14,6 +14,14 @@ EMBEDDED_MODEL_VERSION = "0.1.2"
 EMBEDDED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 EMBEDDED_MODEL_NAME = "SmolLM2 135M Instruct"
 
+DEMO_MAX_NEW_TOKENS = 256
+DEMO_LIMIT = 8
+DEMO_SEED = 23
+"""The demo's run seed and size on the embedded model (``haf run --demo``, ``make run``, and the
+wizard's defaults for that model): chosen (README, "The demo") so that the 135M model gives a
+stance with listed reasons on several of the first texts of the built-in sample, and every
+stage runs."""
+
 
 def haf_home() -> Path:
     """haf-tui's data folder: ``$HAF_HOME``, else the platform's user data folder."""

@@ -21,7 +21,7 @@ from haf_tui.config import (
     RunConfig,
     SimilaritySettings,
 )
-from haf_tui.defaults import EMBEDDED_MODEL_NAME
+from haf_tui.defaults import DEMO_LIMIT, DEMO_MAX_NEW_TOKENS, DEMO_SEED, EMBEDDED_MODEL_NAME
 from haf_tui.judge.prompts import INVARIANCE_VARIANTS
 from haf_tui.judge.prompts import VARIANTS as JUDGE_VARIANTS
 from haf_tui.pipeline.events import ProgressEvent
@@ -49,12 +49,6 @@ JUDGE_MODE_HELP = (
     "constrained: each criterion's label from its labels' log-probabilities, slot by slot "
     "(§4.3); free: a greedy answer, parsed (§4.2)"
 )
-DEMO_MAX_NEW_TOKENS = 256
-DEMO_LIMIT = 8
-DEMO_SEED = 23
-"""The demo's run seed and size: chosen (README, "The demo") so that the 135M model gives a
-stance with listed reasons on several of the first texts, and every stage runs."""
-
 
 def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The ``run`` sub-command and its options (each with a one-line help and its default)."""

@@ -1,10 +1,14 @@
 """Honest time before a run starts: from what this machine measured, as a range.
 
 In order: the last finished runs of the same model file with the same settings (seconds per
-instance), else those with other settings (their output tokens per second, put through the
-run's plan), else a short calibration decode of the model (:func:`probe_speed`). The answer is
-always a range (``3 min – 6 min``), never one false-precise figure, with a sentence that says
-where it comes from.
+instance), else those with the same suites and batch but other settings (their output tokens per
+second, how many of their instances went past JUSTIFY, with how many reasons, and how long their
+answers were, put through this run's stages and size), else "measuring…": how many instances go
+on past JUSTIFY decides most of a run's time (a small model often lets none go on, a larger one
+every one, each with several more answers), and nothing measured here says it yet. A short
+calibration decode of the model (:func:`probe_speed`) then gives JUSTIFY's time alone, said in
+the sentence. A known answer is always a range (``3 min – 6 min``) within a small factor, never
+one false-precise figure, with a sentence that says where it comes from.
 """
 
 from __future__ import annotations
@@ -16,11 +20,15 @@ from haf_tui.config import RunConfig
 from haf_tui.datasets import Dataset
 from haf_tui.pipeline.planning import ProbeResult, plan_run, planned_instances
 from haf_tui.store.paces import PastRun
+from haf_tui.vocabulary import FOLLOWUP_STAGES
 
 SPREAD = 1.25
 """How far a range reaches past the fastest and slowest pace measured (runs vary)."""
 LEAST_RATIO = 1.5
 """The upper end is at least this many times the lower (one figure would be false precision)."""
+SHAPE_SPREAD = 1.5
+"""How far a range predicted from other runs' measured shares, answers and rates reaches either
+way (the upper end is ``SHAPE_SPREAD ** 2`` = 2.25 times the lower)."""
 
 
 @dataclass(frozen=True)
@@ -30,11 +38,13 @@ class TimeEstimate:
     low: float | None
     high: float | None
     basis: str
+    measuring: bool = False
+    """Not known before the run: the monitor measures it from the first instances."""
 
     def text(self) -> str:
-        """``3 min – 6 min``, or ``unknown``."""
+        """``3 min – 6 min``, ``measuring…`` or ``unknown``."""
         if self.low is None or self.high is None:
-            return "unknown"
+            return "measuring…" if self.measuring else "unknown"
         return f"{rough_duration(self.low)} – {rough_duration(self.high)}"
 
 
@@ -84,28 +94,69 @@ def estimate_time(
             f"{min(paces):.1f} to {max(paces):.1f} s per instance"
         )
         return _ranged(instances * min(paces) / SPREAD, instances * max(paces) * SPREAD, basis)
-    rated = [run for run in mine if run.output_tokens > 0]
-    if rated:
-        rates = [run.output_tokens / run.seconds for run in rated]
-        batch = config.model.n_parallel
-        fast = plan_run(config, dataset, ProbeResult(0, 0.0, max(rates), batch))
-        slow = plan_run(config, dataset, ProbeResult(0, 0.0, min(rates), batch))
-        basis = (
-            f"measured here: {_runs(len(rated))} of {model_file} with other settings produced "
-            f"{min(rates):.1f} to {max(rates):.1f} tok/s"
-        )
-        if fast.least_seconds is not None and slow.estimated_seconds is not None:
-            return _ranged(fast.least_seconds / SPREAD, slow.estimated_seconds * SPREAD, basis)
+    alike = [
+        run
+        for run in mine
+        if run.config.suites == config.suites
+        and run.config.model.n_parallel == config.model.n_parallel
+        and run.output_tokens > 0
+        and run.answers > 0
+    ]
+    if alike:
+        return _from_alike_runs(config, instances, model_file, alike)
     if probe is not None and probe.decode_tokens_per_second > 0:
-        plan = plan_run(config, dataset, probe)
+        justify = plan_run(config.model_copy(update={"stages": ("justify",)}), dataset, probe)
+        alone = f"{rough_duration(justify.least_seconds)}" if justify.least_seconds else "?"
         basis = (
-            f"a calibration decode of {model_file} ({probe.batch} at once): prompt "
-            f"{probe.prompt_tokens_per_second:.0f} tok/s, generation "
-            f"{probe.decode_tokens_per_second:.1f} tok/s"
+            f"a calibration decode of {model_file} ({probe.batch} at once): generation "
+            f"{probe.decode_tokens_per_second:.1f} tok/s, JUSTIFY alone about {alone}; how many "
+            f"instances go on past it (each with {_followups(config)}) decides the "
+            f"rest, and no run of {model_file} like this one finished here: the monitor measures "
+            "it from the first instances"
         )
-        if plan.least_seconds is not None and plan.estimated_seconds is not None:
-            return _ranged(plan.least_seconds, plan.estimated_seconds, basis)
+        return TimeEstimate(None, None, basis, measuring=True)
     return TimeEstimate(None, None, f"{model_file}: no run measured here and no calibration yet")
+
+
+def _followups(config: RunConfig) -> str:
+    """The follow-up answers of one instance that goes on, in words."""
+    stages = [stage for stage in config.stages if stage in FOLLOWUP_STAGES]
+    fixed = sum(1 for stage in stages if stage != "individual")
+    answers = f"{fixed} more answer{'s' if fixed != 1 else ''}"
+    if "individual" in stages:
+        return f"{answers} and one per reason" if fixed else "one more answer per reason"
+    return answers
+
+
+def _from_alike_runs(
+    config: RunConfig, instances: int, model_file: str, runs: Sequence[PastRun]
+) -> TimeEstimate:
+    """The run's output tokens predicted from what ``runs`` (same suites and batch) measured,
+    at their pace in output tokens per second, within :data:`SHAPE_SPREAD` either way."""
+    done = sum(run.instances for run in runs)
+    on = sum(run.instances_on for run in runs)
+    share = on / done
+    reasons = sum(run.reasons_on for run in runs) / on if on else 0.0
+    per_answer = min(
+        sum(run.answer_tokens for run in runs) / sum(run.answers for run in runs),
+        config.decoding.max_new_tokens,
+    )
+    other_tokens = sum(run.output_tokens - run.answer_tokens for run in runs) / done
+    followups = sum(
+        reasons if stage == "individual" else 1.0
+        for stage in config.stages
+        if stage in FOLLOWUP_STAGES
+    )
+    answers = (1.0 + share * followups) if "haf" in config.suites else 0.0
+    tokens = instances * (answers * per_answer + other_tokens)
+    rate = sum(run.output_tokens for run in runs) / sum(run.seconds for run in runs)
+    basis = (
+        f"measured here: {_runs(len(runs))} of {model_file} with other settings: {on} of {done} "
+        f"instances went on past JUSTIFY ({reasons:.1f} reasons each), answers of "
+        f"{per_answer:.0f} tokens, {rate:.1f} tok/s"
+    )
+    seconds = tokens / rate
+    return _ranged(seconds / SHAPE_SPREAD, seconds * SHAPE_SPREAD, basis)
 
 
 def _runs(count: int) -> str:

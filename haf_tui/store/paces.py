@@ -1,5 +1,6 @@
-"""What this machine measured: the last finished runs of some model files, their running time
-and how much they did (for time estimates that come from the store, not from a guess)."""
+"""What this machine measured: the last finished runs of some model files, their running time,
+how much they did, and how many of their instances went past JUSTIFY (for time estimates that
+come from the store, not from a guess)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,23 @@ from dataclasses import dataclass
 
 from haf_tui.config import RunConfig
 from haf_tui.store.db import Store
+from haf_tui.vocabulary import STAGES
 
 _PAST_RUNS_SQL = """
 SELECT r.model_file, CAST(r.config AS VARCHAR) AS config, r.seconds_running,
        (SELECT count(*) FROM instance_results i WHERE i.run_id = r.run_id) AS n_done,
        (SELECT coalesce(sum(g.output_tokens), 0) FROM generations g
-        WHERE g.run_id = r.run_id) AS n_tokens
+        WHERE g.run_id = r.run_id) AS n_tokens,
+       (SELECT count(*) FROM instance_results i
+        WHERE i.run_id = r.run_id AND i.stopped IS NULL) AS n_on,
+       (SELECT coalesce(sum(i.n_reasons), 0) FROM instance_results i
+        WHERE i.run_id = r.run_id AND i.stopped IS NULL) AS n_reasons_on,
+       (SELECT count(*) FROM generations g
+        WHERE g.run_id = r.run_id AND list_contains($answer_stages::VARCHAR[], g.stage))
+        AS n_answers,
+       (SELECT coalesce(sum(g.output_tokens), 0) FROM generations g
+        WHERE g.run_id = r.run_id AND list_contains($answer_stages::VARCHAR[], g.stage))
+        AS n_answer_tokens
 FROM runs r
 WHERE r.status = 'finished' AND r.seconds_running > 0
   AND list_contains($files::VARCHAR[], r.model_file)
@@ -30,14 +42,23 @@ class PastRun:
     seconds: float
     instances: int
     output_tokens: int
+    instances_on: int = 0
+    """Instances whose JUSTIFY answer let the follow-up stages run (a stance with reasons)."""
+    reasons_on: int = 0
+    """The reasons of those instances, all together."""
+    answers: int = 0
+    """HAF's generations (JUSTIFY and the follow-up stages)."""
+    answer_tokens: int = 0
+    """Their output tokens."""
 
 
 def past_runs(store: Store, model_files: Sequence[str], per_model: int = 5) -> list[PastRun]:
     """The last ``per_model`` finished runs of each of ``model_files``, newest first."""
-    rows = store.query(_PAST_RUNS_SQL, {"files": list(model_files)})[1]
+    stages = list(STAGES)
+    rows = store.query(_PAST_RUNS_SQL, {"files": list(model_files), "answer_stages": stages})[1]
     kept: dict[str, int] = {}
     found: list[PastRun] = []
-    for model_file, config, seconds, done, tokens in rows:
+    for model_file, config, seconds, done, tokens, on, reasons, answers, answer_tokens in rows:
         if int(done) <= 0 or kept.get(str(model_file), 0) >= per_model:
             continue
         kept[str(model_file)] = kept.get(str(model_file), 0) + 1
@@ -48,6 +69,10 @@ def past_runs(store: Store, model_files: Sequence[str], per_model: int = 5) -> l
                 float(seconds),
                 int(done),
                 int(tokens),
+                int(on),
+                int(reasons),
+                int(answers),
+                int(answer_tokens),
             )
         )
     return found

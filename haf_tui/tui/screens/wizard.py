@@ -186,6 +186,7 @@ class WizardScreen(HafScreen[None]):
         self.query_one(ModelPicker).set_entries(message.entries, pick=message.pick)
         self.query_one(DatasetPicker).set_sources(message.sources)
         self.query_one(RunSettingsForm).show_offload(message.offload_supported)
+        self._follow_models()
         if self.baseline is None:
             self.baseline = self.answers()
 
@@ -274,11 +275,18 @@ class WizardScreen(HafScreen[None]):
             return self.query_one(RunSettingsForm).validate()
         return None
 
+    def _follow_models(self) -> None:
+        """The embedded model alone starts from the demo's seed and answer length."""
+        picked = self.query_one(ModelPicker).selected()
+        embedded_only = bool(picked) and all(entry.embedded for entry in picked)
+        self.query_one(RunSettingsForm).follow_models(embedded_only)
+
     def configs(self) -> list[tuple[ModelEntry, RunConfig]]:
         """One validated config per picked model."""
         form = self.query_one(RunSettingsForm)
+        first = self.query_one(DatasetPicker).first_instances()
         return [
-            (entry, form.build(None if entry.embedded else str(entry.path)))
+            (entry, form.build(None if entry.embedded else str(entry.path), limit=first))
             for entry in self.query_one(ModelPicker).selected()
         ]
 
@@ -290,6 +298,8 @@ class WizardScreen(HafScreen[None]):
         if error:
             self._error(error)
             return
+        if STEPS[self.step] == "models":
+            self._follow_models()
         self.step += 1
         self._show_step()
         if STEPS[self.step] == "review":

@@ -1,6 +1,8 @@
 """The wizard's dataset step: the built-in sample, datasets stored in the database, the paper's
 datasets (said at once whether they are in the local Hugging Face cache), or a local file (with
-a preview and its column mapping); every kind offers the same sample size and seed."""
+a preview and its column mapping); every kind offers the same sample size and seed. The first
+choice is the demo's: the first texts of the built-in sample, in order, as ``haf run --demo``
+(``make run``) evaluates them."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Input, Label, ProgressBar, Select, Static
 
+from haf_tui.defaults import DEMO_LIMIT
 from haf_tui.pipeline.choices import (
     DEFAULT_SAMPLE,
     DEFAULT_SEED,
@@ -27,6 +30,12 @@ from haf_tui.tui.widgets.measured_table import MeasuredTable
 
 FILE_SOURCE = "file:"
 BUILTIN_SOURCE = "builtin:"
+DEMO_SOURCE = "demo:"
+"""The first texts of the built-in sample, in order (the demo's): the sample size is how many."""
+FIXED_SOURCES: tuple[tuple[str, str], ...] = (
+    (f"the demo's texts: the built-in sample's first {DEMO_LIMIT} (make run)", DEMO_SOURCE),
+    ("built-in sample (16 texts)", BUILTIN_SOURCE),
+)
 PAPER_PREFIX = "paper:"
 NO_COLUMN = "(none)"
 
@@ -58,6 +67,8 @@ def limit_placeholder(source: str) -> str:
     """What an empty sample size means for ``source``."""
     if source.startswith(PAPER_PREFIX):
         return f"{DEFAULT_SAMPLE} (paper)"
+    if source == DEMO_SOURCE:
+        return f"the first {DEMO_LIMIT}"
     return "all"
 
 
@@ -87,7 +98,7 @@ class DatasetPicker(VerticalScroll):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.sources: list[tuple[str, str]] = [("built-in sample (16 texts)", BUILTIN_SOURCE)]
+        self.sources: list[tuple[str, str]] = list(FIXED_SOURCES)
         self.columns: list[str] = []
         self.paper_caches: dict[str, PaperCache] = {}
         """What the local cache holds, per paper dataset key (checked when one is chosen)."""
@@ -101,12 +112,12 @@ class DatasetPicker(VerticalScroll):
         """Source, sample size and seed, the note, then the file box (path, mapping, preview)."""
         with Horizontal():
             yield Label("dataset", classes="field-label")
-            yield Select(self._options(), value=BUILTIN_SOURCE, allow_blank=False, id="ds-source")
+            yield Select(self._options(), value=DEMO_SOURCE, allow_blank=False, id="ds-source")
         with Horizontal():
             yield Label("sample size", classes="field-label")
-            yield Input(placeholder=limit_placeholder(BUILTIN_SOURCE), id="ds-limit")
+            yield Input(placeholder=limit_placeholder(DEMO_SOURCE), id="ds-limit")
             yield Label("sample seed", classes="field-label")
-            yield Input(str(DEFAULT_SEED), id="ds-seed")
+            yield Input(str(DEFAULT_SEED), id="ds-seed", disabled=True)
         yield Static("", id="dataset-note")
         yield ProgressBar(total=None, id="paper-bar")
         with Vertical(id="file-box"):
@@ -122,10 +133,10 @@ class DatasetPicker(VerticalScroll):
         return [*self.sources, ("a local file …", FILE_SOURCE)]
 
     def set_sources(self, sources: list[tuple[str, str]]) -> None:
-        """Offer ``sources`` (label, value) after the built-in sample."""
+        """Offer ``sources`` (label, value) after the demo's texts and the built-in sample."""
         select = self.query_one("#ds-source", Select)
         current = select.value
-        self.sources = [self.sources[0], *sources]
+        self.sources = [*FIXED_SOURCES, *sources]
         select.set_options(self._options())
         values = {value for _, value in self._options()}
         wanted, self.pending_source = self.pending_source, None
@@ -170,6 +181,7 @@ class DatasetPicker(VerticalScroll):
         source = str(event.value)
         self.query_one("#file-box").set_class(source == FILE_SOURCE, "-active")
         self.query_one("#ds-limit", Input).placeholder = limit_placeholder(source)
+        self.query_one("#ds-seed", Input).disabled = source == DEMO_SOURCE  # (in order: no draw)
         self.note("")
         self.paper_progress(None)
         if source.startswith(PAPER_PREFIX):
@@ -332,6 +344,8 @@ class DatasetPicker(VerticalScroll):
             )
         if source == BUILTIN_SOURCE:
             return DatasetChoice("builtin", "sample", sample_size=limit, seed=seed)
+        if source == DEMO_SOURCE:  # (the run's limit takes the first ones: first_instances)
+            return DatasetChoice("builtin", "sample")
         kind, _, name = source.partition(":")
         if kind == "paper":
             cache = self.paper_caches.get(name)
@@ -341,6 +355,14 @@ class DatasetPicker(VerticalScroll):
                 raise ValueError(cache.note)
             return DatasetChoice("paper", name, sample_size=limit, seed=seed, offline=True)
         return DatasetChoice(kind, name, sample_size=limit, seed=seed)  # type: ignore[arg-type]
+
+    def first_instances(self) -> int | None:
+        """How many of the first instances the run evaluates, in order (the demo's texts: the
+        sample size, else the demo's number); None: every instance of the dataset chosen."""
+        if self.source() != DEMO_SOURCE:
+            return None
+        limit_text = self.query_one("#ds-limit", Input).value.strip()
+        return int(limit_text) if limit_text.isdigit() and int(limit_text) > 0 else DEMO_LIMIT
 
     def validate(self) -> str | None:
         """Why the step cannot go on, or None."""

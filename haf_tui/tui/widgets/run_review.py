@@ -1,6 +1,7 @@
 """The wizard's review step: per picked model, the generations per stage and the time as a
-range, with a sentence on where each estimate comes from (runs measured here, or a short
-calibration decode of that model)."""
+range (or "measuring…" until the run's first instances say), with a sentence on where each
+estimate comes from (runs measured here, or a short calibration decode of that model), and what
+the embedded model does with HAF's answer format."""
 
 from __future__ import annotations
 
@@ -11,9 +12,19 @@ from textual.widgets import Static
 
 from haf_tui.config import RunConfig
 from haf_tui.datasets import Dataset
+from haf_tui.defaults import DEMO_LIMIT, DEMO_MAX_NEW_TOKENS, DEMO_SEED, EMBEDDED_MODEL_NAME
 from haf_tui.pipeline.estimate import TimeEstimate
 from haf_tui.pipeline.planning import ASSUMED_REASONS, plan_run
 from haf_tui.suites import run_stages
+
+EMBEDDED_FORMAT_NOTE = (
+    f"{EMBEDDED_MODEL_NAME} follows HAF's answer format only sometimes: an instance whose "
+    "JUSTIFY answer has no clear stance with listed reasons stops there, and its metrics show —. "
+    f"The demo's settings (the first {DEMO_LIMIT} texts of the built-in sample, seed {DEMO_SEED}, "
+    f"{DEMO_MAX_NEW_TOKENS} tokens, as make run) were chosen so that several go on; with others, "
+    "often none does."
+)
+"""What the review says before a run of the embedded model (README, "The demo")."""
 
 
 def counted(count: int, noun: str) -> str:
@@ -65,10 +76,14 @@ class RunReview(Static):
                 note.append(f"\n{label}: no estimate ({errors[index]}).")
             elif estimate is None:
                 note.append(f"\n{label}: a short calibration decode is timing this model …")
+            elif estimate.low is None:
+                note.append(f"\n{label}: {estimate.text()} ({estimate.basis})")
             else:
                 note.append(f"\n{label}: {estimate.text()}, from {estimate.basis}.")
         if len(runs) > 1:
             note.append("\nThe runs go one after another.")
+        if any(config.model.path is None for _, config in runs):
+            note.append(f"\n{EMBEDDED_FORMAT_NOTE}")
         note.append(
             "\nThe monitor replaces each estimate with the run's observed rate and an ETA as "
             "soon as it has one. ctrl+s or Start begins."

@@ -1,6 +1,7 @@
 """The wizard's settings step: the suites, prompting, HAF's stages, decoding, GPU layers,
 context size, batched sequences, the rationales and judge suites' settings and the similarity
-model, validated by the same pydantic models as ``haf run``."""
+model, validated by the same pydantic models as ``haf run``. With the embedded model alone, the
+seed and the answers' length start as the demo's (``haf run --demo``), else as the paper's."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from haf_tui.config import (
     RunConfig,
     SimilaritySettings,
 )
+from haf_tui.defaults import DEMO_MAX_NEW_TOKENS, DEMO_SEED
 from haf_tui.judge.prompts import VARIANTS as JUDGE_VARIANTS
 from haf_tui.rationales.prompts import VARIANTS
 from haf_tui.suites import DEFAULT_SUITES, SUITES
@@ -77,6 +79,15 @@ JUDGE_CHOICES: tuple[tuple[str, str, str, tuple[tuple[str, str], ...]], ...] = (
         (("all criteria at once", "compound"), ("one per criterion", "single")),
     ),
 )
+
+
+PAPER_DECODING = {
+    "set-seed": DecodingSettings().seed,
+    "set-max-new": DecodingSettings().max_new_tokens,
+}
+"""The paper's run seed and answer length (the form's defaults for any model but the embedded)."""
+DEMO_DECODING = {"set-seed": DEMO_SEED, "set-max-new": DEMO_MAX_NEW_TOKENS}
+"""The demo's (``haf run --demo``): the form's defaults when the embedded model runs alone."""
 
 
 def _defaults() -> dict[tuple[str, str], Any]:
@@ -160,6 +171,16 @@ class RunSettingsForm(VerticalScroll):
                 id="set-similarity-kind",
             )
         yield Static("", id="settings-error")
+
+    def follow_models(self, embedded_only: bool) -> None:
+        """The seed and answer length the picked models start with: the demo's for the embedded
+        model alone, else the paper's (a field the user changed keeps its value)."""
+        wanted = DEMO_DECODING if embedded_only else PAPER_DECODING
+        other = PAPER_DECODING if embedded_only else DEMO_DECODING
+        for input_id, value in wanted.items():
+            field = self.query_one(f"#{input_id}", Input)
+            if field.value.strip() == str(other[input_id]):
+                field.value = str(value)
 
     def show_offload(self, supported: bool) -> None:
         """Say whether the llama.cpp build can offload layers to a GPU."""
