@@ -67,6 +67,33 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+_DAMAGE_SIGNS = ("Could not read enough bytes", "Corrupt database file", "not a valid DuckDB")
+"""How DuckDB says a file is damaged (truncated, overwritten) when it reads it."""
+
+
+def is_damaged_file_error(exc: BaseException) -> bool:
+    """Whether DuckDB failed because the database file is damaged (truncated or corrupt)."""
+    if isinstance(exc, duckdb.SerializationException):
+        return True
+    return isinstance(exc, duckdb.Error) and any(sign in str(exc) for sign in _DAMAGE_SIGNS)
+
+
+def damaged_file_error(exc: BaseException, path: Path | None = None) -> StoreError:
+    """One line for a database file DuckDB cannot read (truncated or corrupt)."""
+    which = f"database {path}" if path is not None else "the database"
+    return StoreError(
+        f"{which} is damaged (truncated or corrupt) and cannot be read: {first_line(exc)}"
+    )
+
+
+def name_the_original(exc: BaseException, copy: Path, original: Path) -> BaseException:
+    """``exc`` with the path of a temporary copy in its message replaced by the file the user
+    gave (an error reading a snapshot names the user's file); returns ``exc``."""
+    if exc.args and isinstance(exc.args[0], str) and str(copy) in exc.args[0]:
+        exc.args = (exc.args[0].replace(str(copy), str(original)), *exc.args[1:])
+    return exc
+
+
 def lock_down(
     connection: duckdb.DuckDBPyConnection, *, allow_read: Sequence[Path] = (), spill: bool = True
 ) -> None:
@@ -153,8 +180,10 @@ def sandboxed_cursor(connection: duckdb.DuckDBPyConnection) -> Iterator[duckdb.D
         cursor.close()
 
 
-def user_sql_error(exc: duckdb.Error) -> StoreError:
-    """One line for a user's SQL that DuckDB refused or could not run."""
+def user_sql_error(exc: duckdb.Error, path: Path | None = None) -> StoreError:
+    """One line for a user's SQL that DuckDB refused or could not run (on database ``path``)."""
+    if is_damaged_file_error(exc):
+        return damaged_file_error(exc, path)
     writes = (duckdb.TransactionException, duckdb.InvalidInputException)
     if isinstance(exc, writes) and "read-only mode" in str(exc):  # (transaction; database)
         return StoreError(
