@@ -125,6 +125,18 @@ def _explained_sql(statement_sql: str) -> str | None:
     return text[found.end() :] if found else None
 
 
+_FIRST_WORDS = re.compile(r"(?:FORCE\s+)?[A-Za-z]+", re.IGNORECASE)
+
+
+def _written_kind(statement_sql: str, parsed: str) -> str:
+    """The statement's kind as the user wrote it: its first word (``INSTALL``, which DuckDB's
+    parser files as a LOAD), or DuckDB's kind where the first word says little (``WITH …``)."""
+    text = _LEADING_COMMENTS.sub("", statement_sql, count=1)
+    found = _FIRST_WORDS.match(text)
+    written = " ".join(found.group().upper().split()) if found else ""
+    return parsed if written in ("", "WITH") else written
+
+
 def _refused(kind: str) -> StoreError:
     return StoreError(
         f"refused: {kind} statements are not allowed here (the SQL console only reads; "
@@ -143,7 +155,7 @@ def check_reading_sql(sql: str) -> None:
         raise StoreError(f"query failed: {first_line(exc)}") from exc
     for statement in statements:
         if statement.type not in READING_STATEMENTS:
-            raise _refused(statement.type.name)
+            raise _refused(_written_kind(statement.query, statement.type.name))
         if statement.type == duckdb.StatementType.EXPLAIN:
             explained = _explained_sql(statement.query)
             try:
