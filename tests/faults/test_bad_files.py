@@ -109,13 +109,16 @@ def test_a_csv_with_nul_bytes_in_two_rows_imports_the_other_rows(
     assert skipped == [(3, "contains NUL bytes"), (6, "contains NUL bytes")]
 
 
-def test_a_file_of_nul_bytes_and_a_utf16_file_are_still_told_apart(tmp_path: Path) -> None:
+def test_a_binary_file_and_a_utf16_file_are_still_told_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     utf16 = tmp_path / "u.csv"
     utf16.write_bytes(("text\n" + "\n".join(TEXTS) + "\n").encode("utf-16-le"))
     assert read_table(utf16).encoding == "utf-16-le"
     binary = tmp_path / "b.csv"
     binary.write_bytes(bytes(range(256)) * 64)
     assert main(["--db", str(tmp_path / "haf.duckdb"), "datasets", "import", str(binary)]) == 2
+    assert one_line_error(capsys) == f"error: {binary} is a binary file, not text"
 
 
 def test_a_jsonl_line_that_is_not_an_object_is_a_skipped_row(
