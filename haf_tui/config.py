@@ -16,7 +16,7 @@ DEFAULT_SIMILARITY_MODEL = "all-MiniLM-L6-v2"
 class DecodingSettings(BaseModel):
     """Sampling settings of a generation (defaults: the paper's, spec section 1)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     temperature: float = Field(0.6, ge=0.0, le=5.0)
     top_p: float = Field(0.8, gt=0.0, le=1.0)
@@ -70,7 +70,7 @@ STAGE_NAMES: tuple[str, ...] = STAGES
 class MetricWeights(BaseModel):
     """The weights of spec section 5 (defaults as the paper)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     sos_confidence: float = Field(0.8, ge=0.0, le=1.0)
     reliance_confidence: float = Field(0.5, ge=0.0, le=1.0)
@@ -79,7 +79,7 @@ class MetricWeights(BaseModel):
 class RationaleSettings(BaseModel):
     """How the rationales suite asks and perturbs (spec ``RATIONALES.md`` §3–§6)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     variant: Variant = Field("normal", description="prompt version (§3.2)")
     strategy: Strategy = Field("top_ratio", description="how many words a rationale holds (§3.3)")

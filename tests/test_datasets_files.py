@@ -167,9 +167,9 @@ def test_a_file_that_cannot_be_read_is_one_clear_error(tmp_path: Path) -> None:
     (tmp_path / "all-bad.jsonl").write_text("not json\n{broken\n")
     with pytest.raises(DatasetError, match="no text column"):
         load_file(tmp_path / "all-bad.jsonl")
-    (tmp_path / "list.jsonl").write_text("[1, 2]\n")
-    with pytest.raises(DatasetError, match="each line must be a JSON object"):
-        load_file(tmp_path / "list.jsonl")
+    (tmp_path / "list.jsonl").write_text('[1, 2]\n{"text": "fine"}\n')
+    loaded = load_file(tmp_path / "list.jsonl")  # JSON that is not an object: skipped too
+    assert [(s[0], s[1]) for s in loaded.skipped] == [(1, "not a JSON object")]
     (tmp_path / "broken.parquet").write_bytes(b"PAR1 not really")
     with pytest.raises(DatasetError, match="cannot read Parquet file"):
         load_file(tmp_path / "broken.parquet")

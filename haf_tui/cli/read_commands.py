@@ -315,7 +315,7 @@ def export_command(args: argparse.Namespace, store: Store, console: Console) -> 
     existing = []
     for target in targets.values():  # (all checked before any is written)
         try:
-            check_target(target, [store.path, store.origin], overwrite=args.overwrite)
+            check_target(target, [store.path, store.file], overwrite=args.overwrite)
         except TargetExistsError:
             existing.append(target.name)
     if existing:

@@ -53,6 +53,7 @@ from haf_tui.datasets.validation import (
     DUPLICATE_ID,
     EMPTY,
     NOT_JSON,
+    NOT_OBJECT,
     NOT_UTF8,
     TOO_LONG,
     WHITESPACE,
@@ -72,7 +73,6 @@ ACORN_HOME: Final = "GitHub a-brassard/ACORN or Hugging Face anab/ACORN"
 _ALIASES: Final = frozenset({"acorn", "anab/acorn", "abrassard/acorn"})
 _SUFFIXES: Final = (".jsonl", ".ndjson", ".json", ".parquet")
 
-NOT_OBJECT: Final = "not a JSON object"
 NO_ITEM: Final = "no question or answer choices (1 to 5)"
 NO_RATINGS: Final = "no readable rating"
 NOT_TEXT: Final = "explanation is not text"

@@ -20,7 +20,6 @@ from haf_tui.datasets.model import Dataset, DatasetError
 from haf_tui.datasets.readers import BROKEN_LINE, Record, read_table
 from haf_tui.datasets.validation import (
     DEFAULT_MAX_CHARS,
-    NOT_JSON,
     RowValidator,
     SkippedRow,
     excerpt,
@@ -148,7 +147,9 @@ def load_file(
     skipped: list[SkippedRow] = []
     for number, record in table.rows:
         if BROKEN_LINE in record:
-            skipped.append(SkippedRow(number, NOT_JSON, excerpt(record.get("text"))))
+            skipped.append(
+                SkippedRow(number, str(record[BROKEN_LINE]), excerpt(record.get("text")))
+            )
             continue
         text, label = _value(record, mapping.text), _value(record, mapping.label)
         raw_id = _value(record, mapping.id)

@@ -1,7 +1,9 @@
 """Reading dataset files into records: CSV, TSV, JSONL, JSON and Parquet, with encoding
 detection.
 
-Text files are decoded in this order: a byte-order mark (UTF-8, UTF-16, UTF-32), else UTF-8;
+Text files are decoded in this order: a byte-order mark (UTF-8, UTF-16, UTF-32), UTF-16
+without one (NUL bytes at every other position), else UTF-8 (a few NUL bytes stay, and only
+their rows are skipped; NUL bytes in most lines, or many control bytes: a binary file);
 a UTF-8 file with a few undecodable bytes keeps them as lone surrogates so that only the rows
 holding them are skipped (``not UTF-8``); a file with no valid UTF-8 beyond ASCII at all is an
 8-bit file, read as cp1252 (latin-1 where cp1252 leaves a byte undefined). The encoding found
@@ -26,6 +28,7 @@ from typing import Any, Final
 import duckdb
 
 from haf_tui.datasets.model import DatasetError
+from haf_tui.datasets.validation import NOT_JSON, NOT_OBJECT
 
 FORMATS: Final = {
     ".csv": "csv",
@@ -48,7 +51,8 @@ Record = dict[str, Any]
 
 
 BROKEN_LINE: Final = "\x00broken line"
-"""The key of the record a JSON Lines line that does not parse becomes (skipped on loading)."""
+"""The key of the record a JSON Lines line that does not parse, or is not an object, becomes
+(skipped on loading); its value is the reason (:data:`NOT_JSON`, :data:`NOT_OBJECT`)."""
 
 
 @dataclass
@@ -95,20 +99,47 @@ def decode_bytes(raw: bytes, where: Path, encoding: str | None = None) -> tuple[
             except UnicodeDecodeError as exc:
                 raise DatasetError(f"{where} is not valid {name} text ({exc.reason})") from exc
     head = raw[:4096]
-    if b"\x00" in head:
-        even, odd = head[0::2].count(0), head[1::2].count(0)
-        name = "utf-16-le" if odd > even else "utf-16-be"
+    utf16 = _utf16_without_bom(head)
+    if utf16 is not None:
         try:
-            return raw.decode(name), name
+            return raw.decode(utf16), utf16
         except UnicodeDecodeError as exc:
             raise DatasetError(f"{where} is a binary file, not text") from exc
-    text = raw.decode("utf-8", "surrogateescape")
+    if _looks_binary(raw):
+        raise DatasetError(f"{where} is a binary file, not text")
+    text = raw.decode("utf-8", "surrogateescape")  # (a few NUL bytes: those rows are skipped)
     if not _UNDECODABLE.search(text) or _VALID_NON_ASCII.search(text):
         return text, "utf-8"
     try:
         return raw.decode("cp1252"), "cp1252"
     except UnicodeDecodeError:
         return raw.decode("latin-1"), "latin-1"
+
+
+def _utf16_without_bom(head: bytes) -> str | None:
+    """``utf-16-le``/``-be`` when the NUL bytes of a file's start sit at one byte position of
+    two, as in UTF-16 (text mostly below U+0100: at least one in ten of those bytes is NUL);
+    None for text with a few stray NUL bytes (those rows are skipped, the rest is read)."""
+    even, odd = head[0::2].count(0), head[1::2].count(0)
+    most, least = max(even, odd), min(even, odd)
+    if not most or most * 10 < len(head) // 2 or most < 4 * least:
+        return None
+    return "utf-16-le" if odd > even else "utf-16-be"
+
+
+_CONTROL_BYTES: Final = bytes([*range(1, 9), *range(14, 27), *range(28, 32)])
+"""Control bytes that text files do not hold (not tab, newlines, form feed or escape)."""
+
+
+def _looks_binary(raw: bytes) -> bool:
+    """Whether bytes that are not UTF-16 are binary, not text: NUL bytes in more than half of
+    the lines, or control bytes making more than one in a hundred."""
+    if b"\x00" in raw:
+        lines = [line for line in raw.split(b"\n") if line.strip()]
+        if 2 * sum(b"\x00" in line for line in lines) > len(lines):
+            return True
+    controls = len(raw) - len(raw.translate(None, _CONTROL_BYTES))
+    return 100 * controls > len(raw)
 
 
 def _unique_columns(header: list[str]) -> list[str]:
@@ -152,12 +183,13 @@ def _jsonl_records(text: str, where: Path) -> Iterator[tuple[int, Record]]:
             continue
         try:
             value = json.loads(line)
-        except json.JSONDecodeError as exc:
+        except json.JSONDecodeError:
             # one broken line is a skipped row (with its reason), not a refused file
-            yield number, {BROKEN_LINE: f"{exc.msg} at column {exc.colno}", "text": line}
+            yield number, {BROKEN_LINE: NOT_JSON, "text": line}
             continue
-        if not isinstance(value, dict):
-            raise DatasetError(f"{where}:{number}: each line must be a JSON object")
+        if not isinstance(value, dict):  # valid JSON, but not a row: skipped as well
+            yield number, {BROKEN_LINE: NOT_OBJECT, "text": line}
+            continue
         yield number, value
 
 

@@ -2,8 +2,9 @@
 
 Two kinds of exclusion are kept apart, and neither is silent:
 
-- a row is *skipped* when it cannot be evaluated (empty, whitespace-only, over-long, not
-  UTF-8, a duplicate, or without a label where a label column is mapped); each skipped row is
+- a row is *skipped* when it cannot be evaluated (holding NUL bytes, empty, whitespace-only,
+  over-long, not UTF-8, a duplicate, or without a label where a label column is mapped; a JSON
+  Lines line that is not valid JSON or not an object); each skipped row is
   stored with its row number, its reason and a short excerpt (``haf datasets show``);
 - a row is *filtered* when the paper's preprocessing (spec §8) leaves it out (length window,
   score band, ...) or the seeded sample does not draw it; those are counted per reason.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final, NamedTuple
 
+CONTAINS_NUL: Final = "contains NUL bytes"
 EMPTY: Final = "empty text"
 WHITESPACE: Final = "whitespace-only text"
 TOO_LONG: Final = "text too long"
@@ -22,8 +24,10 @@ DUPLICATE_ID: Final = "duplicate id"
 DUPLICATE_TEXT: Final = "duplicate text"
 NO_LABEL: Final = "no label"
 NOT_JSON: Final = "not valid JSON"
+NOT_OBJECT: Final = "not a JSON object"
 
 SKIP_REASONS: Final = (
+    CONTAINS_NUL,
     EMPTY,
     WHITESPACE,
     TOO_LONG,
@@ -58,9 +62,10 @@ class SkippedRow(NamedTuple):
 
 
 def excerpt(value: Any, limit: int = EXCERPT_CHARS) -> str:
-    """A one-line start of a value (undecodable bytes shown as U+FFFD)."""
+    """A one-line start of a value (undecodable and NUL bytes shown as U+FFFD)."""
     text = "" if value is None else str(value)
     text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    text = text.replace("\x00", "\ufffd")
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -81,7 +86,10 @@ class RowValidator:
 
     def reason(self, text: Any, instance_id: str, label: Any, *others: Any) -> str | None:
         """Why this row must be skipped, or None (then its id and text count as seen)."""
-        if any(has_undecodable(v) for v in (text, instance_id, label, *others)):
+        values = (text, instance_id, label, *others)
+        if any(isinstance(v, str) and "\x00" in v for v in values):
+            return CONTAINS_NUL
+        if any(has_undecodable(v) for v in values):
             return NOT_UTF8
         value = "" if text is None else str(text)
         if not value:

@@ -97,6 +97,23 @@ def open_llama(model_path: str | Path, *, extra_buffers: bool = False, **kwargs:
         c_api.llama_model_default_params = original
 
 
+def load_error(
+    exc: BaseException, info: GGUFInfo, n_ctx: int, log: Sequence[str]
+) -> InferenceError:
+    """One line for llama-cpp-python failing to open a model: a context it could not make
+    (llama.cpp cannot allocate its memory) says what to lower; anything else gives
+    llama.cpp's last warning or error line."""
+    if "llama_context" in str(exc):
+        trained = (
+            f" (the model was trained with {info.context_length})" if info.context_length else ""
+        )
+        return InferenceError(
+            f"the context of {n_ctx} tokens does not fit in memory: lower --n-ctx{trained}"
+        )
+    detail = next((line for line in reversed(log) if line), str(exc))
+    return InferenceError(f"llama.cpp could not load {info.path}: {detail}")
+
+
 def gpu_offload_supported() -> bool:
     """Whether the installed llama.cpp was built with GPU offload (no model loaded)."""
     import llama_cpp
@@ -193,8 +210,7 @@ class LlamaCppBackend:
                 verbose=False,
             )
         except (ValueError, RuntimeError, OSError) as exc:
-            detail = next((line for line in reversed(recent_llama_log()) if line), str(exc))
-            raise InferenceError(f"llama.cpp could not load {self.info.path}: {detail}") from exc
+            raise load_error(exc, self.info, n_ctx, recent_llama_log()) from exc
         self.n_ctx = self.llm.n_ctx()
         self._vocab = self._c.llama_model_get_vocab(self.llm.model)
         self.n_vocab = int(self._c.llama_vocab_n_tokens(self._vocab))

@@ -118,6 +118,33 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+_DAMAGE_SIGNS = ("Could not read enough bytes", "Corrupt database file", "not a valid DuckDB")
+"""How DuckDB says a file is damaged (truncated, overwritten) when it reads it."""
+
+
+def is_damaged_file_error(exc: BaseException) -> bool:
+    """Whether DuckDB failed because the database file is damaged (truncated or corrupt)."""
+    if isinstance(exc, duckdb.SerializationException):
+        return True
+    return isinstance(exc, duckdb.Error) and any(sign in str(exc) for sign in _DAMAGE_SIGNS)
+
+
+def damaged_file_error(exc: BaseException, path: Path | None = None) -> StoreError:
+    """One line for a database file DuckDB cannot read (truncated or corrupt)."""
+    which = f"database {path}" if path is not None else "the database"
+    return StoreError(
+        f"{which} is damaged (truncated or corrupt) and cannot be read: {first_line(exc)}"
+    )
+
+
+def name_the_original(exc: BaseException, copy: Path, original: Path) -> BaseException:
+    """``exc`` with the path of a temporary copy in its message replaced by the file the user
+    gave (an error reading a snapshot names the user's file); returns ``exc``."""
+    if exc.args and isinstance(exc.args[0], str) and str(copy) in exc.args[0]:
+        exc.args = (exc.args[0].replace(str(copy), str(original)), *exc.args[1:])
+    return exc
+
+
 def lock_down(
     connection: duckdb.DuckDBPyConnection, *, allow_read: Sequence[Path] = (), spill: bool = True
 ) -> None:
@@ -153,6 +180,18 @@ def _explained_sql(statement_sql: str) -> str | None:
     return text[found.end() :] if found else None
 
 
+_FIRST_WORDS = re.compile(r"(?:FORCE\s+)?[A-Za-z]+", re.IGNORECASE)
+
+
+def _written_kind(statement_sql: str, parsed: str) -> str:
+    """The statement's kind as the user wrote it: its first word (``INSTALL``, which DuckDB's
+    parser files as a LOAD), or DuckDB's kind where the first word says little (``WITH …``)."""
+    text = _LEADING_COMMENTS.sub("", statement_sql, count=1)
+    found = _FIRST_WORDS.match(text)
+    written = " ".join(found.group().upper().split()) if found else ""
+    return parsed if written in ("", "WITH") else written
+
+
 def _refused(kind: str) -> StoreError:
     return StoreError(
         f"refused: {kind} statements are not allowed here (the SQL console only reads; "
@@ -177,7 +216,7 @@ def check_reading_sql(sql: str) -> None:
         ) from exc
     for statement in statements:
         if statement.type not in READING_STATEMENTS:
-            raise _refused(statement.type.name)
+            raise _refused(_written_kind(statement.query, statement.type.name))
         if statement.type == duckdb.StatementType.EXPLAIN:
             explained = _explained_sql(statement.query)
             try:
@@ -221,8 +260,10 @@ def sandboxed_cursor(
         cursor.close()
 
 
-def user_sql_error(exc: duckdb.Error) -> StoreError:
-    """One line for a user's SQL that DuckDB refused or could not run."""
+def user_sql_error(exc: duckdb.Error, path: Path | None = None) -> StoreError:
+    """One line for a user's SQL that DuckDB refused or could not run (on database ``path``)."""
+    if is_damaged_file_error(exc):
+        return damaged_file_error(exc, path)
     if isinstance(exc, duckdb.InterruptException):
         return QueryInterruptedError("query interrupted")
     if isinstance(exc, duckdb.OutOfMemoryException):

@@ -41,7 +41,10 @@ from haf_tui.store.connection import (
     check_reading_sql,
     connect,
     copy_database,
+    damaged_file_error,
     first_line,
+    is_damaged_file_error,
+    name_the_original,
     page_sql,
     pid_alive,
     sandboxed_cursor,
@@ -78,11 +81,13 @@ class Store:
         read_only: bool,
         *,
         on_close: Callable[[], None] | None = None,
+        file: Path | None = None,
     ):
         self.connection = connection
         self.path = path
-        self.origin = path
-        """The file the user named (a snapshot reads a copy of it): never written over."""
+        """The database file the user gave (errors name it; never written over)."""
+        self.file = file or path
+        """The file open: ``path``, or a temporary copy of it (a snapshot, an upgraded copy)."""
         self.read_only = read_only
         self._on_close = on_close
         """Run once after the connection closes (a snapshot removes its copy)."""
@@ -113,8 +118,15 @@ class Store:
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, exc: BaseException | None, trace: object) -> None:
+        """Close; an error on the way out names the user's file, not a temporary copy, and a
+        damaged file (DuckDB failing to read it, in any command) is one line."""
         self.close()
+        if exc is None:
+            return
+        name_the_original(exc, self.file, self.path)
+        if isinstance(exc, duckdb.Error) and is_damaged_file_error(exc):
+            raise damaged_file_error(exc, self.path) from exc
 
     def schema_version(self) -> int:
         """The newest migration applied to this file (0 for an empty file)."""
@@ -497,6 +509,8 @@ class Store:
                 return [], []
             return [d[0] for d in cursor.description], cursor.fetchall()
         except duckdb.Error as exc:
+            if is_damaged_file_error(exc):
+                raise damaged_file_error(exc, self.path) from exc
             raise StoreError(f"query failed: {first_line(exc)}") from exc
 
     def query_user(
@@ -515,7 +529,7 @@ class Store:
                     return [], []
                 return [d[0] for d in cursor.description], cursor.fetchall()
         except duckdb.Error as exc:
-            raise user_sql_error(exc) from exc
+            raise user_sql_error(exc, self.path) from exc
 
     @contextmanager
     def stream_user(
@@ -582,7 +596,7 @@ class Store:
                     cursor.fetchmany(offset)
                 return columns, cursor.fetchmany(limit)
         except duckdb.Error as exc:
-            raise user_sql_error(exc) from exc
+            raise user_sql_error(exc, self.path) from exc
 
     def export_user(
         self, sql: str, parameters: Any, target: Path, fmt: str, *, overwrite: bool = False
@@ -596,7 +610,7 @@ class Store:
             parameters,
             target,
             fmt,
-            databases=[self.path, self.origin],
+            databases=[self.path, self.file],
             overwrite=overwrite,
         )
 
@@ -643,6 +657,11 @@ def open_store(
         if read_only and store.schema_version() < LATEST_VERSION:
             store.close()
             return _upgraded_copy(db_path, allow_read)
+    except duckdb.Error as exc:
+        store.close()
+        if is_damaged_file_error(exc):
+            raise damaged_file_error(exc, db_path) from exc
+        raise
     except BaseException:
         store.close()
         raise
@@ -667,9 +686,11 @@ def _upgraded_copy(db_path: Path, allow_read: Sequence[Path]) -> Store:
     """An older (or empty) haf-tui file, read through a migrated copy: reads never write."""
     copy, remove = copy_database(db_path)
     try:
-        with Store(connect(copy, False), copy, False) as writer:
+        with Store(connect(copy, False), db_path, False, file=copy) as writer:
             writer.migrate()
-        store = Store(connect(copy, True, allow_read=allow_read), db_path, True, on_close=remove)
+        store = Store(
+            connect(copy, True, allow_read=allow_read), db_path, True, on_close=remove, file=copy
+        )
     except BaseException:
         remove()
         raise
@@ -686,11 +707,12 @@ def open_snapshot(path: str | Path | None = None, *, allow_read: Sequence[Path] 
     copy, remove = copy_database(db_path)
     try:
         store = open_store(copy, read_only=True, allow_read=allow_read)
-    except BaseException:
+    except BaseException as exc:
         remove()
+        name_the_original(exc, copy, db_path)  # (the user's file, not the copy)
         raise
     store.snapshot = store.copied = True
-    store.origin = db_path
+    store.path = db_path  # (errors name the user's file; store.file is the copy)
     previous = store._on_close
 
     def close_all() -> None:
