@@ -13,21 +13,24 @@ from textual.geometry import Offset, Size
 from textual.widgets import Input, OptionList
 from textual.widgets.text_area import Selection
 
-from benchmarks.benchdata import build_bench_db
 from haf_tui.tui import create_app, sql_history
 from haf_tui.tui.screens.confirm import ConfirmScreen
 from haf_tui.tui.screens.sql_dialogs import PathScreen
 from haf_tui.tui.sql_text import error_notes, format_sql, statement_at, statement_spans
 from haf_tui.tui.widgets.sql_completion import CompletionList, popup_place
 from haf_tui.tui.widgets.sql_params import ParamsForm
+from tests import test_tui_sql_workbench
 from tests.support import settle
-from tests.test_tui_sql_workbench import editor_of, line, open_sql, rows_of, shown
+from tests.test_tui_sql_workbench import (
+    editor_of,
+    line,
+    open_sql,
+    rows_of,
+    shown,
+)
 
-
-@pytest.fixture
-def bench_db(tmp_path: Path) -> tuple[Path, list[str]]:
-    db = tmp_path / "haf.duckdb"
-    return db, build_bench_db(db, n_instances=4, n_runs=2, seed=3)
+bench_db = test_tui_sql_workbench.bench_db
+"""The workbench tests' small synthetic store (the same fixture)."""
 
 
 # ------------------------------------------------------------------ pure parts
