@@ -309,7 +309,8 @@ class ServerPool:
                         live = self._pick()
                         live.in_flight += 1
                         in_flight.add(asyncio.create_task(self._one(client, live, request, tries)))
-                    until = min([POLL_SECONDS, *(due - now for due, _, _ in retry)])
+                    # (a retry already due waits for room: for an answer, or the next poll)
+                    until = min([POLL_SECONDS, *(due - now for due, _, _ in retry if due > now)])
                     if stop_at is not None:
                         until = min(until, stop_at - now)
                     if not in_flight:

@@ -7,8 +7,7 @@ server does, then every other ``/v1/completions`` request by its scenario:
   request, its ``logit_bias`` token, read from the embedded GGUF's vocabulary);
 - ``logprobs-null``, ``logprob-5``, ``logprob-nan``, ``top-null`` (a null inside
   ``top_logprobs``), ``no-token-logprobs``: that answer, every time;
-- ``http-400``: the first request waits 3 s and answers well; the others get HTTP 400 while
-  it is in flight;
+- ``http-400``: HTTP 400 to two requests in flight together, answered at the same moment;
 - ``http-500-once``: the first request gets HTTP 500, the others a good answer;
 - ``hang``: no answer, ever.
 
@@ -16,6 +15,7 @@ server does, then every other ``/v1/completions`` request by its scenario:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import subprocess
@@ -107,6 +107,7 @@ class StandIn(BaseHTTPRequestHandler):
 
     scenario = "good"
     lock = threading.Lock()
+    both = threading.Barrier(2, timeout=5)
     counts: ClassVar[dict[str, int]] = {"run_requests": 0, "answered": 0}
 
     def log_message(self, *args: Any) -> None:
@@ -143,17 +144,17 @@ class StandIn(BaseHTTPRequestHandler):
         if scenario == "hang":
             while True:
                 time.sleep(60)
-        if scenario == "http-400" and number > 1:
+        if scenario == "http-400":  # both at once: each fails while the other is in flight
+            with contextlib.suppress(threading.BrokenBarrierError):
+                self.both.wait()
             self._send({"error": {"message": "stand-in refuses"}}, 400)
             return
         if scenario == "http-500-once" and number == 1:
             self._send({"error": {"message": "stand-in failed"}}, 500)
             return
-        if scenario == "http-400":
-            time.sleep(3)
         with self.lock:
             tokens = forced_text(body)
-        if scenario in ("good", "http-400", "http-500-once"):
+        if scenario in ("good", "http-500-once"):
             with self.lock:
                 self.counts["answered"] += 1
             self._send(good_answer(tokens))
