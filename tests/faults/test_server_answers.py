@@ -11,6 +11,7 @@ The answer rules themselves (:func:`checked_answer`) are tested without a server
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import signal
@@ -207,3 +208,35 @@ def test_one_ctrl_c_stops_a_run_on_a_hanging_server_and_it_resumes(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     _clean(done.stderr)
     assert _stored(db) == (run_id, "finished", 2, 2)
+
+
+def test_two_requests_failing_together_leave_no_task_behind(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A refusal (HTTP 400) on one request while another in flight fails as well: the run
+    stops with the first one's line, and the other's error is retrieved, not reported by
+    asyncio as "Task exception was never retrieved" (deterministic: both fail at once)."""
+    import gc
+    from types import SimpleNamespace
+
+    from haf_tui.config import DecodingSettings
+    from haf_tui.inference.base import GenerationRequest, ListSource
+    from haf_tui.inference.server import Endpoint, ServerError, ServerInfo
+    from haf_tui.inference.server_backend import ServerPool, _Live
+    from haf_tui.prompts import ChatMessage
+
+    url = "http://127.0.0.1:9"
+    live = _Live(Endpoint(url, 2), ServerInfo(url, "openai-compatible", "unknown", "m"))
+    pool = ServerPool(SimpleNamespace(endpoints=[live], timeout=5.0))  # type: ignore[arg-type]
+
+    async def refused(*args: object) -> None:
+        await asyncio.sleep(0.05)
+        raise ServerError(f"{url} refused a request: HTTP 400")
+
+    pool._one = refused  # type: ignore[method-assign,assignment]
+    settings = DecodingSettings(max_new_tokens=4)
+    requests = [GenerationRequest([ChatMessage("user", "hi")], settings, tag=n) for n in range(2)]
+    with caplog.at_level("ERROR", logger="asyncio"), pytest.raises(ServerError, match="400"):
+        pool.serve(ListSource(requests))
+    gc.collect()
+    assert "never retrieved" not in caplog.text
