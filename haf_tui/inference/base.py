@@ -131,6 +131,11 @@ class RequestSource(Protocol):
         """A request is done (called on the backend's thread)."""
         ...
 
+    def stop_requested(self) -> bool:
+        """Whether the run was asked to stop (a backend whose requests may hang, a server's,
+        cancels what is in flight after a grace period)."""
+        ...
+
 
 class ConcurrentBackend(Protocol):
     """A backend that generates several requests at once (batched decoding, a server)."""
@@ -187,6 +192,10 @@ class ListSource:
     def finished(self, request: GenerationRequest, generation: Generation) -> None:
         """Keep a result."""
         self.results[request.tag] = generation
+
+    def stop_requested(self) -> bool:
+        """Never: a fixed list is served whole."""
+        return False
 
 
 class TokenTextAssembler:

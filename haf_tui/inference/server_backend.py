@@ -10,7 +10,11 @@ asyncio loop with bounded in-flight requests. A timeout, a refused connection or
 retried with backoff on the least busy endpoint still alive; an endpoint that fails
 :data:`DEAD_AFTER` times in a row is dropped and its work goes to the others; when none is
 left the run stops with one line (it resumes like any interrupted run, nothing duplicated:
-a request's result is handed over once, after its answer came).
+a request's result is handed over once, after its answer came). Every answer is checked
+before it is used (:mod:`haf_tui.inference.server_answers`): a bad one is a failure of its
+server like a 5xx, never a stored row. When the run is asked to stop, the requests in flight
+get :data:`STOP_GRACE_SECONDS`, then are cancelled (a hanging server does not hold the run),
+as they are when the run stops on an error: no request task outlives the loop.
 
 Teacher-forced scoring (the classify, rationales and judge suites) goes one forced token per
 request: the token is made the only choice by ``logit_bias`` and its raw log-probability is
@@ -21,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +53,7 @@ from haf_tui.inference.server import (
     completion_body,
     identify_server,
 )
+from haf_tui.inference.server_answers import BadAnswerError, checked_answer
 from haf_tui.prompts import ChatMessage
 
 DEAD_AFTER: Final = 3
@@ -58,6 +62,11 @@ RETRIES: Final = 6
 """Tries of one request, over all endpoints, before the run stops."""
 BACKOFF_SECONDS: Final = (0.2, 0.5, 1.0, 2.0, 4.0)
 TIMEOUT_SECONDS: Final = 600.0
+STOP_GRACE_SECONDS: Final = 2.0
+"""How long requests in flight may still come back once a run is asked to stop; then they
+are cancelled (a server that hangs would hold the run for its whole timeout otherwise)."""
+POLL_SECONDS: Final = 0.2
+"""How often the loop looks whether the run was asked to stop."""
 FORCE_BIAS: Final = 100.0
 """The ``logit_bias`` that makes a server generate the forced token."""
 
@@ -190,32 +199,21 @@ class ServerBackend:
             self._ids = ids
         return self._ids.get(text, -1)
 
+    @staticmethod
     def positions(
-        self, answer: dict[str, Any], url: str
-    ) -> tuple[dict[str, Any], list[tuple[str, float, dict[str, Any]]]]:
+        answer: dict[str, Any],
+    ) -> tuple[dict[str, Any], list[tuple[str, float, dict[str, float]]]]:
         """An answer's first choice and, per generated token, its text, raw logprob and top
-        log-probabilities (a one-line :class:`ServerError` for anything else)."""
-        try:
-            choice = answer["choices"][0]
-            logprobs = choice.get("logprobs") or {}
-            texts = [str(t) for t in logprobs.get("tokens") or []]
-            values = [float(v) for v in logprobs.get("token_logprobs") or []]
-            tops = list(logprobs.get("top_logprobs") or [])
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-            raise ServerError(f"{url}: an answer without choices and logprobs") from exc
-        if len(values) != len(texts):
-            raise ServerError(f"{url}: {len(texts)} tokens but {len(values)} log-probabilities")
-        return choice, [
-            (text, value, tops[i] if i < len(tops) and isinstance(tops[i], dict) else {})
-            for i, (text, value) in enumerate(zip(texts, values, strict=True))
-        ]
+        log-probabilities, each checked (a :class:`BadAnswerError` saying what came back
+        otherwise: :func:`~haf_tui.inference.server_answers.checked_answer`)."""
+        return checked_answer(answer)
 
     def token(
         self,
         assembler: TokenTextAssembler,
         text: str,
         logprob: float,
-        top: dict[str, Any],
+        top: dict[str, float],
         token_id: int | None = None,
     ) -> GeneratedToken:
         """One returned token with its offsets (``token_id`` given: a forced token, whose
@@ -225,7 +223,7 @@ class ServerBackend:
         else:
             piece = self.local.token_piece(token_id)
         shown, byte_offset, char_offset = assembler.add(piece)
-        ranked = sorted(top.items(), key=lambda item: -float(item[1]))
+        ranked = sorted(top.items(), key=lambda item: -item[1])
         return GeneratedToken(
             token_id,
             piece,
@@ -234,7 +232,7 @@ class ServerBackend:
             char_offset,
             logprob,
             tuple(self.token_id(str(t)) for t, _ in ranked),
-            tuple(float(v) for _, v in ranked),
+            tuple(v for _, v in ranked),
             tuple(str(t) for t, _ in ranked),
         )
 
@@ -242,13 +240,14 @@ class ServerBackend:
         self, prompt: RenderedPrompt, answer: dict[str, Any], seconds: float, url: str
     ) -> Generation:
         """A server's answer as a :class:`Generation` (tokens, raw logprobs, offsets)."""
-        choice, positions = self.positions(answer, url)
+        choice, positions = self.positions(answer)
         assembler = TokenTextAssembler()
         tokens = [self.token(assembler, text, value, top) for text, value, top in positions]
-        usage = answer.get("usage") or {}
+        usage = answer.get("usage")
+        prompt_tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
         return Generation(
             prompt_text=prompt.text,
-            prompt_token_count=int(usage.get("prompt_tokens", 0)),
+            prompt_token_count=prompt_tokens if isinstance(prompt_tokens, int) else 0,
             text=assembler.finish(),
             tokens=tokens,
             finish_reason=str(choice.get("finish_reason") or "stop"),
@@ -287,48 +286,93 @@ class ServerPool:
         return min(alive, key=lambda live: live.in_flight / live.endpoint.concurrency)
 
     async def _serve(self, source: RequestSource) -> None:
-        retry: deque[tuple[GenerationRequest, int]] = deque()
+        """The loop: hand requests to the least busy endpoints, collect their answers, retry
+        the failed ones after a backoff. When the source asks to stop, what is in flight gets
+        :data:`STOP_GRACE_SECONDS` to come back; whatever is still in flight then, or when
+        anything goes wrong, is cancelled (and awaited: no task is left behind)."""
+        retry: list[tuple[float, GenerationRequest, int]] = []  # (due at, request, tries)
         in_flight: set[asyncio.Task[tuple[GenerationRequest, int, Generation | None]]] = set()
+        stop_at: float | None = None
         limits = httpx.Limits(max_connections=self.n_parallel + 2)
         async with httpx.AsyncClient(timeout=self.backend.timeout, limits=limits) as client:
-            while True:
-                room = self._capacity()
-                if room == 0 and not in_flight:
-                    self._pick()  # none alive: says so (the work left resumes)
-                work: list[tuple[GenerationRequest, int]] = []
-                while retry and len(work) < room:
-                    work.append(retry.popleft())
-                if len(work) < room:
-                    idle = not in_flight and not work
-                    # the source hands out a group of forced replies whole when the endpoints
-                    # have room for it: after a dead endpoint has taken its share away, an
-                    # idle pool asks for as many as all of them took (one group may then go
-                    # over the live endpoints' own limits once, rather than never go)
-                    asked = max(room, self.n_parallel) if idle else room
-                    taken = source.take(asked - len(work), wait=idle)
-                    work += [(request, 0) for request in taken]
-                if not work and not in_flight:
-                    return
-                for request, tries in work:
-                    live = self._pick()
-                    live.in_flight += 1
-                    in_flight.add(asyncio.create_task(self._one(client, live, request, tries)))
-                done, _ = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    in_flight.discard(task)
-                    request, tries, generation = task.result()
-                    if generation is not None:
-                        if request.on_token is not None:
-                            for token in generation.tokens:
-                                request.on_token(token)
-                        source.finished(request, generation)
+            try:
+                while True:
+                    now = time.monotonic()
+                    if stop_at is None and source.stop_requested():
+                        stop_at = now + STOP_GRACE_SECONDS
+                    if stop_at is not None and (not in_flight or now >= stop_at):
+                        return  # (what is in flight is cancelled: it resumes)
+                    work = [] if stop_at is not None else self._work(source, retry, in_flight)
+                    if not work and not in_flight and not retry:
+                        return
+                    for request, tries in work:
+                        live = self._pick()
+                        live.in_flight += 1
+                        in_flight.add(asyncio.create_task(self._one(client, live, request, tries)))
+                    # (a retry already due waits for room: for an answer, or the next poll)
+                    until = min([POLL_SECONDS, *(due - now for due, _, _ in retry if due > now)])
+                    if stop_at is not None:
+                        until = min(until, stop_at - now)
+                    if not in_flight:
+                        await asyncio.sleep(max(until, 0.0))
                         continue
-                    if tries >= RETRIES:
-                        raise ServerError(
-                            f"a request failed {tries} times on every server: resume the run"
-                        )
-                    await asyncio.sleep(BACKOFF_SECONDS[min(tries, len(BACKOFF_SECONDS) - 1)])
-                    retry.append((request, tries + 1))
+                    done, _ = await asyncio.wait(
+                        in_flight, timeout=max(until, 0.0), return_when=asyncio.FIRST_COMPLETED
+                    )
+                    for task in done:
+                        in_flight.discard(task)
+                        self._collect(source, retry, *task.result())
+            finally:
+                for task in in_flight:
+                    task.cancel()
+                await asyncio.gather(*in_flight, return_exceptions=True)
+
+    def _work(
+        self,
+        source: RequestSource,
+        retry: list[tuple[float, GenerationRequest, int]],
+        in_flight: set[asyncio.Task[tuple[GenerationRequest, int, Generation | None]]],
+    ) -> list[tuple[GenerationRequest, int]]:
+        """What to send now: retries that are due first, then what the source has ready."""
+        room = self._capacity()
+        if room == 0 and not in_flight:
+            self._pick()  # none alive: says so (the work left resumes)
+        now = time.monotonic()
+        work: list[tuple[GenerationRequest, int]] = []
+        for entry in sorted(retry, key=lambda entry: entry[0]):
+            if len(work) < room and entry[0] <= now:
+                retry.remove(entry)
+                work.append((entry[1], entry[2]))
+        if len(work) < room:
+            idle = not in_flight and not work and not retry
+            # the source hands out a group of forced replies whole when the endpoints have
+            # room for it: after a dead endpoint has taken its share away, an idle pool asks
+            # for as many as all of them took (one group may then go over the live
+            # endpoints' own limits once, rather than never go)
+            asked = max(room, self.n_parallel) if idle else room
+            taken = source.take(asked - len(work), wait=idle)
+            work += [(request, 0) for request in taken]
+        return work
+
+    @staticmethod
+    def _collect(
+        source: RequestSource,
+        retry: list[tuple[float, GenerationRequest, int]],
+        request: GenerationRequest,
+        tries: int,
+        generation: Generation | None,
+    ) -> None:
+        """A request came back: its generation to the source, or it is retried later."""
+        if generation is not None:
+            if request.on_token is not None:
+                for token in generation.tokens:
+                    request.on_token(token)
+            source.finished(request, generation)
+            return
+        if tries >= RETRIES:
+            raise ServerError(f"a request failed {tries} times on every server: resume the run")
+        backoff = BACKOFF_SECONDS[min(tries, len(BACKOFF_SECONDS) - 1)]
+        retry.append((time.monotonic() + backoff, request, tries + 1))
 
     async def _one(
         self, client: httpx.AsyncClient, live: _Live, request: GenerationRequest, tries: int
@@ -350,9 +394,12 @@ class ServerPool:
             answer = await self._post(client, live, body)
             if isinstance(answer, str):
                 return self._failed(live, request, tries, answer)
-            generation = backend.generation(
-                prompt, answer, time.perf_counter() - started, live.endpoint.url
-            )
+            try:
+                generation = backend.generation(
+                    prompt, answer, time.perf_counter() - started, live.endpoint.url
+                )
+            except BadAnswerError as exc:  # a server fault: retried elsewhere
+                return self._failed(live, request, tries, f"returned {exc}")
             live.failures = 0
             live.served += 1
             return request, tries, generation
@@ -384,9 +431,12 @@ class ServerPool:
             answer = await self._post(client, live, body)
             if isinstance(answer, str):
                 return self._failed(live, request, tries, answer)
-            _, positions = backend.positions(answer, live.endpoint.url)
-            if not positions:
-                raise ServerError(f"{live.endpoint.url}: no token came back for a forced one")
+            try:
+                _, positions = backend.positions(answer)
+                if not positions:
+                    raise BadAnswerError("no token for a forced one")
+            except BadAnswerError as exc:  # a server fault: retried elsewhere
+                return self._failed(live, request, tries, f"returned {exc}")
             text, logprob, top = positions[0]
             piece = backend.local.token_piece(token_id)
             if text.encode("utf-8") != piece and text != piece.decode("utf-8", errors="ignore"):

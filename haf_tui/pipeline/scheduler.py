@@ -200,6 +200,10 @@ class RunQueue:
                 self._streaming = None
         self.results.put((tag, generation, carried))
 
+    def stop_requested(self) -> bool:
+        """Whether the run was asked to stop (Ctrl-C, the workbench) or was aborted."""
+        return self._control.stop.is_set()
+
     # bookkeeping shared with the scorer
 
     def instance_stored(self, work: InstanceWork) -> bool:

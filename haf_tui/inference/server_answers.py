@@ -1,0 +1,104 @@
+"""A server's ``/v1/completions`` answer, checked before anything of it is used (issue 24 §3).
+
+Every answer, sampled or teacher-forced, must hold: a first choice with its text; its
+``logprobs`` with the generated ``tokens`` (texts; at least one when the text is not empty)
+and one raw log-probability per token in ``token_logprobs``, each a finite number ≤ 0; and,
+where ``top_logprobs`` is given, one object per token of finite log-probabilities ≤ 0.
+
+The ordering rule between a token and its top-k: the top-k are the k likeliest tokens, so a
+sampled token that is not among them is at most as likely as each of them: when the token's
+text is not a key of its top-k, every top-k value is ≥ its log-probability − :data:`TOLERANCE`.
+When its text is a key, nothing is compared: servers key the top-k by token *text*, and
+different tokens share a text (partial UTF-8 pieces all print as ``""``), so the value under
+that key may be another token's, and a later, less likely one may have overwritten the
+likeliest one's (llama-cpp-python fills the dict in descending order). Teacher-forced tokens
+obey the same rule (their log-probability is the raw one; the bias acts after it is read).
+
+An answer that breaks any of this is a :class:`BadAnswerError`: a server fault (the request
+is retried elsewhere), never a stored row."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Final
+
+from haf_tui.inference.server import ServerError
+
+TOLERANCE: Final = 1e-3
+"""How far a log-probability may stray above 0, or a sampled token above a top-k value it
+should not exceed (float32 rounding in the server)."""
+
+Position = tuple[str, float, dict[str, float]]
+"""One generated token: its text, its raw log-probability and its top log-probabilities."""
+
+
+class BadAnswerError(ServerError):
+    """A server answered with something that is not a usable completion; the message says
+    what it returned."""
+
+
+def _short(value: Any) -> str:
+    """A returned value as the error line shows it."""
+    text = "null" if value is None else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _logprob(value: Any, what: str) -> float:
+    """``value`` as a log-probability: a finite number ≤ 0 (within the tolerance)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise BadAnswerError(f"{what} of {_short(value)} (not a number)")
+    number = float(value)
+    if not math.isfinite(number):
+        raise BadAnswerError(f"{what} of {number} (not finite)")
+    if number > TOLERANCE:
+        raise BadAnswerError(f"{what} of {number} (above 0: not a log-probability)")
+    return number
+
+
+def _top(value: Any, index: int) -> dict[str, float]:
+    if not isinstance(value, dict):
+        raise BadAnswerError(f"top_logprobs[{index}] of {_short(value)} (not an object)")
+    return {
+        str(token): _logprob(number, f"a top log-probability of token {index} ({token!r})")
+        for token, number in value.items()
+    }
+
+
+def checked_answer(answer: Any) -> tuple[dict[str, Any], list[Position]]:
+    """The answer's first choice and its tokens, each checked (a :class:`BadAnswerError`
+    naming what came back otherwise)."""
+    choices = answer.get("choices") if isinstance(answer, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise BadAnswerError(f"an answer without choices ({_short(choices)})")
+    choice = choices[0]
+    text = choice.get("text")
+    if not isinstance(text, str):
+        raise BadAnswerError(f"an answer whose text is {_short(text)}")
+    logprobs = choice.get("logprobs")
+    if not isinstance(logprobs, dict):
+        raise BadAnswerError(f"an answer whose logprobs is {_short(logprobs)}")
+    texts = logprobs.get("tokens")
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        raise BadAnswerError(f"an answer whose tokens are {_short(texts)}")
+    if text and not texts:
+        raise BadAnswerError(f"the text {_short(text)} without its tokens")
+    values = logprobs.get("token_logprobs")
+    if not isinstance(values, list):
+        raise BadAnswerError(f"an answer whose token_logprobs is {_short(values)}")
+    if len(values) != len(texts):
+        raise BadAnswerError(f"{len(texts)} tokens but {len(values)} token log-probabilities")
+    numbers = [_logprob(v, f"a token log-probability (token {i})") for i, v in enumerate(values)]
+    tops_given = logprobs.get("top_logprobs")
+    if tops_given is None:
+        tops: list[dict[str, float]] = [{} for _ in texts]
+    elif not isinstance(tops_given, list) or len(tops_given) != len(texts):
+        raise BadAnswerError(f"{len(texts)} tokens but top_logprobs {_short(tops_given)}")
+    else:
+        tops = [_top(top, i) for i, top in enumerate(tops_given)]
+    for index, (token, number, top) in enumerate(zip(texts, numbers, tops, strict=True)):
+        if top and token not in top and min(top.values()) < number - TOLERANCE:
+            raise BadAnswerError(
+                f"token {index} ({token!r}) at log-probability {number}, outside its top-k yet "
+                f"likelier than their {min(top.values())}"
+            )
+    return choice, list(zip(texts, numbers, tops, strict=True))
