@@ -8,7 +8,8 @@ exists keep the mild (0.5 < t < 0.6) rows, then the toxic (t > 0.75) ones; RealT
 joins prompt and continuation (scored by the continuation's toxicity); Implicit Toxicity joins
 context and response and keeps the toxic (label 1) rows; ToxiGen's human toxicity (1-5) is
 min-max scaled to 0-1; HateXplain (train split) scores a post by the share of annotators who
-say hate or offensive and keeps posts where more than one does (no score band).
+say hate or offensive and keeps posts where more than one does (no score band). A run of the
+rationales suite without HAF reads every HateXplain post instead (:func:`hate_explain_every_post`).
 """
 
 from __future__ import annotations
