@@ -197,25 +197,29 @@ def test_a_bulleted_answer_s_closing_remark_is_not_read_as_words() -> None:
     assert parsed.words == ("vermin", "those", "people", "filth")
     assert parsed.out_of_text == ()
     assert [VERMIN[i] for i, v in enumerate(parsed.mask) if v] == [
-        "those", "people", "vermin", "filth",
-    ]  # fmt: skip
-    assert parsed.matches_k
+        "those",
+        "people",
+        "vermin",
+    ]  # fmt: skip  (the first 3 words in the model's order: vermin, those, people)
+    assert not parsed.matches_k  # (4 in-text words named)
     dropped = {item.text[:9]: item.reason for item in parsed.items if not item.kept}
-    assert dropped == {"Here are ": HEADING, "These key": OUTSIDE_LIST}
+    assert dropped == {"Here are ": HEADING, "These key": OUTSIDE_LIST, "filth": BEYOND_K}
 
 
-def test_a_phrase_counts_as_one_key_word_for_the_limit() -> None:
+def test_a_phrase_gives_its_words_and_the_limit_counts_words() -> None:
+    """§3.3-§3.4: "those people" gives two words; a top-3 mask marks at most 3 words (P2: no
+    method could mask more than the specified number)."""
     tokens = ["those", "people", "are", "animals", "and", "vermin"]
     parsed = parse_rationale("those people | animals | vermin | and", tokens, 3)
     assert [tokens[i] for i, v in enumerate(parsed.mask) if v] == [
-        "those", "people", "animals", "vermin",
+        "those", "people", "animals",
     ]  # fmt: skip
-    assert parsed.in_text == 4 and not parsed.matches_k
+    assert parsed.in_text == 5 and not parsed.matches_k
     kept = [(item.text, item.words, item.reason) for item in parsed.items]
     assert kept == [
         ("those people", ("those", "people"), ""),
         ("animals", ("animals",), ""),
-        ("vermin", ("vermin",), ""),
+        ("vermin", ("vermin",), BEYOND_K),
         ("and", ("and",), BEYOND_K),
     ]
 

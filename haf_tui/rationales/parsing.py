@@ -7,9 +7,10 @@ Two readings the spec leaves open, decided here *(decision)*:
   ``1.`` or ``1)``) is the answer's list: one item per bullet line; its other lines (a
   preamble, a closing remark such as "These key words are not only found in the text, but …")
   are not items, even when they hold a delimiter;
-- the limit (§3.3, "the first k") counts the **items** the model listed: a phrase listed as one
-  key word ("those people") keeps all its words and counts once, so a top-3 list
-  ``those people | vermin | filth`` marks all four words.
+- the limit stays the spec's (§3.3: "the first k distinct in-text words in output order", so no
+  top-k mask marks more than k words, as P2 says): a phrase listed as one key word ("those
+  people") gives two words (§3.4 step 3), and an item whose in-text words are all past the
+  first k is dropped ("beyond the first k").
 
 Each item is kept or dropped with the reason (:class:`AnswerItem`), for the explorer.
 """
@@ -53,9 +54,9 @@ class AnswerItem:
 @dataclass(frozen=True)
 class RationaleAnswer:
     """What an answer names: its words in the model's order (normed, distinct), those found
-    in no token of the text, the mask (every occurrence of the in-text words of the first
-    ``k`` items naming one), how many items name an in-text word, whether that is ``k``, and
-    every piece of the answer kept or dropped (``items``)."""
+    in no token of the text, the mask (every occurrence of the first ``k`` in-text words), how
+    many in-text words it named, whether that is ``k``, and every piece of the answer kept or
+    dropped (``items``)."""
 
     words: tuple[str, ...]
     out_of_text: tuple[str, ...]
@@ -122,15 +123,13 @@ def answer_words(answer: str) -> list[str]:
 
 def parse_rationale(answer: str, tokens: Sequence[str], k: int | None = None) -> RationaleAnswer:
     """The words, out-of-text words and mask of an answer over the text's word ``tokens``;
-    with ``k``, only the first ``k`` items naming an in-text word mark (all occurrences of
-    their in-text words)."""
+    with ``k``, only the first ``k`` distinct in-text words mark (all their occurrences)."""
     pieces, dropped = answer_pieces(answer)
     normed = [norm(token) for token in tokens]
     present = set(normed)
     words: list[str] = []
     items: list[AnswerItem] = []
-    marked: set[str] = set()
-    in_text = 0
+    in_text: list[str] = []
     for piece in pieces:
         named = [w for w in dict.fromkeys(norm(raw) for raw in piece.split()) if w]
         new = [w for w in named if w not in words]
@@ -144,21 +143,19 @@ def parse_rationale(answer: str, tokens: Sequence[str], k: int | None = None) ->
             reason = REPEATED
         elif not inside:
             reason = OUT_OF_TEXT
-        else:
-            in_text += 1
-            if k is not None and in_text > k:
-                reason = BEYOND_K
-            else:
-                marked.update(inside)
+        elif k is not None and len(in_text) >= k:
+            reason = BEYOND_K
+        in_text += inside
         if piece.strip():
             items.append(AnswerItem(piece.strip(), tuple(new), outside, reason))
+    marked = set(in_text if k is None else in_text[:k])
     out_of_text = tuple(w for w in words if w not in present)
     mask = tuple(1 if t in marked else 0 for t in normed)
     return RationaleAnswer(
         tuple(words),
         out_of_text,
         mask,
-        in_text,
-        k is None or in_text == k,
+        len(in_text),
+        k is None or len(in_text) == k,
         (*items, *dropped),
     )
