@@ -95,6 +95,11 @@ class RationaleSettings(BaseModel):
     )
     random_seeds: int = Field(100, ge=0, le=1000, description="RANDOM baseline masks (§6.2)")
     gold: Literal["hard", "union"] = Field("hard", description="gold of the hard metrics (§5)")
+    spans: Literal["runs", "tokens"] = Field(
+        "runs",
+        description="IoU-F1's predicted spans (§6.1): runs of consecutive tokens, or each "
+        "token its own span (HateXplain's own evaluation)",
+    )
     max_new_tokens: int = Field(64, ge=1, le=4096, description="cap of a prompted answer")
 
 

@@ -15,7 +15,13 @@
 --   pct_low_mass (label mass < 0.5), annotator_iou (mean token IoU across annotators),
 --   alignment_f1 (token-F1 of the prompted vs the occlusion mask of the same k). Undefined
 --   values are NULL. selection = the strategy with its k or ratio; variant = the prompt
---   (normal, short). RATIONALES.md §6.5.
+--   (normal, short). Per run, the instances scored by gold label (n_by_label: HateXplain's
+--   majority label, hatespeech / offensive / normal / undecided; a number, the share saying
+--   toxic, as toxic or non-toxic), the undecided ones (n_undecided: no two annotators agree,
+--   no gold label: only ŷ is shown), those whose post tokens do not make their text
+--   (n_tokens_mismatch: no gold rationale, RATIONALES.md §2) and the dataset's posts skipped
+--   for a rationale mask of the wrong length (n_bad_mask, §5; haf datasets show --skipped).
+--   RATIONALES.md §6.5.
 -- params: run_ids (VARCHAR[]; default []; runs to show, empty list = all runs)
 WITH selected AS (
     SELECT run_id, model_file, dataset_id,
@@ -93,6 +99,40 @@ instance_values AS (
     FROM instance_metrics
     WHERE metric LIKE 'rationale\_%' ESCAPE '\' AND run_id IN (SELECT run_id FROM selected)
     GROUP BY run_id
+),
+scored AS (  -- the instances the run finished, by their stored gold label
+    SELECT m.run_id,
+           CASE WHEN TRY_CAST(i.label AS DOUBLE) IS NULL THEN coalesce(i.label, '(none)')
+                WHEN TRY_CAST(i.label AS DOUBLE) >= 0.5 THEN 'toxic'
+                ELSE 'non-toxic' END AS label,
+           count(*) AS n
+    FROM instance_metrics m
+    JOIN selected r ON r.run_id = m.run_id
+    JOIN instances i ON i.dataset_id = r.dataset_id AND i.instance_id = m.instance_id
+    WHERE m.metric = 'rationale_has_gold'
+    GROUP BY ALL
+),
+by_label AS (
+    SELECT run_id,
+           string_agg(label || ' ' || n, ', ' ORDER BY label) AS n_by_label,
+           coalesce(sum(n) FILTER (WHERE label = 'undecided'), 0) AS n_undecided
+    FROM scored
+    GROUP BY run_id
+),
+mismatches AS (
+    SELECT run_id, count(DISTINCT instance_id) AS n_tokens_mismatch
+    FROM parse_diagnostics
+    WHERE stage = 'rationale_classify' AND kind = 'no gold rationale'
+      AND detail = 'text is not the post tokens joined by spaces'
+      AND run_id IN (SELECT run_id FROM selected)
+    GROUP BY run_id
+),
+bad_masks AS (
+    SELECT s.run_id, count(*) AS n_bad_mask
+    FROM selected s
+    JOIN skipped_rows k ON k.dataset_id = s.dataset_id
+    WHERE k.reason LIKE 'a rationale mask of the wrong length%'
+    GROUP BY s.run_id
 )
 SELECT s.run_id,
        s.model_file,
@@ -130,11 +170,18 @@ SELECT s.run_id,
        i.annotator_iou,
        coalesce(i.annotator_iou_n, 0) AS annotator_iou_n,
        i.alignment_f1,
-       coalesce(i.alignment_f1_n, 0) AS alignment_f1_n
+       coalesce(i.alignment_f1_n, 0) AS alignment_f1_n,
+       b.n_by_label,
+       coalesce(b.n_undecided, 0) AS n_undecided,
+       coalesce(mm.n_tokens_mismatch, 0) AS n_tokens_mismatch,
+       coalesce(bm.n_bad_mask, 0) AS n_bad_mask
 FROM selected s
 CROSS JOIN kinds k
 LEFT JOIN plausibility p ON p.run_id = s.run_id AND p.source = k.plausibility_source
 LEFT JOIN faithfulness f ON f.run_id = s.run_id AND f.source = k.faithfulness_source
 LEFT JOIN answer_shares a ON a.run_id = s.run_id
 LEFT JOIN instance_values i ON i.run_id = s.run_id
+LEFT JOIN by_label b ON b.run_id = s.run_id
+LEFT JOIN mismatches mm ON mm.run_id = s.run_id
+LEFT JOIN bad_masks bm ON bm.run_id = s.run_id
 ORDER BY s.dataset_id, s.model_file, s.run_id, k.rationale_order

@@ -73,3 +73,38 @@ def two_posts(folder: Path) -> Path:
             ),
         ],
     )
+
+
+NORMAL_TEXT = "thanks for the bus timetable it was kind of you"
+UNDECIDED_TEXT = "they should all go back where they came from idiot"
+SPACED_TOKENS = ["you", "worthless idiot", "go", "away"]
+"""A post whose tokens do not make its words: one token holds a space."""
+BAD_MASK_TOKENS = ["you", "are", "a", "worthless", "idiot"]
+
+
+def edge_case_posts(folder: Path) -> Path:
+    """Every kind of post the rationales suite meets (issue 27): hate (P1's Table 5), two
+    offensive ones (the insult; one whose tokens hold a space), two normal ones (one with an
+    annotator saying offensive), an undecided one (three labels) and one whose second
+    rationale mask is a token short."""
+    path = write_hatexplain(
+        folder,
+        [
+            ("hate", P1_TOKENS, ["hatespeech", "offensive", "hatespeech"], list(P1_MARKED)),
+            ("insult", INSULT_TOKENS, ["offensive", "offensive", "normal"], list(INSULT_MARKED)),
+            ("normal", NORMAL_TEXT.split(), ["normal"] * 3, []),
+            (
+                "normal2",
+                ["see", "you", "at", "the", "game", "tonight"],
+                ["normal", "normal", "offensive"],
+                [],
+            ),
+            ("undecided", UNDECIDED_TEXT.split(), ["hatespeech", "offensive", "normal"], []),
+            ("spaced", SPACED_TOKENS, ["offensive"] * 3, [{1}, {1, 3}]),
+            ("bad_mask", BAD_MASK_TOKENS, ["hatespeech"] * 3, [{3, 4}, {3, 4}]),
+        ],
+    )
+    data = json.loads(path.read_text())
+    data["bad_mask"]["rationales"][1] = [0, 0, 0, 1]  # one value short
+    path.write_text(json.dumps(data))
+    return path

@@ -369,7 +369,8 @@ REPORT_COLUMNS = {
         "model", "dataset", "run", "selection", "prompt", "rationale", "instances", "with gold",
         "IOU", "TOK", "TOK micro", "COMP", "SUFF", "% flip", "faithful n", "AUPRC", "CPX H",
         "SPR G", "CPX n", "answers", "% empty", "% out-of-text", "% ≠ k", "% mass < 0.5",
-        "% no gold", "annotator IoU", "align F1",
+        "% no gold", "annotator IoU", "align F1", "instances by gold label", "undecided",
+        "tokens ≠ text", "bad-mask posts skipped",
     ],
     "rationale-plausibility": [
         "model", "dataset", "run", "selection", "prompt", "gold", "rationale", "instances",

@@ -50,6 +50,7 @@ JUDGE_MODE_HELP = (
     "(§4.3); free: a greedy answer, parsed (§4.2)"
 )
 
+
 def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The ``run`` sub-command and its options (each with a one-line help and its default)."""
     run = commands.add_parser(
@@ -271,6 +272,13 @@ def _rationale_options(run: argparse.ArgumentParser) -> None:
         default="hard",
         help="the annotators' gold of the hard metrics: marked by half of them, or by any (§5)",
     )
+    group.add_argument(
+        "--rationale-spans",
+        choices=("runs", "tokens"),
+        default="runs",
+        help="IoU-F1's predicted spans: runs of consecutive words, or each word its own span "
+        "(HateXplain's own evaluation; §6.1)",
+    )
 
 
 def _judge_options(run: argparse.ArgumentParser) -> None:
@@ -310,6 +318,7 @@ def _rationale_settings(args: argparse.Namespace) -> RationaleSettings:
         removal=args.rationale_removal,
         random_seeds=args.rationale_seeds,
         gold=args.rationale_gold,
+        spans=args.rationale_spans,
     )
 
 
@@ -358,7 +367,9 @@ def run_command(args: argparse.Namespace, store: Store, console: Console) -> int
     else:
         name = args.dataset if args.file or not args.demo else "sample"
         choice = choice_by_name(name, args.file, store)
-        request = RunRequest(config=_config(args), dataset=resolve_dataset(choice, store))
+        config = _config(args)
+        chosen = resolve_dataset(choice, store, suites=config.suites)
+        request = RunRequest(config=config, dataset=chosen)
     with console.status("loading the model and the similarity model ..."):
         started = start_or_resume(store, request)
     run_id, config, models = started.run_id, started.config, started.models

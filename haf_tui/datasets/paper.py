@@ -22,12 +22,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
 from haf_tui.datasets import preprocess
 from haf_tui.datasets.files import sample_indices
 from haf_tui.datasets.hub import HubSource, fetch, matching_files
 from haf_tui.datasets.model import Dataset, DatasetError
+from haf_tui.datasets.preprocess import Preprocess
 from haf_tui.datasets.readers import (
     FORMATS,
     Record,
@@ -58,6 +59,9 @@ class PaperDataset:
     paper_population: int
     description: str
     file_hint: str = ""
+    every_post: Preprocess | None = None
+    """The preprocessing of a run that evaluates every post (the rationales suite without HAF);
+    None: the paper's selection either way."""
 
     def aliases(self) -> set[str]:
         """Names this dataset answers to (case, spaces, dashes and underscores ignored)."""
@@ -92,6 +96,7 @@ PAPER_DATASETS: Final[tuple[PaperDataset, ...]] = (
             ("plain_text/train/*.parquet", "plain_text/*-train*.parquet"),
         ),
         preprocess=preprocess.hate_explain,
+        every_post=preprocess.hate_explain_every_post,
         paper_population=6696,
         description="Twitter and Gab posts with per-annotator labels, targets and rationales",
         file_hint="or Data/dataset.json with post_id_divisions.json beside it, from "
@@ -236,13 +241,16 @@ def load_paper_dataset(
     cache_dir: str | Path | None = None,
     offline: bool | None = None,
     dataset_name: str | None = None,
+    selection: Literal["paper", "every_post"] = "paper",
 ) -> Dataset:
     """A seeded sample of a paper dataset, preprocessed as the paper did.
 
     The files come from ``files`` (paths or folders, shaped like the Hub's) or else from the
     Hub through its cache (offline: the cache only; DatasetError saying what to download).
     Instance ids are the paper's indices into the preprocessed rows, so a sample with the
-    paper's seed reproduces ``../shared/data/haf-paper-samples``.
+    paper's seed reproduces ``../shared/data/haf-paper-samples``. ``selection="every_post"``:
+    every post instead of the paper's preprocessing (HateXplain, for the rationales suite;
+    the other datasets have only the paper's), its unusable posts stored as skipped rows.
     """
     spec = paper_dataset(name)
     if n <= 0:
@@ -261,16 +269,20 @@ def load_paper_dataset(
         )
         origin = {"repo_id": spec.hub.repo_id, "revision": spec.hub.revision}
         origin["files"] = [p.name for p in paths]
-    selection = spec.preprocess(source_rows(spec, paths))
-    population = len(selection.candidates)
+    every_post = selection == "every_post" and spec.every_post is not None
+    preprocessing = spec.every_post if every_post and spec.every_post else spec.preprocess
+    selection_made = preprocessing(source_rows(spec, paths))
+    if every_post:
+        origin["selection"] = "every_post"
+    population = len(selection_made.candidates)
     if population == 0:
         raise DatasetError(f"{spec.title}: no rows are left after the paper's preprocessing")
     indices = sample_indices(population, n, seed)
     validator = RowValidator(max_chars=preprocess.MAX_CHARS, label_required=True)
     instances: list[InstanceRecord] = []
-    skipped: list[SkippedRow] = []
+    skipped: list[SkippedRow] = list(selection_made.skipped)
     for index in indices:
-        c = selection.candidates[index]
+        c = selection_made.candidates[index]
         reason = validator.reason(c.text, str(index), c.label)
         if reason:
             skipped.append(SkippedRow(c.row, reason, excerpt(c.text)))
@@ -285,17 +297,18 @@ def load_paper_dataset(
                 extra=extra,
             )
         )
-    filtered = dict(selection.filtered)
+    filtered = dict(selection_made.filtered)
     if population > len(indices):
         filtered[FILTER_NOT_SAMPLED] = population - len(indices)
     sample = {"seed": seed, "n": len(indices), "population": population, "indices": indices}
     key = json.dumps([spec.key, origin, sample], sort_keys=True).encode()
     meta = {
         "kind": "paper",
+        "selection": "every_post" if every_post else "paper",
         "paper_dataset": spec.key,
         "title": spec.title,
         "origin": origin,
-        "n_rows": selection.n_rows,
+        "n_rows": selection_made.n_rows,
         "filtered": filtered,
         "paper_population": spec.paper_population,
         "matches_paper": population == spec.paper_population,

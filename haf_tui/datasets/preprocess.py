@@ -8,7 +8,8 @@ exists keep the mild (0.5 < t < 0.6) rows, then the toxic (t > 0.75) ones; RealT
 joins prompt and continuation (scored by the continuation's toxicity); Implicit Toxicity joins
 context and response and keeps the toxic (label 1) rows; ToxiGen's human toxicity (1-5) is
 min-max scaled to 0-1; HateXplain (train split) scores a post by the share of annotators who
-say hate or offensive and keeps posts where more than one does (no score band).
+say hate or offensive and keeps posts where more than one does (no score band). A run of the
+rationales suite without HAF reads every HateXplain post instead (:func:`hate_explain_every_post`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ from haf_tui.datasets.validation import (
     FILTER_NO_TEXT,
     FILTER_NOT_TOXIC,
     FILTER_SHORT,
+    SKIP_BAD_MASK,
+    SkippedRow,
+    excerpt,
 )
 
 MIN_CHARS: Final = 64
@@ -61,6 +65,8 @@ class Selection:
     candidates: list[Candidate]
     filtered: Counter[str]
     n_rows: int
+    skipped: list[SkippedRow] = field(default_factory=list)
+    """Rows that cannot be evaluated (not a filter of the paper's): stored with their reason."""
 
 
 Preprocess = Callable[[Rows], Selection]
@@ -257,3 +263,51 @@ def hate_explain(rows: Rows) -> Selection:
         }
         candidates.append(Candidate(row, text, score, repr(score), extra))
     return Selection(candidates, filtered, n_rows)
+
+
+UNDECIDED: Final = "undecided"
+"""A HateXplain post's label when no two annotators agree (RATIONALES.md §5)."""
+
+
+def majority_label(annotators: list[dict[str, Any]]) -> str:
+    """The label of at least two annotators (``hatespeech``, ``offensive``, ``normal``), else
+    ``undecided``."""
+    counts = Counter(str(a.get("label")) for a in annotators)
+    label, count = counts.most_common(1)[0] if counts else (UNDECIDED, 0)
+    return label if count >= 2 else UNDECIDED
+
+
+def hate_explain_every_post(rows: Rows) -> Selection:
+    """HateXplain for the rationales suite: every post of the split (normal and undecided ones
+    too, no length window), labelled by its annotators' majority (``undecided`` when all three
+    differ); a post one of whose rationale masks is not as long as its tokens is a skipped row
+    (RATIONALES.md §5), a post without tokens is left out."""
+    candidates: list[Candidate] = []
+    filtered: Counter[str] = Counter()
+    skipped: list[SkippedRow] = []
+    n_rows = 0
+    for row, record in rows:
+        n_rows += 1
+        tokens = [str(t) for t in record.get("post_tokens") or []]
+        text = " ".join(tokens)
+        if not text.strip():
+            filtered[FILTER_NO_TEXT] += 1
+            continue
+        masks = record.get("rationales") or []
+        lengths = [len(m) if isinstance(m, list | tuple) else -1 for m in masks]
+        if any(length != len(tokens) for length in lengths):
+            detail = ", ".join(str(length) for length in lengths)
+            reason = f"{SKIP_BAD_MASK} (masks of {detail} values for {len(tokens)} tokens)"
+            skipped.append(SkippedRow(row, reason, excerpt(text)))
+            continue
+        annotators = hatexplain_annotators(record)
+        non_normal = sum(a["label"] != "normal" for a in annotators)
+        score = non_normal / len(annotators) if annotators else 0.0
+        extra = {
+            "post_id": record.get("post_id") or record.get("id") or record.get("_key"),
+            "annotators": annotators,
+            "rationales": list(masks),
+            "post_tokens": tokens,
+        }
+        candidates.append(Candidate(row, text, score, majority_label(annotators), extra))
+    return Selection(candidates, filtered, n_rows, skipped)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -105,17 +106,29 @@ def choice_by_name(name: str, file: str | None, store: Store) -> DatasetChoice:
     )
 
 
-def resolve_dataset(choice: DatasetChoice, store: Store | None) -> Dataset:
+def paper_selection(suites: Sequence[str]) -> Literal["paper", "every_post"]:
+    """Which posts of a paper dataset a run evaluates: a run of the rationales suite without
+    HAF gets every post (HateXplain: normal ones too, RATIONALES.md); a run with HAF, the HAF
+    paper's selection (one run's instances are shared by its suites)."""
+    return "every_post" if "rationales" in suites and "haf" not in suites else "paper"
+
+
+def resolve_dataset(
+    choice: DatasetChoice, store: Store | None, suites: Sequence[str] = ()
+) -> Dataset:
     """The instances of ``choice`` (from the package, a file, the database or the Hub cache),
-    sampled with its seed when a sample size is given."""
+    sampled with its seed when a sample size is given; a paper dataset's posts as the run's
+    ``suites`` select them (:func:`paper_selection`)."""
     if choice.kind == "paper":
+        selection = paper_selection(suites)
         if choice.files:
-            return load_paper_dataset(choice.name, files=list(choice.files))
+            return load_paper_dataset(choice.name, files=list(choice.files), selection=selection)
         return load_paper_dataset(
             choice.name,
             n=choice.sample_size or DEFAULT_SAMPLE,
             seed=choice.seed,
             offline=choice.offline,
+            selection=selection,
         )
     if choice.kind == "builtin":
         dataset = builtin_sample()

@@ -2,8 +2,9 @@
 
 HateXplain keeps per post its ``post_tokens`` and ``rationales`` (0, 2 or 3 masks over the
 tokens, not aligned with the annotators). The text under test must be the tokens joined by
-single spaces; otherwise, or without masks, or with a mask of the wrong length, the instance
-has no gold (the reason is kept, to be counted).
+single spaces, and its words the tokens (no token empty or holding a space: *decision*);
+otherwise (counted whether or not the post has masks), or without masks, or with a mask of the
+wrong length, the instance has no gold (the reason is kept, to be counted).
 """
 
 from __future__ import annotations
@@ -47,10 +48,12 @@ def gold_rationale(text: str, extra: Mapping[str, Any]) -> Gold | str:
     why it has none."""
     tokens = [str(t) for t in extra.get("post_tokens") or []]
     raw = extra.get("rationales") or []
-    if not tokens or not raw:
+    if not tokens:
         return NO_MASKS
-    if " ".join(tokens) != text:
+    if " ".join(tokens) != text or text.split() != tokens:  # (an empty or spaced token)
         return TEXT_MISMATCH
+    if not raw:
+        return NO_MASKS
     masks = []
     for mask in raw:
         if not isinstance(mask, list | tuple) or len(mask) != len(tokens):

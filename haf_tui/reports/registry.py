@@ -306,6 +306,10 @@ for _report in (
                 ("pct_skipped", "% no gold"),
                 ("annotator_iou", "annotator IoU"),
                 ("alignment_f1", "align F1"),
+                ("n_by_label", "instances by gold label"),
+                ("n_undecided", "undecided"),
+                ("n_tokens_mismatch", "tokens ≠ text"),
+                ("n_bad_mask", "bad-mask posts skipped"),
             )
         ),
     ),

@@ -214,6 +214,20 @@ def instance_metric_values(
     return {str(metric): value for metric, value in rows}
 
 
+_ANSWERS_SQL = """
+SELECT sub_index, output_text FROM generations
+WHERE run_id = $run_id AND instance_id = $instance_id AND stage = $stage
+ORDER BY sub_index
+"""
+
+
+def stage_answers(store: Store, run_id: str, instance_id: str, stage: str) -> dict[int, str]:
+    """The raw answers of one stage of an instance of a run, by sub-index (the rationale
+    prompts' answers, to show how they were read)."""
+    params = {"run_id": run_id, "instance_id": instance_id, "stage": stage}
+    return {int(sub): str(text) for sub, text in store.query(_ANSWERS_SQL, params)[1]}
+
+
 def _listed(value: Any) -> Any:
     """A list column as a list (DuckDB may give a tuple), anything else as it is."""
     return list(value) if isinstance(value, tuple) else value

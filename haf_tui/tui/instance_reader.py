@@ -22,6 +22,7 @@ from haf_tui.store.readers import (
     instance_rationales,
     instance_tokens,
     run_instance,
+    stage_answers,
 )
 from haf_tui.tui.judge_data import Judgement, read_judgements
 from haf_tui.tui.rationale_data import RationaleData, rationale_data
@@ -212,4 +213,5 @@ def read_rationales(store: Store, run_id: str, instance_id: str) -> RationaleDat
         instance.extra,
         instance_rationales(store, run_id, instance_id),
         instance_metric_values(store, run_id, instance_id, "rationale_"),
+        stage_answers(store, run_id, instance_id, "rationale_prompt"),
     )

@@ -24,6 +24,8 @@ class RationaleData:
     gold: Gold | None = None
     gold_problem: str | None = None
     metrics: Mapping[str, float | None] = field(default_factory=dict)
+    answers: Mapping[int, str] = field(default_factory=dict)
+    """The rationale prompts' raw answers by sub-index (0: the gold label shown, 1: ŷ)."""
 
     def row(self, source: str) -> RationaleRecord | None:
         """The row of a source (RANDOM: its first seed), or None."""
@@ -61,10 +63,17 @@ def rationale_data(
     extra: Mapping[str, Any],
     rows: Sequence[RationaleRecord],
     metrics: Mapping[str, float | None] | None = None,
+    answers: Mapping[int, str] | None = None,
 ) -> RationaleData:
     """The view's data of an instance: the word tokens are HateXplain's ``post_tokens`` when
     they make the text (the annotators' gold is then theirs), else ``text.split()``."""
     units = word_units(text, extra)
     return RationaleData(
-        instance_id, units.tokens, tuple(rows), units.gold, units.problem, dict(metrics or {})
+        instance_id,
+        units.tokens,
+        tuple(rows),
+        units.gold,
+        units.problem,
+        dict(metrics or {}),
+        dict(answers or {}),
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Literal
 
 from haf_tui.rationales.labels import Label
 from haf_tui.rationales.metrics import (
@@ -121,7 +122,10 @@ class InstanceRationales:
         if gold is None or self.gold_mask is None or not any(self.gold_mask):
             return row
         ranking = list(scores) if scores is not None else [float(v) for v in row.mask]
-        precision, recall = span_match(row.mask, self.gold_mask)
+        spans: Literal["runs", "single_token"] = (
+            "single_token" if self.plan.settings.spans == "tokens" else "runs"
+        )
+        precision, recall = span_match(row.mask, self.gold_mask, pred_spans=spans)
         return replace(
             row,
             token_f1=token_f1(row.mask, self.gold_mask),

@@ -155,7 +155,8 @@ class WizardScreen(HafScreen[None]):
         else a short calibration decode (the first model stays loaded for the run)."""
         try:
             with self.reader.reading_if_exists() as store:
-                dataset = resolve_dataset(choice, store)
+                suites = runs[0][1].suites if runs else ()  # (a paper dataset's posts)
+                dataset = resolve_dataset(choice, store, suites=suites)
                 past = past_runs(store, [name for name, _ in runs]) if store is not None else []
         except Exception as exc:
             self.post_message(DatasetRead(key, None, str(exc).splitlines()[0]))

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from rich.style import Style
 from rich.text import Text
 
+from haf_tui.rationales.parsing import parse_rationale
 from haf_tui.store.records import RationaleRecord
 from haf_tui.tui.rationale_data import RationaleData
 from haf_tui.tui.widgets.lines_view import PanelView
@@ -223,6 +224,38 @@ def _named(data: RationaleData) -> list[Text]:
             out.append(prose(("  out of text: ", BOLD), ", ".join(missing)))
         else:
             out.append(prose(("  out of text: none", DIM)))
+        answer = data.answers.get(_answer_number(data, row))
+        if answer is not None:
+            out += _parse(answer, data.tokens, row.k)
+    return out
+
+
+ITEM_CHARS = 60
+"""The most characters of an answer's item the parse shows (a longer one ends in "…")."""
+
+
+def _answer_number(data: RationaleData, row: RationaleRecord) -> int:
+    """The sub-index of the prompt a prompted row was read from (1: ŷ shown, asked apart)."""
+    return 1 if row.source == "prompt_predicted" and 1 in data.answers else 0
+
+
+def _parse(answer: str, tokens: Sequence[str], k: int | None) -> list[Text]:
+    """How the answer was read (RATIONALES.md §3.4): each item kept (its words) or dropped
+    (why)."""
+    parsed = parse_rationale(answer, tokens, k)
+    out = [prose(("  read as:", BOLD), ("" if parsed.items else " nothing", DIM))]
+    for item in parsed.items:
+        shown = item.text if len(item.text) <= ITEM_CHARS else item.text[: ITEM_CHARS - 1] + "…"
+        if item.kept:
+            entry = prose("    ✓ ", (shown, BOLD))
+            if " ".join(item.words) != shown:
+                entry.append(f" → {' '.join(item.words)}", DIM)
+            if item.out_of_text:
+                entry.append(f" ({', '.join(item.out_of_text)} not in the text)", DIM)
+        else:
+            entry = prose(("    ✗ ", DIM), (shown, Style(strike=True, dim=True)))
+            entry.append(f" — {item.reason}", DIM)
+        out.append(entry)
     return out
 
 
