@@ -32,7 +32,8 @@ def _parsers() -> list[argparse.ArgumentParser]:
 def test_every_command_is_walked() -> None:
     progs = {p.prog for p in _parsers()}
     for name in ("haf run", "haf judge", "haf judge meta", "haf judge sensitivity",
-                 "haf datasets import", "haf report", "haf query", "haf export"):  # fmt: skip
+                 "haf datasets import", "haf report", "haf query", "haf export",
+                 "haf serve"):  # fmt: skip
         assert name in progs
 
 

@@ -1,5 +1,6 @@
-"""Server backends (issue 16): runs generate on real servers — llama-cpp-python's own server
-(its [server] extra, the same pinned build as in process) started here on 127.0.0.1 with the
+"""Server backends (issue 16): runs generate on real servers — ``haf serve``
+(llama-cpp-python's own server, the same pinned build as in process) started here on
+127.0.0.1 with the
 embedded GGUF — and store what the in-process path stores.
 
 Why llama-cpp-python's server and not llama-server: it installs from the package already

@@ -1,5 +1,6 @@
 """Server endpoints (issue 16, first part): who answers and whether its log-probabilities are
-raw: against llama-cpp-python's own server on 127.0.0.1 serving the embedded GGUF, and a
+raw: against ``haf serve`` (llama-cpp-python's own server) on 127.0.0.1 serving the embedded
+GGUF, reached with and without ``/v1`` at the end of its URL, and a
 small stand-in server whose log-probabilities follow the temperature (processed)."""
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from haf_tui.inference.server import (
     check_raw_logprobs,
     identify_server,
     logprobs_are_raw,
+    parse_endpoint,
+    server_base_url,
     server_kind,
 )
 from tests.support.servers import free_port, running_server
@@ -26,7 +29,7 @@ from tests.support.servers import free_port, running_server
 
 @pytest.fixture(scope="module")
 def llama_server() -> Iterator[str]:
-    """llama-cpp-python's server (its [server] extra) on 127.0.0.1 with the embedded model."""
+    """``haf serve`` (llama-cpp-python's server) on 127.0.0.1 with the embedded model."""
     with running_server(n_ctx=512) as (_, url):
         yield url
 
@@ -39,6 +42,25 @@ def test_llama_cpp_python_s_server_is_identified_and_raw(llama_server: str) -> N
         assert info.model.endswith(".gguf") and info.version != "unknown"
         check_raw_logprobs(client, info)  # does not raise
     assert info.as_record()["url"] == llama_server
+
+
+@pytest.mark.real_model
+@pytest.mark.parametrize("suffix", ["/v1", "/v1/", "/"])
+def test_a_v1_url_names_the_same_server(llama_server: str, suffix: str) -> None:
+    # vLLM's documentation gives http://host:8000/v1; it failed with "no OpenAI-compatible
+    # /v1/models answer" (issue 28 §2)
+    with httpx.Client(timeout=30) as client:
+        info = identify_server(client, llama_server + suffix)
+        assert info.url == llama_server and info.kind == "llama-cpp-python"
+        check_raw_logprobs(client, info)
+
+
+def test_server_urls_are_normalised_in_one_place() -> None:
+    for url in ("http://h:8000", "http://h:8000/", "http://h:8000/v1", "http://h:8000/v1/"):
+        assert server_base_url(url) == "http://h:8000"
+        assert parse_endpoint(f"{url}#3") == parse_endpoint("http://h:8000#3")
+    assert server_base_url("https://h/api/v1") == "https://h/api"
+    assert server_base_url("http://h:8000/v10") == "http://h:8000/v10"
 
 
 class _Processed(BaseHTTPRequestHandler):

@@ -1,6 +1,6 @@
 """A server killed in the middle of ``haf run`` (issue 16): the run goes on on the other
 server, or, with none left, stops in one line and resumes on another, storing each generation
-once. Real servers (llama-cpp-python's, tests/support/servers.py); the kill is real too: a
+once. Real servers (`haf serve`, tests/support/servers.py); the kill is real too: a
 server process is killed after it has answered a few requests of the run."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The ``haf`` command line: ``run``, ``report``, ``query``, ``runs``, ``export``, ``models``,
-``datasets``;
+``datasets``, ``serve``;
 ``haf`` alone opens the Textual workbench.
 
 Every error is one line on stderr and a non-zero exit status; read commands open the
@@ -30,12 +30,15 @@ from haf_tui.cli.read_commands import (
     runs_command,
 )
 from haf_tui.cli.run_command import add_run_parser, run_command
+from haf_tui.cli.serve_command import add_serve_parser, serve_command
 from haf_tui.store import open_snapshot, open_store
 from haf_tui.vocabulary import HafError
 
 READ_COMMANDS = ("report", "query", "runs", "export")
 WRITE_COMMANDS = ("run", "import", "models")
 """Sub-commands that write (or read no database): no ``--snapshot`` after them."""
+NO_DATABASE_COMMANDS = ("serve",)
+"""Sub-commands that open no database: no ``--db`` after them."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,7 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_read_parsers(commands)
     add_datasets_parser(commands)
     add_judge_parser(commands)
+    add_serve_parser(commands)
     for name, sub in _all_subparsers(commands):
+        if name in NO_DATABASE_COMMANDS:
+            continue
         _add_database_options(sub, snapshot=name not in WRITE_COMMANDS)
     use_haf_help(parser)
     return parser
@@ -88,6 +94,8 @@ def _add_database_options(sub: argparse.ArgumentParser, *, snapshot: bool) -> No
 
 
 def _dispatch(args: argparse.Namespace, console: Console) -> int:
+    if args.command == "serve":
+        return serve_command(args)
     if args.command == "models":
         return models_command(console)
     if args.command == "datasets":

@@ -18,6 +18,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +73,9 @@ def recent_llama_log() -> list[str]:
     return list(_LLAMA_LOG)
 
 
-def open_llama(model_path: str | Path, *, extra_buffers: bool = False, **kwargs: Any) -> Any:
-    """``llama_cpp.Llama(model_path, **kwargs)`` with llama.cpp's ``use_extra_bufts`` set.
+@contextmanager
+def extra_buffer_types(enabled: bool) -> Iterator[None]:
+    """Models loaded inside the block have llama.cpp's ``use_extra_bufts`` set to ``enabled``.
 
     Extra buffer types (weight repacking, AMX) crashed llama.cpp's first decode with a
     segmentation fault on this project's Xeon VMs (AMX present); they are off unless asked for.
@@ -81,18 +83,17 @@ def open_llama(model_path: str | Path, *, extra_buffers: bool = False, **kwargs:
     """
     import llama_cpp
 
-    _quiet_llama_logs(llama_cpp.llama_cpp)
     c_api = llama_cpp.llama_cpp
     original = c_api.llama_model_default_params
 
     def patched() -> Any:
         params = original()
-        params.use_extra_bufts = extra_buffers
+        params.use_extra_bufts = enabled
         return params
 
     c_api.llama_model_default_params = patched
     try:
-        return llama_cpp.Llama(model_path=str(model_path), **kwargs)
+        yield
     finally:
         c_api.llama_model_default_params = original
 
@@ -112,6 +113,16 @@ def load_error(
         )
     detail = next((line for line in reversed(log) if line), str(exc))
     return InferenceError(f"llama.cpp could not load {info.path}: {detail}")
+
+
+def open_llama(model_path: str | Path, *, extra_buffers: bool = False, **kwargs: Any) -> Any:
+    """``llama_cpp.Llama(model_path, **kwargs)`` with llama.cpp's ``use_extra_bufts`` set
+    (off unless asked for: :func:`extra_buffer_types`)."""
+    import llama_cpp
+
+    _quiet_llama_logs(llama_cpp.llama_cpp)
+    with extra_buffer_types(extra_buffers):
+        return llama_cpp.Llama(model_path=str(model_path), **kwargs)
 
 
 def gpu_offload_supported() -> bool:

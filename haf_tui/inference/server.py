@@ -61,6 +61,16 @@ class ServerInfo:
         return {"url": self.url, "kind": self.kind, "version": self.version, "model": self.model}
 
 
+def server_base_url(url: str) -> str:
+    """The base URL the tool adds ``/v1/...`` paths to: ``url`` without trailing slashes or
+    a trailing ``/v1`` (vLLM's documentation gives ``http://host:8000/v1``; both forms name
+    the same server)."""
+    base = url.strip().rstrip("/")
+    if base.endswith("/v1"):
+        base = base.removesuffix("/v1").rstrip("/")
+    return base
+
+
 def _get(client: httpx.Client, url: str) -> Any | None:
     try:
         response = client.get(url)
@@ -91,7 +101,7 @@ def server_kind(models: Mapping[str, Any], version: Any | None, props: Any | Non
 def identify_server(client: httpx.Client, url: str) -> ServerInfo:
     """Ask ``url`` who it is; a one-line :class:`ServerError` when it does not answer as an
     OpenAI-compatible server."""
-    base = url.rstrip("/")
+    base = server_base_url(url)
     models = _get(client, f"{base}/v1/models")
     if not isinstance(models, dict) or not models.get("data"):
         raise ServerError(f"{base}: no OpenAI-compatible /v1/models answer (is a server there?)")
@@ -127,7 +137,7 @@ def first_top_logprobs(client: httpx.Client, url: str, temperature: float) -> di
         "post_sampling_probs": False,
     }
     try:
-        response = client.post(f"{url.rstrip('/')}/v1/completions", json=body)
+        response = client.post(f"{server_base_url(url)}/v1/completions", json=body)
     except httpx.HTTPError as exc:
         raise ServerError(f"{url}: /v1/completions failed: {exc}") from exc
     if response.status_code != 200:
@@ -170,7 +180,8 @@ class Endpoint:
 
 
 def parse_endpoint(spec: str) -> Endpoint:
-    """``URL`` or ``URL#N`` (N requests in flight there); a one-line error otherwise."""
+    """``URL`` or ``URL#N`` (N requests in flight there), with or without ``/v1`` at the
+    end; a one-line error otherwise."""
     url, _, count = spec.strip().partition("#")
     if not url.startswith(("http://", "https://")):
         raise ServerError(f"not a server URL: {spec!r} (http://HOST:PORT or http://HOST:PORT#N)")
@@ -180,7 +191,7 @@ def parse_endpoint(spec: str) -> Endpoint:
         raise ServerError(f"{spec!r}: the number after # is how many requests at once") from exc
     if concurrency < 1:
         raise ServerError(f"{spec!r}: at least one request at once")
-    return Endpoint(url.rstrip("/"), concurrency)
+    return Endpoint(server_base_url(url), concurrency)
 
 
 def completion_body(prompt: str, settings: DecodingSettings, max_new: int) -> dict[str, Any]:

@@ -1,0 +1,172 @@
+"""``haf serve``: an OpenAI-compatible completion server with raw log-probabilities, safe on
+any CPU, for ``haf run --server`` (``inference.serve`` builds it; uvicorn serves it)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from haf_tui.inference.serve import (
+    ServeSettings,
+    check_serve_settings,
+    create_serve_app,
+    default_gpu_layers,
+    listening_socket,
+)
+
+DEFAULT_PORT = 8080
+DEFAULT_N_CTX = 4096
+
+
+def add_serve_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
+    """``haf serve --model M.gguf [--host H] [--port P] [--n-gpu-layers N] [--parallel N]``."""
+    serve = commands.add_parser(
+        "serve",
+        help="serve a GGUF to haf run --server (OpenAI-compatible, raw log-probabilities)",
+        description=(
+            "Serve a GGUF over HTTP for haf run --server: llama-cpp-python's OpenAI-compatible "
+            "server, with llama.cpp's extra buffer types off (they crash on some AMX CPUs) and "
+            "raw log-probabilities. Prints the URL to pass to haf run --server once ready; "
+            "Ctrl-C or SIGTERM stops it."
+        ),
+    )
+    serve.add_argument("--model", required=True, help="the GGUF file to serve")
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
+    )
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port to listen on, 0 for any free one (default: {DEFAULT_PORT})",
+    )
+    serve.add_argument(
+        "--n-gpu-layers",
+        type=int,
+        help="layers on the GPU, -1 for all (default: all when llama.cpp was built with GPU "
+        "offload, else 0)",
+    )
+    serve.add_argument(
+        "--parallel",
+        type=int,
+        default=1,
+        help="requests decoded at once: one copy of the model each (memory grows with it); "
+        "further requests wait in a queue (default: 1)",
+    )
+    serve.add_argument(
+        "--n-ctx",
+        type=int,
+        default=DEFAULT_N_CTX,
+        help=f"context size in tokens of each copy (default: {DEFAULT_N_CTX})",
+    )
+    serve.add_argument(
+        "--threads",
+        type=int,
+        help="CPU threads per copy (default: half the CPU cores, shared among the copies)",
+    )
+    serve.add_argument(
+        "--extra-buffers",
+        action="store_true",
+        help="let llama.cpp use its extra buffer types (weight repacking, AMX): faster on "
+        "some CPUs, crashes on others",
+    )
+
+
+def serve_settings(args: argparse.Namespace) -> ServeSettings:
+    """The command line's settings, defaults filled in."""
+    parallel = max(1, args.parallel)
+    threads = args.threads or max(1, (os.cpu_count() or 2) // 2 // parallel)
+    gpu_layers = default_gpu_layers() if args.n_gpu_layers is None else args.n_gpu_layers
+    return ServeSettings(
+        model=Path(args.model).expanduser(),
+        n_gpu_layers=gpu_layers,
+        parallel=args.parallel,
+        n_ctx=args.n_ctx,
+        threads=threads,
+        extra_buffers=args.extra_buffers,
+    )
+
+
+def _url(host: str, sock: socket.socket) -> str:
+    port = sock.getsockname()[1]
+    shown = "127.0.0.1" if host in ("0.0.0.0", "") else "[::1]" if host == "::" else host
+    return f"http://{shown}:{port}"
+
+
+def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    """Load the model, listen, print the URL once ready and serve until Ctrl-C or SIGTERM."""
+    settings = serve_settings(args)
+    check_serve_settings(settings)
+    previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)  # while the model loads
+    try:
+        sock = listening_socket(args.host, args.port)
+        with sock:
+            app = create_serve_app(settings)
+            stopped_by = _serve(app, sock, _url(args.host, sock), settings)
+    except KeyboardInterrupt:
+        stopped_by = "a signal"
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    print(f"haf serve: stopped ({stopped_by})", flush=True)
+    return 0
+
+
+def _serve(app: Any, sock: socket.socket, url: str, settings: ServeSettings) -> str:
+    """Serve ``app`` on ``sock`` until a signal; the signal's name."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server that says once when it is ready, and that ends on Ctrl-C or
+        SIGTERM without re-raising the signal (a line, not a traceback or a kill)."""
+
+        def __init__(self, config: uvicorn.Config) -> None:
+            super().__init__(config)
+            self.signals: list[int] = []
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                copies = f"{settings.parallel} copies" if settings.parallel > 1 else "one copy"
+                print(
+                    f"haf serve: {settings.model.name} ready ({copies}, "
+                    f"{settings.n_gpu_layers} GPU layers) at {url}; "
+                    f"haf run --server {url}",
+                    flush=True,
+                )
+
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            handled = (signal.SIGINT, signal.SIGTERM)
+            originals = {sig: signal.signal(sig, self._exit) for sig in handled}
+            try:
+                yield
+            finally:
+                for sig, handler in originals.items():
+                    signal.signal(sig, handler)
+
+        def _exit(self, sig: int, frame: FrameType | None) -> None:
+            self.signals.append(sig)
+            self.handle_exit(sig, frame)
+            self._captured_signals.clear()
+
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    server = Server(config)
+    server.run(sockets=[sock])
+    return signal.Signals(server.signals[0]).name if server.signals else "shut down"
