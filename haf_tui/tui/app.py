@@ -30,6 +30,7 @@ from haf_tui.store import Store, StoreError
 from haf_tui.store.pending_annotations import PendingAnnotation, pending, pending_path
 from haf_tui.tui.live import EventBatcher, LiveSession, RunJob
 from haf_tui.tui.messages import RunUpdate, WorkFailed
+from haf_tui.tui.screens.confirm import ConfirmScreen
 from haf_tui.tui.screens.help import HelpScreen
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.store_reader import StoreReader
@@ -356,8 +357,6 @@ class HafApp(App[None]):
     async def action_quit(self) -> None:
         """Quit; with text typed and not saved in a dialog, or while a run started here is
         going, ask first (quitting cancels the run and leaves it resumable)."""
-        from haf_tui.tui.screens.confirm import ConfirmScreen
-
         lost = [
             what
             for screen in self.screen_stack
@@ -385,8 +384,6 @@ class HafApp(App[None]):
 
     async def _quit_now(self) -> None:
         """Quit (the edits' question answered); while a run is going, ask about it."""
-        from haf_tui.tui.screens.confirm import ConfirmScreen
-
         for screen in self.screen_stack:  # (a screen that keeps its edits keeps them now)
             keep = getattr(screen, "keep_on_quit", None)
             if callable(keep):
