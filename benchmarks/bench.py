@@ -52,7 +52,7 @@ from haf_tui.datasets import builtin_sample
 from haf_tui.datasets.model import Dataset
 from haf_tui.defaults import embedded_model_path, haf_home
 from haf_tui.inference.llama import LlamaCppBackend
-from haf_tui.prompts import justify_messages
+from haf_tui.methods.haf.core.prompts import justify_messages
 from haf_tui.similarity import load_similarity, relevance_vector
 
 
@@ -185,8 +185,8 @@ def bench_relevance(backend: LlamaCppBackend) -> dict[str, Any]:
 
 def bench_method_core(shared: Path) -> dict[str, Any]:
     """Parse every reference output and recompute every confidence (pure Python)."""
-    from haf_tui.metrics import tokensar_confidence
-    from haf_tui.parsing import parse_followup, parse_justify
+    from haf_tui.methods.haf.core.metrics import tokensar_confidence
+    from haf_tui.methods.haf.core.parsing import parse_followup, parse_justify
 
     files = sorted((shared / "fixtures" / "haf-reference").glob("*.json"))
     if not files:

@@ -35,7 +35,7 @@ from haf_tui.datasets.samples import import_paper_sample, paper_sample_files
 from haf_tui.inference.base import GeneratedToken, Generation, GenerationRequest, ListSource
 from haf_tui.inference.batched import BatchedLlamaEngine, ThreadTuner, batched_context_params
 from haf_tui.inference.llama import LlamaCppBackend
-from haf_tui.prompts import justify_messages, reliance_messages, stance_prompts
+from haf_tui.methods.haf.core.prompts import justify_messages, reliance_messages, stance_prompts
 
 BATCH_SIZES = (1, 4, 8, 16)
 SINGLE_PROMPTS = 4
@@ -456,8 +456,8 @@ def _occlusion_requests(texts: list[str]) -> list[GenerationRequest]:
     """The forced label spellings of each text (its first :data:`OCCLUSION_WORDS` words) and
     of every leave-one-out text of it, as the rationales suite asks for them (its plan's
     classify and occlusion tasks)."""
+    from haf_tui.methods.rationales.suite.plan import CLASSIFY, OCCLUSION, RationalePlan
     from haf_tui.store.records import InstanceRecord
-    from haf_tui.suites.rationales.plan import CLASSIFY, OCCLUSION, RationalePlan
 
     config = RunConfig(suites=("rationales",))
     settings = DecodingSettings(max_new_tokens=4, seed=7)
@@ -508,13 +508,13 @@ def bench_occlusion(
 def bench_rationales_run(dataset: Dataset, n_parallel: int, seeds: int) -> dict[str, Any]:
     """A whole rationales-suite run (prompted, occlusion, perturbations with ``seeds`` RANDOM
     masks) into a throwaway database: instances per hour and generations per stage."""
-    from haf_tui.config import RationaleSettings
+    from haf_tui.methods.rationales.settings import RationaleSettings
     from haf_tui.pipeline.models import load_models
 
     config = RunConfig(
         suites=("rationales",),
         model=ModelSettings(n_ctx=2048, n_parallel=n_parallel),
-        rationales=RationaleSettings(random_seeds=seeds),
+        settings={"rationales": RationaleSettings(random_seeds=seeds).model_dump()},
     )
     models = load_models(config)
     try:

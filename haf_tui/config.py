@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-
-from haf_tui.judge.prompts import Variant as JudgeVariant
-from haf_tui.rationales.prompts import Strategy, Variant
-from haf_tui.vocabulary import STAGES, Prompting, Rules
 
 DEFAULT_SIMILARITY_MODEL = "all-MiniLM-L6-v2"
 
@@ -64,99 +60,88 @@ class SimilaritySettings(BaseModel):
     device: str = "cpu"
 
 
-STAGE_NAMES: tuple[str, ...] = STAGES
+SETTINGS_MODELS: dict[str, type[BaseModel]] = {}
+"""Each method's settings model by method name, filled in by the method registry as it loads
+them (:func:`register_settings`), so a config checks every suite's settings when it is built."""
 
 
-class MetricWeights(BaseModel):
-    """The weights of spec section 5 (defaults as the paper)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
-
-    sos_confidence: float = Field(0.8, ge=0.0, le=1.0)
-    reliance_confidence: float = Field(0.5, ge=0.0, le=1.0)
+def register_settings(name: str, model: type[BaseModel]) -> None:
+    """Check ``RunConfig.settings[name]`` against ``model`` from now on."""
+    SETTINGS_MODELS[name] = model
 
 
-class RationaleSettings(BaseModel):
-    """How the rationales suite asks and perturbs (spec ``RATIONALES.md`` §3–§6)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
-
-    variant: Variant = Field("normal", description="prompt version (§3.2)")
-    strategy: Strategy = Field("top_ratio", description="how many words a rationale holds (§3.3)")
-    k: int = Field(5, ge=1, le=100, description="Top-k's k")
-    ratio: float | None = Field(
-        None,
-        gt=0.0,
-        le=1.0,
-        description="Top-Ratio's ratio; None: the dataset's mean |HARD|/n, set at run creation",
-    )
-    removal: Literal["delete", "underscore"] = Field(
-        "delete", description="how removed words go (§4.3): deleted, or each replaced by _"
-    )
-    random_seeds: int = Field(100, ge=0, le=1000, description="RANDOM baseline masks (§6.2)")
-    gold: Literal["hard", "union"] = Field("hard", description="gold of the hard metrics (§5)")
-    spans: Literal["runs", "tokens"] = Field(
-        "runs",
-        description="IoU-F1's predicted spans (§6.1): runs of consecutive tokens, or each "
-        "token its own span (HateXplain's own evaluation)",
-    )
-    max_new_tokens: int = Field(64, ge=1, le=4096, description="cap of a prompted answer")
+LEGACY_SETTINGS: dict[str, tuple[str, str | None]] = {
+    "prompting": ("haf", "prompting"),
+    "stages": ("haf", "stages"),
+    "parse_rules": ("haf", "parse_rules"),
+    "weights": ("haf", "weights"),
+    "rationales": ("rationales", None),
+    "judge": ("judge", None),
+}
+"""Where the settings of a config stored before methods were packages (store schema < 8)
+went: old key → (method, field; None: the whole table)."""
 
 
-class JudgeSettings(BaseModel):
-    """How the judge suite rates explanations (spec ``JUDGE.md`` §3–§4)."""
+def lift_legacy_settings(data: dict[str, Any]) -> dict[str, Any]:
+    """A config dict of the old layout (suite settings at the top) in the new one (under
+    ``settings`` by method name); a new-layout dict is returned unchanged."""
+    if not any(key in data for key in LEGACY_SETTINGS):
+        return data
+    data = dict(data)
+    settings: dict[str, Any] = {k: dict(v or {}) for k, v in (data.get("settings") or {}).items()}
+    for key, (method, name) in LEGACY_SETTINGS.items():
+        if key not in data:
+            continue
+        value = data.pop(key)
+        if name is None:
+            settings.setdefault(method, {}).update(_as_dict(value))
+        else:
+            settings.setdefault(method, {})[name] = value
+    data["settings"] = settings
+    return data
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
-    prompt: JudgeVariant = Field(
-        "verbatim",
-        description="the Default instructions, the human guidelines verbatim (§3), or one of "
-        "the invariance wordings of §5.5 (nonsense, shuffled, paraphrased, verbose, repeated, "
-        "swapped)",
-    )
-    mode: Literal["constrained", "free"] = Field(
-        "constrained",
-        description="constrained: each criterion's label by its labels' teacher-forced "
-        "log-probabilities, slot by slot (§4.3); free: a greedy answer, parsed (§4.2)",
-    )
-    calls: Literal["compound", "single"] = Field(
-        "compound",
-        description="compound: all eight criteria in one answer (the paper's setting); "
-        "single: one call per criterion, its prompt carrying only that criterion (§1, §3; "
-        "default and verbatim prompts)",
-    )
-    max_new_tokens: int = Field(96, ge=8, le=4096, description="cap of a free answer")
-
-    @model_validator(mode="after")
-    def _single_calls_have_one_criterion_prompts(self) -> JudgeSettings:
-        if self.calls == "single" and self.prompt not in ("default", "verbatim"):
-            raise ValueError(
-                f"single-criterion calls use the default or verbatim prompt, not {self.prompt}"
-            )
-        return self
+def _as_dict(value: Any) -> dict[str, Any]:
+    if isinstance(value, BaseModel):
+        return value.model_dump()
+    return dict(value or {})
 
 
 class RunConfig(BaseModel):
-    """Everything that decides what a run computes; stored with the run as JSON."""
+    """Everything that decides what a run computes; stored with the run as JSON. The run's
+    model, decoding, similarity model, dataset and suites, and each suite's own settings by
+    suite name (``settings``: read them through the method, e.g. ``method.settings_of``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: ModelSettings = ModelSettings()
     decoding: DecodingSettings = DecodingSettings()
     similarity: SimilaritySettings = SimilaritySettings()
-    weights: MetricWeights = MetricWeights()
     dataset_id: str = "builtin-sample"
     limit: int | None = Field(None, ge=1)
-    prompting: Prompting = "explicit"
-    stages: tuple[str, ...] = STAGE_NAMES
-    parse_rules: Rules = "reference"
-    rationales: RationaleSettings = RationaleSettings()
-    judge: JudgeSettings = JudgeSettings()
     suites: tuple[str, ...] = Field(
         ("haf",),
         description="the evaluation suites run on every instance (a run stored "
         "before suites existed is HAF only)",
     )
+    settings: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="each suite's settings, by suite name"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _settings_by_suite(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = lift_legacy_settings(data)
+        settings = {name: _as_dict(value) for name, value in (data.get("settings") or {}).items()}
+        for name in (*data.get("suites", ("haf",)), *settings):
+            model = SETTINGS_MODELS.get(name)
+            if model is not None:
+                settings[name] = model.model_validate(settings.get(name) or {}).model_dump(
+                    mode="json"
+                )
+        return {**data, "settings": settings}
 
     @field_validator("suites")
     @classmethod
@@ -165,12 +150,8 @@ class RunConfig(BaseModel):
             raise ValueError("pick at least one suite")
         return tuple(dict.fromkeys(suites))
 
-    @field_validator("stages")
-    @classmethod
-    def _known_stages(cls, stages: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = [s for s in stages if s not in STAGE_NAMES]
-        if unknown:
-            raise ValueError(f"unknown stage(s) {unknown}: choose from {list(STAGE_NAMES)}")
-        if "justify" not in stages:
-            raise ValueError("the justify stage is required: every other stage builds on it")
-        return tuple(s for s in STAGE_NAMES if s in stages)
+    def with_settings(self, name: str, **values: Any) -> RunConfig:
+        """A copy with ``values`` set in suite ``name``'s settings."""
+        settings = {k: dict(v) for k, v in self.settings.items()}
+        settings.setdefault(name, {}).update(values)
+        return RunConfig.model_validate({**self.model_dump(), "settings": settings})

@@ -17,8 +17,8 @@
 --   mass_threshold (DOUBLE; default 0.5; a label mass below it is a warning)
 WITH selected AS (
     SELECT run_id, model_file, dataset_id,
-           json_extract_string(config, '$.judge.prompt') AS variant,
-           json_extract_string(config, '$.judge.mode') AS mode
+           json_extract_string(config, '$.settings.judge.prompt') AS variant,
+           json_extract_string(config, '$.settings.judge.mode') AS mode
     FROM runs
     WHERE (len($run_ids::VARCHAR[]) = 0 OR list_contains($run_ids::VARCHAR[], run_id))
       AND list_contains(json_extract_string(config, '$.suites[*]'), 'judge')

@@ -17,11 +17,11 @@
 -- params: run_ids (VARCHAR[]; default []; runs to show, empty list = all runs)
 WITH selected AS (
     SELECT run_id, model_file, dataset_id,
-           json_extract_string(config, '$.rationales.variant') AS variant,
-           json_extract_string(config, '$.rationales.strategy') AS strategy,
-           TRY_CAST(json_extract(config, '$.rationales.k') AS INTEGER) AS k,
-           TRY_CAST(json_extract(config, '$.rationales.ratio') AS DOUBLE) AS ratio,
-           json_extract_string(config, '$.rationales.gold') AS gold
+           json_extract_string(config, '$.settings.rationales.variant') AS variant,
+           json_extract_string(config, '$.settings.rationales.strategy') AS strategy,
+           TRY_CAST(json_extract(config, '$.settings.rationales.k') AS INTEGER) AS k,
+           TRY_CAST(json_extract(config, '$.settings.rationales.ratio') AS DOUBLE) AS ratio,
+           json_extract_string(config, '$.settings.rationales.gold') AS gold
     FROM runs
     WHERE len($run_ids::VARCHAR[]) = 0 OR list_contains($run_ids::VARCHAR[], run_id)
 ),

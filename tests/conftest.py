@@ -83,9 +83,9 @@ def write_listy_dataset(folder: Path) -> Path:
 def usable_seed(embedded_backend: Any) -> int:
     """A run seed whose JUSTIFY answer on LISTY_TEXT has a stance and at least one reason."""
     from haf_tui.config import DecodingSettings
-    from haf_tui.parsing import parse_justify
+    from haf_tui.methods.haf.core.parsing import parse_justify
+    from haf_tui.methods.haf.core.prompts import justify_messages
     from haf_tui.pipeline.runner import generation_seed
-    from haf_tui.prompts import justify_messages
 
     for run_seed in range(1, 9):
         seed = generation_seed(run_seed, "listy", "justify", "-1")

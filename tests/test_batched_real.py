@@ -16,7 +16,7 @@ import pytest
 from haf_tui.config import DecodingSettings
 from haf_tui.inference.base import Generation, GenerationRequest, ListSource
 from haf_tui.inference.batched import BatchedLlamaEngine
-from haf_tui.prompts import justify_messages, stance_prompts
+from haf_tui.methods.haf.core.prompts import justify_messages, stance_prompts
 
 pytestmark = pytest.mark.real_model
 

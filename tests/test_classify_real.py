@@ -12,7 +12,7 @@ import pytest
 
 from haf_tui.config import DecodingSettings, RunConfig
 from haf_tui.inference.base import GenerationRequest, ListSource
-from haf_tui.rationales.labels import SPELLINGS, classify_messages, label_scores
+from haf_tui.methods.classify.core.labels import SPELLINGS, classify_messages, label_scores
 
 pytestmark = pytest.mark.real_model
 

@@ -398,7 +398,7 @@ def test_the_paper_samples_import_with_1024_instances_and_the_seed_17_draw() -> 
 def test_hatexplain_instances_carry_their_gold_rationale(tmp_path: Path) -> None:
     """The masks of the annotators who marked a post toxic travel with its instance, and
     give its SOFT and HARD gold (RATIONALES.md §5) for the text under test."""
-    from haf_tui.rationales.truth import gold_rationale
+    from haf_tui.methods.rationales.core.truth import gold_rationale
 
     tokens = _tokens("delta", 15)
     n = len(tokens)

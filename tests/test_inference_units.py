@@ -12,7 +12,7 @@ from haf_tui.inference.base import InferenceError, TokenTextAssembler, tokens_in
 from haf_tui.inference.chat import render_named, render_template
 from haf_tui.inference.gguf import read_gguf_info
 from haf_tui.inference.llama import RawLogprobReader
-from haf_tui.prompts import justify_messages
+from haf_tui.methods.haf.core.prompts import justify_messages
 
 
 def _string(text: str) -> bytes:

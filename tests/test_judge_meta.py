@@ -28,8 +28,8 @@ from haf_tui.datasets.acorn import (
     load_acorn,
     rating_code,
 )
-from haf_tui.judge.criteria import CRITERION_IDS
-from haf_tui.judge.meta import (
+from haf_tui.methods.judge.core.criteria import CRITERION_IDS
+from haf_tui.methods.judge.core.meta import (
     AVG,
     MEAN_VARIANT,
     MetaItem,
@@ -39,7 +39,7 @@ from haf_tui.judge.meta import (
     extra_rater_table,
     rho_table,
 )
-from haf_tui.judge.metrics import (
+from haf_tui.methods.judge.core.metrics import (
     agreement,
     extra_rater_curve,
     krippendorff_alpha,

@@ -14,15 +14,16 @@ from typing import Any
 import pytest
 
 from haf_tui.cli import main
-from haf_tui.config import DecodingSettings, JudgeSettings, RunConfig
+from haf_tui.config import DecodingSettings, RunConfig
 from haf_tui.inference.base import GeneratedToken, Generation, TokenCallback
-from haf_tui.judge.criteria import CRITERION_IDS
-from haf_tui.judge.meta import AVG, alpha_table, extra_rater_table
-from haf_tui.judge.metrics import extra_rater_curve
+from haf_tui.messages import ChatMessage
+from haf_tui.methods.judge.core.criteria import CRITERION_IDS
+from haf_tui.methods.judge.core.meta import AVG, alpha_table, extra_rater_table
+from haf_tui.methods.judge.core.metrics import extra_rater_curve
+from haf_tui.methods.judge.reports import tables as judge_reports
+from haf_tui.methods.judge.reports.meta import meta_items, meta_tables
+from haf_tui.methods.judge.settings import JudgeSettings
 from haf_tui.pipeline.runner import HafRunner
-from haf_tui.prompts import ChatMessage
-from haf_tui.reports import judge as judge_reports
-from haf_tui.reports.judge_meta import meta_items, meta_tables
 from haf_tui.store import Store, open_store
 from haf_tui.store.records import RunRecord
 from tests.support.judge_runs import VaryingJudge, favourite, instance_number

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from haf_tui.judge import metrics as m
-from haf_tui.judge.criteria import (
+from haf_tui.methods.judge.core import metrics as m
+from haf_tui.methods.judge.core.criteria import (
     CONTRASTIVE,
     CRITERIA,
     FACTUAL,
@@ -22,9 +22,9 @@ from haf_tui.judge.criteria import (
     label_names,
     normalised_score,
 )
-from haf_tui.judge.guidelines import EXAMPLES, guidelines_text
-from haf_tui.judge.parsing import failure_share, parse_judgement, parse_label
-from haf_tui.judge.prompts import (
+from haf_tui.methods.judge.core.guidelines import EXAMPLES, guidelines_text
+from haf_tui.methods.judge.core.parsing import failure_share, parse_judgement, parse_label
+from haf_tui.methods.judge.core.prompts import (
     VARIANTS,
     JudgeItem,
     Shot,
@@ -34,7 +34,7 @@ from haf_tui.judge.prompts import (
     numbered_criteria,
     toxicity_item,
 )
-from haf_tui.judge.scores import label_scores, logsumexp, supports_matches
+from haf_tui.methods.judge.core.scores import label_scores, logsumexp, supports_matches
 
 # ---------------------------------------------------------------- §7.1 parse
 

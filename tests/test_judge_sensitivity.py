@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 
-from haf_tui.config import JudgeSettings
-from haf_tui.judge.criteria import CRITERION_IDS
-from haf_tui.judge.grammar import answer_grammar
-from haf_tui.judge.parsing import parse_judgement
-from haf_tui.judge.prompts import numbered_criteria, toxicity_item
-from haf_tui.judge.sensitivity import (
+from haf_tui.methods.judge.core.criteria import CRITERION_IDS
+from haf_tui.methods.judge.core.grammar import answer_grammar
+from haf_tui.methods.judge.core.parsing import parse_judgement
+from haf_tui.methods.judge.core.prompts import numbered_criteria, toxicity_item
+from haf_tui.methods.judge.core.sensitivity import (
     borrowed,
     edited_id,
     sensitivity_matrix,
@@ -22,6 +21,7 @@ from haf_tui.judge.sensitivity import (
     split_edited_id,
     truncated,
 )
+from haf_tui.methods.judge.settings import JudgeSettings
 from tests.support.judge_runs import JUDGE_RUN, REASONS, judge_store
 from tests.test_judge_suite import FAVOURITE, ScriptedJudge
 
@@ -177,7 +177,7 @@ def test_llama_cpp_decodes_under_the_grammar_into_a_parseable_answer(
 ) -> None:
     import llama_cpp
 
-    from haf_tui.judge.prompts import judge_messages
+    from haf_tui.methods.judge.core.prompts import judge_messages
 
     item = toxicity_item("you are a worthless idiot", ["It insults the reader directly."])
     numbering = numbered_criteria("default")

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from haf_tui.config import DecodingSettings, JudgeSettings, RunConfig
+from haf_tui.config import DecodingSettings, RunConfig
 from haf_tui.inference.base import GeneratedToken, Generation, TokenCallback
+from haf_tui.messages import ChatMessage
+from haf_tui.methods.judge.settings import JudgeSettings
 from haf_tui.pipeline.runner import HafRunner
-from haf_tui.prompts import ChatMessage
 from haf_tui.store.records import RunRecord
 from tests.test_scheduler import FlatSimilarity, ScriptedBackend, _store_with_run
 
@@ -150,7 +151,7 @@ def test_a_label_after_a_reply_prefix_scores_the_same_batched_and_alone(
     embedded_backend: Any,
 ) -> None:
     from haf_tui.inference.base import GenerationRequest, ListSource
-    from haf_tui.judge.prompts import judge_messages, toxicity_item
+    from haf_tui.methods.judge.core.prompts import judge_messages, toxicity_item
 
     messages = judge_messages(toxicity_item("you are an idiot", ["It insults."]), "default")
     settings = DecodingSettings(temperature=0.0, max_new_tokens=4)
@@ -181,7 +182,7 @@ def test_the_embedded_model_judges_an_explanation_into_duckdb(
     tmp_path: Path, embedded_backend: Any, minilm: Any
 ) -> None:
     from haf_tui.datasets import Dataset
-    from haf_tui.judge.prompts import toxicity_item
+    from haf_tui.methods.judge.core.prompts import toxicity_item
     from haf_tui.pipeline.models import LoadedModels
     from haf_tui.pipeline.runs import RunRequest, execute_run, start_or_resume
     from haf_tui.store import open_store

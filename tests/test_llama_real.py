@@ -11,7 +11,7 @@ import pytest
 from haf_tui.config import DecodingSettings
 from haf_tui.inference.base import InferenceError
 from haf_tui.inference.llama import LlamaCppBackend, open_llama
-from haf_tui.prompts import justify_messages
+from haf_tui.methods.haf.core.prompts import justify_messages
 
 pytestmark = pytest.mark.real_model
 SHORT = DecodingSettings(max_new_tokens=12, seed=5)

@@ -20,6 +20,7 @@ from typing import Any, cast
 import pytest
 
 from haf_tui.config import RunConfig
+from haf_tui.methods.base import Answer
 from haf_tui.pipeline.runner import HafRunner, RunSummary
 from haf_tui.pipeline.scheduler import InstanceWork
 from haf_tui.store import (
@@ -30,7 +31,6 @@ from haf_tui.store import (
     Store,
     open_store,
 )
-from haf_tui.suites.base import Answer
 
 # ---------------------------------------------------------------- the instances
 

@@ -1,4 +1,4 @@
-"""Hand-computed checks of :mod:`haf_tui.metrics` (spec HAF.md sections 4–6).
+"""Hand-computed checks of :mod:`haf_tui.methods.haf.core.metrics` (spec HAF.md sections 4–6).
 
 Each expected value is worked out in the test from the formula, with small numbers.
 """
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from haf_tui import metrics as m
+from haf_tui.methods.haf.core import metrics as m
 
 approx = pytest.approx
 nan = math.nan

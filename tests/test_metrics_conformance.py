@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from haf_tui import metrics
+from haf_tui.methods.haf.core import metrics
 
 STAGES_WITH_TOKENS = ("justify", "internal", "external")
 
@@ -172,7 +172,7 @@ def test_rs_without_new_reasons_is_the_decision_weight_times_its_confidence(
     """Where a reference SUF answer lists no new reasons, I_S = 0 and RS_j = S(Y_j)·C(Y_j):
     checkable against the reference's stored RS with our parser's Y_j and its stored C(Y_j).
     Measured: 26 such sub-prompts, all equal."""
-    from haf_tui.parsing import parse_followup
+    from haf_tui.methods.haf.core.parsing import parse_followup
 
     checked = 0
     for where, sample in _samples(reference_fixtures):

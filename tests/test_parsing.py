@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from haf_tui.parsing import (
+from haf_tui.methods.haf.core.parsing import (
     FOLLOWUP_STAGES,
     NO_TEMPLATES,
     REFERENCE_UNCLEAR_LABEL,

@@ -1,13 +1,13 @@
 """Every keyword of the stance and follow-up rules, one at a time (issue 24 §6): each hedge
 word of ``HAF.md`` §3 makes a JUSTIFY decision sentence ``maybe`` and finds it, under both
 rule sets, and each follow-up hedge makes Y ``MAYBE``. The words are written out here, not
-read from :mod:`haf_tui.parsing`, so a word dropped there fails its own case."""
+read from :mod:`haf_tui.methods.haf.core.parsing`, so a word dropped there fails its own case."""
 
 from __future__ import annotations
 
 import pytest
 
-from haf_tui.parsing import find_decision_sentence, rule_decision, stance_of
+from haf_tui.methods.haf.core.parsing import find_decision_sentence, rule_decision, stance_of
 from haf_tui.vocabulary import RULES
 
 HEDGED = {

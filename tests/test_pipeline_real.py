@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from conftest import LISTY_MAX_NEW, write_listy_dataset
 
-from haf_tui.parsing import parse_followup, parse_justify
+from haf_tui.methods.haf.core.parsing import parse_followup, parse_justify
 from haf_tui.store import open_snapshot, open_store
 
 pytestmark = [pytest.mark.real_model, pytest.mark.real_similarity]
@@ -306,7 +306,7 @@ def test_stored_metrics_recompute_from_stored_rows(
     """Every stored SoS, DiS, UII and UEI of a real run equals the method functions applied to
     the stored reasons and confidences, with g from an independently loaded similarity model
     (no pair cache)."""
-    from haf_tui import metrics
+    from haf_tui.methods.haf.core import metrics
     from haf_tui.similarity import load_similarity
 
     db, run_id, _ = full_run_db

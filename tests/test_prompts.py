@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from haf_tui import prompts
-from haf_tui.prompts import ChatMessage
+from haf_tui.messages import ChatMessage
+from haf_tui.methods.haf.core import prompts
 
 
 def test_justify_explicit_and_naive_instructions() -> None:

@@ -13,21 +13,22 @@ from typing import Any
 import pytest
 
 from haf_tui import reports
-from haf_tui.config import RationaleSettings, RunConfig
+from haf_tui.config import RunConfig
 from haf_tui.datasets import load_paper_dataset
 from haf_tui.datasets.stored import store_dataset
+from haf_tui.methods.base import Reply, Task
+from haf_tui.methods.classify.core.labels import SPELLINGS
+from haf_tui.methods.rationales.core.metrics import random_mask
+from haf_tui.methods.rationales.core.parsing import BEYOND_K, HEADING, OUTSIDE_LIST, parse_rationale
+from haf_tui.methods.rationales.settings import RationaleSettings, rationale_settings
+from haf_tui.methods.rationales.suite.plan import PROMPT, RationalePlan
+from haf_tui.methods.registry import settle_config
 from haf_tui.pipeline.runner import HafRunner
 from haf_tui.pipeline.runs import DatasetChoice, paper_selection, resolve_dataset
-from haf_tui.rationales.labels import SPELLINGS
-from haf_tui.rationales.metrics import random_mask
-from haf_tui.rationales.parsing import BEYOND_K, HEADING, OUTSIDE_LIST, parse_rationale
 from haf_tui.store import open_store
 from haf_tui.store.dataset_catalog import skipped_rows
 from haf_tui.store.db import Store
 from haf_tui.store.records import InstanceRecord, RunRecord
-from haf_tui.suites import settle_config
-from haf_tui.suites.base import Reply, Task
-from haf_tui.suites.rationales.plan import PROMPT, RationalePlan
 from haf_tui.tui.rationale_data import rationale_data
 from haf_tui.tui.widgets.rationale_view import rationale_lines
 from tests.hatexplain_files import edge_case_posts
@@ -177,10 +178,13 @@ def test_the_span_convention_is_stored_with_the_run_and_old_runs_read_runs() -> 
         ["run", "--suite", "rationales", "--rationale-spans", "tokens"]
     )
     config = _config(args)
-    assert RunConfig.model_validate_json(config.model_dump_json()).rationales.spans == "tokens"
+    assert (
+        rationale_settings(RunConfig.model_validate_json(config.model_dump_json())).spans
+        == "tokens"
+    )
     old = RunConfig(suites=("rationales",)).model_dump(mode="json")
-    del old["rationales"]["spans"]  # a run stored before the option
-    assert RunConfig.model_validate(old).rationales.spans == "runs"
+    del old["settings"]["rationales"]["spans"]  # a run stored before the option
+    assert rationale_settings(RunConfig.model_validate(old)).spans == "runs"
 
 
 # ------------------------------------------------------------------ the answer parser

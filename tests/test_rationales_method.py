@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from haf_tui.rationales import metrics as m
-from haf_tui.rationales.parsing import answer_items, parse_rationale
-from haf_tui.rationales.prompts import rationale_prompt, strategy_k, top_ratio_k
-from haf_tui.rationales.words import norm, presence_mask, word_tokens
+from haf_tui.methods.rationales.core import metrics as m
+from haf_tui.methods.rationales.core.parsing import answer_items, parse_rationale
+from haf_tui.methods.rationales.core.prompts import rationale_prompt, strategy_k, top_ratio_k
+from haf_tui.methods.rationales.core.words import norm, presence_mask, word_tokens
 
 EX1 = [[0, 1, 1, 0, 0, 0, 1, 0], [0, 1, 0, 0, 0, 0, 1, 1], [0, 1, 1, 1, 0, 0, 0, 0]]
 TABLE5 = [
@@ -165,7 +165,7 @@ def test_example_9_k_rules_and_the_random_baseline() -> None:
 
 
 def test_example_10_label_scores_live_in_the_classify_suite() -> None:
-    from haf_tui.rationales.labels import label_scores
+    from haf_tui.methods.classify.core.labels import label_scores
 
     scores = label_scores({"toxic": -0.105, "non-toxic": -2.9})
     assert (scores.p_toxic, scores.label_mass) == pytest.approx((0.942405, 0.955348), abs=1e-6)
@@ -221,7 +221,12 @@ def test_any_answer_gives_a_mask(answer: str, tokens: list[str]) -> None:
 
 
 def test_gold_from_a_hatexplain_record() -> None:
-    from haf_tui.rationales.truth import BAD_LENGTH, NO_MASKS, TEXT_MISMATCH, gold_rationale
+    from haf_tui.methods.rationales.core.truth import (
+        BAD_LENGTH,
+        NO_MASKS,
+        TEXT_MISMATCH,
+        gold_rationale,
+    )
 
     text = " ".join(TABLE5)
     masks = [presence_mask(words, TABLE5) for words in ANNOTATORS]
@@ -237,8 +242,8 @@ def test_gold_from_a_hatexplain_record() -> None:
 
 
 def test_removing_and_keeping_tokens() -> None:
-    from haf_tui.rationales.prompts import toxicity_ratio
-    from haf_tui.rationales.words import only, without
+    from haf_tui.methods.rationales.core.prompts import toxicity_ratio
+    from haf_tui.methods.rationales.core.words import only, without
 
     tokens = ["you", "are", "a", "stupid", "idiot"]
     mask = [0, 0, 0, 1, 1]

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from haf_tui.config import RationaleSettings, RunConfig
-from haf_tui.rationales.labels import SPELLINGS, label_scores
+from haf_tui.config import RunConfig
+from haf_tui.methods.classify.core.labels import SPELLINGS, label_scores
+from haf_tui.methods.rationales.settings import RationaleSettings, rationale_settings
 from tests.hatexplain_files import P1_TOKENS, two_posts
 
 pytestmark = [pytest.mark.real_model, pytest.mark.real_similarity]
@@ -44,7 +45,9 @@ def test_a_rationales_run_on_hatexplain_scores_plausibility_faithfulness_and_res
         )
         run_id = started.run_id
         assert execute_run(store, run_id, started.config, models).status == "finished"
-        assert started.config.rationales.ratio is not None  # the dataset's, stored with the run
+        assert (
+            rationale_settings(started.config).ratio is not None
+        )  # the dataset's, stored with the run
         rows = _rows(store, "SELECT * FROM rationales ORDER BY instance_id, source, seed")
         sources = sorted({r["source"] for r in rows})
         assert sources == [
@@ -128,7 +131,7 @@ def test_haf_run_suite_rationales_on_a_hatexplain_file(
     assert "rationale_occlusion" in said
     with open_store(db, read_only=True) as store:
         config = RunConfig.model_validate_json(store.query("SELECT config FROM runs")[1][0][0])
-        settings = config.rationales
+        settings = rationale_settings(config)
         assert (settings.strategy, settings.removal, settings.variant) == (
             "top_var", "underscore", "short",
         )  # fmt: skip

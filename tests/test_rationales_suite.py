@@ -11,20 +11,21 @@ from typing import Any, cast
 
 import pytest
 
-from haf_tui.config import RationaleSettings, RunConfig
-from haf_tui.rationales.labels import SPELLINGS
-from haf_tui.rationales.metrics import token_f1
-from haf_tui.rationales.prompts import rationale_prompt
-from haf_tui.store.records import InstanceRecord, RationaleRecord
-from haf_tui.suites import SUITES, settle_config
-from haf_tui.suites.base import Answer, Reply, SuiteContext, Task
-from haf_tui.suites.rationales.plan import (
+from haf_tui.config import RunConfig
+from haf_tui.methods.base import Answer, Reply, SuiteContext, Task
+from haf_tui.methods.classify.core.labels import SPELLINGS
+from haf_tui.methods.rationales.core.metrics import token_f1
+from haf_tui.methods.rationales.core.prompts import rationale_prompt
+from haf_tui.methods.rationales.settings import RationaleSettings, rationale_settings
+from haf_tui.methods.rationales.suite.plan import (
     CLASSIFY,
     OCCLUSION,
     PERTURB,
     PROMPT,
     RationalePlan,
 )
+from haf_tui.methods.registry import SUITES, settle_config
+from haf_tui.store.records import InstanceRecord, RationaleRecord
 from tests.hatexplain_files import P1_MARKED, P1_TOKENS, mask
 
 SUITE = SUITES["rationales"]
@@ -207,10 +208,10 @@ def test_without_annotators_plausibility_and_top_var_are_skipped() -> None:
 
 def test_the_run_stores_the_dataset_s_ratio() -> None:
     config = settle_config(RunConfig(suites=("rationales",)), [instance()])
-    assert config.rationales.ratio == pytest.approx(6 / 17)
+    assert rationale_settings(config).ratio == pytest.approx(6 / 17)
     given = RunConfig(suites=("rationales",), rationales=RationaleSettings(ratio=0.1))
-    assert settle_config(given, [instance()]).rationales.ratio == 0.1
-    assert settle_config(RunConfig(suites=("rationales",)), []).rationales.ratio == 0.2
+    assert rationale_settings(settle_config(given, [instance()])).ratio == 0.1
+    assert rationale_settings(settle_config(RunConfig(suites=("rationales",)), [])).ratio == 0.2
 
 
 def test_underscore_removal_keeps_the_word_count() -> None:

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 from haf_tui.config import RunConfig
 from haf_tui.inference.base import GeneratedToken, Generation, TokenTextAssembler
-from haf_tui.metrics import tokensar_confidence
-from haf_tui.parsing import parse_followup
+from haf_tui.methods.base import SuiteContext, Task
+from haf_tui.methods.haf.core.metrics import tokensar_confidence
+from haf_tui.methods.haf.core.parsing import parse_followup
+from haf_tui.methods.haf.suite.suite import HAF
 from haf_tui.store.records import GenerationRecord, InstanceRecord
-from haf_tui.suites.base import SuiteContext, Task
-from haf_tui.suites.haf.suite import HAF
 from haf_tui.vocabulary import Rules
 
 SENTENCE = "No additional reason is required to justify why the TEXT is not toxic."

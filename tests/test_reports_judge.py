@@ -6,8 +6,8 @@ The fixture's judge (``VaryingJudge``) gives instance n: Overall 1 + n mod 5 (in
 Overall labels all get p 0.05, so its label is the first, 1, and its mass 0.25), Supports b
 (a mismatch with the toxic stance) when n mod 3 = 0, Factual N/A on odd n. Every number the
 tests check is recomputed here from the stored instance metrics with the method's own
-functions (:func:`haf_tui.judge.criteria.normalised_score`,
-:func:`haf_tui.judge.metrics.spearman`), and a few by hand.
+functions (:func:`haf_tui.methods.judge.core.criteria.normalised_score`,
+:func:`haf_tui.methods.judge.core.metrics.spearman`), and a few by hand.
 """
 
 from __future__ import annotations
@@ -22,12 +22,13 @@ import pytest
 
 from haf_tui import reports
 from haf_tui.cli import main
-from haf_tui.config import DecodingSettings, JudgeSettings
+from haf_tui.config import DecodingSettings
 from haf_tui.inference.base import GeneratedToken, Generation, TokenCallback
-from haf_tui.judge.criteria import CRITERION_IDS, normalised_score
-from haf_tui.judge.metrics import spearman
-from haf_tui.prompts import ChatMessage
-from haf_tui.reports.judge import SCORED, SHORT_NAMES, TARGET_MARK, sensitivity_table
+from haf_tui.messages import ChatMessage
+from haf_tui.methods.judge.core.criteria import CRITERION_IDS, normalised_score
+from haf_tui.methods.judge.core.metrics import spearman
+from haf_tui.methods.judge.reports.tables import SCORED, SHORT_NAMES, TARGET_MARK, sensitivity_table
+from haf_tui.methods.judge.settings import JudgeSettings
 from haf_tui.store import Store, open_store
 from tests.support import one_line_error
 from tests.support.judge_runs import (

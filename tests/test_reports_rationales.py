@@ -28,8 +28,8 @@ from textual.widgets import TabbedContent
 from haf_tui import reports
 from haf_tui.cli import main
 from haf_tui.cli.read_commands import suggest_instance
-from haf_tui.rationales import metrics
-from haf_tui.rationales.truth import Gold, gold_rationale
+from haf_tui.methods.rationales.core import metrics
+from haf_tui.methods.rationales.core.truth import Gold, gold_rationale
 from haf_tui.store import RunRecord, Store, open_store
 from haf_tui.tui import create_app
 from haf_tui.tui.metrics_data import load_metrics_data

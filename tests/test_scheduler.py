@@ -20,8 +20,8 @@ from haf_tui.inference.base import (
     TokenCallback,
     TokenTextAssembler,
 )
+from haf_tui.messages import ChatMessage
 from haf_tui.pipeline.runner import HafRunner, RunControl
-from haf_tui.prompts import ChatMessage
 from haf_tui.store import open_store
 from haf_tui.store.db import Store
 from haf_tui.store.records import InstanceRecord, RunRecord

@@ -19,7 +19,7 @@ from haf_tui.config import DecodingSettings
 from haf_tui.inference.base import Generation, GenerationRequest, ListSource
 from haf_tui.inference.server import ServerError, parse_endpoint
 from haf_tui.inference.server_backend import ServerBackend
-from haf_tui.prompts import ChatMessage
+from haf_tui.messages import ChatMessage
 from tests.support.servers import start_server, stop
 
 pytestmark = pytest.mark.real_model
@@ -147,7 +147,7 @@ def test_haf_run_on_two_servers_stores_what_in_process_stores(
 
 
 def test_forced_labels_score_as_in_process(two_servers: list[str], embedded_backend: Any) -> None:
-    from haf_tui.judge.prompts import judge_messages, toxicity_item
+    from haf_tui.methods.judge.core.prompts import judge_messages, toxicity_item
 
     backend = _backend(two_servers)
     messages = judge_messages(toxicity_item("you are an idiot", ["It insults the reader."]))

@@ -61,7 +61,7 @@ def test_unknown_model_fails_with_one_line() -> None:
 def test_spans_of_a_generation_are_scored_in_one_call(minilm: Any) -> None:
     """``score_spans`` gives what ``score_span`` gives span by span, with one model call."""
     from haf_tui.inference.base import GeneratedToken, TokenTextAssembler
-    from haf_tui.scoring import score_span, score_spans
+    from haf_tui.methods.haf.suite.scoring import score_span, score_spans
 
     text = "The text is toxic. It insults the reader. It mocks them."
     assembler, tokens = TokenTextAssembler(), []

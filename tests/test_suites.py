@@ -12,12 +12,13 @@ import pytest
 
 from haf_tui.config import RunConfig
 from haf_tui.inference.base import Generation
+from haf_tui.messages import ChatMessage
+from haf_tui.methods.base import Answer, Reply, SuiteContext, SuiteOutcome, Task
+from haf_tui.methods.classify.core.labels import SPELLINGS, classify_messages, label_scores
+from haf_tui.methods.declare import Method
+from haf_tui.methods.registry import SUITES, UnknownSuiteError, methods, run_stages, suites_named
 from haf_tui.pipeline.runner import HafRunner
-from haf_tui.prompts import ChatMessage
-from haf_tui.rationales.labels import SPELLINGS, classify_messages, label_scores
 from haf_tui.store.records import GenerationRecord, InstanceRecord
-from haf_tui.suites import SUITES, UnknownSuiteError, run_stages, suites_named
-from haf_tui.suites.base import Answer, Reply, SuiteContext, SuiteOutcome, Task
 from tests.test_scheduler import (
     JUSTIFY_ANSWER,
     FlatSimilarity,
@@ -136,7 +137,8 @@ def _metrics(store: Any) -> list[tuple[Any, ...]]:
 def test_a_suite_registered_from_outside_runs_and_resumes_without_duplicates(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(SUITES, "echo", EchoSuite())
+    echo = Method(name="echo", title="echo", description="echo's logprob", suite=EchoSuite())
+    monkeypatch.setitem(methods(), "echo", echo)
     store, config = _store_with_run(tmp_path / "echo.duckdb", 3, 2)
     config = config.model_copy(update={"suites": ("haf", "echo")})
     runner = HafRunner(store, ScriptedBackend(), FlatSimilarity(), config)

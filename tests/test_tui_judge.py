@@ -15,7 +15,8 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets.tree import TreeNode
 
-from haf_tui.config import JudgeSettings, RunConfig
+from haf_tui.config import RunConfig
+from haf_tui.methods.judge.settings import JudgeSettings
 from haf_tui.pipeline.runner import HafRunner
 from haf_tui.store import Store, open_store
 from haf_tui.store.readers import (

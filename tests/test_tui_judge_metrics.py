@@ -12,9 +12,9 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import SelectionList, TabbedContent
 
-from haf_tui.judge.metrics import spearman
+from haf_tui.methods.judge.core.metrics import spearman
+from haf_tui.methods.judge.reports.meta import meta_items, meta_tables
 from haf_tui.reports import format_number
-from haf_tui.reports.judge_meta import meta_items, meta_tables
 from haf_tui.store import open_store
 from haf_tui.tui import create_app
 from haf_tui.tui.metrics_data import load_metrics_data

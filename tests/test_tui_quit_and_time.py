@@ -20,6 +20,7 @@ from textual.widgets import ContentSwitcher, Input, ProgressBar, Select
 from haf_tui.config import DecodingSettings, RunConfig
 from haf_tui.datasets import builtin_sample
 from haf_tui.defaults import DEMO_MAX_NEW_TOKENS, DEMO_SEED, embedded_model_path
+from haf_tui.methods.registry import default_suites
 from haf_tui.pipeline.choices import DownloadCancelledError
 from haf_tui.pipeline.estimate import TimeEstimate, estimate_time, rough_duration
 from haf_tui.pipeline.events import ProgressEvent
@@ -28,7 +29,6 @@ from haf_tui.pipeline.runs import RunRequest
 from haf_tui.store import open_store
 from haf_tui.store.paces import PastRun, past_runs
 from haf_tui.store.records import RunRecord
-from haf_tui.suites import DEFAULT_SUITES
 from haf_tui.tui import create_app
 from haf_tui.tui.app import HafApp
 from haf_tui.tui.live import LiveSession, RunJob
@@ -44,7 +44,7 @@ from tests.support import settle, static_text
 
 EMBEDDED = embedded_model_path().name
 FORM_DEFAULTS = RunConfig(
-    suites=DEFAULT_SUITES,
+    suites=default_suites(),
     decoding=DecodingSettings(seed=DEMO_SEED, max_new_tokens=DEMO_MAX_NEW_TOKENS),
 )
 """The settings the wizard's form starts with for the embedded model alone (the demo's)."""

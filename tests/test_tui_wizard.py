@@ -14,6 +14,7 @@ import pytest
 from textual.widgets import DataTable, Input, Select, SelectionList
 
 from haf_tui.datasets import sample_indices
+from haf_tui.methods.rationales.settings import rationale_settings
 from haf_tui.store import open_store
 from haf_tui.tui import create_app
 from haf_tui.tui.app import HafApp
@@ -147,15 +148,18 @@ async def test_each_step_refuses_bad_input_in_place(tmp_path: Path) -> None:
         await set_input(pilot, "#set-rationale-ratio", "0.25")
         built = form.build(None)
         assert built.suites == ("haf", "rationales")
-        assert (built.rationales.strategy, built.rationales.k) == ("top_k", 3)
-        assert (built.rationales.removal, built.rationales.ratio) == ("underscore", 0.25)
+        assert (rationale_settings(built).strategy, rationale_settings(built).k) == ("top_k", 3)
+        assert (rationale_settings(built).removal, rationale_settings(built).ratio) == (
+            "underscore",
+            0.25,
+        )
         await set_input(pilot, "#set-rationale-k", "0")
         await pilot.press("ctrl+n")
         assert "rationales: Top-k's k" in static_text(wizard, "#wz-error")
         assert wizard.query_one("#set-rationale-k", Input).has_class("-invalid")
         await set_input(pilot, "#set-rationale-k", "5")
         await set_input(pilot, "#set-rationale-ratio", "")
-        assert form.build(None).rationales.ratio is None  # blank: the dataset's
+        assert rationale_settings(form.build(None)).ratio is None  # blank: the dataset's
         suites.deselect("rationales")
         await pilot.press("ctrl+b")
         assert str(wizard.query_one("#wz-body").current) == "dataset"

@@ -9,9 +9,9 @@ import math
 import numpy as np
 
 from haf_tui.inference.base import GeneratedToken
-from haf_tui.metrics import NECESSITY_WEIGHTS, SUFFICIENCY_WEIGHTS
+from haf_tui.methods.haf.core.metrics import NECESSITY_WEIGHTS, SUFFICIENCY_WEIGHTS
+from haf_tui.methods.haf.suite.stages import JustifyOutcome
 from haf_tui.store import GenerationRecord, InstanceResult, ReasonRecord
-from haf_tui.suites.haf.stages import JustifyOutcome
 
 TOP_K = 5
 

@@ -7,8 +7,8 @@
 - ``sensitivity``: a judge run over edited explanations (``--dataset edits:RUN_ID``): per edit
   and criterion the % of pairs whose label changed (§5.6, Fig. 4.4).
 
-The tables come from :mod:`haf_tui.reports.judge_meta` and :mod:`haf_tui.reports.judge`,
-which the metrics screen shows too.
+The tables come from :mod:`haf_tui.methods.judge.reports.meta` and
+:mod:`haf_tui.methods.judge.reports.tables`, which the metrics screen shows too.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import argparse
 
 from rich.console import Console
 
-from haf_tui.cli.run_command import JUDGE_MODE_HELP, JUDGE_MODES, JUDGE_PROMPT_HELP
-from haf_tui.judge.prompts import VARIANTS as JUDGE_VARIANTS
+from haf_tui.methods.judge.reports.meta import change_result, meta_items, meta_tables
+from haf_tui.methods.judge.reports.tables import TARGET_MARK, mass_warning, sensitivity_table
+from haf_tui.methods.options import setting_options
+from haf_tui.methods.registry import method_named
 from haf_tui.reports.formats import table_width, to_rich_table, to_rich_table_transposed
-from haf_tui.reports.judge import TARGET_MARK, mass_warning, sensitivity_table
-from haf_tui.reports.judge_meta import change_result, meta_items, meta_tables
 from haf_tui.store import Store
 
 
@@ -47,16 +47,16 @@ def add_judge_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     judging.add_argument("--model", help="the judge's GGUF (default: the embedded model)")
     judging.add_argument("--limit", type=int, help="judge only the first N explanations")
     judging.add_argument("--parallel", type=int, help="sequences decoded together")
-    judging.add_argument(
-        "--judge-prompt",
-        choices=JUDGE_VARIANTS,
-        default="verbatim",
-        metavar="WORDING",
-        help=JUDGE_PROMPT_HELP,
-    )
-    judging.add_argument(
-        "--judge-mode", choices=JUDGE_MODES, default="constrained", help=JUDGE_MODE_HELP
-    )
+    for option in setting_options(method_named("judge")):
+        if option.field in ("prompt", "mode"):
+            judging.add_argument(
+                option.flag,
+                dest=option.field,
+                choices=option.choices,
+                default=option.default,
+                metavar=option.metavar,
+                help=option.help,
+            )
     meta.add_argument(
         "--variant-run",
         action="append",
@@ -78,8 +78,8 @@ def add_judge_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
 def judge_run_argv(args: argparse.Namespace) -> list[str]:
     """The ``haf run`` arguments that judge ``haf judge meta --file``'s explanations."""
     argv = ["--db", str(args.db), "run", "--suites", "judge", "--dataset", "acorn"]
-    argv += ["--file", args.file, "--judge-prompt", args.judge_prompt]
-    argv += ["--judge-mode", args.judge_mode]
+    argv += ["--file", args.file, "--judge-prompt", args.prompt]
+    argv += ["--judge-mode", args.mode]
     for flag, value in (("--model", args.model), ("--limit", args.limit),
                         ("--parallel", args.parallel)):  # fmt: skip
         if value is not None:

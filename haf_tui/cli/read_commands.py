@@ -120,13 +120,14 @@ def report_command(args: argparse.Namespace, store: Store, console: Console) -> 
     """Print the chosen reports for the chosen runs."""
     run_ids = [store.get_run(r).run_id for r in args.run]
     asked = args.report or [r.name for r in reports.summary_reports()]
-    names = dict.fromkeys(n for a in asked for n in (a, *reports.judge.COMPANIONS.get(a, ())))
+    names = dict.fromkeys(n for a in asked for n in (a, *reports.get_report(a).companions))
     for name in names:
-        result = reports.run_report(store, name, {"run_ids": run_ids})
+        report = reports.get_report(name)
+        result = report.run(store, {"run_ids": run_ids})
         _print(console, result.title, result.columns, result.rows, args.format)
-        if name == "judge" and args.format == "table" and "run" in result.columns:
+        if report.run_note and args.format == "table" and "run" in result.columns:
             for row in result.rows:
-                warning = reports.judge.mass_warning(store, row[result.columns.index("run")])
+                warning = report.run_note(store, row[result.columns.index("run")])
                 if warning:
                     console.print(warning, style="yellow", highlight=False)
     if args.format == "table":

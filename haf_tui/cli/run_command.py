@@ -12,18 +12,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from haf_tui.cli.read_commands import suggest_instance
-from haf_tui.config import (
-    STAGE_NAMES,
-    DecodingSettings,
-    JudgeSettings,
-    ModelSettings,
-    RationaleSettings,
-    RunConfig,
-    SimilaritySettings,
-)
+from haf_tui.cli.settings_options import add_setting_options, settings_from_args
+from haf_tui.config import DecodingSettings, ModelSettings, RunConfig, SimilaritySettings
 from haf_tui.defaults import DEMO_LIMIT, DEMO_MAX_NEW_TOKENS, DEMO_SEED, EMBEDDED_MODEL_NAME
-from haf_tui.judge.prompts import INVARIANCE_VARIANTS
-from haf_tui.judge.prompts import VARIANTS as JUDGE_VARIANTS
+from haf_tui.methods.registry import SUITES, default_suites
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.runner import RunSummary
 from haf_tui.pipeline.runs import (
@@ -33,22 +25,7 @@ from haf_tui.pipeline.runs import (
     resolve_dataset,
     start_or_resume,
 )
-from haf_tui.rationales.prompts import STRATEGIES, VARIANTS
 from haf_tui.store import Store, StoreWriteError
-from haf_tui.suites import DEFAULT_SUITES, SUITES
-from haf_tui.vocabulary import PROMPTINGS, RULES
-
-JUDGE_PROMPT_HELP = (
-    "the prompt's wording: verbatim = the human raters' guidelines (§3); default = the paper's "
-    "Default instructions (a wording's name, not this option's default); "
-    f"{', '.join(INVARIANCE_VARIANTS)}: invariance wordings (§5.5: compare with haf judge meta "
-    "--variant-run)"
-)
-JUDGE_MODES = ("constrained", "free")
-JUDGE_MODE_HELP = (
-    "constrained: each criterion's label from its labels' log-probabilities, slot by slot "
-    "(§4.3); free: a greedy answer, parsed (§4.2)"
-)
 
 
 def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -83,30 +60,12 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     run.add_argument("--limit", type=int, help="evaluate only the first N instances (default: all)")
     run.add_argument(
-        "--prompting",
-        choices=PROMPTINGS,
-        default="explicit",
-        help="explicit: the paper's instruction to list reasons; naive: without it",
-    )
-    run.add_argument(
-        "--stages",
-        default=",".join(STAGE_NAMES),
-        help="comma-separated stages of the HAF suite to run (justify is always needed)",
-    )
-    run.add_argument(
         "--suites",
         "--suite",
-        default=",".join(DEFAULT_SUITES),
+        default=",".join(default_suites()),
         help=f"comma-separated evaluation suites to run on every instance ({', '.join(SUITES)})",
     )
-    _rationale_options(run)
-    _judge_options(run)
-    run.add_argument(
-        "--parse-rules",
-        choices=RULES,
-        default="reference",
-        help="the reference parser's rules, or whole-word keywords (see haf_tui.parsing)",
-    )
+    add_setting_options(run)
     run.add_argument(
         "--temperature", type=float, default=decoding.temperature, help="sampling temperature"
     )
@@ -206,17 +165,14 @@ def _config(args: argparse.Namespace) -> RunConfig:
         "servers": server_specs(args) or None,
     }
     model = ModelSettings(**{k: v for k, v in model_fields.items() if v is not None})
+    suites = tuple(s.strip() for s in args.suites.split(",") if s.strip())
     return RunConfig(
         model=model,
         decoding=decoding,
         similarity=SimilaritySettings(model=args.similarity_model, kind=args.similarity_kind),
         limit=limit,
-        prompting=args.prompting,
-        stages=tuple(s.strip() for s in args.stages.split(",") if s.strip()),
-        suites=tuple(s.strip() for s in args.suites.split(",") if s.strip()),
-        parse_rules=args.parse_rules,
-        rationales=_rationale_settings(args),
-        judge=JudgeSettings(prompt=args.judge_prompt, mode=args.judge_mode, calls=args.judge_calls),
+        suites=suites,
+        settings=settings_from_args(args, suites),
     )
 
 
@@ -231,95 +187,6 @@ def server_specs(args: argparse.Namespace) -> tuple[str, ...]:
             raise ValueError(f"cannot read {args.servers_file}: {exc.strerror}") from exc
         specs += [line.strip() for line in lines if line.strip() and not line.startswith("#")]
     return tuple(specs)
-
-
-def _rationale_options(run: argparse.ArgumentParser) -> None:
-    """The rationales suite's settings (spec RATIONALES.md)."""
-    fields = RationaleSettings.model_fields
-    group = run.add_argument_group("the rationales suite (--suites ...,rationales)")
-    group.add_argument(
-        "--rationale-variant", choices=VARIANTS, default="normal", help="prompt version (§3.2)"
-    )
-    group.add_argument(
-        "--rationale-strategy",
-        choices=STRATEGIES,
-        default="top_ratio",
-        help="how many words a rationale holds: the model decides, the size of the human "
-        "rationale, a share of the words, or k (§3.3)",
-    )
-    group.add_argument("--rationale-k", type=int, default=5, help="Top-k's k")
-    group.add_argument(
-        "--rationale-ratio",
-        type=float,
-        help="Top-Ratio's share of the words (default: the dataset's mean share of words the "
-        "annotators mark, else 0.2)",
-    )
-    group.add_argument(
-        "--rationale-removal",
-        choices=("delete", "underscore"),
-        default="delete",
-        help="removed words are deleted, or each replaced by _ (§4.3)",
-    )
-    group.add_argument(
-        "--rationale-seeds",
-        type=int,
-        default=fields["random_seeds"].default,
-        help="random masks of the RANDOM flip baseline (§6.2)",
-    )
-    group.add_argument(
-        "--rationale-gold",
-        choices=("hard", "union"),
-        default="hard",
-        help="the annotators' gold of the hard metrics: marked by half of them, or by any (§5)",
-    )
-    group.add_argument(
-        "--rationale-spans",
-        choices=("runs", "tokens"),
-        default="runs",
-        help="IoU-F1's predicted spans: runs of consecutive words, or each word its own span "
-        "(HateXplain's own evaluation; §6.1)",
-    )
-
-
-def _judge_options(run: argparse.ArgumentParser) -> None:
-    """The judge suite's settings (spec JUDGE.md)."""
-    group = run.add_argument_group(
-        "the judge suite (--suites judge --dataset run:RUN_ID: a run's explanations)"
-    )
-    group.add_argument(
-        "--judge-prompt",
-        choices=JUDGE_VARIANTS,
-        default="verbatim",
-        metavar="WORDING",
-        help=JUDGE_PROMPT_HELP,
-    )
-    group.add_argument(
-        "--judge-mode",
-        choices=JUDGE_MODES,
-        default="constrained",
-        help=JUDGE_MODE_HELP,
-    )
-    group.add_argument(
-        "--judge-calls",
-        choices=("compound", "single"),
-        default="compound",
-        help="compound: the eight criteria in one answer (the paper's setting); single: one "
-        "call per criterion with only that criterion in its prompt (the default or verbatim "
-        "wording)",
-    )
-
-
-def _rationale_settings(args: argparse.Namespace) -> RationaleSettings:
-    return RationaleSettings(
-        variant=args.rationale_variant,
-        strategy=args.rationale_strategy,
-        k=args.rationale_k,
-        ratio=args.rationale_ratio,
-        removal=args.rationale_removal,
-        random_seeds=args.rationale_seeds,
-        gold=args.rationale_gold,
-        spans=args.rationale_spans,
-    )
 
 
 def _already_stopping(signum: int, frame: FrameType | None) -> None:

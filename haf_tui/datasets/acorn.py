@@ -61,10 +61,10 @@ from haf_tui.datasets.validation import (
     excerpt,
     has_undecodable,
 )
-from haf_tui.judge.criteria import CRITERION_IDS, LETTERS, criterion
-from haf_tui.judge.metrics import majority_vote
-from haf_tui.judge.parsing import parse_label
-from haf_tui.judge.prompts import JudgeItem
+from haf_tui.methods.judge.core.criteria import CRITERION_IDS, LETTERS, criterion
+from haf_tui.methods.judge.core.metrics import majority_vote
+from haf_tui.methods.judge.core.parsing import parse_label
+from haf_tui.methods.judge.core.prompts import JudgeItem
 from haf_tui.store.records import InstanceRecord
 
 ACORN_NAME: Final = "acorn"

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 from haf_tui.datasets.model import Dataset, DatasetError
 from haf_tui.datasets.validation import SkippedRow
-from haf_tui.judge.prompts import toxicity_item
-from haf_tui.judge.sensitivity import Edit, borrowed, edited_id, truncated
+from haf_tui.methods.judge.core.prompts import toxicity_item
+from haf_tui.methods.judge.core.sensitivity import Edit, borrowed, edited_id, truncated
 from haf_tui.store import Store, StoreError
 from haf_tui.store.readers import Explanation, run_explanations
 from haf_tui.store.records import InstanceRecord

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from haf_tui.config import DecodingSettings
-from haf_tui.prompts import ChatMessage
+from haf_tui.messages import ChatMessage
 from haf_tui.vocabulary import HafError
 
 

@@ -4,7 +4,7 @@
 
 The GGUF's own chat template is used when it has one (rendered with Jinja2); otherwise a
 named format. A template without a system role gets the instruction folded into the user
-message (:func:`haf_tui.prompts.fold_system_into_user`), checked on the rendered prompt.
+message (:func:`haf_tui.messages.fold_system_into_user`), checked on the rendered prompt.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from haf_tui.inference.base import InferenceError
-from haf_tui.prompts import ChatMessage, fold_system_into_user
+from haf_tui.messages import ChatMessage, fold_system_into_user
 
 
 @dataclass(frozen=True)

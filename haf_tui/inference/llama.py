@@ -37,7 +37,7 @@ from haf_tui.inference.base import (
 from haf_tui.inference.batched import BatchedLlamaEngine, ThreadTuner, thread_ladder
 from haf_tui.inference.chat import RenderedPrompt, render_named, render_template
 from haf_tui.inference.gguf import GGUFInfo, read_gguf_info
-from haf_tui.prompts import ChatMessage
+from haf_tui.messages import ChatMessage
 
 
 def default_chat_format(info: GGUFInfo) -> str:

@@ -54,7 +54,7 @@ from haf_tui.inference.server import (
     identify_server,
 )
 from haf_tui.inference.server_answers import BadAnswerError, checked_answer
-from haf_tui.prompts import ChatMessage
+from haf_tui.messages import ChatMessage
 
 DEAD_AFTER: Final = 3
 """Consecutive failures after which an endpoint is dropped."""

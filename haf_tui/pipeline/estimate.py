@@ -13,11 +13,13 @@ one false-precise figure, with a sentence that says where it comes from.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from haf_tui.config import RunConfig
 from haf_tui.datasets import Dataset
+from haf_tui.methods.registry import run_stages
 from haf_tui.pipeline.planning import ProbeResult, plan_run, planned_instances
 from haf_tui.store.paces import PastRun
 from haf_tui.vocabulary import FOLLOWUP_STAGES
@@ -63,12 +65,9 @@ def settings_shape(config: RunConfig) -> tuple[object, ...]:
     """What decides a run's pace per instance (not its seed, limit or dataset)."""
     return (
         config.suites,
-        config.stages,
-        config.prompting,
+        tuple(json.dumps(config.settings.get(name), sort_keys=True) for name in config.suites),
         config.decoding.max_new_tokens,
         config.model.n_parallel,
-        config.rationales.model_dump_json() if "rationales" in config.suites else None,
-        config.judge.model_dump_json() if "judge" in config.suites else None,
     )
 
 
@@ -120,7 +119,7 @@ def estimate_time(
 
 def _followups(config: RunConfig) -> str:
     """The follow-up answers of one instance that goes on, in words."""
-    stages = [stage for stage in config.stages if stage in FOLLOWUP_STAGES]
+    stages = [stage for stage in run_stages(config) if stage in FOLLOWUP_STAGES]
     fixed = sum(1 for stage in stages if stage != "individual")
     answers = f"{fixed} more answer{'s' if fixed != 1 else ''}"
     if "individual" in stages:
@@ -144,7 +143,7 @@ def _from_alike_runs(
     other_tokens = sum(run.output_tokens - run.answer_tokens for run in runs) / done
     followups = sum(
         reasons if stage == "individual" else 1.0
-        for stage in config.stages
+        for stage in run_stages(config)
         if stage in FOLLOWUP_STAGES
     )
     answers = (1.0 + share * followups) if "haf" in config.suites else 0.0

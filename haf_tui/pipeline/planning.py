@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from haf_tui.config import RunConfig
 from haf_tui.datasets import Dataset
 from haf_tui.inference.base import GenerationRequest, ListSource
+from haf_tui.messages import ChatMessage
+from haf_tui.methods.registry import first_tasks, run_stages
 from haf_tui.pipeline.models import LoadedModels
-from haf_tui.prompts import justify_messages
-from haf_tui.suites import first_tasks
+from haf_tui.store.records import InstanceRecord
+from haf_tui.vocabulary import STAGES
 
 ASSUMED_REASONS = 3
 """Reasons per instance assumed before any is known (the paper's models give 2 to 5)."""
@@ -75,10 +77,10 @@ def plan_generations(config: RunConfig, instances: int) -> dict[str, int]:
     """Upper bounds per stage: every instance goes on after JUSTIFY with
     :data:`ASSUMED_REASONS` reasons (unclear stances or no reasons stop earlier); the other
     suites' first prompts once per instance each."""
-    counts = {}
-    for stage in config.stages if "haf" in config.suites else ():
-        per_instance = ASSUMED_REASONS if stage == "individual" else 1
-        counts[stage] = instances * per_instance
+    counts: dict[str, int] = {}
+    for haf_stage in (s for s in run_stages(config) if s in STAGES):
+        per_instance = ASSUMED_REASONS if haf_stage == "individual" else 1
+        counts[haf_stage] = instances * per_instance
     for stage, per_instance in _other_suites_tasks(config).items():
         counts[stage] = counts.get(stage, 0) + instances * per_instance
     return counts
@@ -95,17 +97,23 @@ def _forced_prompts(config: RunConfig) -> int:
     return len({task.messages for _, task in first_tasks(config) if task.forced is not None})
 
 
+def _first_prompt(config: RunConfig, text: str) -> tuple[ChatMessage, ...]:
+    """The first prompt the run's first suite asks of a text (HAF: its JUSTIFY prompt)."""
+    instance = InstanceRecord(instance_id="", position=0, text=text)
+    return first_tasks(config, instance)[0][1].messages
+
+
 def probe_speed(models: LoadedModels, config: RunConfig, dataset: Dataset) -> ProbeResult:
-    """Generate :data:`PROBE_TOKENS` tokens for the JUSTIFY prompts of the first instances, as
-    many at once as the run will decode (``n_parallel``, at most the instances planned)."""
+    """Generate :data:`PROBE_TOKENS` tokens for the first prompts (HAF: JUSTIFY) of the first
+    instances, as many at once as the run will decode (``n_parallel``, at most the instances
+    planned)."""
     if not dataset.instances:
         raise ValueError(f"dataset {dataset.name} has no instances")
     backend = models.backend
-    explicit = config.prompting == "explicit"
     settings = config.decoding.model_copy(update={"max_new_tokens": PROBE_TOKENS})
     batch = max(1, min(config.model.n_parallel, planned_instances(config, dataset)))
     requests = [
-        GenerationRequest(justify_messages(i.text, explicit=explicit), settings, tag=n)
+        GenerationRequest(_first_prompt(config, i.text), settings, tag=n)
         for n, i in enumerate(dataset.instances[:batch])
     ]
     if config.model.n_parallel > 1:
@@ -153,7 +161,7 @@ def plan_run(config: RunConfig, dataset: Dataset, probe: ProbeResult | None = No
     forced_seconds = (
         forced / probe.prompt_tokens_per_second if probe.prompt_tokens_per_second else 0
     )
-    sampled = {stage: count for stage, count in generations.items() if stage in config.stages}
+    sampled = {stage: count for stage, count in generations.items() if stage in STAGES}
     # at the end of a run the last answers decode nearly alone, at about one sequence's rate
     tail = max_new / (probe.decode_tokens_per_second / max(probe.batch, 1)) if sampled else 0.0
     most = sum(seconds_of(stage, count, max_new) for stage, count in sampled.items()) + tail

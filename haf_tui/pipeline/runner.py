@@ -23,6 +23,8 @@ from typing import cast
 
 from haf_tui.config import RunConfig
 from haf_tui.inference.base import ConcurrentBackend, GenerationBackend, OneAtATime
+from haf_tui.methods.base import Answer, InstancePlan, Reply, Suite, SuiteContext, SuiteOutcome
+from haf_tui.methods.registry import first_tasks, run_stages, suites_named
 from haf_tui.pipeline.events import ProgressEvent, ProgressListener, ignore_progress
 from haf_tui.pipeline.scheduler import (
     InstanceWork,
@@ -34,8 +36,6 @@ from haf_tui.pipeline.scheduler import (
 from haf_tui.similarity import SimilarityModel
 from haf_tui.store import Store, StoreError, StoreWriteError
 from haf_tui.store.records import InstanceRecord, InstanceResult
-from haf_tui.suites import first_tasks, run_stages, suites_named
-from haf_tui.suites.base import Answer, InstancePlan, Reply, Suite, SuiteContext, SuiteOutcome
 from haf_tui.vocabulary import nan_for_null
 
 __all__ = ["HafRunner", "RunAbortedError", "RunControl", "RunSummary", "generation_seed"]

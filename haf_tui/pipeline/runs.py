@@ -35,6 +35,8 @@ from haf_tui.datasets import (
 from haf_tui.datasets.acorn import acorn_file, is_acorn_file, is_acorn_name, load_acorn
 from haf_tui.datasets.explanations import explanations_dataset
 from haf_tui.inference.base import InferenceError
+from haf_tui.messages import ChatMessage
+from haf_tui.methods.registry import first_tasks, settle_config, suites_named
 from haf_tui.pipeline.events import ProgressListener, ignore_progress
 from haf_tui.pipeline.models import (
     LoadedModels,
@@ -44,11 +46,9 @@ from haf_tui.pipeline.models import (
     server_versions,
 )
 from haf_tui.pipeline.runner import HafRunner, RunControl, RunSummary
-from haf_tui.prompts import ChatMessage
 from haf_tui.store import Store, StoreError
 from haf_tui.store.dataset_catalog import find_datasets
 from haf_tui.store.records import RunRecord
-from haf_tui.suites import first_tasks, settle_config, suites_named
 
 EXPLANATIONS_PREFIX = "run:"
 """``--dataset run:RUN_ID``: the JUSTIFY explanations of a run, for a judge run."""

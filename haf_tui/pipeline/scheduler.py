@@ -2,7 +2,7 @@
 
 :class:`RunQueue` is the :class:`~haf_tui.inference.base.RequestSource` a backend serves. It
 admits instances in dataset order, at most ``window`` at a time, and hands out their
-generation tasks (each suite's :class:`~haf_tui.suites.base.InstancePlan` says which) with the
+generation tasks (each suite's :class:`~haf_tui.methods.base.InstancePlan` says which) with the
 follow-ups of instances already in flight first, so instances finish early and memory stays
 bounded. When an answer comes back its plan makes the follow-up prompts at once (parsing is
 pure and quick), so the backend never waits for scoring; what the plan read is carried to the
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 from haf_tui.config import DecodingSettings
 from haf_tui.inference.base import GeneratedToken, Generation, GenerationRequest, TokenCallback
+from haf_tui.methods.base import Answer, InstancePlan, Reply, Suite, Task
 from haf_tui.store.records import InstanceRecord
-from haf_tui.suites.base import Answer, InstancePlan, Reply, Suite, Task
 
 
 class RunAbortedError(Exception):

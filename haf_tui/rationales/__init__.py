@@ -1,4 +1,2 @@
-"""Token rationales of a toxicity decision (spec ``RATIONALES.md``): the method, pure and
-public. ``words``: word tokens, ``norm`` and masks; ``prompts``: the prompting-based rationale
-prompts and selection rules; ``parsing``: reading an answer into a mask; ``metrics``: ground
-truth from annotators, plausibility, faithfulness, complexity and agreement."""
+"""The token-rationale method at its public path: it lives in
+:mod:`haf_tui.methods.rationales.core` (``labels``: :mod:`haf_tui.methods.classify.core.labels`)."""

@@ -5,9 +5,8 @@
 - :mod:`haf_tui.reports.registry`: :class:`Report`, the :data:`REPORTS` registry
   (:func:`register_report`), the shapers and the built-in reports.
 - :mod:`haf_tui.reports.formats`: terminal, CSV, JSON and markdown output (:func:`export`).
-- :mod:`haf_tui.reports.judge`: the judge suite's reports (registered on import), its
-  label-mass warning and sensitivity matrix; :mod:`haf_tui.reports.judge_meta`: its
-  meta-evaluation tables.
+- each method's reports live in its package (``haf_tui/methods/<name>/reports``) and are
+  registered when the method registry loads it (:func:`registry.load_method_reports`).
 - :mod:`haf_tui.reports.comparison`: the statistics of comparing runs (bootstrap intervals,
   paired differences, Wilcoxon); :mod:`haf_tui.reports.compare_report` registers
   ``compare-ci`` over them.
@@ -18,7 +17,7 @@ each of them.
 
 from __future__ import annotations
 
-from haf_tui.reports import compare_report, formats, judge, queries, registry
+from haf_tui.reports import compare_report, formats, queries, registry
 from haf_tui.reports.formats import (
     FORMATS,
     NULL_TEXT,
@@ -100,7 +99,6 @@ __all__ = [
     "get_query",
     "get_report",
     "instance_rows",
-    "judge",
     "load_queries",
     "parse_query",
     "pooling_rows",

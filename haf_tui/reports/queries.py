@@ -17,6 +17,7 @@ DuckDB named parameters (``$run_ids``). :func:`run_named` fills defaults, conver
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -241,21 +242,38 @@ def _strip_comments(sql: str) -> str:
     return "".join(out)
 
 
+METHOD_QUERY_DIRS: list[Path] = []
+"""Folders of named queries the methods add (:func:`add_queries_dir`), read after the main
+folder (a name there wins)."""
+
+
+def add_queries_dir(folder: Path) -> None:
+    """Read ``folder``'s ``*.sql`` as named queries too (a method's own queries)."""
+    if folder not in METHOD_QUERY_DIRS:
+        METHOD_QUERY_DIRS.append(folder)
+
+
 def load_queries(directory: Path | None = None) -> dict[str, NamedQuery]:
-    """Every ``*.sql`` of ``directory`` (default :func:`queries_dir`), by name, sorted."""
+    """Every ``*.sql`` of ``directory`` (default :func:`queries_dir`, then the methods'
+    folders), by name, sorted."""
     folder = directory if directory is not None else queries_dir()
     if not folder.is_dir():
         raise QueryError(f"no queries folder at {folder} (set {QUERIES_ENV} to one)")
+    extra = [] if directory is not None else [d for d in METHOD_QUERY_DIRS if d.is_dir()]
     queries: dict[str, NamedQuery] = {}
-    for path in sorted(folder.glob("*.sql")):
-        query = parse_query(path.read_text(encoding="utf-8"), path)
-        queries[query.name] = query
-    return queries
+    for source in (*extra[::-1], folder):
+        for path in sorted(source.glob("*.sql")):
+            query = parse_query(path.read_text(encoding="utf-8"), path)
+            queries[query.name] = query
+    return dict(sorted(queries.items()))
 
 
 def get_query(name: str, directory: Path | None = None) -> NamedQuery:
     """A named query; QueryError listing the known names when there is none such."""
     queries = load_queries(directory)
+    if name not in queries and directory is None:
+        importlib.import_module("haf_tui.methods.registry").methods()  # their query folders
+        queries = load_queries(directory)
     try:
         return queries[name]
     except KeyError:

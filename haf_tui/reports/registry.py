@@ -7,13 +7,13 @@ the summary reports (:func:`summary_reports`: Tables 1, 2 and 4).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from haf_tui.reports.queries import QueryError, Result, Row, run_named
 from haf_tui.store import Store
-from haf_tui.vocabulary import METRIC_LABELS
 
 Shaper = Callable[[list[str], list[Row]], Result]
 """Turns a query's (columns, rows) into what a report shows."""
@@ -31,13 +31,17 @@ class ReportResult:
 
 @dataclass(frozen=True)
 class Report:
-    """A named query shown one way. ``summary`` reports are what ``haf report`` shows."""
+    """A named query shown one way. ``summary`` reports are what ``haf report`` shows;
+    ``companions``: reports printed after this one; ``run_note``: a warning line about one run
+    of its rows (None: nothing to say), printed under the table."""
 
     name: str
     title: str
     query: str
     summary: bool = False
     shape: Shaper | None = field(default=None, compare=False)
+    companions: tuple[str, ...] = ()
+    run_note: Callable[[Store, str], str | None] | None = field(default=None, compare=False)
 
     def run(self, store: Store, params: Mapping[str, Any] | None = None) -> ReportResult:
         """Run the query and shape its result."""
@@ -59,8 +63,18 @@ def register_report(report: Report, *, replace: bool = False) -> Report:
     return report
 
 
+def load_method_reports() -> None:
+    """Have the method registry load the methods, which register their reports and queries.
+
+    A late-bound plug-in hook, imported by name at call time: the methods sit above this
+    module (their reports build on it), so it cannot import them at its top."""
+    importlib.import_module("haf_tui.methods.registry").methods()
+
+
 def get_report(name: str) -> Report:
     """A registered report; QueryError listing the known names when there is none such."""
+    if name not in REPORTS:
+        load_method_reports()
     try:
         return REPORTS[name]
     except KeyError:
@@ -69,6 +83,7 @@ def get_report(name: str) -> Report:
 
 def summary_reports() -> list[Report]:
     """The reports ``haf report`` shows by default, in registration order."""
+    load_method_reports()
     return [r for r in REPORTS.values() if r.summary]
 
 
@@ -156,237 +171,15 @@ def compare_side_by_side(columns: list[str], rows: list[Row]) -> Result:
     return out_columns, out_rows
 
 
-_RUN_KEYS: Final = (("model_file", "model"), ("dataset_id", "dataset"), ("run_id", "run"))
-TABLE1_METRICS: Final = tuple(METRIC_LABELS.items())
-_TABLE4_METRICS: Final = (
-    ("score", "score"),
-    ("c_y", "C(Y)"),
-    ("decision_weight", "S/N(Y)"),
-    ("informativeness", "I_S/I_N"),
-)
+RUN_KEYS: Final = (("model_file", "model"), ("dataset_id", "dataset"), ("run_id", "run"))
+"""The columns naming a run in every report: model, dataset, run."""
+_RUN_KEYS: Final = RUN_KEYS
 
-for _report in (
-    Report(
-        "table1",
-        "Table 1 — HAF metrics per model × dataset",
-        "table1",
-        summary=True,
-        shape=pooling_rows((*_RUN_KEYS, ("n_instances", "instances")), TABLE1_METRICS),
-    ),
-    Report(
-        "table2",
-        "Table 2 — % of instances whose UPHOLD-REASON decision is Y = NO",
-        "table2",
-        summary=True,
-        shape=select_columns(
-            (
-                *_RUN_KEYS,
-                ("internal_sufficient_pct", "internal % NO"),
-                ("internal_n", "internal n"),
-                ("external_sufficient_pct", "external % NO"),
-                ("external_n", "external n"),
-            )
-        ),
-    ),
-    Report(
-        "table4",
-        "Table 4 — RS and RN split into C(Y), S/N(Y) and I_S/I_N",
-        "table4",
-        summary=True,
-        shape=pooling_rows((*_RUN_KEYS, ("metric", "metric")), _TABLE4_METRICS),
-    ),
-    Report(
-        "figure2",
-        "Figure 2 — SoS and DiS by stance × JUSTIFY decision confidence",
-        "figure2",
-        shape=select_columns(
-            (
-                *_RUN_KEYS,
-                ("stance", "stance"),
-                ("band", "confidence"),
-                ("n_instances", "instances"),
-                ("sos_mean", "SoS"),
-                ("sos_n", "SoS n"),
-                ("dis_mean", "DiS"),
-                ("dis_n", "DiS n"),
-            )
-        ),
-    ),
-    Report(
-        "stances",
-        "Stance distribution",
-        "stance_distribution",
-        shape=select_columns(
-            (*_RUN_KEYS, ("stance", "stance"), ("n", "n"), ("pct", "%"), ("n_finished", "of"))
-        ),
-    ),
-    Report(
-        "unclear",
-        "UNCLEAR decisions per stage and instances stopped after JUSTIFY",
-        "unclear_rates",
-        shape=select_columns(
-            (
-                *_RUN_KEYS,
-                ("kind", "kind"),
-                ("stage", "stage"),
-                ("detail", "detail"),
-                ("n", "n"),
-                ("of_n", "of"),
-                ("pct", "%"),
-            )
-        ),
-    ),
-    Report(
-        "contradictions",
-        "Y = NO yet new reasons listed, per stage",
-        "contradiction_rates",
-        shape=select_columns(
-            (
-                *_RUN_KEYS,
-                ("stage", "stage"),
-                ("test", "test"),
-                ("n_no", "Y = NO"),
-                ("n_contradictions", "with new reasons"),
-                ("pct_of_no", "% of NO"),
-            )
-        ),
-    ),
+register_report(
     Report(
         "compare",
         "Model comparison — instance means side by side",
         "model_comparison",
         shape=compare_side_by_side,
-    ),
-    Report(
-        "classification",
-        "Label scores (classify suite) — p(y | x), ŷ and the label mass",
-        "classification",
-        shape=select_columns(
-            (
-                *_RUN_KEYS,
-                ("n", "instances"),
-                ("pct_toxic", "% ŷ toxic"),
-                ("mean_p_toxic", "mean p(toxic)"),
-                ("pct_low_mass", "% mass < 0.5"),
-                ("n_gold", "gold"),
-                ("pct_correct", "% correct"),
-                ("n_stance", "stances"),
-                ("pct_agree_stance", "% agree"),
-            )
-        ),
-    ),
-    Report(
-        "rationales",
-        "Rationales — P1 Table 4 per model × dataset × strategy, with the shares",
-        "rationale_summary",
-        shape=select_columns(
-            (
-                *_RUN_KEYS,
-                ("selection", "selection"),
-                ("variant", "prompt"),
-                ("rationale", "rationale"),
-                ("n", "instances"),
-                ("n_gold", "with gold"),
-                ("iou_f1", "IOU"),
-                ("token_f1", "TOK"),
-                ("token_f1_micro", "TOK micro"),
-                ("comp", "COMP"),
-                ("suff", "SUFF"),
-                ("flip_rate", "% flip"),
-                ("n_faithful", "faithful n"),
-                ("auprc", "AUPRC"),
-                ("cpx", "CPX H"),
-                ("spr", "SPR G"),
-                ("cpx_n", "CPX n"),
-                ("n_answers", "answers"),
-                ("pct_empty", "% empty"),
-                ("pct_out_of_text", "% out-of-text"),
-                ("pct_not_k", "% ≠ k"),
-                ("pct_low_mass", "% mass < 0.5"),
-                ("pct_skipped", "% no gold"),
-                ("annotator_iou", "annotator IoU"),
-                ("alignment_f1", "align F1"),
-                ("n_by_label", "instances by gold label"),
-                ("n_undecided", "undecided"),
-                ("n_tokens_mismatch", "tokens ≠ text"),
-                ("n_bad_mask", "bad-mask posts skipped"),
-            )
-        ),
-    ),
-    Report(
-        "rationale-plausibility",
-        "Rationales — plausibility against the annotators (P1 Table 4; P2 Table 2)",
-        "rationale_plausibility",
-        shape=select_columns(
-            (
-                *_RUN_KEYS,
-                ("selection", "selection"),
-                ("variant", "prompt"),
-                ("gold", "gold"),
-                ("rationale", "rationale"),
-                ("n", "instances"),
-                ("n_seeds", "seeds"),
-                ("iou_f1", "IoU-F1"),
-                ("iou_precision", "IoU P"),
-                ("iou_precision_n", "IoU P n"),
-                ("iou_recall", "IoU R"),
-                ("iou_recall_n", "IoU R n"),
-                ("token_f1", "token F1"),
-                ("token_f1_sd", "token F1 sd"),
-                ("token_f1_micro", "token F1 micro"),
-                ("token_f1_union", "token F1 UNION"),
-                ("auprc", "AUPRC"),
-                ("soft_auprc", "soft AUPRC"),
-                ("auprc_n", "AUPRC n"),
-                ("alignment_f1_x100", "align F1 ×100"),
-                ("alignment_f1_x100_sd", "align F1 ×100 sd"),
-            )
-        ),
-    ),
-    Report(
-        "rationale-faithfulness",
-        "Rationales — faithfulness by removal (P1 Table 4 COMP, SUFF; P2 Tables 4 and 9)",
-        "rationale_faithfulness",
-        shape=select_columns(
-            (
-                *_RUN_KEYS,
-                ("selection", "selection"),
-                ("variant", "prompt"),
-                ("rationale", "rationale"),
-                ("n", "instances"),
-                ("n_seeds", "seeds"),
-                ("comp", "COMP"),
-                ("comp_n", "COMP n"),
-                ("suff", "SUFF"),
-                ("suff_n", "SUFF n"),
-                ("flip_rate", "% flip"),
-                ("flip_rate_sd", "% flip sd"),
-                ("flip_n", "flip n"),
-                ("words_removed", "words removed"),
-            )
-        ),
-    ),
-    Report(
-        "rationale-complexity",
-        "Rationales — complexity and sparsity of each rationale (P1 Table 4 CPX, SPR)",
-        "rationale_complexity",
-        shape=select_columns(
-            (
-                *_RUN_KEYS,
-                ("selection", "selection"),
-                ("variant", "prompt"),
-                ("rationale", "rationale"),
-                ("n", "rationales"),
-                ("cpx_entropy", "CPX H"),
-                ("cpx_entropy_n", "CPX H n"),
-                ("cpx_entropy_norm", "CPX H/ln n"),
-                ("spr_gini", "SPR G"),
-                ("spr_gini_n", "SPR G n"),
-                ("cpx_ratio", "CPX |R̂|/n"),
-                ("spr_ratio", "SPR 1−|R̂|/n"),
-                ("n_undefined", "Σv = 0"),
-            )
-        ),
-    ),
-):
-    register_report(_report)
+    )
+)

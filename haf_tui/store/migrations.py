@@ -241,6 +241,38 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        8,
+        "each suite's settings under config.settings by suite name (methods as packages): "
+        "HAF's prompting, stages, parse_rules and weights under settings.haf, the "
+        "rationales and judge settings under settings.rationales and settings.judge",
+        """
+        UPDATE runs SET config = json_merge_patch(
+            json_merge_patch(
+                config,
+                '{"prompting": null, "stages": null, "parse_rules": null, "weights": null,
+                  "rationales": null, "judge": null}'
+            ),
+            json_object('settings', json_object(
+                'haf', json_object(
+                    'prompting', coalesce(json_extract(config, '$.prompting'), '"explicit"'),
+                    'stages', coalesce(
+                        json_extract(config, '$.stages'),
+                        '["justify", "internal", "external", "individual"]'
+                    ),
+                    'parse_rules', coalesce(json_extract(config, '$.parse_rules'), '"reference"'),
+                    'weights', coalesce(
+                        json_extract(config, '$.weights'),
+                        '{"sos_confidence": 0.8, "reliance_confidence": 0.5}'
+                    )
+                ),
+                'rationales', coalesce(json_extract(config, '$.rationales'), '{}'),
+                'judge', coalesce(json_extract(config, '$.judge'), '{}')
+            ))
+        )
+        WHERE json_extract(config, '$.settings') IS NULL;
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -334,10 +334,12 @@ def _judge_runs(store: Store, rows: Rows) -> list[JudgeRun]:
     for run_id, status, model, dataset, created, config_json in rows:
         config = RunConfig.model_validate_json(config_json)
         if "judge" in config.suites:
+            judge = config.settings.get("judge") or {}
             found.append(
                 JudgeRun(
                     str(run_id), store.shown_status(str(run_id), str(status)), str(model),
-                    str(dataset), created, config.judge.prompt, config.judge.mode,
+                    str(dataset), created, str(judge.get("prompt", "verbatim")),
+                    str(judge.get("mode", "constrained")),
                 )
             )  # fmt: skip
     return found

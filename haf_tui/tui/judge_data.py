@@ -13,9 +13,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from haf_tui.judge.criteria import CRITERIA, SHORT_NAMES, Criterion
-from haf_tui.judge.prompts import JudgeItem
-from haf_tui.judge.scores import LOW_MASS
+from haf_tui.methods.judge.core.criteria import CRITERIA, SHORT_NAMES, Criterion
+from haf_tui.methods.judge.core.prompts import JudgeItem
+from haf_tui.methods.judge.core.scores import LOW_MASS
 from haf_tui.store import Store
 from haf_tui.store.readers import (
     JudgeRun,

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from haf_tui.methods.judge.reports.meta import meta_items, meta_tables
 from haf_tui.reports import QueryError, ReportResult, get_query, run_report
-from haf_tui.reports.judge_meta import meta_items, meta_tables
 from haf_tui.store import Store
 from haf_tui.store.readers import defined_metric_values, run_overviews
 from haf_tui.tui.widgets import charts

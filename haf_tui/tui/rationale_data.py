@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from haf_tui.rationales.truth import Gold, word_units
+from haf_tui.methods.rationales.core.truth import Gold, word_units
 from haf_tui.store.records import RationaleRecord
 
 

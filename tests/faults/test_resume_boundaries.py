@@ -27,10 +27,10 @@ import pytest
 
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig
 from haf_tui.inference.base import GeneratedToken, Generation, TokenCallback, TokenTextAssembler
+from haf_tui.messages import ChatMessage
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.runner import HafRunner, RunControl
 from haf_tui.pipeline.runs import choice_by_name, resolve_dataset
-from haf_tui.prompts import ChatMessage
 from haf_tui.store import open_store
 from haf_tui.store.db import Store
 from haf_tui.store.records import InstanceRecord, RunRecord
@@ -173,11 +173,7 @@ CASES = {
         _prepare_instances(_haf_instances()[:2]),
     ),
     "rationales": SuiteCase(
-        RATIONALE_CONFIG.model_copy(
-            update={
-                "rationales": RATIONALE_CONFIG.rationales.model_copy(update={"random_seeds": 1})
-            }
-        ),
+        RATIONALE_CONFIG.with_settings("rationales", random_seeds=1),
         ScriptedRationaleModel,
         _prepare_instances(rationale_instances()[1:]),  # (the insult, and a text without masks)
     ),

@@ -16,11 +16,12 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from haf_tui.config import DecodingSettings, JudgeSettings, RunConfig
+from haf_tui.config import DecodingSettings, RunConfig
 from haf_tui.inference.base import GeneratedToken, Generation, TokenCallback, TokenTextAssembler
+from haf_tui.messages import ChatMessage
+from haf_tui.methods.judge.settings import JudgeSettings
 from haf_tui.pipeline.runner import HafRunner
 from haf_tui.pipeline.runs import choice_by_name, resolve_dataset
-from haf_tui.prompts import ChatMessage
 from haf_tui.store.db import Store
 from haf_tui.store.records import RunRecord
 from tests.test_scheduler import FOLLOWUP_ANSWER, FlatSimilarity, ScriptedBackend, _store_with_run

@@ -11,11 +11,12 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from haf_tui.config import DecodingSettings, RationaleSettings, RunConfig
+from haf_tui.config import DecodingSettings, RunConfig
 from haf_tui.inference.base import GeneratedToken, Generation, TokenCallback
+from haf_tui.messages import ChatMessage
+from haf_tui.methods.classify.core.labels import SPELLINGS
+from haf_tui.methods.rationales.settings import RationaleSettings
 from haf_tui.pipeline.runner import HafRunner
-from haf_tui.prompts import ChatMessage
-from haf_tui.rationales.labels import SPELLINGS
 from haf_tui.store import open_store
 from haf_tui.store.db import Store
 from haf_tui.store.records import InstanceRecord, RunRecord

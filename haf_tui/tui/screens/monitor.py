@@ -17,9 +17,9 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Header, Static
 
+from haf_tui.methods.registry import run_stages
 from haf_tui.pipeline.planning import format_duration
 from haf_tui.store.readers import run_progress
-from haf_tui.suites import run_stages
 from haf_tui.tui.live import LiveRun, LiveSession
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.base import HafScreen

@@ -12,8 +12,8 @@ from __future__ import annotations
 from rich.style import Style
 from rich.text import Text
 
-from haf_tui.judge.criteria import SHORT_NAMES
-from haf_tui.judge.scores import LOW_MASS
+from haf_tui.methods.judge.core.criteria import SHORT_NAMES
+from haf_tui.methods.judge.core.scores import LOW_MASS
 from haf_tui.tui.judge_data import NOT_EQUAL, CriterionJudgement, Judgement
 from haf_tui.tui.widgets.lines_view import PanelView
 from haf_tui.tui.widgets.text_layout import BOLD, DIM, cell, fmt, line, prose, styled

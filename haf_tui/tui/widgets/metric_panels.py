@@ -10,6 +10,7 @@ from typing import Any, Final
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from haf_tui.methods.judge.reports.tables import MASS_THRESHOLD
 from haf_tui.reports import (
     INSTANCE_LABEL,
     POOLED_LABEL,
@@ -17,7 +18,6 @@ from haf_tui.reports import (
     Row,
     table_width,
 )
-from haf_tui.reports.judge import MASS_THRESHOLD
 from haf_tui.tui.metrics_data import HISTOGRAM_METRICS, MetricsData, RunInfo
 from haf_tui.tui.widgets import charts
 from haf_tui.vocabulary import METRIC_LABELS

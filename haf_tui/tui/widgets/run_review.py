@@ -13,9 +13,9 @@ from textual.widgets import Static
 from haf_tui.config import RunConfig
 from haf_tui.datasets import Dataset
 from haf_tui.defaults import DEMO_LIMIT, DEMO_MAX_NEW_TOKENS, DEMO_SEED, EMBEDDED_MODEL_NAME
+from haf_tui.methods.registry import run_stages
 from haf_tui.pipeline.estimate import TimeEstimate
 from haf_tui.pipeline.planning import ASSUMED_REASONS, plan_run
-from haf_tui.suites import run_stages
 
 EMBEDDED_FORMAT_NOTE = (
     f"{EMBEDDED_MODEL_NAME} follows HAF's answer format only sometimes: an instance whose "

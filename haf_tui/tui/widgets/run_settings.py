@@ -14,19 +14,14 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input, Label, Select, SelectionList, Static
 from textual.widgets.select import InvalidSelectValueError
 
-from haf_tui.config import (
-    STAGE_NAMES,
-    DecodingSettings,
-    JudgeSettings,
-    ModelSettings,
-    RationaleSettings,
-    RunConfig,
-    SimilaritySettings,
-)
+from haf_tui.config import DecodingSettings, ModelSettings, RunConfig, SimilaritySettings
 from haf_tui.defaults import DEMO_MAX_NEW_TOKENS, DEMO_SEED
-from haf_tui.judge.prompts import VARIANTS as JUDGE_VARIANTS
-from haf_tui.rationales.prompts import VARIANTS
-from haf_tui.suites import DEFAULT_SUITES, SUITES
+from haf_tui.methods.haf.settings import STAGE_NAMES
+from haf_tui.methods.judge.core.prompts import VARIANTS as JUDGE_VARIANTS
+from haf_tui.methods.judge.settings import JudgeSettings
+from haf_tui.methods.rationales.core.prompts import VARIANTS
+from haf_tui.methods.rationales.settings import RationaleSettings
+from haf_tui.methods.registry import SUITES, default_suites
 
 # (input id, section, field, label)
 NUMBER_FIELDS: tuple[tuple[str, str, str, str], ...] = (
@@ -123,7 +118,7 @@ class RunSettingsForm(VerticalScroll):
         with Horizontal():
             yield Label("suites (space)", classes="field-label")
             yield SelectionList[str](
-                *[(name, name, name in DEFAULT_SUITES) for name in SUITES], id="set-suites"
+                *[(name, name, name in default_suites()) for name in SUITES], id="set-suites"
             )
         with Horizontal():
             yield Label("prompting", classes="field-label")
@@ -213,6 +208,7 @@ class RunSettingsForm(VerticalScroll):
         values["rationales"]["ratio"] = self._number("set-rationale-ratio") if ratio else None
         stages = tuple(self.query_one("#set-stages", SelectionList).selected)
         similarity_kind = self.query_one("#set-similarity-kind", Select).value
+        suites = tuple(str(s) for s in self.query_one("#set-suites", SelectionList).selected)
         return RunConfig(
             model=ModelSettings(path=model_path, **values["model"]),
             decoding=DecodingSettings(**values["decoding"]),
@@ -221,11 +217,19 @@ class RunSettingsForm(VerticalScroll):
                 kind=similarity_kind,
             ),
             limit=limit,
-            prompting=self.query_one("#set-prompting", Select).value,
-            stages=stages,
-            suites=tuple(self.query_one("#set-suites", SelectionList).selected),
-            rationales=RationaleSettings(**values["rationales"]),
-            judge=JudgeSettings(**values["judge"]),
+            suites=suites,
+            settings={
+                name: values
+                for name, values in {
+                    "haf": {
+                        "prompting": self.query_one("#set-prompting", Select).value,
+                        "stages": stages,
+                    },
+                    "rationales": RationaleSettings(**values["rationales"]).model_dump(),
+                    "judge": JudgeSettings(**values["judge"]).model_dump(),
+                }.items()
+                if name in suites
+            },
         )
 
     def answers(self) -> dict[str, Any]:

@@ -9,9 +9,9 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Label, ProgressBar
 
 from haf_tui.config import RunConfig
+from haf_tui.methods.registry import SUITES, first_tasks, stage_titles
 from haf_tui.pipeline.estimate import rough_duration
 from haf_tui.pipeline.planning import format_duration
-from haf_tui.suites import SUITES, first_tasks, stage_titles
 from haf_tui.tui.live import LiveRun
 
 STAGE_TITLES = {"instances": "instances", **stage_titles()}

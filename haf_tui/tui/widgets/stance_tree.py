@@ -20,11 +20,11 @@ from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from haf_tui.rationales.labels import SPELLINGS, label_scores
+from haf_tui.methods.classify.core.labels import SPELLINGS, label_scores
+from haf_tui.methods.rationales.suite.plan import CLASSIFY as RATIONALE_CLASSIFY
+from haf_tui.methods.rationales.suite.plan import PROMPT as RATIONALE_PROMPT
+from haf_tui.methods.rationales.suite.plan import STAGES as RATIONALE_STAGES
 from haf_tui.reports import format_number
-from haf_tui.suites.rationales.plan import CLASSIFY as RATIONALE_CLASSIFY
-from haf_tui.suites.rationales.plan import PROMPT as RATIONALE_PROMPT
-from haf_tui.suites.rationales.plan import STAGES as RATIONALE_STAGES
 from haf_tui.tui.judge_data import Judgement
 from haf_tui.tui.messages import FullValueRequested
 from haf_tui.tui.widgets.judge_view import JUDGEMENT, criterion_text, judge_title

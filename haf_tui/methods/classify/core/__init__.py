@@ -1,0 +1,1 @@
+"""classify's method, pure: the prompt and the label scores (also used by rationales)."""

@@ -1,0 +1,23 @@
+"""classify as one method: label scores p(y | x) by teacher forcing."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from haf_tui.methods.classify.reports import CLASSIFY_REPORTS
+from haf_tui.methods.classify.suite.suite import CLASSIFY
+from haf_tui.methods.classify.views import CLASSIFY_COLUMNS, CLASSIFY_METRICS
+from haf_tui.methods.declare import Method
+
+METHOD: Method[BaseModel] = Method(
+    name="classify",
+    title="classify",
+    description="label scores p(y | x) by teacher forcing (RATIONALES.md §4.1)",
+    suite=CLASSIFY,
+    default=True,
+    metrics=CLASSIFY_METRICS,
+    reports=CLASSIFY_REPORTS,
+    summary_reports=("classification",),
+    units={stage: "texts" for stage in CLASSIFY.stages},
+    list_columns=CLASSIFY_COLUMNS,
+)

@@ -1,0 +1,30 @@
+"""classify's report: p(y | x), ŷ and the label mass per run (``queries/classification.sql``)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from haf_tui.reports.registry import RUN_KEYS, Report, select_columns
+
+_RUN_KEYS: Final = RUN_KEYS
+
+CLASSIFY_REPORTS: Final[tuple[Report, ...]] = (
+    Report(
+        "classification",
+        "Label scores (classify suite) — p(y | x), ŷ and the label mass",
+        "classification",
+        shape=select_columns(
+            (
+                *_RUN_KEYS,
+                ("n", "instances"),
+                ("pct_toxic", "% ŷ toxic"),
+                ("mean_p_toxic", "mean p(toxic)"),
+                ("pct_low_mass", "% mass < 0.5"),
+                ("n_gold", "gold"),
+                ("pct_correct", "% correct"),
+                ("n_stance", "stances"),
+                ("pct_agree_stance", "% agree"),
+            )
+        ),
+    ),
+)

@@ -1,0 +1,1 @@
+"""classify plugged into the pipeline: four forced spellings per instance."""

@@ -1,0 +1,167 @@
+"""What a method declares, so every face can be drawn from it: its suite, its settings, its
+metrics (definition, range, better direction), its reports and named queries, the rate unit of
+its stages, its metric panels and legends, its explorer list columns and its explorer node.
+
+A method's ``method.py`` builds one :class:`Method`; :mod:`haf_tui.methods.registry` finds it
+(built in, or through the ``haf_tui.methods`` entry point group). Views are data and plain
+functions returning rich renderables or text: nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel
+
+from haf_tui.config import RunConfig
+from haf_tui.methods.base import Suite
+from haf_tui.reports.registry import Report, ReportResult
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+Better = Literal["higher", "lower"]
+RateUnit = Literal["tokens", "texts"]
+"""What a stage's progress rate counts: generated tokens, or texts scored by teacher forcing."""
+
+SettingsT = TypeVar("SettingsT", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One metric a method stores: ``name`` as in ``instance_metrics.metric`` (or
+    ``reason_metrics.metric``), a short ``label``, a one-line ``definition``, its range, the
+    better direction (None: neither) and whether it is per instance or per reason."""
+
+    name: str
+    label: str
+    definition: str
+    value_range: str = "0–1"
+    better: Better | None = "higher"
+    per: Literal["instance", "reason"] = "instance"
+    undefined_when: str = ""
+
+    @property
+    def arrow(self) -> str:
+        """↑ when higher is better, ↓ when lower is, nothing when neither."""
+        return {"higher": "↑", "lower": "↓"}.get(self.better or "", "")
+
+    def line(self) -> str:
+        """The definition as one line: ``SoS (0–1, higher is better): …``."""
+        better = f", {self.better} is better" if self.better else ""
+        return f"{self.label} ({self.value_range}{better}): {self.definition}"
+
+
+@dataclass(frozen=True)
+class RunView:
+    """One run a panel shows: its id and what the run selector says of it."""
+
+    run_id: str
+    model_file: str
+    dataset_id: str
+    label: str
+
+
+@dataclass(frozen=True)
+class PanelInput:
+    """What a panel draws from: the chosen runs, every report it named (all runs; filter by
+    ``run_id``), the width and, for pooled tables, the pooling mode."""
+
+    runs: Sequence[RunView]
+    reports: Mapping[str, ReportResult]
+    width: int
+    pooling: str = "both"
+    metric_index: int = 0
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PanelSpec:
+    """A metric panel of the metrics screen: its id, tab title, the reports whose rows it
+    draws, the metrics of its legend and how it draws (None: each report as a table of the
+    chosen runs' rows)."""
+
+    key: str
+    title: str
+    reports: tuple[str, ...] = ()
+    legend: tuple[str, ...] = ()
+    draw: Callable[[PanelInput], RenderableType] | None = None
+    pooled: bool = False
+
+
+@dataclass(frozen=True)
+class ListColumn:
+    """A column of the explorer's instance list: an instance metric's value."""
+
+    metric: str
+    label: str
+
+
+@dataclass(frozen=True)
+class NodeInput:
+    """What a method's explorer node shows of one instance: its text, its instance metrics of
+    this method and its stored generations (stage, sub-prompt, decision, output text)."""
+
+    instance_id: str
+    text: str
+    metrics: Mapping[str, float | None]
+    generations: Sequence[Mapping[str, Any]]
+
+
+def metric_lines(node: NodeInput, specs: Sequence[MetricSpec]) -> list[str]:
+    """The default node: one ``label  value`` line per declared instance metric."""
+    lines = []
+    for spec in specs:
+        if spec.per != "instance":
+            continue
+        value = node.metrics.get(spec.name)
+        shown = "—" if value is None else f"{value:.3f}"
+        lines.append(f"{spec.label} {spec.arrow}  {shown}".replace("  ", " ", 1))
+    return lines
+
+
+@dataclass(frozen=True)
+class Method(Generic[SettingsT]):
+    """Everything one method declares. ``suite``: how it runs; ``settings``: its pydantic
+    model (each field's description, range and choices become a ``haf run`` flag and a wizard
+    field; stored under ``RunConfig.settings[name]``); ``flag_prefix``: its flags' prefix
+    (``--<prefix>-<field>``; a field may name its own flag with ``json_schema_extra={"flag":
+    "--x"}``); ``metrics``; ``reports`` (registered when the method loads) and
+    ``summary_reports`` (what ``haf report`` shows for a run holding it); ``queries_dir``: a
+    folder of ``NAME.sql`` named queries it adds; ``units``: the rate unit of each stage
+    (default tokens); ``panels``, ``list_columns`` and ``node``: its views."""
+
+    name: str
+    title: str
+    description: str
+    suite: Suite
+    settings: type[SettingsT] | None = None
+    flag_prefix: str = ""
+    default: bool = False
+    metrics: tuple[MetricSpec, ...] = ()
+    reports: tuple[Report, ...] = ()
+    summary_reports: tuple[str, ...] = ()
+    queries_dir: Path | None = None
+    units: Mapping[str, RateUnit] = field(default_factory=dict)
+    panels: tuple[PanelSpec, ...] = ()
+    list_columns: tuple[ListColumn, ...] = ()
+    node: Callable[[NodeInput], list[str]] | None = None
+
+    def settings_of(self, config: RunConfig) -> SettingsT:
+        """This method's settings in ``config`` (its defaults where the config has none)."""
+        if self.settings is None:
+            raise TypeError(f"the {self.name} method has no settings")
+        return self.settings.model_validate(config.settings.get(self.name) or {})
+
+    def unit(self, stage: str) -> RateUnit:
+        """What the progress rate of ``stage`` counts."""
+        return self.units.get(stage, "tokens")
+
+    def node_lines(self, node: NodeInput) -> list[str]:
+        """The explorer node of one instance: the method's own, else its metrics."""
+        if self.node is not None:
+            return self.node(node)
+        return metric_lines(node, self.metrics)

@@ -1,0 +1,107 @@
+"""HAF's reports: the paper's Tables 1, 2 and 4, Figure 2, and the stance, UNCLEAR and
+contradiction rates (over ``queries/``)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from haf_tui.reports.registry import RUN_KEYS, Report, pooling_rows, select_columns
+from haf_tui.vocabulary import METRIC_LABELS
+
+_RUN_KEYS: Final = RUN_KEYS
+TABLE1_METRICS: Final = tuple(METRIC_LABELS.items())
+_TABLE4_METRICS: Final = (
+    ("score", "score"),
+    ("c_y", "C(Y)"),
+    ("decision_weight", "S/N(Y)"),
+    ("informativeness", "I_S/I_N"),
+)
+
+
+HAF_REPORTS: Final[tuple[Report, ...]] = (
+    Report(
+        "table1",
+        "Table 1 — HAF metrics per model × dataset",
+        "table1",
+        summary=True,
+        shape=pooling_rows((*_RUN_KEYS, ("n_instances", "instances")), TABLE1_METRICS),
+    ),
+    Report(
+        "table2",
+        "Table 2 — % of instances whose UPHOLD-REASON decision is Y = NO",
+        "table2",
+        summary=True,
+        shape=select_columns(
+            (
+                *_RUN_KEYS,
+                ("internal_sufficient_pct", "internal % NO"),
+                ("internal_n", "internal n"),
+                ("external_sufficient_pct", "external % NO"),
+                ("external_n", "external n"),
+            )
+        ),
+    ),
+    Report(
+        "table4",
+        "Table 4 — RS and RN split into C(Y), S/N(Y) and I_S/I_N",
+        "table4",
+        summary=True,
+        shape=pooling_rows((*_RUN_KEYS, ("metric", "metric")), _TABLE4_METRICS),
+    ),
+    Report(
+        "figure2",
+        "Figure 2 — SoS and DiS by stance × JUSTIFY decision confidence",
+        "figure2",
+        shape=select_columns(
+            (
+                *_RUN_KEYS,
+                ("stance", "stance"),
+                ("band", "confidence"),
+                ("n_instances", "instances"),
+                ("sos_mean", "SoS"),
+                ("sos_n", "SoS n"),
+                ("dis_mean", "DiS"),
+                ("dis_n", "DiS n"),
+            )
+        ),
+    ),
+    Report(
+        "stances",
+        "Stance distribution",
+        "stance_distribution",
+        shape=select_columns(
+            (*_RUN_KEYS, ("stance", "stance"), ("n", "n"), ("pct", "%"), ("n_finished", "of"))
+        ),
+    ),
+    Report(
+        "unclear",
+        "UNCLEAR decisions per stage and instances stopped after JUSTIFY",
+        "unclear_rates",
+        shape=select_columns(
+            (
+                *_RUN_KEYS,
+                ("kind", "kind"),
+                ("stage", "stage"),
+                ("detail", "detail"),
+                ("n", "n"),
+                ("of_n", "of"),
+                ("pct", "%"),
+            )
+        ),
+    ),
+    Report(
+        "contradictions",
+        "Y = NO yet new reasons listed, per stage",
+        "contradiction_rates",
+        shape=select_columns(
+            (
+                *_RUN_KEYS,
+                ("stage", "stage"),
+                ("test", "test"),
+                ("n_no", "Y = NO"),
+                ("n_contradictions", "with new reasons"),
+                ("pct_of_no", "% of NO"),
+            )
+        ),
+    ),
+)

@@ -1,0 +1,24 @@
+"""The judge as one method: an 8-criterion LLM judge of explanations and its meta-evaluation."""
+
+from __future__ import annotations
+
+from haf_tui.methods.declare import Method
+from haf_tui.methods.judge.reports.tables import JUDGE_REPORTS
+from haf_tui.methods.judge.settings import JudgeSettings
+from haf_tui.methods.judge.suite.suite import JUDGE
+from haf_tui.methods.judge.views import JUDGE_COLUMNS, JUDGE_METRICS, JUDGE_PANELS
+
+METHOD: Method[JudgeSettings] = Method(
+    name="judge",
+    title="judge",
+    description="an 8-criterion LLM judge of explanation quality and its meta-evaluation "
+    "(JUDGE.md)",
+    suite=JUDGE,
+    settings=JudgeSettings,
+    flag_prefix="judge",
+    metrics=JUDGE_METRICS,
+    reports=JUDGE_REPORTS,
+    summary_reports=("judge",),
+    panels=JUDGE_PANELS,
+    list_columns=JUDGE_COLUMNS,
+)

@@ -1,0 +1,1 @@
+"""judge plugged into the pipeline: the forced or free answers of each item."""

@@ -1,0 +1,1 @@
+"""Token rationales of a toxicity decision (spec ``RATIONALES.md``)."""

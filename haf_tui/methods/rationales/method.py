@@ -1,0 +1,26 @@
+"""The rationales method as one package: token rationales of a toxicity decision."""
+
+from __future__ import annotations
+
+from haf_tui.methods.declare import Method
+from haf_tui.methods.rationales.reports import RATIONALE_REPORTS
+from haf_tui.methods.rationales.settings import RationaleSettings
+from haf_tui.methods.rationales.suite.plan import CLASSIFY, OCCLUSION, PERTURB
+from haf_tui.methods.rationales.suite.suite import RATIONALES
+from haf_tui.methods.rationales.views import RATIONALE_COLUMNS, RATIONALE_METRICS, RATIONALE_PANELS
+
+METHOD: Method[RationaleSettings] = Method(
+    name="rationales",
+    title="rationales",
+    description="which words explain the decision: plausibility against annotators, "
+    "faithfulness by removal, complexity (RATIONALES.md)",
+    suite=RATIONALES,
+    settings=RationaleSettings,
+    flag_prefix="rationale",
+    metrics=RATIONALE_METRICS,
+    reports=RATIONALE_REPORTS,
+    summary_reports=("rationales",),
+    units={CLASSIFY: "texts", OCCLUSION: "texts", PERTURB: "texts"},
+    panels=RATIONALE_PANELS,
+    list_columns=RATIONALE_COLUMNS,
+)

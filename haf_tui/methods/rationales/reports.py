@@ -1,0 +1,126 @@
+"""The rationales reports: P1 Table 4 with its shares, plausibility, faithfulness and
+complexity per run (over ``queries/rationale_*.sql``)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from haf_tui.reports.registry import RUN_KEYS, Report, select_columns
+
+_RUN_KEYS: Final = RUN_KEYS
+
+RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
+    Report(
+        "rationales",
+        "Rationales — P1 Table 4 per model × dataset × strategy, with the shares",
+        "rationale_summary",
+        shape=select_columns(
+            (
+                *_RUN_KEYS,
+                ("selection", "selection"),
+                ("variant", "prompt"),
+                ("rationale", "rationale"),
+                ("n", "instances"),
+                ("n_gold", "with gold"),
+                ("iou_f1", "IOU"),
+                ("token_f1", "TOK"),
+                ("token_f1_micro", "TOK micro"),
+                ("comp", "COMP"),
+                ("suff", "SUFF"),
+                ("flip_rate", "% flip"),
+                ("n_faithful", "faithful n"),
+                ("auprc", "AUPRC"),
+                ("cpx", "CPX H"),
+                ("spr", "SPR G"),
+                ("cpx_n", "CPX n"),
+                ("n_answers", "answers"),
+                ("pct_empty", "% empty"),
+                ("pct_out_of_text", "% out-of-text"),
+                ("pct_not_k", "% ≠ k"),
+                ("pct_low_mass", "% mass < 0.5"),
+                ("pct_skipped", "% no gold"),
+                ("annotator_iou", "annotator IoU"),
+                ("alignment_f1", "align F1"),
+                ("n_by_label", "instances by gold label"),
+                ("n_undecided", "undecided"),
+                ("n_tokens_mismatch", "tokens ≠ text"),
+                ("n_bad_mask", "bad-mask posts skipped"),
+            )
+        ),
+    ),
+    Report(
+        "rationale-plausibility",
+        "Rationales — plausibility against the annotators (P1 Table 4; P2 Table 2)",
+        "rationale_plausibility",
+        shape=select_columns(
+            (
+                *_RUN_KEYS,
+                ("selection", "selection"),
+                ("variant", "prompt"),
+                ("gold", "gold"),
+                ("rationale", "rationale"),
+                ("n", "instances"),
+                ("n_seeds", "seeds"),
+                ("iou_f1", "IoU-F1"),
+                ("iou_precision", "IoU P"),
+                ("iou_precision_n", "IoU P n"),
+                ("iou_recall", "IoU R"),
+                ("iou_recall_n", "IoU R n"),
+                ("token_f1", "token F1"),
+                ("token_f1_sd", "token F1 sd"),
+                ("token_f1_micro", "token F1 micro"),
+                ("token_f1_union", "token F1 UNION"),
+                ("auprc", "AUPRC"),
+                ("soft_auprc", "soft AUPRC"),
+                ("auprc_n", "AUPRC n"),
+                ("alignment_f1_x100", "align F1 ×100"),
+                ("alignment_f1_x100_sd", "align F1 ×100 sd"),
+            )
+        ),
+    ),
+    Report(
+        "rationale-faithfulness",
+        "Rationales — faithfulness by removal (P1 Table 4 COMP, SUFF; P2 Tables 4 and 9)",
+        "rationale_faithfulness",
+        shape=select_columns(
+            (
+                *_RUN_KEYS,
+                ("selection", "selection"),
+                ("variant", "prompt"),
+                ("rationale", "rationale"),
+                ("n", "instances"),
+                ("n_seeds", "seeds"),
+                ("comp", "COMP"),
+                ("comp_n", "COMP n"),
+                ("suff", "SUFF"),
+                ("suff_n", "SUFF n"),
+                ("flip_rate", "% flip"),
+                ("flip_rate_sd", "% flip sd"),
+                ("flip_n", "flip n"),
+                ("words_removed", "words removed"),
+            )
+        ),
+    ),
+    Report(
+        "rationale-complexity",
+        "Rationales — complexity and sparsity of each rationale (P1 Table 4 CPX, SPR)",
+        "rationale_complexity",
+        shape=select_columns(
+            (
+                *_RUN_KEYS,
+                ("selection", "selection"),
+                ("variant", "prompt"),
+                ("rationale", "rationale"),
+                ("n", "rationales"),
+                ("cpx_entropy", "CPX H"),
+                ("cpx_entropy_n", "CPX H n"),
+                ("cpx_entropy_norm", "CPX H/ln n"),
+                ("spr_gini", "SPR G"),
+                ("spr_gini_n", "SPR G n"),
+                ("cpx_ratio", "CPX |R̂|/n"),
+                ("spr_ratio", "SPR 1−|R̂|/n"),
+                ("n_undefined", "Σv = 0"),
+            )
+        ),
+    ),
+)

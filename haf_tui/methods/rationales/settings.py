@@ -1,0 +1,59 @@
+"""The rationales method's run settings (spec ``RATIONALES.md`` §3–§6), stored under
+``RunConfig.settings["rationales"]``."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from haf_tui.config import RunConfig
+from haf_tui.methods.rationales.core.prompts import Strategy, Variant
+
+NAME = "rationales"
+
+
+class RationaleSettings(BaseModel):
+    """How the rationales suite asks and perturbs (spec ``RATIONALES.md`` §3–§6)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    variant: Variant = Field("normal", description="prompt version (§3.2)")
+    strategy: Strategy = Field(
+        "top_ratio",
+        description="how many words a rationale holds: the model decides, the size of the "
+        "human rationale, a share of the words, or k (§3.3)",
+    )
+    k: int = Field(5, ge=1, le=100, description="Top-k's k")
+    ratio: float | None = Field(
+        None,
+        gt=0.0,
+        le=1.0,
+        description="Top-Ratio's ratio; None: the dataset's mean |HARD|/n, set at run creation",
+    )
+    removal: Literal["delete", "underscore"] = Field(
+        "delete", description="how removed words go (§4.3): deleted, or each replaced by _"
+    )
+    random_seeds: int = Field(
+        100,
+        ge=0,
+        le=1000,
+        description="random masks of the RANDOM flip baseline (§6.2)",
+        json_schema_extra={"flag": "--rationale-seeds"},
+    )
+    gold: Literal["hard", "union"] = Field(
+        "hard",
+        description="the annotators' gold of the hard metrics: marked by half of them, or by "
+        "any (§5)",
+    )
+    spans: Literal["runs", "tokens"] = Field(
+        "runs",
+        description="IoU-F1's predicted spans (§6.1): runs of consecutive tokens, or each "
+        "token its own span (HateXplain's own evaluation)",
+    )
+    max_new_tokens: int = Field(64, ge=1, le=4096, description="cap of a prompted answer")
+
+
+def rationale_settings(config: RunConfig) -> RationaleSettings:
+    """The rationales settings of ``config`` (defaults where it has none)."""
+    return RationaleSettings.model_validate(config.settings.get(NAME) or {})

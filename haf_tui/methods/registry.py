@@ -1,0 +1,237 @@
+"""The methods a run can hold, by name: the built-in ones and every package that declares an
+entry point in the ``haf_tui.methods`` group (``name = "package.module:METHOD"``, a
+:class:`~haf_tui.methods.declare.Method`), so a researcher's own method installs beside
+haf-tui without a fork (as harlequin finds adapters and Inspect finds providers).
+
+Loading a method registers its settings model with :class:`~haf_tui.config.RunConfig`, its
+reports with :mod:`haf_tui.reports` and its named queries' folder. The pipeline and every face
+ask this module, never a method by name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator, Mapping, Sequence
+from importlib import metadata
+from typing import Any, Final
+
+from haf_tui.config import RunConfig, register_settings
+from haf_tui.methods.base import Suite, Task
+from haf_tui.methods.declare import Method, MetricSpec, PanelSpec
+from haf_tui.reports.queries import add_queries_dir
+from haf_tui.reports.registry import REPORTS, register_report
+from haf_tui.store.records import InstanceRecord
+from haf_tui.vocabulary import HafError
+
+ENTRY_POINT_GROUP: Final = "haf_tui.methods"
+BUILT_IN: Final = (
+    "haf_tui.methods.haf.method",
+    "haf_tui.methods.classify.method",
+    "haf_tui.methods.rationales.method",
+    "haf_tui.methods.judge.method",
+)
+"""The built-in methods' modules (each defines ``METHOD``), in the order a run schedules them;
+methods from entry points come after them, by name."""
+
+_loaded: dict[str, Method[Any]] = {}
+
+
+class UnknownSuiteError(HafError, ValueError):
+    """A run named a suite that is not registered."""
+
+
+class MethodLoadError(HafError, RuntimeError):
+    """A method's package could not be loaded or is not a method."""
+
+
+def _entry_points() -> list[metadata.EntryPoint]:
+    return sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+
+
+def _load_entry_point(entry: metadata.EntryPoint) -> Method[Any]:
+    try:
+        found = entry.load()
+    except Exception as error:  # any error of a third-party package: one line naming it
+        raise MethodLoadError(
+            f"method {entry.name!r} ({entry.value}) could not be loaded: "
+            f"{type(error).__name__}: {error}"
+        ) from error
+    if not isinstance(found, Method):
+        raise MethodLoadError(
+            f"method {entry.name!r} ({entry.value}) is a {type(found).__name__}, not a Method"
+        )
+    return found
+
+
+def _install(method: Method[Any]) -> None:
+    if method.suite.name != method.name:
+        raise MethodLoadError(f"method {method.name!r} holds the suite {method.suite.name!r}")
+    taken = {stage for other in _loaded.values() for stage in other.suite.stages}
+    clash = taken.intersection(method.suite.stages)
+    if clash:
+        raise MethodLoadError(f"method {method.name!r} reuses the stage(s) {sorted(clash)}")
+    if method.settings is not None:
+        register_settings(method.name, method.settings)
+    for report in method.reports:
+        if REPORTS.get(report.name) is not report:
+            register_report(report, replace=True)
+    if method.queries_dir is not None:
+        add_queries_dir(method.queries_dir)
+    _loaded[method.name] = method
+
+
+def methods() -> dict[str, Method[Any]]:
+    """Every method by name: the built-in ones, then those of the entry point group."""
+    if not _loaded:
+        for module in BUILT_IN:
+            _install(importlib.import_module(module).METHOD)
+        for entry in _entry_points():
+            if entry.name not in _loaded:
+                _install(_load_entry_point(entry))
+    return _loaded
+
+
+def reload_methods() -> dict[str, Method[Any]]:
+    """Find the methods again (a package installed or removed since)."""
+    _loaded.clear()
+    return methods()
+
+
+def method_named(name: str) -> Method[Any]:
+    """The method called ``name``; a one-line error naming the known ones."""
+    known = methods()
+    if name not in known:
+        raise UnknownSuiteError(f"unknown suite {name!r}: choose from {list(known)}")
+    return known[name]
+
+
+class _Suites(Mapping[str, Suite]):
+    """The suites of :func:`methods`, by name (read at each use, so entry points count)."""
+
+    def __getitem__(self, name: str) -> Suite:
+        return methods()[name].suite
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(methods())
+
+    def __len__(self) -> int:
+        return len(methods())
+
+
+SUITES: Final[Mapping[str, Suite]] = _Suites()
+"""Every suite by name, in the order a run schedules them."""
+
+
+def default_suites() -> tuple[str, ...]:
+    """What a new run holds unless told otherwise."""
+    return tuple(name for name, method in methods().items() if method.default)
+
+
+def suites_named(names: Sequence[str]) -> list[Suite]:
+    """The suites called ``names``, in registry order; a one-line error for an unknown one."""
+    unknown = [name for name in names if name not in SUITES]
+    if unknown:
+        raise UnknownSuiteError(f"unknown suite(s) {unknown}: choose from {list(SUITES)}")
+    if not names:
+        raise UnknownSuiteError(f"a run needs at least one suite: choose from {list(SUITES)}")
+    return [suite for name, suite in SUITES.items() if name in names]
+
+
+def methods_of(config: RunConfig) -> list[Method[Any]]:
+    """The methods of a run's suites, in registry order (unknown names left out)."""
+    return [method for name, method in methods().items() if name in config.suites]
+
+
+def first_tasks(
+    config: RunConfig, instance: InstanceRecord | None = None
+) -> list[tuple[Suite, Task]]:
+    """The tasks each suite of a run asks of one instance before any answer (``instance``
+    None: a placeholder text, for counting them)."""
+    instance = instance or InstanceRecord(instance_id="", position=0, text="")
+    return [
+        (suite, task)
+        for suite in suites_named(config.suites)
+        for task in suite.plan(instance, config).start()
+    ]
+
+
+def settle_config(config: RunConfig, instances: Sequence[InstanceRecord]) -> RunConfig:
+    """The config a new run stores, once each of its suites has filled in what it reads from
+    the dataset (a suite may define ``settle(config, instances)``; the rationales suite sets
+    Top-Ratio's ratio)."""
+    for suite in suites_named(config.suites):
+        settle = getattr(suite, "settle", None)
+        if callable(settle):
+            config = settle(config, instances)
+    return config
+
+
+def run_stages(config: RunConfig) -> list[str]:
+    """The stages of a run's suites, in order."""
+    return [stage for suite in suites_named(config.suites) for stage in suite.run_stages(config)]
+
+
+def stage_titles() -> dict[str, str]:
+    """Every stage of every suite with its short title, in order."""
+    return {stage: title for suite in SUITES.values() for stage, title in suite.titles.items()}
+
+
+def suite_of_stage(stage: str) -> Suite:
+    """The suite whose generations are stored under ``stage``."""
+    return method_of_stage(stage).suite
+
+
+def method_of_stage(stage: str) -> Method[Any]:
+    """The method whose generations are stored under ``stage``."""
+    for method in methods().values():
+        if stage in method.suite.stages:
+            return method
+    raise UnknownSuiteError(f"no suite has the stage {stage!r}")
+
+
+def metric_specs(names: Sequence[str] | None = None) -> dict[str, MetricSpec]:
+    """Every metric declared by the methods called ``names`` (None: all), by stored name."""
+    return {
+        spec.name: spec
+        for name, method in methods().items()
+        if names is None or name in names
+        for spec in method.metrics
+    }
+
+
+def panels() -> list[tuple[Method[Any], PanelSpec]]:
+    """Every metric panel of every method, in registry order."""
+    return [(method, panel) for method in methods().values() for panel in method.panels]
+
+
+def summary_reports_of(suites: Sequence[str]) -> list[str]:
+    """The reports ``haf report`` shows for runs holding ``suites``, each once, in order."""
+    shown: list[str] = []
+    for name, method in methods().items():
+        if name in suites:
+            shown.extend(r for r in method.summary_reports if r not in shown)
+    return shown
+
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "SUITES",
+    "MethodLoadError",
+    "Suite",
+    "UnknownSuiteError",
+    "default_suites",
+    "first_tasks",
+    "method_named",
+    "method_of_stage",
+    "methods",
+    "methods_of",
+    "metric_specs",
+    "panels",
+    "reload_methods",
+    "run_stages",
+    "settle_config",
+    "stage_titles",
+    "suite_of_stage",
+    "suites_named",
+    "summary_reports_of",
+]
