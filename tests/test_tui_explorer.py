@@ -3,6 +3,7 @@ on a synthetic store (``benchmarks.benchdata``) for the filters, the sorting and
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from benchmarks.benchdata import build_bench_db
 from benchmarks.tui_latency import settle as app_settle
 from haf_tui.reports import get_query, run_named
 from haf_tui.store import open_store
+from haf_tui.store.instance_readers import DetailRow
 from haf_tui.tui import create_app
 from haf_tui.tui.filters import (
     LABELS,
@@ -467,7 +469,8 @@ def test_instance_reads_give_the_rows_of_instance_detail(synth_db: SynthDb) -> N
         for data in found:
             params = {"run_id": run_id, "instance_id": data.instance_id}
             columns, rows = run_named(store, "instance_detail", params)
-            expected = [dict(zip(columns, row, strict=True)) for row in rows]
+            assert [f.name for f in fields(DetailRow)] == columns
+            expected = [DetailRow(*row) for row in rows]
             assert repr(data.detail) == repr(expected)  # (repr: NaN equals NaN)
             n_tokens = db_rows(
                 db,
@@ -533,8 +536,8 @@ async def test_the_tree_of_a_run_without_haf_shows_its_label_scores_only() -> No
 
     probabilities = [0.011, 0.008, 0.0004, 0.002]  # toxic, Toxic, non-toxic, Non-toxic
     rows = [
-        {"stage": "classify", "sub_index": k, "decision": "toxic" if k < 2 else "non-toxic",
-         "decision_confidence": p, "reason_index": None}
+        DetailRow("classify", k, None, "toxic" if k < 2 else "non-toxic", p, None, "stop", 1,
+                  None, None, None, None)
         for k, p in enumerate(probabilities)
     ]  # fmt: skip
     app = TreeApp()

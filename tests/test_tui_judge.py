@@ -195,16 +195,17 @@ def test_the_readers_find_the_judge_runs_and_their_metrics(db: Path) -> None:
         assert judges_shown(store, SOURCE_RUN, ("haf",)) == (run,)
         assert judges_shown(store, JUDGE_RUN, ("judge",)) == (run,)
 
-        metrics = instance_judgements(store, [JUDGE_RUN], ["i0", "i1", "absent"])
+        judged = instance_judgements(store, [JUDGE_RUN], ["i0", "i1", "absent"])
+        metrics = {(j.run_id, j.instance_id): j.metrics for j in judged}
         assert set(metrics) == {(JUDGE_RUN, "i0"), (JUDGE_RUN, "i1")}
         i0 = metrics[(JUDGE_RUN, "i0")]
         assert i0["judge_overall"] == 1.0 and i0["judge_supports_matches"] == 0.0
         assert i0["judge_overall_p_1"] == pytest.approx(0.8)
         assert metrics[(JUDGE_RUN, "i1")]["judge_overall_mass"] == pytest.approx(0.25)
-        assert instance_judgements(store, [SOURCE_RUN], ["i0"]) == {}
+        assert instance_judgements(store, [SOURCE_RUN], ["i0"]) == []
 
-        extras = dataset_extras(store, run.dataset_id, ["i0", "absent"])
-        assert list(extras) == ["i0"] and extras["i0"]["stance"] == "toxic"
+        (extra,) = dataset_extras(store, run.dataset_id, ["i0", "absent"])
+        assert extra.instance_id == "i0" and extra.extra["stance"] == "toxic"
 
         found = read_judgements(store, runs, ["i0", "i1", "i2"])
         first = found["i0"][0]

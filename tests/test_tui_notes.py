@@ -244,9 +244,9 @@ async def test_y_copies_the_instance_text_or_the_reason_under_the_cursor(
         ref = reason.data
         assert isinstance(ref, NodeRef)
         whole = next(
-            row["reason_text"]
+            row.reason_text
             for row in data.detail
-            if row["stage"] == ref.stage and row.get("reason_index") == ref.reason_index
+            if row.stage == ref.stage and row.reason_index == ref.reason_index
         )
         assert pilot.app.clipboard == whole and whole != text
         assert list(pilot.app._notifications)[-1].message.startswith(

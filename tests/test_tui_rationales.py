@@ -19,7 +19,11 @@ from textual.widgets.tree import TreeNode
 
 from benchmarks.benchdata import build_bench_db
 from haf_tui.store import open_store
-from haf_tui.store.readers import instance_metric_values, instance_rationales, run_instance
+from haf_tui.store.instance_readers import (
+    instance_metric_values,
+    instance_rationales,
+    run_instance,
+)
 from haf_tui.store.records import RationaleRecord
 from haf_tui.tui import create_app
 from haf_tui.tui.instance_reader import read_rationales

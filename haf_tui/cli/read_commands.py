@@ -24,6 +24,7 @@ from haf_tui.store import (
     check_target,
 )
 from haf_tui.store.db import Store
+from haf_tui.store.readers import RUN_TABLES, export_run_table, run_stops
 
 FORMATS = ("table", "csv", "json", "markdown")
 FORMAT_HELP = "table: for the terminal; csv, json or markdown: for other tools"
@@ -32,16 +33,6 @@ TRANSPOSED_ROWS = 6
 column per row); with more, as one record per row."""
 RUN_ID_WIDTH = len("20250101-000000-abcd")
 """A run id's length (``haf_tui.pipeline.runs.new_run_id``): the run column's least width."""
-EXPORT_TABLES = (
-    "generations",
-    "tokens",
-    "reasons",
-    "reason_metrics",
-    "instance_metrics",
-    "instance_results",
-    "parse_diagnostics",
-    "rationales",
-)
 
 
 def add_read_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -140,16 +131,10 @@ def report_command(args: argparse.Namespace, store: Store, console: Console) -> 
 
 def _print_stops(store: Store, run_ids: list[str], console: Console) -> None:
     """Say how many instances stopped after JUSTIFY, and why (undefined metrics follow)."""
-    _, rows = store.query(
-        "SELECT count(*) FILTER (WHERE stopped IS NOT NULL), count(*), "
-        "string_agg(DISTINCT stopped, ', ') FROM instance_results "
-        "WHERE len($run_ids) = 0 OR list_contains($run_ids, run_id)",
-        {"run_ids": run_ids},
-    )
-    stopped, total, reasons = rows[0]
-    if stopped:
+    stops = run_stops(store, run_ids)
+    if stops.stopped:
         console.print(
-            f"{stopped} of {total} instances stopped after JUSTIFY ({reasons}); "
+            f"{stops.stopped} of {stops.total} instances stopped after JUSTIFY ({stops.reasons}); "
             "their metrics are undefined (haf query --name unclear_rates)."
         )
 
@@ -310,7 +295,7 @@ def export_command(args: argparse.Namespace, store: Store, console: Console) -> 
     """Write every table of one run into ``--out/RUN_ID/``."""
     run_id = store.get_run(args.run_id).run_id
     folder = Path(args.out) / run_id
-    targets = {table: folder / f"{table}.{args.format}" for table in (*EXPORT_TABLES, "runs")}
+    targets = {table: folder / f"{table}.{args.format}" for table in (*RUN_TABLES, "runs")}
     if folder.exists() and not folder.is_dir():
         raise StoreError(f"{folder} is a file, not a folder: pass another --out")
     existing = []
@@ -326,9 +311,8 @@ def export_command(args: argparse.Namespace, store: Store, console: Console) -> 
         )
     folder.mkdir(parents=True, exist_ok=True)
     for table, target in targets.items():
-        select = f"SELECT * FROM {table} WHERE run_id = $run_id"
-        store.export_user(select, {"run_id": run_id}, target, args.format, overwrite=args.overwrite)
-    console.print(f"wrote {len(EXPORT_TABLES) + 1} {args.format} files to {folder}")
+        export_run_table(store, table, run_id, target, args.format, overwrite=args.overwrite)
+    console.print(f"wrote {len(RUN_TABLES) + 1} {args.format} files to {folder}")
     return 0
 
 

@@ -1,6 +1,8 @@
-"""Typed reads of the store for the faces: the runs list, one run's progress, the parts of
-some instances the explorer shows, and the defined values of instance metrics. The SQL the
-workbench needs lives here (and in ``queries/``), not in its screens."""
+"""Typed reads of the store for the faces: the runs list, one run's progress, the defined
+values of instance metrics, a run's explanations and its judge runs, the schema, stopped
+instances and a run's tables for export (an instance's parts: ``instance_readers``). Every
+reader returns named rows; the SQL the faces need lives here (and in ``queries/``), not in
+their commands and screens."""
 
 from __future__ import annotations
 
@@ -8,13 +10,11 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from haf_tui.config import RunConfig
 from haf_tui.store.db import Store
-from haf_tui.store.records import InstanceRecord, RationaleRecord
-
-Rows = list[tuple[Any, ...]]
 
 _PROGRESS_SQL = """
 SELECT r.status, r.n_planned, r.model_file,
@@ -22,25 +22,6 @@ SELECT r.status, r.n_planned, r.model_file,
        (SELECT list(stage) FROM generations g WHERE g.run_id = r.run_id) AS stages,
        CAST(r.config AS VARCHAR) AS config
 FROM runs r WHERE r.run_id = $run_id
-"""
-_GENERATIONS_SQL = """
-SELECT instance_id, stage, sub_index, test, decision, decision_confidence, decision_sentence,
-       finish_reason, output_tokens, prompt_text
-FROM generations WHERE run_id = $run_id AND instance_id = ANY($ids)
-"""
-_REASONS_SQL = """
-SELECT instance_id, stage, sub_index, reason_index, text, confidence, token_count,
-       token_first, relevance
-FROM reasons WHERE run_id = $run_id AND instance_id = ANY($ids)
-"""
-_REASON_METRICS_SQL = """
-SELECT instance_id, stage, sub_index, reason_index, metric, value FROM reason_metrics
-WHERE run_id = $run_id AND instance_id = ANY($ids)
-"""
-_TOKENS_SQL = """
-SELECT instance_id, stage, sub_index, text, logprob, top_texts, top_logprobs FROM tokens
-WHERE run_id = $run_id AND instance_id = ANY($ids)
-ORDER BY instance_id, stage, sub_index, position
 """
 _METRIC_VALUES_SQL = """
 SELECT run_id, metric,
@@ -128,109 +109,21 @@ def run_progress(store: Store, run_id: str) -> RunProgress | None:
 
 
 @dataclass(frozen=True)
-class InstanceParts:
-    """The stored rows of some instances of a run, each row led by its instance id."""
+class MetricValues:
+    """The defined instance values of one metric in one run."""
 
-    generations: Rows
-    reasons: Rows
-    reason_metrics: Rows
-
-
-def instance_parts(store: Store, run_id: str, ids: Sequence[str]) -> InstanceParts:
-    """Generations, reasons and reason metrics of the instances ``ids`` of a run: small reads
-    (one join of them all is slower on a large store); tokens: :func:`instance_tokens`."""
-    params = {"run_id": run_id, "ids": list(ids)}
-    return InstanceParts(
-        store.query(_GENERATIONS_SQL, params)[1],
-        store.query(_REASONS_SQL, params)[1],
-        store.query(_REASON_METRICS_SQL, params)[1],
-    )
+    run_id: str
+    metric: str
+    values: tuple[float, ...]
 
 
-def instance_tokens(store: Store, run_id: str, ids: Sequence[str]) -> Rows:
-    """Every token of the instances ``ids`` of a run, in order (instance id first)."""
-    return store.query(_TOKENS_SQL, {"run_id": run_id, "ids": list(ids)})[1]
-
-
-def defined_metric_values(
-    store: Store, metrics: Sequence[str]
-) -> dict[tuple[str, str], list[float]]:
-    """(run id, metric) → the instance values of that metric that are defined."""
+def defined_metric_values(store: Store, metrics: Sequence[str]) -> list[MetricValues]:
+    """The instance values of the ``metrics`` that are defined, per run and metric (a run
+    and metric with none are absent)."""
     rows = store.query(_METRIC_VALUES_SQL, {"metrics": list(metrics)})[1]
-    return {(str(run_id), str(metric)): list(found or []) for run_id, metric, found in rows}
-
-
-_RATIONALES_SQL = f"""
-SELECT {", ".join(RationaleRecord.columns())} FROM rationales
-WHERE run_id = $run_id AND instance_id = $instance_id
-ORDER BY source, seed
-"""
-_RUN_INSTANCE_SQL = """
-SELECT i.instance_id, i.position, i.text, i.label, CAST(i.extra AS VARCHAR)
-FROM runs r JOIN instances i USING (dataset_id)
-WHERE r.run_id = $run_id AND i.instance_id = $instance_id
-"""
-_INSTANCE_METRICS_SQL = """
-SELECT metric, value FROM instance_metrics
-WHERE run_id = $run_id AND instance_id = $instance_id AND starts_with(metric, $prefix)
-ORDER BY metric
-"""
-
-
-def instance_rationales(store: Store, run_id: str, instance_id: str) -> list[RationaleRecord]:
-    """The rationales of one instance of a run (the rationales suite), ordered by source,
-    then seed (RANDOM has one per seed); none when the run has no rationales for it."""
-    params = {"run_id": run_id, "instance_id": instance_id}
-    columns, rows = store.query(_RATIONALES_SQL, params)
     return [
-        RationaleRecord(**{c: _listed(v) for c, v in zip(columns, row, strict=True)})
-        for row in rows
+        MetricValues(str(run_id), str(metric), tuple(found or ())) for run_id, metric, found in rows
     ]
-
-
-def run_instance(store: Store, run_id: str, instance_id: str) -> InstanceRecord | None:
-    """One instance of a run's dataset as stored (its text, label and ``extra``), or None."""
-    params = {"run_id": run_id, "instance_id": instance_id}
-    rows = store.query(_RUN_INSTANCE_SQL, params)[1]
-    if not rows:
-        return None
-    found, position, text, label, extra = rows[0]
-    loaded = json.loads(extra) if extra else {}
-    return InstanceRecord(
-        instance_id=str(found),
-        position=int(position),
-        text=str(text),
-        label=label,
-        extra=loaded if isinstance(loaded, dict) else {},
-    )
-
-
-def instance_metric_values(
-    store: Store, run_id: str, instance_id: str, prefix: str = ""
-) -> dict[str, float | None]:
-    """The instance metrics of one instance of a run whose names start with ``prefix``."""
-    params = {"run_id": run_id, "instance_id": instance_id, "prefix": prefix}
-    rows = store.query(_INSTANCE_METRICS_SQL, params)[1]
-    return {str(metric): value for metric, value in rows}
-
-
-_ANSWERS_SQL = """
-SELECT sub_index, output_text FROM generations
-WHERE run_id = $run_id AND instance_id = $instance_id AND stage = $stage
-ORDER BY sub_index
-"""
-
-
-def stage_answers(store: Store, run_id: str, instance_id: str, stage: str) -> dict[int, str]:
-    """The raw answers of one stage of an instance of a run, by sub-index (the rationale
-    prompts' answers, to show how they were read)."""
-    params = {"run_id": run_id, "instance_id": instance_id, "stage": stage}
-    return {int(sub): str(text) for sub, text in store.query(_ANSWERS_SQL, params)[1]}
-
-
-def _listed(value: Any) -> Any:
-    """A list column as a list (DuckDB may give a tuple), anything else as it is."""
-    return list(value) if isinstance(value, tuple) else value
 
 
 _EXPLANATIONS_SQL = """
@@ -329,9 +222,9 @@ class JudgeRun:
         return None
 
 
-def _judge_runs(store: Store, rows: Rows) -> list[JudgeRun]:
+def _judge_runs(store: Store, sql: str, params: dict[str, Any]) -> list[JudgeRun]:
     found = []
-    for run_id, status, model, dataset, created, config_json in rows:
+    for run_id, status, model, dataset, created, config_json in store.query(sql, params)[1]:
         config = RunConfig.model_validate_json(config_json)
         if "judge" in config.suites:
             judge = config.settings.get("judge") or {}
@@ -349,36 +242,53 @@ def judge_runs_of(store: Store, source_run_id: str) -> list[JudgeRun]:
     """The judge runs over the explanations of run ``source_run_id`` (or their edits):
     finished ones first, then newest first."""
     datasets = [f"{kind}-{source_run_id}" for kind in JUDGED_DATASET_KINDS]
-    return _judge_runs(store, store.query(_JUDGE_RUNS_OF_SQL, {"datasets": datasets})[1])
+    return _judge_runs(store, _JUDGE_RUNS_OF_SQL, {"datasets": datasets})
 
 
 def judge_run(store: Store, run_id: str) -> JudgeRun | None:
     """Run ``run_id`` as a judge run (None: no such run, or it has no judge suite)."""
-    found = _judge_runs(store, store.query(_JUDGE_RUN_SQL, {"run_id": run_id})[1])
+    found = _judge_runs(store, _JUDGE_RUN_SQL, {"run_id": run_id})
     return found[0] if found else None
+
+
+@dataclass(frozen=True)
+class InstanceJudgement:
+    """One judge run's ``judge_*`` metrics of one instance (metric name → value)."""
+
+    run_id: str
+    instance_id: str
+    metrics: dict[str, float | None]
 
 
 def instance_judgements(
     store: Store, run_ids: Sequence[str], instance_ids: Sequence[str]
-) -> dict[tuple[str, str], dict[str, float | None]]:
-    """(judge run id, instance id) → that instance's ``judge_*`` metrics in that run (the
-    pairs with none are absent)."""
+) -> list[InstanceJudgement]:
+    """The ``judge_*`` metrics of the instances ``instance_ids`` in the judge runs
+    ``run_ids``, one row per (run, instance) that has any."""
     params = {"runs": list(run_ids), "ids": list(instance_ids)}
     found: dict[tuple[str, str], dict[str, float | None]] = {}
     for run_id, instance_id, metric, value in store.query(_JUDGEMENTS_SQL, params)[1]:
         found.setdefault((str(run_id), str(instance_id)), {})[str(metric)] = value
-    return found
+    return [InstanceJudgement(run, instance, metrics) for (run, instance), metrics in found.items()]
+
+
+@dataclass(frozen=True)
+class InstanceExtra:
+    """The stored ``extra`` of one instance of a dataset (its JSON object)."""
+
+    instance_id: str
+    extra: dict[str, Any]
 
 
 def dataset_extras(
     store: Store, dataset_id: str, instance_ids: Sequence[str]
-) -> dict[str, dict[str, Any]]:
-    """Instance id → the stored ``extra`` of those instances of a dataset."""
+) -> list[InstanceExtra]:
+    """The stored ``extra`` of those instances of a dataset that it holds."""
     params = {"dataset_id": dataset_id, "ids": list(instance_ids)}
-    found: dict[str, dict[str, Any]] = {}
+    found = []
     for instance_id, extra in store.query(_DATASET_EXTRAS_SQL, params)[1]:
         loaded = json.loads(extra) if extra else {}
-        found[str(instance_id)] = loaded if isinstance(loaded, dict) else {}
+        found.append(InstanceExtra(str(instance_id), loaded if isinstance(loaded, dict) else {}))
     return found
 
 
@@ -407,3 +317,51 @@ def schema_columns(store: Store) -> list[SchemaColumn]:
         SchemaColumn(str(table), "view" if kind == "VIEW" else "table", str(column), str(dtype))
         for table, kind, column, dtype in store.query(_SCHEMA_COLUMNS_SQL)[1]
     ]
+
+
+_STOPS_SQL = """
+SELECT count(*) FILTER (WHERE stopped IS NOT NULL), count(*),
+       string_agg(DISTINCT stopped, ', ')
+FROM instance_results
+WHERE len($run_ids) = 0 OR list_contains($run_ids, run_id)
+"""
+
+
+@dataclass(frozen=True)
+class Stops:
+    """How many instances of some runs stopped after JUSTIFY, of how many, and why."""
+
+    stopped: int
+    total: int
+    reasons: str | None
+
+
+def run_stops(store: Store, run_ids: Sequence[str]) -> Stops:
+    """The instances of runs ``run_ids`` (none: every run) that stopped after JUSTIFY."""
+    stopped, total, reasons = store.query(_STOPS_SQL, {"run_ids": list(run_ids)})[1][0]
+    return Stops(int(stopped), int(total), None if reasons is None else str(reasons))
+
+
+RUN_TABLES = (
+    "generations",
+    "tokens",
+    "reasons",
+    "reason_metrics",
+    "instance_metrics",
+    "instance_results",
+    "parse_diagnostics",
+    "rationales",
+)
+"""The tables holding a run's rows (``run_id``), besides ``runs``: what ``haf export``
+writes."""
+
+
+def export_run_table(
+    store: Store, table: str, run_id: str, target: Path, fmt: str, *, overwrite: bool = False
+) -> int:
+    """Write one run's rows of ``table`` (``runs`` or one of :data:`RUN_TABLES`) to
+    ``target`` through the sandboxed export; returns the number of rows."""
+    if table not in (*RUN_TABLES, "runs"):
+        raise ValueError(f"not a table of a run: {table!r}")
+    select = f"SELECT * FROM {table} WHERE run_id = $run_id"
+    return store.export_user(select, {"run_id": run_id}, target, fmt, overwrite=overwrite)

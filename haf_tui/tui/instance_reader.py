@@ -1,22 +1,21 @@
-"""How the explorer reads instances: four small queries (instead of one join of reasons and
-metrics, ~20 ms alone on a large store) for several instances at once (a read of eight costs
-about 1.5 reads of one), assembled into the rows the ``instance_detail`` query gives; and a
-bounded cache of what was read."""
+"""How the explorer reads instances: the store's small reads of several instances at once (a
+read of eight costs about 1.5 reads of one), pivoted into ``instance_detail`` rows by
+:func:`~haf_tui.store.instance_readers.detail_rows`, with their tokens, spans and prompts; and
+a bounded cache of what was read."""
 
 from __future__ import annotations
 
-import math
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from textual.message import Message
 
 from haf_tui.store import Store
-from haf_tui.store.readers import (
-    JudgeRun,
+from haf_tui.store.instance_readers import (
+    DetailRow,
     instance_metric_values,
     instance_parts,
     instance_rationales,
@@ -24,19 +23,24 @@ from haf_tui.store.readers import (
     run_instance,
     stage_answers,
 )
+from haf_tui.store.instance_readers import detail_rows as pivot_detail
+from haf_tui.store.readers import JudgeRun
 from haf_tui.tui.judge_data import Judgement, read_judgements
 from haf_tui.tui.rationale_data import RationaleData, rationale_data
 from haf_tui.tui.widgets.token_view import Span, Token
 
 GenKey = tuple[str, int]
 
-REASON_METRICS = ("sos", "rs", "rn", "c_y", "decision_weight", "i_s", "i_n", "uii", "uei")
-"""The reason-level metrics ``instance_detail`` pivots into columns."""
-STAGE_ORDER = {"justify": 1, "internal": 2, "external": 3, "individual": 4}
-"""The order of ``instance_detail``: HAF's stages, then the other suites' (5)."""
 CACHE_SIZE = 256
 """Instances kept in memory (a few kB each)."""
 
+
+class _OfInstance(Protocol):
+    @property
+    def instance_id(self) -> str: ...
+
+
+_Row = TypeVar("_Row", bound=_OfInstance)
 _SECOND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="instance-read")
 
 
@@ -74,7 +78,7 @@ class InstanceData:
     """Everything the explorer shows of one instance, read once and cached."""
 
     instance_id: str
-    detail: list[dict[str, Any]]
+    detail: list[DetailRow]
     tokens: dict[GenKey, list[Token]] = field(default_factory=dict)
     spans: dict[GenKey, dict[int, Span]] = field(default_factory=dict)
     prompts: dict[GenKey, str] = field(default_factory=dict)
@@ -103,66 +107,11 @@ class InstanceCache(OrderedDict[str, InstanceData]):
             self.popitem(last=False)
 
 
-def _max(values: list[Any]) -> Any:
-    """SQL's ``max``: NULLs ignored, NaN above every number."""
-    found = [v for v in values if v is not None]
-    if any(isinstance(v, float) and math.isnan(v) for v in found):
-        return math.nan
-    return max(found) if found else None
-
-
-def detail_rows(
-    generations: list[tuple[Any, ...]],
-    reasons: list[tuple[Any, ...]],
-    metrics: list[tuple[Any, ...]],
-) -> list[dict[str, Any]]:
-    """The rows of ``instance_detail`` (one per reason of every generation, a generation
-    without reasons once; stage order, then sub_index and reason_index) from the rows of
-    :func:`~haf_tui.store.readers.instance_parts`."""
-    by_generation: dict[GenKey, list[tuple[Any, ...]]] = {}
-    for reason in reasons:
-        by_generation.setdefault((reason[0], reason[1]), []).append(reason)
-    values: dict[tuple[str, int, int], dict[str, list[Any]]] = {}
-    for stage, sub, index, metric, value in metrics:
-        if metric in REASON_METRICS:
-            values.setdefault((stage, sub, index), {}).setdefault(metric, []).append(value)
-    rows: list[dict[str, Any]] = []
-    ordered = sorted(generations, key=lambda g: (STAGE_ORDER.get(g[0], 5), g[1]))
-    for stage, sub, test, decision, confidence, sentence, finish, n_tokens, _ in ordered:
-        base = {
-            "stage": stage,
-            "sub_index": sub,
-            "test": test,
-            "decision": decision,
-            "decision_confidence": confidence,
-            "decision_sentence": sentence,
-            "finish_reason": finish,
-            "output_tokens": n_tokens,
-        }
-        own = sorted(by_generation.get((stage, sub), []), key=lambda r: r[2])
-        for _, _, index, text, reason_confidence, count, _, _ in own or [(None,) * 8]:
-            found = values.get((stage, sub, index), {}) if index is not None else {}
-            rows.append(
-                base
-                | {
-                    "reason_index": index,
-                    "reason_text": text,
-                    "reason_confidence": reason_confidence,
-                    "reason_tokens": count,
-                }
-                | {name: _max(found.get(name, [])) for name in REASON_METRICS}
-            )
-    return rows
-
-
-Rows = list[tuple[Any, ...]]
-
-
-def _by_instance(rows: Rows) -> dict[str, Rows]:
-    """Rows grouped by their first column (the instance id), without it."""
-    grouped: dict[str, Rows] = {}
+def _by_instance(rows: Iterable[_Row]) -> dict[str, list[_Row]]:
+    """Rows grouped by their instance id."""
+    grouped: dict[str, list[_Row]] = {}
     for row in rows:
-        grouped.setdefault(str(row[0]), []).append(row[1:])
+        grouped.setdefault(row.instance_id, []).append(row)
     return grouped
 
 
@@ -185,18 +134,18 @@ def read_instances(
             continue
         own_reasons = reasons.get(instance_id, [])
         data = InstanceData(instance_id, [], judgements=judgements.get(instance_id, ()))
-        for stage, sub, *_, prompt in generations[instance_id]:
-            data.prompts[(stage, sub)] = prompt
-        for stage, sub, index, _, _, count, first, relevance in own_reasons:
-            if first is not None:
-                span = Span(first, count, relevance or ())
-                data.spans.setdefault((stage, sub), {})[index] = span
-        data.detail = detail_rows(
+        for g in generations[instance_id]:
+            data.prompts[(g.stage, g.sub_index)] = g.prompt_text
+        for r in own_reasons:
+            if r.token_first is not None:
+                span = Span(r.token_first, r.token_count, r.relevance or ())
+                data.spans.setdefault((r.stage, r.sub_index), {})[r.reason_index] = span
+        data.detail = pivot_detail(
             generations[instance_id], own_reasons, metrics.get(instance_id, [])
         )
-        for stage, sub, text, logprob, top_texts, top_logprobs in tokens.get(instance_id, []):
-            token = Token(text, logprob, top_texts or (), top_logprobs or ())
-            data.tokens.setdefault((stage, sub), []).append(token)
+        for t in tokens.get(instance_id, []):
+            token = Token(t.text, t.logprob, t.top_texts or (), t.top_logprobs or ())
+            data.tokens.setdefault((t.stage, t.sub_index), []).append(token)
         found.append(data)
     return found
 

@@ -136,8 +136,14 @@ def read_judgements(
     is left out), with each judge dataset's item and stance."""
     if not runs or not ids:
         return {}
-    metrics = instance_judgements(store, [r.run_id for r in runs], ids)
-    extras = {d: dataset_extras(store, d, ids) for d in {r.dataset_id for r in runs}}
+    metrics = {
+        (found.run_id, found.instance_id): found.metrics
+        for found in instance_judgements(store, [r.run_id for r in runs], ids)
+    }
+    extras = {
+        d: {found.instance_id: found.extra for found in dataset_extras(store, d, ids)}
+        for d in {r.dataset_id for r in runs}
+    }
     found: dict[str, tuple[Judgement, ...]] = {}
     for instance_id in ids:
         found[instance_id] = tuple(

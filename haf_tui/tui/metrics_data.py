@@ -104,7 +104,7 @@ def load_metrics_data(store: Store) -> MetricsData:
     ]
     reports = {name: run_report(store, name) for name in REPORT_NAMES}
     metrics = [name for name, _ in HISTOGRAM_METRICS]
-    values = defined_metric_values(store, metrics)
+    values = {(v.run_id, v.metric): list(v.values) for v in defined_metric_values(store, metrics)}
     histograms: dict[tuple[str, str], charts.Histogram] = {}
     for metric in metrics:
         of_metric = [v for (_, m), found in values.items() if m == metric for v in found]

@@ -224,10 +224,10 @@ class InstanceNotesScreen(HafScreen[None]):
         if data is None:
             return None
         for row in data.detail:
-            if (
-                row.get("stage") == ref.stage
-                and int(row.get("sub_index", -1)) == ref.sub_index
-                and row.get("reason_index") == ref.reason_index
+            if (row.stage, row.sub_index, row.reason_index) == (
+                ref.stage,
+                ref.sub_index,
+                ref.reason_index,
             ):
-                return str(row.get("reason_text") or "")
+                return str(row.reason_text or "")
         return None

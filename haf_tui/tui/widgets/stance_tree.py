@@ -7,7 +7,7 @@ generation (and reason) it stands for."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
@@ -25,6 +25,7 @@ from haf_tui.methods.rationales.suite.plan import CLASSIFY as RATIONALE_CLASSIFY
 from haf_tui.methods.rationales.suite.plan import PROMPT as RATIONALE_PROMPT
 from haf_tui.methods.rationales.suite.plan import STAGES as RATIONALE_STAGES
 from haf_tui.reports import format_number
+from haf_tui.store.instance_readers import DetailRow
 from haf_tui.tui.judge_data import Judgement
 from haf_tui.tui.messages import FullValueRequested
 from haf_tui.tui.widgets.judge_view import JUDGEMENT, criterion_text, judge_title
@@ -56,21 +57,25 @@ def _short(text: Any, width: int = 48) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def _metric(row: DetailRow | None, name: str) -> float | None:
+    """A reason metric of ``row`` (None: no such row)."""
+    return None if row is None else row.metric(name)
+
+
 @dataclass
 class Generation:
     """One generation's row of ``instance_detail`` and its reason rows."""
 
-    row: dict[str, Any]
-    reasons: list[dict[str, Any]]
+    row: DetailRow
+    reasons: list[DetailRow]
 
 
-def group_detail(rows: list[dict[str, Any]]) -> dict[tuple[str, int], Generation]:
+def group_detail(rows: Sequence[DetailRow]) -> dict[tuple[str, int], Generation]:
     """The rows of ``instance_detail`` grouped by generation, in query order."""
     groups: dict[tuple[str, int], Generation] = {}
     for row in rows:
-        key = (str(row["stage"]), int(row["sub_index"]))
-        group = groups.setdefault(key, Generation(row, []))
-        if row.get("reason_index") is not None:
+        group = groups.setdefault((row.stage, row.sub_index), Generation(row, []))
+        if row.reason_index is not None:
             group.reasons.append(row)
     return groups
 
@@ -169,7 +174,7 @@ class StanceTree(Tree[NodeRef | None]):
         self,
         instance_id: str,
         stance: Any,
-        rows: list[dict[str, Any]],
+        rows: Sequence[DetailRow],
         suites: Sequence[str] | None = None,
         judgements: Sequence[Judgement] = (),
     ) -> None:
@@ -224,7 +229,7 @@ class StanceTree(Tree[NodeRef | None]):
             self.root.add_leaf(Text("rationales — not run"), data=None)
             return
         logprobs = {
-            SPELLINGS[sub][0]: _log(g.row["decision_confidence"]) for sub, g in spellings.items()
+            SPELLINGS[sub][0]: _log(g.row.decision_confidence) for sub, g in spellings.items()
         }
         try:
             scores = label_scores(logprobs)
@@ -235,7 +240,7 @@ class StanceTree(Tree[NodeRef | None]):
         for (stage, sub_index), generation in groups.items():
             if stage == RATIONALE_PROMPT:
                 node.add_leaf(
-                    Text(f"asked why {generation.row['decision'] or '—'}: the answer"),
+                    Text(f"asked why {generation.row.decision or '—'}: the answer"),
                     data=NodeRef(stage, sub_index),
                 )
 
@@ -246,7 +251,7 @@ class StanceTree(Tree[NodeRef | None]):
         if not spellings:
             return
         logprobs = {  # (a spelling's decision confidence is its probability)
-            SPELLINGS[key[1]][0]: _log(g.row["decision_confidence"]) for key, g in spellings
+            SPELLINGS[key[1]][0]: _log(g.row.decision_confidence) for key, g in spellings
         }
         try:
             scores = label_scores(logprobs)
@@ -260,7 +265,7 @@ class StanceTree(Tree[NodeRef | None]):
         for (stage, sub_index), generation in spellings:
             row = generation.row
             node.add_leaf(
-                Text(f"{SPELLINGS[sub_index][0]!r}: p {fmt(row['decision_confidence'], 3)}"),
+                Text(f"{SPELLINGS[sub_index][0]!r}: p {fmt(row.decision_confidence, 3)}"),
                 data=NodeRef(stage, sub_index),
             )
 
@@ -270,7 +275,7 @@ class StanceTree(Tree[NodeRef | None]):
             return None
         row = justify.row
         node = self.root.add(
-            Text(f"JUSTIFY → {row['decision']} ({fmt(row['decision_confidence'])})"),
+            Text(f"JUSTIFY → {row.decision} ({fmt(row.decision_confidence)})"),
             data=NodeRef("justify"),
         )
         _add_reason_leaves(node, justify.reasons, "r", "justify", -1, ("SoS", "sos"))
@@ -287,7 +292,7 @@ class StanceTree(Tree[NodeRef | None]):
             return
         row = generation.row
         node = self.root.add(
-            Text(f"UPHOLD-REASON {stage} → {row['decision']} ({fmt(row['decision_confidence'])})"),
+            Text(f"UPHOLD-REASON {stage} → {row.decision} ({fmt(row.decision_confidence)})"),
             data=NodeRef(stage),
         )
         _add_reason_leaves(node, generation.reasons, "s", stage, -1, (name, column))
@@ -302,16 +307,16 @@ class StanceTree(Tree[NodeRef | None]):
             self.root.add_leaf(Text("UPHOLD-STANCE — not run"), data=None)
             return
         node = self.root.add(Text("UPHOLD-STANCE"), data=None)
-        by_j = {int(r["reason_index"]): r for r in (justify.reasons if justify else [])}
+        by_j = {r.reason_index: r for r in (justify.reasons if justify else [])}
         for j, generation in sorted(individual.items()):
-            row, metrics = generation.row, by_j.get(j, {})
-            test = str(row.get("test") or "SUF")
+            row, own = generation.row, by_j.get(j)
+            test = str(row.test or "SUF")
             inner, score = ("I_S", "RS") if test == "SUF" else ("I_N", "RN")
             child = node.add(
                 Text(
-                    f"{test} r{j + 1} → {row['decision']}, C(Y{j + 1})={fmt(metrics.get('c_y'))}, "
-                    f"{inner}={fmt(metrics.get(inner.lower()))}, "
-                    f"{score}{j + 1}={fmt(metrics.get(score.lower()))}"
+                    f"{test} r{j + 1} → {row.decision}, C(Y{j + 1})={fmt(_metric(own, 'c_y'))}, "
+                    f"{inner}={fmt(_metric(own, inner.lower()))}, "
+                    f"{score}{j + 1}={fmt(_metric(own, score.lower()))}"
                 ),
                 data=NodeRef("individual", j),
             )
@@ -330,7 +335,7 @@ def _add_judgements(node: TreeNode[NodeRef | None], judgements: Sequence[Judgeme
 
 def _add_reason_leaves(
     node: TreeNode[NodeRef | None],
-    reasons: Sequence[Mapping[str, Any]],
+    reasons: Sequence[DetailRow],
     prefix: str,
     stage: str,
     sub_index: int,
@@ -340,14 +345,14 @@ def _add_reason_leaves(
 ) -> None:
     """One leaf per reason: "r1 text… (C=…, SoS term …)"; ``term`` is (label, metric column)."""
     for reason in reasons:
-        index = int(reason["reason_index"])
-        text = _short(reason["reason_text"], width)
-        extra = f", {term[0]} term {fmt(reason[term[1]])}" if term else ""
-        after = f" (C={fmt(reason['reason_confidence'])}{extra})"
+        index = int(reason.reason_index or 0)
+        text = _short(reason.reason_text, width)
+        extra = f", {term[0]} term {fmt(reason.metric(term[1]))}" if term else ""
+        after = f" (C={fmt(reason.reason_confidence)}{extra})"
         leaf = node.add_leaf(
             Text(f"{prefix}{index + 1} {text}{after}"), data=NodeRef(stage, sub_index, index)
         )
         tree = node.tree
         if isinstance(tree, StanceTree):
-            whole = " ".join(str(reason["reason_text"] or "").split())
+            whole = " ".join(str(reason.reason_text or "").split())
             tree.full_texts[leaf.id] = f"{prefix}{index + 1} {whole}{after}"
