@@ -431,7 +431,7 @@ def test_haf_report_rationales(db: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "0.458" in out  # TOK of the prompted rationale
     # the hint haf report ends with: the reports not just shown (issue 25 §7)
     assert "--report rationales," not in out and "--report rationales (" not in out
-    details = "--report rationale-plausibility --report rationale-faithfulness --report "
+    details = "--report rationale-plausibility (details: --report rationale-faithfulness, "
     assert f"the run holds no HAF suite: haf report --run {RUN_ID} {details}" in out
     for name in REPORT_COLUMNS:
         assert main(["--db", str(db), "report", "--report", name, "--format", "csv"]) == 0

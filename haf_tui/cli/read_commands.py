@@ -16,6 +16,7 @@ from haf_tui.cli.query_stream import ctrl_c_interrupts, print_rows
 from haf_tui.config import RunConfig
 from haf_tui.defaults import model_search_dirs
 from haf_tui.inference.model_catalog import discover_models
+from haf_tui.methods.registry import methods, summary_reports_of
 from haf_tui.store import (
     QueryInterruptedError,
     StatementInterrupt,
@@ -110,7 +111,7 @@ def _print(
 def report_command(args: argparse.Namespace, store: Store, console: Console) -> int:
     """Print the chosen reports for the chosen runs."""
     run_ids = [store.get_run(r).run_id for r in args.run]
-    asked = args.report or [r.name for r in reports.summary_reports()]
+    asked = args.report or _summary_names(store, run_ids)
     names = dict.fromkeys(n for a in asked for n in (a, *reports.get_report(a).companions))
     for name in names:
         report = reports.get_report(name)
@@ -129,6 +130,14 @@ def report_command(args: argparse.Namespace, store: Store, console: Console) -> 
     return 0
 
 
+def _summary_names(store: Store, run_ids: Sequence[str]) -> list[str]:
+    """What ``haf report`` shows by default: the summary reports of the chosen runs' suites
+    (every run's when none is chosen), else every summary report."""
+    chosen = run_ids or [str(run["run_id"]) for run in store.list_runs()]
+    suites = {suite for run_id in chosen for suite in run_suites(store, run_id)}
+    return summary_reports_of(tuple(suites)) or [r.name for r in reports.summary_reports()]
+
+
 def _print_stops(store: Store, run_ids: list[str], console: Console) -> None:
     """Say how many instances stopped after JUSTIFY, and why (undefined metrics follow)."""
     stops = run_stops(store, run_ids)
@@ -139,30 +148,23 @@ def _print_stops(store: Store, run_ids: list[str], console: Console) -> None:
         )
 
 
-SUITE_REPORTS = {"classify": "classification", "rationales": "rationales", "judge": "judge"}
-"""The report that shows a suite's numbers (``haf report --report NAME``)."""
-RATIONALE_DETAILS = ("rationale-plausibility", "rationale-faithfulness", "rationale-complexity")
-
-
 def run_suites(store: Store, run_id: str) -> tuple[str, ...]:
     """The suites a run was asked to run (its config; HAF for a run stored before suites)."""
     return RunConfig.model_validate_json(store.get_run(run_id).config_json).suites
 
 
 def _suite_reports(suites: Sequence[str], run_id: str, shown: Sequence[str] = ()) -> str:
-    """``haf report`` commands for the suites other than HAF, but the reports just ``shown``
-    ("" when there are none)."""
-    named = [
-        SUITE_REPORTS[s] for s in suites if s in SUITE_REPORTS and SUITE_REPORTS[s] not in shown
-    ]
-    said = " or ".join(f"haf report --run {run_id} --report {name}" for name in named)
-    details = [name for name in RATIONALE_DETAILS if name not in shown]
-    if "rationales" in named:
-        said += f" (details: --report {', '.join(details)})"
-    elif "rationales" in suites and details:  # the summary shown: its details
-        also = f"haf report --run {run_id} --report {' --report '.join(details)}"
-        said = f"{said} or {also}" if said else also
-    return said
+    """``haf report`` commands for the numbers of the run's suites (each method's suggested
+    reports), but the reports just ``shown`` ("" when there are none)."""
+    parts = []
+    for name, method in methods().items():
+        named = [r for r in method.suggested_reports if r not in shown]
+        if name not in suites or not named:
+            continue
+        first, *details = named
+        details_text = f" (details: --report {', '.join(details)})" if details else ""
+        parts.append(f"haf report --run {run_id} --report {first}{details_text}")
+    return " or ".join(parts)
 
 
 def suggest_instance(
@@ -174,15 +176,14 @@ def suggest_instance(
     suites = run_suites(store, run_id)
     if rows and all(r.get("stance") is None for r in rows):  # a run without the HAF suite
         said = _suite_reports(suites, run_id, shown)
-        if not _suite_reports(suites, run_id) and "classification" not in shown:
-            said = f"haf report --run {run_id} --report classification"
         console.print(
             f"the run holds no HAF suite: {f'{said}, or ' if said else ''}"
             f"`haf` (`make tui`), then enter on run {run_id} to see each instance"
         )
         return
-    if "rationales" in suites:
-        console.print(f"its token rationales: {_suite_reports(('rationales',), run_id)}")
+    others = _suite_reports(suites, run_id, shown)
+    if others:
+        console.print(f"its other suites' numbers: {others}")
     start = reports.first_with_reasons(rows)
     went_on = sum(1 for r in rows if reports.went_on(r))
     if start is None:

@@ -130,7 +130,8 @@ class Method(Generic[SettingsT]):
     field; stored under ``RunConfig.settings[name]``); ``flag_prefix``: its flags' prefix
     (``--<prefix>-<field>``; a field may name its own flag with ``json_schema_extra={"flag":
     "--x"}``); ``metrics``; ``reports`` (registered when the method loads) and
-    ``summary_reports`` (what ``haf report`` shows for a run holding it); ``queries_dir``: a
+    ``summary_reports`` (what ``haf report`` shows for a run holding it), ``suggested_reports``
+    (what ``haf report`` names for its numbers, the first then its details); ``queries_dir``: a
     folder of ``NAME.sql`` named queries it adds; ``units``: the rate unit of each stage
     (default tokens); ``panels``, ``list_columns`` and ``node``: its views."""
 
@@ -144,6 +145,7 @@ class Method(Generic[SettingsT]):
     metrics: tuple[MetricSpec, ...] = ()
     reports: tuple[Report, ...] = ()
     summary_reports: tuple[str, ...] = ()
+    suggested_reports: tuple[str, ...] = ()
     queries_dir: Path | None = None
     units: Mapping[str, RateUnit] = field(default_factory=dict)
     panels: tuple[PanelSpec, ...] = ()

@@ -17,7 +17,7 @@ METHOD: Method[BaseModel] = Method(
     default=True,
     metrics=CLASSIFY_METRICS,
     reports=CLASSIFY_REPORTS,
-    summary_reports=("classification",),
+    suggested_reports=("classification",),
     units={stage: "texts" for stage in CLASSIFY.stages},
     list_columns=CLASSIFY_COLUMNS,
 )

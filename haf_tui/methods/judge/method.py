@@ -18,7 +18,7 @@ METHOD: Method[JudgeSettings] = Method(
     flag_prefix="judge",
     metrics=JUDGE_METRICS,
     reports=JUDGE_REPORTS,
-    summary_reports=("judge",),
+    suggested_reports=("judge",),
     panels=JUDGE_PANELS,
     list_columns=JUDGE_COLUMNS,
 )

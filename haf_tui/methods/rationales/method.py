@@ -19,7 +19,12 @@ METHOD: Method[RationaleSettings] = Method(
     flag_prefix="rationale",
     metrics=RATIONALE_METRICS,
     reports=RATIONALE_REPORTS,
-    summary_reports=("rationales",),
+    suggested_reports=(
+        "rationales",
+        "rationale-plausibility",
+        "rationale-faithfulness",
+        "rationale-complexity",
+    ),
     units={CLASSIFY: "texts", OCCLUSION: "texts", PERTURB: "texts"},
     panels=RATIONALE_PANELS,
     list_columns=RATIONALE_COLUMNS,

@@ -1,0 +1,51 @@
+"""Install the toy plug-in method (tests/support/plugin_toy) the way a researcher's package
+installs: copied into a folder of its own with a ``.dist-info`` whose ``entry_points.txt``
+names it in the ``haf_tui.methods`` group, the folder on ``sys.path`` (and on
+``PYTHONPATH`` for child processes)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+SOURCE = Path(__file__).parent / "plugin_toy" / "toy_method"
+ENTRY_POINTS = "[haf_tui.methods]\ntoy = toy_method.method:METHOD\n"
+METADATA = "Metadata-Version: 2.1\nName: toy-method\nVersion: 0.1\n"
+
+
+def install_toy(site: Path) -> Path:
+    """The toy package and its distribution metadata written under ``site``."""
+    site.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(SOURCE, site / "toy_method", ignore=shutil.ignore_patterns("__pycache__"))
+    info = site / "toy_method-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(METADATA)
+    (info / "entry_points.txt").write_text(ENTRY_POINTS)
+    return site
+
+
+@contextmanager
+def toy_installed(site: Path) -> Iterator[Path]:
+    """The toy method installed in ``site`` and found by the registry, removed afterwards."""
+    from haf_tui.methods.registry import reload_methods
+
+    install_toy(site)
+    sys.path.insert(0, str(site))
+    old_path = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), old_path) if p)
+    try:
+        reload_methods()
+        yield site
+    finally:
+        sys.path.remove(str(site))
+        for name in [m for m in sys.modules if m == "toy_method" or m.startswith("toy_method.")]:
+            del sys.modules[name]
+        if old_path is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old_path
+        reload_methods()
