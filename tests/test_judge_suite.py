@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from haf_tui.config import DecodingSettings, RunConfig
+from haf_tui.inference.backend import Backend
 from haf_tui.inference.base import GeneratedToken, Generation, TokenCallback
 from haf_tui.messages import ChatMessage
 from haf_tui.methods.judge.settings import JudgeSettings
@@ -23,7 +24,7 @@ from tests.test_scheduler import FlatSimilarity, ScriptedBackend, _store_with_ru
 FAVOURITE = {1: "a", 2: "4", 3: "yes", 4: "yes", 5: "N/A", 6: "some", 7: "no", 8: "no"}
 
 
-class ScriptedJudge:
+class ScriptedJudge(Backend):
     """Scores a label high when it is its criterion's favourite; records each reply prefix."""
 
     name = "scripted-judge"

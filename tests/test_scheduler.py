@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig
+from haf_tui.inference.backend import Backend
 from haf_tui.inference.base import (
     GeneratedToken,
     Generation,
@@ -30,7 +31,7 @@ JUSTIFY_ANSWER = "The text is toxic.\n\nREASONS:\n1. It insults the reader.\n2. 
 FOLLOWUP_ANSWER = "No, additional reasons are not required."
 
 
-class ScriptedBackend:
+class ScriptedBackend(Backend):
     """Answers JUSTIFY with a stance and reasons, every follow-up with NO; words as tokens."""
 
     name = "scripted"
@@ -60,7 +61,7 @@ class ScriptedBackend:
         return Generation(prompt, 10, assembler.finish(), tokens, "stop", 0.01)
 
 
-class BatchingDouble:
+class BatchingDouble(Backend):
     """A concurrent backend double: takes up to ``n_parallel`` requests, generates them, then
     takes again; records which instances were in flight together."""
 

@@ -48,7 +48,7 @@ def test_tokens_and_logprobs_equal_the_in_process_path(
     two_servers: list[str], embedded_backend: Any
 ) -> None:
     backend = _backend(two_servers)
-    assert [s.kind for s in backend.servers] == ["llama-cpp-python"] * 2
+    assert [s.kind for s in backend.servers()] == ["llama-cpp-python"] * 2
     for settings in (
         DecodingSettings(temperature=0.0, max_new_tokens=24, top_logprobs=3),
         DecodingSettings(temperature=0.8, seed=7, max_new_tokens=24, top_logprobs=3),

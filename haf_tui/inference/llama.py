@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from haf_tui.config import DecodingSettings
+from haf_tui.inference.backend import Backend
 from haf_tui.inference.base import (
     GeneratedToken,
     Generation,
@@ -168,7 +169,7 @@ class RawLogprobReader:
         )
 
 
-class LlamaCppBackend:
+class LlamaCppBackend(Backend):
     """Generate with a local GGUF through llama.cpp, recording per-token raw logprobs."""
 
     def __init__(
@@ -271,11 +272,6 @@ class LlamaCppBackend:
         if callable(close):
             close()
 
-    @property
-    def offload_active(self) -> bool:
-        """Whether layers really run on a GPU (a build with offload and layers asked for)."""
-        return self.offload_supported and self.n_gpu_layers != 0
-
     def token_piece(self, token_id: int, *, special: bool = False) -> bytes:
         """The exact bytes of one token (no 32-byte limit)."""
         key = token_id if not special else -1 - token_id
@@ -340,6 +336,11 @@ class LlamaCppBackend:
                 segment.text.encode("utf-8"), add_bos=False, special=not segment.plain
             )
         return tokens
+
+    def tokens_needed(self, messages: Sequence[ChatMessage], replies: Sequence[str] = ()) -> int:
+        """Tokens of the rendered prompt plus the longest of ``replies`` forced after it."""
+        reply = max((len(self.forced_tokens(text)) for text in replies), default=0)
+        return len(self.tokenize_prompt(self.render(messages))) + reply
 
     def prepare_prompt(self, messages: Sequence[ChatMessage]) -> tuple[RenderedPrompt, list[int]]:
         """The rendered prompt and its tokens; a one-line error when they leave no room to

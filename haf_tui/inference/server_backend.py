@@ -33,6 +33,7 @@ from typing import Any, Final
 import httpx
 
 from haf_tui.config import DecodingSettings
+from haf_tui.inference.backend import Backend
 from haf_tui.inference.base import (
     GeneratedToken,
     Generation,
@@ -82,11 +83,9 @@ class _Live:
     errors: list[str] = field(default_factory=list)
 
 
-class ServerBackend:
-    """Generation on OpenAI-compatible servers, with the local GGUF's template and tokenizer."""
-
-    offload_supported = False
-    n_gpu_layers = 0
+class ServerBackend(Backend):
+    """Generation on OpenAI-compatible servers, with the local GGUF's template and tokenizer
+    (no layers on a GPU here: the servers decide their own)."""
 
     def __init__(
         self,
@@ -115,12 +114,6 @@ class ServerBackend:
         self.name = f"{self.info.path.name} on {len(endpoints)} server(s)"
         self._ids: dict[str, int] | None = None
 
-    @property
-    def offload_active(self) -> bool:
-        """Layers on a GPU here: none (the servers decide their own)."""
-        return False
-
-    @property
     def servers(self) -> list[ServerInfo]:
         """Who serves the run."""
         return [live.info for live in self.endpoints]
@@ -136,6 +129,10 @@ class ServerBackend:
     def forced_tokens(self, text: str) -> list[int]:
         """The tokens of a reply's text, as in process."""
         return self.local.forced_tokens(text)
+
+    def tokens_needed(self, messages: Sequence[ChatMessage], replies: Sequence[str] = ()) -> int:
+        """The prompt's and the longest forced reply's tokens, as in process."""
+        return self.local.tokens_needed(messages, replies)
 
     def close(self) -> None:
         """Free the local vocabulary."""

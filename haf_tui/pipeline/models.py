@@ -9,11 +9,10 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from haf_tui.config import ModelSettings, RunConfig
-from haf_tui.defaults import embedded_model_path, haf_home
-from haf_tui.inference.llama import LlamaCppBackend
-from haf_tui.inference.server import parse_endpoint
-from haf_tui.inference.server_backend import ServerBackend
+from haf_tui.config import RunConfig
+from haf_tui.defaults import haf_home
+from haf_tui.inference.backend import Backend
+from haf_tui.inference.registry import backend_named
 from haf_tui.similarity import SimilarityModel, load_similarity
 
 VERSIONED_PACKAGES = (
@@ -31,38 +30,21 @@ VERSIONED_PACKAGES = (
 class LoadedModels:
     """The generation backend and similarity model of a run."""
 
-    backend: LlamaCppBackend | ServerBackend
+    backend: Backend
     similarity: SimilarityModel
 
 
-def resolve_model_path(settings: ModelSettings) -> Path:
-    """The GGUF a run uses: ``settings.path``, else the embedded default."""
-    return Path(settings.path).expanduser() if settings.path else embedded_model_path()
+def backend_name_for(config: RunConfig) -> str:
+    """The backend a run's model settings call for: ``server`` with servers, else
+    ``llama.cpp``."""
+    return "server" if config.model.servers else "llama.cpp"
 
 
 def load_models(config: RunConfig) -> LoadedModels:
-    """Load the GGUF (metadata checked first; with servers: its tokenizer and template only,
-    the servers identified and their log-probabilities checked raw) and the similarity
-    model."""
-    model = config.model
-    backend: LlamaCppBackend | ServerBackend
-    if model.servers:
-        backend = ServerBackend(
-            resolve_model_path(model),
-            [parse_endpoint(spec) for spec in model.servers],
-            chat_format=model.chat_format,
-            n_ctx=model.n_ctx,
-        )
-        return LoadedModels(backend, _similarity(config))
-    backend = LlamaCppBackend(
-        resolve_model_path(model),
-        chat_format=model.chat_format,
-        n_ctx=model.n_ctx,
-        n_gpu_layers=model.n_gpu_layers,
-        n_threads=model.n_threads,
-        n_batch=model.n_batch,
-        extra_buffers=model.extra_buffers,
-    )
+    """Load the run's backend by name (:func:`backend_name_for`: the GGUF, metadata checked
+    first; with servers: its tokenizer and template only, the servers identified and their
+    log-probabilities checked raw) and the similarity model."""
+    backend = backend_named(backend_name_for(config))(config.model)
     return LoadedModels(backend, _similarity(config))
 
 
@@ -70,15 +52,6 @@ def _similarity(config: RunConfig) -> SimilarityModel:
     return load_similarity(
         config.similarity.model, config.similarity.kind, device=config.similarity.device
     )
-
-
-def server_versions(backend: LlamaCppBackend | ServerBackend) -> dict[str, str]:
-    """The servers a run generates on, as ``versions`` entries: kind, version, model, URL."""
-    servers = getattr(backend, "servers", [])
-    return {
-        f"server {n}": f"{s.kind} {s.version} · {s.model} · {s.url}"
-        for n, s in enumerate(servers, start=1)
-    }
 
 
 def file_sha256(path: Path) -> str:

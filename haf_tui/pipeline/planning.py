@@ -116,12 +116,9 @@ def probe_speed(models: LoadedModels, config: RunConfig, dataset: Dataset) -> Pr
         GenerationRequest(_first_prompt(config, i.text), settings, tag=n)
         for n, i in enumerate(dataset.instances[:batch])
     ]
-    if config.model.n_parallel > 1:
-        source = ListSource(requests)
-        backend.concurrent(config.model.n_parallel).serve(source)
-        generations = list(source.results.values())
-    else:
-        generations = [backend.generate(requests[0].messages, settings)]
+    source = ListSource(requests)
+    backend.engine(config.model.n_parallel).serve(source)
+    generations = list(source.results.values())
     prompt_tokens = sum(g.prompt_token_count for g in generations)
     prompt_seconds = max(g.prompt_seconds for g in generations)
     prompt_rate = prompt_tokens / prompt_seconds if prompt_seconds > 0 else 0.0

@@ -19,10 +19,10 @@ import time
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import cast
 
 from haf_tui.config import RunConfig
-from haf_tui.inference.base import ConcurrentBackend, GenerationBackend, OneAtATime
+from haf_tui.inference.backend import Backend
+from haf_tui.inference.base import ConcurrentBackend
 from haf_tui.methods.base import Answer, InstancePlan, Reply, Suite, SuiteContext, SuiteOutcome
 from haf_tui.methods.registry import first_tasks, run_stages, suites_named
 from haf_tui.pipeline.events import ProgressEvent, ProgressListener, ignore_progress
@@ -64,7 +64,7 @@ class HafRunner:
     def __init__(
         self,
         store: Store,
-        backend: GenerationBackend,
+        backend: Backend,
         similarity: SimilarityModel,
         config: RunConfig,
         *,
@@ -96,11 +96,7 @@ class HafRunner:
     def _server(self) -> ConcurrentBackend:
         """Batched decoding when the backend offers it and more than one sequence is asked
         for, else one generation at a time."""
-        n_parallel = self.config.model.n_parallel
-        concurrent = getattr(self.backend, "concurrent", None)
-        if n_parallel > 1 and callable(concurrent):
-            return cast(ConcurrentBackend, concurrent(n_parallel))
-        return OneAtATime(self.backend)
+        return self.backend.engine(self.config.model.n_parallel)
 
     def run(self, run_id: str) -> RunSummary:
         """Work through every instance of the run that is not finished yet."""

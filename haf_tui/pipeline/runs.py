@@ -38,13 +38,7 @@ from haf_tui.inference.base import InferenceError
 from haf_tui.messages import ChatMessage
 from haf_tui.methods.registry import first_tasks, settle_config, suites_named
 from haf_tui.pipeline.events import ProgressListener, ignore_progress
-from haf_tui.pipeline.models import (
-    LoadedModels,
-    file_sha256,
-    load_models,
-    package_versions,
-    server_versions,
-)
+from haf_tui.pipeline.models import LoadedModels, file_sha256, load_models, package_versions
 from haf_tui.pipeline.runner import HafRunner, RunControl, RunSummary
 from haf_tui.store import Store, StoreError
 from haf_tui.store.dataset_catalog import find_datasets
@@ -202,20 +196,18 @@ def check_prompts_fit(models: LoadedModels, config: RunConfig, dataset: Dataset)
     backend = models.backend
     instances = dataset.instances[: config.limit] if config.limit else dataset.instances
     for instance in instances:
-        longest_reply: dict[tuple[ChatMessage, ...], int] = {}  # (each prompt rendered once)
+        replies: dict[tuple[ChatMessage, ...], list[str]] = {}  # (each prompt counted once)
         first_of_stage: dict[str, tuple[ChatMessage, ...]] = {}
         for _, task in first_tasks(config, instance):
             # a stage's later first prompts score shorter texts (the rationales suite's texts
             # without some words): its first prompt is the longest
             if first_of_stage.setdefault(task.stage, task.messages) != task.messages:
                 continue
-            forced = len(backend.forced_tokens(task.forced)) if task.forced else 0
-            longest_reply[task.messages] = max(longest_reply.get(task.messages, 0), forced)
-        needed = 1 + max(
-            len(backend.tokenize_prompt(backend.render(messages))) + reply
-            for messages, reply in longest_reply.items()
-        )
-        if needed > backend.n_ctx:
+            replies.setdefault(task.messages, []).extend([task.forced] if task.forced else [])
+        counts = [backend.tokens_needed(messages, forced) for messages, forced in replies.items()]
+        known = [count for count in counts if count is not None]
+        needed = 1 + max(known, default=0)
+        if known and needed > backend.n_ctx:
             raise InferenceError(
                 f"instance {instance.instance_id}: its prompt of {needed - 1} tokens does not fit "
                 f"the context of {backend.n_ctx} tokens: raise --n-ctx"
@@ -252,7 +244,7 @@ def create_run(
             similarity_kind=config.similarity.kind,
             offload_supported=backend.offload_supported,
             n_gpu_layers=backend.n_gpu_layers,
-            versions=package_versions() | server_versions(backend),
+            versions=package_versions() | backend.versions(),
         )
     )
     return run_id, config

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig
+from haf_tui.inference.backend import Backend
 from haf_tui.inference.base import GeneratedToken, Generation, TokenCallback, TokenTextAssembler
 from haf_tui.messages import ChatMessage
 from haf_tui.pipeline.events import ProgressEvent
@@ -70,7 +71,7 @@ EXTERNAL = (
 INDIVIDUAL = "Yes, an additional reason is required.\n1. It would upset readers who were there."
 
 
-class HafModel:
+class HafModel(Backend):
     """JUSTIFY: toxic for even instance numbers, not toxic for odd ones (so both SUF and NEC
     run); UPHOLD-REASON internal: no new reason; external and UPHOLD-STANCE: one new reason.
     One token per word; each token's logprob depends on the generation's seed."""
@@ -106,7 +107,7 @@ class HafModel:
         return Generation(prompt, 10, assembler.finish(), tokens, "stop", 0.01)
 
 
-class Stopping:
+class Stopping(Backend):
     """A model that counts what it is asked and sets the run's stop while it answers its
     ``stop_after``-th request (so exactly that many are stored)."""
 

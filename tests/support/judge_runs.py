@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from haf_tui.config import DecodingSettings, RunConfig
+from haf_tui.inference.backend import Backend
 from haf_tui.inference.base import GeneratedToken, Generation, TokenCallback, TokenTextAssembler
 from haf_tui.messages import ChatMessage
 from haf_tui.methods.judge.settings import JudgeSettings
@@ -92,7 +93,7 @@ def favourite(number: int, n: int) -> str:
     return by_number[number]
 
 
-class VaryingJudge:
+class VaryingJudge(Backend):
     """Scores each slot's favourite label at p = 0.8 and the others at 0.05 (instance 1's
     Overall: every label 0.05); free answers list the favourites."""
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from haf_tui.config import DecodingSettings, RunConfig
+from haf_tui.inference.backend import Backend
 from haf_tui.inference.base import GeneratedToken, Generation, TokenCallback
 from haf_tui.messages import ChatMessage
 from haf_tui.methods.classify.core.labels import SPELLINGS
@@ -44,7 +45,7 @@ def _token(text: str, logprob: float, offset: int = 0) -> GeneratedToken:
     return GeneratedToken(1, text.encode(), text, offset, offset, logprob)
 
 
-class ScriptedRationaleModel:
+class ScriptedRationaleModel(Backend):
     """Answers rationale prompts with :data:`ANSWER`; scores label spellings by
     :func:`p_toxic`."""
 
