@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from haf_tui.inference.base import Generation
     from haf_tui.inference.gguf import GGUFInfo
     from haf_tui.inference.server import ServerInfo
-    from haf_tui.prompts import ChatMessage
+    from haf_tui.messages import ChatMessage
 
 
 class Backend(ABC):
