@@ -1,0 +1,88 @@
+"""A researcher's own method installed beside haf-tui (issue 26's proof): the toy method of
+``tests/support/plugin_toy`` is copied into a folder of its own with its entry point in a
+``.dist-info``, and, with no change to any file of haf-tui, it runs through ``haf run
+--suites toy`` on the real embedded model, shows its settings in ``haf run --help``, its report
+in ``haf report``, and (in the workbench) its settings in the wizard, its panel and legend in
+the metrics screen, its node in the explorer and its metrics in the comparison view."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from haf_tui.cli import main
+from haf_tui.config import RunConfig
+from haf_tui.methods.registry import methods
+from haf_tui.store import open_store
+from support.plugin import toy_installed
+
+
+@pytest.fixture
+def toy(tmp_path: Path) -> Iterator[Path]:
+    """The toy method installed through its entry point for the test."""
+    with toy_installed(tmp_path / "site") as site:
+        yield site
+
+
+def test_the_entry_point_method_is_found_and_goes_away(toy: Path) -> None:
+    found = methods()
+    assert list(found)[-1] == "toy"
+    assert found["toy"].suite.stages == ("toy_word",)
+
+
+def test_its_settings_are_haf_run_flags(toy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "the Toy suite (--suites …,toy)" in out
+    assert "--toy-word TEXT the word a toxic text's answer should hold (default: toxic)" in out
+    assert "--toy-max-new-tokens N cap of the one-word answer (1–32) (default: 6)" in out
+
+
+def test_a_bad_setting_is_one_line(
+    toy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "haf.duckdb"
+    args = ["--db", str(db), "run", "--suites", "toy", "--toy-max-new-tokens", "99"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "max_new_tokens" in err and "32" in err
+
+
+@pytest.mark.real_model
+@pytest.mark.real_similarity
+def test_it_runs_reports_and_resumes_through_haf_run(
+    toy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "haf.duckdb"
+    run = ["--db", str(db), "run", "--dataset", "sample", "--limit", "2", "--suites", "toy"]
+    assert main([*run, "--toy-word", "harmless"]) == 0
+    capsys.readouterr()
+    with open_store(db, read_only=True) as store:
+        (stored,) = store.list_runs()
+        config = RunConfig.model_validate_json(store.get_run(stored["run_id"]).config_json)
+        _, rows = store.query(
+            "SELECT instance_id, metric, value FROM instance_metrics ORDER BY ALL"
+        )
+        _, answers = store.query("SELECT stage, decision, output_text FROM generations")
+    assert config.suites == ("toy",)
+    assert config.settings["toy"] == {"word": "harmless", "max_new_tokens": 6}
+    assert {metric for _, metric, _ in rows} == {"toy_match", "toy_logprob"}
+    assert len(answers) == 2 and {stage for stage, _, _ in answers} == {"toy_word"}
+    for _, decision, text in answers:  # the suite's record: the word found or not, as stored
+        assert decision == ("match" if "harmless" in text.lower() else "other")
+    matches = [value for _, metric, value in rows if metric == "toy_match"]
+    assert all(value in (0.0, 1.0) for value in matches)
+    assert main(["--db", str(db), "report", "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    shown, _ = json.JSONDecoder().raw_decode(out[out.index("[") :])  # its summary report
+    assert shown[0]["instances"] == 2
+    assert shown[0]["match rate"] == pytest.approx(sum(matches) / 2)
+    # the same run again: resumed, nothing generated twice
+    assert main([*run, "--toy-word", "harmless"]) == 0
+    with open_store(db, read_only=True) as store:
+        _, again = store.query("SELECT count(*) FROM generations")
+    assert again == [(2,)]
