@@ -12,12 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.plugin import toy_installed
 
 from haf_tui.cli import main
 from haf_tui.config import RunConfig
 from haf_tui.methods.registry import methods
 from haf_tui.store import open_store
-from support.plugin import toy_installed
 
 
 @pytest.fixture
@@ -81,8 +81,8 @@ def test_it_runs_reports_and_resumes_through_haf_run(
     shown, _ = json.JSONDecoder().raw_decode(out[out.index("[") :])  # its summary report
     assert shown[0]["instances"] == 2
     assert shown[0]["match rate"] == pytest.approx(sum(matches) / 2)
-    # the same run again: resumed, nothing generated twice
-    assert main([*run, "--toy-word", "harmless"]) == 0
+    # resumed: nothing generated twice
+    assert main(["--db", str(db), "run", "--resume", stored["run_id"]]) == 0
     with open_store(db, read_only=True) as store:
         _, again = store.query("SELECT count(*) FROM generations")
     assert again == [(2,)]
