@@ -3,8 +3,10 @@
 (harlequin's idea: one option declaration, several faces).
 
 A field names its own flag with ``json_schema_extra={"flag": "--x"}``; otherwise the flag is
-``--<method.flag_prefix>-<field>``. Nested models (HAF's weights) are not options: they are
-kept at their defaults or set in a config file.
+``--<method.flag_prefix>-<field>``. ``"label"`` gives its short name in the wizard (else the
+field's name), ``"choices"`` the values a tuple field picks from (a list of known choices).
+Nested models (HAF's weights) are not options: they are kept at their defaults or set in a
+config file.
 """
 
 from __future__ import annotations
@@ -38,6 +40,18 @@ class SettingOption:
     maximum: float | None = None
     optional: bool = False
     metavar: str | None = None
+    label: str = ""
+
+    @property
+    def title(self) -> str:
+        """The short name a form shows (``label``, else the field's name in words)."""
+        return self.label or self.field.replace("_", " ")
+
+    @property
+    def definition(self) -> str:
+        """The description with its range: ``Top-k's k (1–100)``."""
+        bounds = self.range_text()
+        return f"{self.help} ({bounds})" if bounds else self.help
 
     @property
     def dest(self) -> str:
@@ -133,6 +147,9 @@ def field_options(name: str, prefix: str, model: type[BaseModel]) -> list[Settin
         extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
         flag = str(extra.get("flag") or f"--{prefix or name}-{field.replace('_', '-')}")
         low, high = _bounds(info)
+        listed = extra.get("choices")
+        if kind == "list" and isinstance(listed, list | tuple):
+            choices = tuple(str(choice) for choice in listed)
         options.append(
             SettingOption(
                 method=name,
@@ -146,6 +163,7 @@ def field_options(name: str, prefix: str, model: type[BaseModel]) -> list[Settin
                 maximum=high,
                 optional=optional,
                 metavar=str(extra["metavar"]) if "metavar" in extra else None,
+                label=str(extra.get("label") or ""),
             )
         )
     return options

@@ -34,7 +34,7 @@ class HafSettings(BaseModel):
     stages: tuple[str, ...] = Field(
         STAGE_NAMES,
         description="the stages run (justify is required)",
-        json_schema_extra={"flag": "--stages"},
+        json_schema_extra={"flag": "--stages", "choices": list(STAGE_NAMES)},
     )
     parse_rules: Rules = Field(
         "reference",

@@ -30,6 +30,7 @@ class JudgeSettings(BaseModel):
         "constrained",
         description="constrained: each criterion's label by its labels' teacher-forced "
         "log-probabilities, slot by slot (§4.3); free: a greedy answer, parsed (§4.2)",
+        json_schema_extra={"label": "answers"},
     )
     calls: Literal["compound", "single"] = Field(
         "compound",

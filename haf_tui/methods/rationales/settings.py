@@ -18,13 +18,18 @@ class RationaleSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
-    variant: Variant = Field("normal", description="prompt version (§3.2)")
+    variant: Variant = Field(
+        "normal", description="prompt version (§3.2)", json_schema_extra={"label": "prompt"}
+    )
     strategy: Strategy = Field(
         "top_ratio",
         description="how many words a rationale holds: the model decides, the size of the "
         "human rationale, a share of the words, or k (§3.3)",
+        json_schema_extra={"label": "how many"},
     )
-    k: int = Field(5, ge=1, le=100, description="Top-k's k")
+    k: int = Field(
+        5, ge=1, le=100, description="Top-k's k", json_schema_extra={"label": "Top-k's k"}
+    )
     ratio: float | None = Field(
         None,
         gt=0.0,
@@ -39,7 +44,7 @@ class RationaleSettings(BaseModel):
         ge=0,
         le=1000,
         description="random masks of the RANDOM flip baseline (§6.2)",
-        json_schema_extra={"flag": "--rationale-seeds"},
+        json_schema_extra={"flag": "--rationale-seeds", "label": "RANDOM masks"},
     )
     gold: Literal["hard", "union"] = Field(
         "hard",

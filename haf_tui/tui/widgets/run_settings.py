@@ -1,7 +1,8 @@
-"""The wizard's settings step: the suites, prompting, HAF's stages, decoding, GPU layers,
-context size, batched sequences, the rationales and judge suites' settings and the similarity
-model, validated by the same pydantic models as ``haf run``. With the embedded model alone, the
-seed and the answers' length start as the demo's (``haf run --demo``), else as the paper's."""
+"""The wizard's settings step: the suites, decoding, GPU layers, context size, batched
+sequences and the similarity model, then each method's own settings drawn from its settings
+model (:mod:`haf_tui.tui.widgets.method_fields`), validated by the same pydantic models as
+``haf run``. With the embedded model alone, the seed and the answers' length start as the
+demo's (``haf run --demo``), else as the paper's."""
 
 from __future__ import annotations
 
@@ -9,21 +10,18 @@ import contextlib
 from typing import Any
 
 from pydantic import ValidationError
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Input, Label, Select, SelectionList, Static
+from textual.widgets import Input, Label, Select, SelectionList, Static, Switch
 from textual.widgets.select import InvalidSelectValueError
 
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig, SimilaritySettings
 from haf_tui.defaults import DEMO_MAX_NEW_TOKENS, DEMO_SEED
-from haf_tui.methods.haf.settings import STAGE_NAMES
-from haf_tui.methods.judge.core.prompts import VARIANTS as JUDGE_VARIANTS
-from haf_tui.methods.judge.settings import JudgeSettings
-from haf_tui.methods.rationales.core.prompts import VARIANTS
-from haf_tui.methods.rationales.settings import RationaleSettings
-from haf_tui.methods.registry import SUITES, default_suites
+from haf_tui.methods.registry import default_suites, methods
+from haf_tui.tui.widgets.method_fields import MethodFields, MethodSettingsError
 
-# (input id, section, field, label)
+# (input id, section, field, label): the run's own settings (no method's)
 NUMBER_FIELDS: tuple[tuple[str, str, str, str], ...] = (
     ("set-temperature", "decoding", "temperature", "temperature"),
     ("set-top-p", "decoding", "top_p", "top-p"),
@@ -32,47 +30,6 @@ NUMBER_FIELDS: tuple[tuple[str, str, str, str], ...] = (
     ("set-gpu-layers", "model", "n_gpu_layers", "GPU layers (-1: all)"),
     ("set-n-ctx", "model", "n_ctx", "context size"),
     ("set-parallel", "model", "n_parallel", "sequences at once"),
-    ("set-rationale-k", "rationales", "k", "rationales: Top-k's k"),
-    ("set-rationale-seeds", "rationales", "random_seeds", "rationales: RANDOM masks"),
-)
-# (select id, field, label, options): the rationales suite's choices (spec RATIONALES.md)
-RATIONALE_CHOICES: tuple[tuple[str, str, str, tuple[tuple[str, str], ...]], ...] = (
-    ("set-rationale-variant", "variant", "rationales: prompt", tuple((v, v) for v in VARIANTS)),
-    (
-        "set-rationale-strategy",
-        "strategy",
-        "rationales: how many",
-        (
-            ("unbound (the model decides)", "unbound"),
-            ("top-var (human size)", "top_var"),
-            ("top-ratio (share of words)", "top_ratio"),
-            ("top-k", "top_k"),
-        ),
-    ),
-    (
-        "set-rationale-removal",
-        "removal",
-        "rationales: removal",
-        (("delete the words", "delete"), ("replace each by _", "underscore")),
-    ),
-)
-
-
-# (select id, field, label, options): the judge suite's choices (spec JUDGE.md)
-JUDGE_CHOICES: tuple[tuple[str, str, str, tuple[tuple[str, str], ...]], ...] = (
-    ("set-judge-prompt", "prompt", "judge: prompt", tuple((v, v) for v in JUDGE_VARIANTS)),
-    (
-        "set-judge-mode",
-        "mode",
-        "judge: answers",
-        (("constrained (label log-probs)", "constrained"), ("free (parsed)", "free")),
-    ),
-    (
-        "set-judge-calls",
-        "calls",
-        "judge: calls",
-        (("all criteria at once", "compound"), ("one per criterion", "single")),
-    ),
 )
 
 
@@ -86,27 +43,40 @@ DEMO_DECODING = {"set-seed": DEMO_SEED, "set-max-new": DEMO_MAX_NEW_TOKENS}
 
 
 def _defaults() -> dict[tuple[str, str], Any]:
-    sections = {
-        "decoding": DecodingSettings(),
-        "model": ModelSettings(),
-        "rationales": RationaleSettings(),
-    }
+    sections: dict[str, Any] = {"decoding": DecodingSettings(), "model": ModelSettings()}
     return {
         (section, name): getattr(sections[section], name) for _, section, name, _ in NUMBER_FIELDS
     }
 
 
+def _message(error: ValidationError) -> tuple[str, str | None]:
+    """One line for the first error of the run's own settings, and the input to mark."""
+    first = error.errors()[0]
+    where = [str(part) for part in first["loc"]]
+    text = str(first["msg"]).removeprefix("Value error, ")
+    for input_id, _, name, label in NUMBER_FIELDS:
+        if where and where[-1] == name:
+            return f"{label}: {text}", input_id
+    return f"{' '.join(where) or 'settings'}: {text}", None
+
+
 class RunSettingsForm(VerticalScroll):
-    """Every setting of a run, as inputs; :meth:`build` validates them into a RunConfig."""
+    """Every setting of a run, as inputs; :meth:`build` validates them into a RunConfig. The
+    run's own settings come first, then each method's (:class:`MethodFields`, drawn from
+    the registry: a method's fields are used when its suite is picked)."""
 
     DEFAULT_CSS = """
     RunSettingsForm { height: 1fr; }
-    RunSettingsForm > Horizontal { height: auto; }
+    RunSettingsForm Horizontal { height: auto; }
     RunSettingsForm .field-label { width: 24; padding: 1 1 0 1; }
     RunSettingsForm Input { width: 1fr; max-width: 40; }
     RunSettingsForm Select { width: 1fr; max-width: 40; }
     RunSettingsForm SelectionList { height: auto; max-height: 6; width: 1fr; max-width: 40; }
     RunSettingsForm #settings-error { color: $error; padding: 0 1; }
+    RunSettingsForm #set-definition {
+        dock: bottom; height: auto; max-height: 3; padding: 0 1; color: $text-muted;
+        background: $surface;
+    }
     """
 
     def __init__(self, *, offload_supported: bool = False, id: str | None = None) -> None:
@@ -114,46 +84,20 @@ class RunSettingsForm(VerticalScroll):
         self.offload_supported = offload_supported
 
     def compose(self) -> ComposeResult:
-        """One labelled row per setting, then the error line."""
+        """The suites, the run's own settings, each method's, then the error line (and the
+        focused method field's definition, at the bottom)."""
+        chosen = default_suites()
         with Horizontal():
             yield Label("suites (space)", classes="field-label")
             yield SelectionList[str](
-                *[(name, name, name in default_suites()) for name in SUITES], id="set-suites"
+                *[(name, name, name in chosen) for name in methods()], id="set-suites"
             )
-        with Horizontal():
-            yield Label("prompting", classes="field-label")
-            yield Select(
-                [("explicit (the paper's)", "explicit"), ("naive", "naive")],
-                value="explicit",
-                allow_blank=False,
-                id="set-prompting",
-            )
-        with Horizontal():
-            yield Label("stages (space)", classes="field-label")
-            yield SelectionList[str](*[(name, name, True) for name in STAGE_NAMES], id="set-stages")
         defaults = _defaults()
         for input_id, section, name, label in NUMBER_FIELDS:
             with Horizontal():
                 yield Label(label, classes="field-label")
                 yield Input(str(defaults[(section, name)]), id=input_id)
         yield Static("  llama.cpp: checking GPU offload …", id="set-offload", classes="hint")
-        rationale = RationaleSettings()
-        for select_id, name, label, options in RATIONALE_CHOICES:
-            with Horizontal():
-                yield Label(label, classes="field-label")
-                yield Select(
-                    list(options), value=getattr(rationale, name), allow_blank=False, id=select_id
-                )
-        with Horizontal():
-            yield Label("rationales: ratio", classes="field-label")
-            yield Input("", placeholder="the dataset's (blank)", id="set-rationale-ratio")
-        judge = JudgeSettings()
-        for select_id, name, label, options in JUDGE_CHOICES:
-            with Horizontal():
-                yield Label(label, classes="field-label")
-                yield Select(
-                    list(options), value=getattr(judge, name), allow_blank=False, id=select_id
-                )
         with Horizontal():
             yield Label("similarity model", classes="field-label")
             yield Input(SimilaritySettings().model, id="set-similarity")
@@ -165,7 +109,30 @@ class RunSettingsForm(VerticalScroll):
                 allow_blank=False,
                 id="set-similarity-kind",
             )
+        for method in methods().values():
+            if method.settings is not None:
+                yield MethodFields(method).set_class(method.name not in chosen, "-unused")
         yield Static("", id="settings-error")
+        definition = Static("", id="set-definition")
+        definition.display = False
+        yield definition
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """Say the definition of a method's field as it takes the focus."""
+        widget_id = event.widget.id or ""
+        found = None
+        for fields in self.query(MethodFields):
+            found = found or fields.definition_of(widget_id)
+        line = self.query_one("#set-definition", Static)
+        line.update(found or "")
+        line.display = found is not None
+
+    @on(SelectionList.SelectedChanged, "#set-suites")
+    def _suites_changed(self) -> None:
+        """Grey the settings of the methods not picked."""
+        picked = self._suites()
+        for fields in self.query(MethodFields):
+            fields.set_class(fields.method.name not in picked, "-unused")
 
     def follow_models(self, embedded_only: bool) -> None:
         """The seed and answer length the picked models start with: the demo's for the embedded
@@ -193,55 +160,49 @@ class RunSettingsForm(VerticalScroll):
             except ValueError:
                 return raw  # pydantic says what is wrong with it
 
+    def _suites(self) -> tuple[str, ...]:
+        return tuple(str(s) for s in self.query_one("#set-suites", SelectionList).selected)
+
     def build(self, model_path: str | None, *, limit: int | None = None) -> RunConfig:
-        """The run's config for ``model_path``; ValidationError/ValueError when invalid."""
-        values: dict[str, dict[str, Any]] = {
-            "decoding": {}, "model": {}, "rationales": {}, "judge": {},
-        }  # fmt: skip
+        """The run's config for ``model_path``; ValidationError/ValueError when invalid (a
+        method's settings: :class:`MethodSettingsError`, naming the field)."""
+        values: dict[str, dict[str, Any]] = {"decoding": {}, "model": {}}
         for input_id, section, name, _ in NUMBER_FIELDS:
             values[section][name] = self._number(input_id)
-        for select_id, name, _, _ in RATIONALE_CHOICES:
-            values["rationales"][name] = self.query_one(f"#{select_id}", Select).value
-        for select_id, name, _, _ in JUDGE_CHOICES:
-            values["judge"][name] = self.query_one(f"#{select_id}", Select).value
-        ratio = self.query_one("#set-rationale-ratio", Input).value.strip()
-        values["rationales"]["ratio"] = self._number("set-rationale-ratio") if ratio else None
-        stages = tuple(self.query_one("#set-stages", SelectionList).selected)
-        similarity_kind = self.query_one("#set-similarity-kind", Select).value
-        suites = tuple(str(s) for s in self.query_one("#set-suites", SelectionList).selected)
+        model = ModelSettings(path=model_path, **values["model"])
+        decoding = DecodingSettings(**values["decoding"])
+        similarity = SimilaritySettings(
+            model=self.query_one("#set-similarity", Input).value.strip(),
+            kind=self.query_one("#set-similarity-kind", Select).value,
+        )
+        suites = self._suites()
+        settings = {
+            fields.method.name: fields.values()
+            for fields in self.query(MethodFields)
+            if fields.method.name in suites
+        }
         return RunConfig(
-            model=ModelSettings(path=model_path, **values["model"]),
-            decoding=DecodingSettings(**values["decoding"]),
-            similarity=SimilaritySettings(
-                model=self.query_one("#set-similarity", Input).value.strip(),
-                kind=similarity_kind,
-            ),
+            model=model,
+            decoding=decoding,
+            similarity=similarity,
             limit=limit,
             suites=suites,
-            settings={
-                name: values
-                for name, values in {
-                    "haf": {
-                        "prompting": self.query_one("#set-prompting", Select).value,
-                        "stages": stages,
-                    },
-                    "rationales": RationaleSettings(**values["rationales"]).model_dump(),
-                    "judge": JudgeSettings(**values["judge"]).model_dump(),
-                }.items()
-                if name in suites
-            },
+            settings=settings,
         )
 
     def answers(self) -> dict[str, Any]:
-        """Every field's value by widget id (inputs: text, selects: value, lists: picks)."""
+        """Every field's value by widget id (inputs: text, selects: value, lists: picks,
+        switches: on or off)."""
         values: dict[str, Any] = {}
-        for field in self.query("Input, Select, SelectionList"):
+        for field in self.query("Input, Select, SelectionList, Switch"):
             if field.id is None:
                 continue
             if isinstance(field, Input):
                 values[field.id] = field.value
             elif isinstance(field, SelectionList):
                 values[field.id] = [str(v) for v in field.selected]
+            elif isinstance(field, Switch):
+                values[field.id] = field.value
             elif isinstance(field, Select) and field.value is not Select.NULL:
                 values[field.id] = str(field.value)
         return values
@@ -260,35 +221,29 @@ class RunSettingsForm(VerticalScroll):
                 for option in value:
                     with contextlib.suppress(Exception):  # (an option that no longer exists)
                         field.select(option)
+            elif isinstance(field, Switch) and isinstance(value, bool):
+                field.value = value
             elif isinstance(field, Select) and isinstance(value, str):
                 with contextlib.suppress(InvalidSelectValueError):
                     field.value = value
 
     def validate(self) -> str | None:
         """Why the settings are invalid (also shown inline, the field marked), or None."""
-        for input_id, *_ in NUMBER_FIELDS:
-            self.query_one(f"#{input_id}", Input).remove_class("-invalid")
+        for field in self.query(".-invalid"):
+            field.remove_class("-invalid")
+        marked: str | None = None
         try:
             self.build(None)
+        except MethodSettingsError as exc:
+            message, marked = str(exc), exc.field
         except ValidationError as exc:
-            error = exc.errors()[0]
-            where = [str(part) for part in error["loc"]]
-            message = f"{' '.join(where) or 'settings'}: {error['msg']}"
-            field = where[-1] if where else ""
-            for input_id, _, name, label in NUMBER_FIELDS:
-                if name == field:
-                    self.query_one(f"#{input_id}", Input).add_class("-invalid")
-                    message = f"{label}: {error['msg']}"
-            if "stages" in where or "justify" in error["msg"]:
-                message = f"stages: {error['msg'].removeprefix('Value error, ')}"
-            if not where:  # a model-level rule (e.g. the judge's single calls)
-                message = error["msg"].removeprefix("Value error, ")
-            if "suites" in where:
-                message = f"suites: {error['msg'].removeprefix('Value error, ')}"
+            message, marked = _message(exc)
         except ValueError as exc:
             message = str(exc)
         else:
             self.query_one("#settings-error", Static).update("")
             return None
+        if marked is not None:
+            self.query_one(f"#{marked}").add_class("-invalid")
         self.query_one("#settings-error", Static).update(message)
         return message

@@ -1,0 +1,139 @@
+"""One method's settings as wizard fields, drawn from its settings model's options
+(:func:`haf_tui.methods.options.setting_options`): a heading with the method's title, then one
+labelled field per option (a Select for a choice, a SelectionList for a list of known choices,
+a Switch for a flag, an Input otherwise), each with its definition as a tooltip. Widget ids
+come from the option's flag (``--toy-k`` → ``set-toy-k``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widget import Widget
+from textual.widgets import Input, Label, Select, SelectionList, Static, Switch
+
+from haf_tui.methods.declare import Method
+from haf_tui.methods.options import SettingOption, setting_options
+
+
+def field_id(option: SettingOption) -> str:
+    """The widget id of ``option``: ``set-`` and its flag without the dashes."""
+    return "set-" + option.flag.removeprefix("--")
+
+
+def definition_line(method: Method[Any], option: SettingOption) -> str:
+    """``toy --toy-k: the k of Top-k (1–100); default 5``."""
+    default = option.shown_default or "none"
+    return f"{method.title} {option.flag}: {option.definition}; default {default}"
+
+
+def option_widget(option: SettingOption) -> Widget:
+    """The field that edits ``option``, holding its default."""
+    widget_id = field_id(option)
+    if option.kind == "choice":
+        return Select(
+            [(choice, choice) for choice in option.choices],
+            value=str(option.default),
+            allow_blank=False,
+            id=widget_id,
+        )
+    if option.kind == "list" and option.choices:
+        picked = {str(value) for value in option.default or ()}
+        return SelectionList[str](
+            *[(choice, choice, choice in picked) for choice in option.choices], id=widget_id
+        )
+    if option.kind == "flag":
+        return Switch(bool(option.default), id=widget_id)
+    placeholder = "blank: unset" if option.optional else ""
+    return Input(option.shown_default, placeholder=placeholder, id=widget_id)
+
+
+def option_value(option: SettingOption, widget: Widget) -> Any:
+    """What ``widget`` holds, typed as ``option`` wants (text it cannot read is passed on
+    as typed, for the settings model to say what is wrong with it)."""
+    if isinstance(widget, SelectionList):
+        return tuple(str(value) for value in widget.selected)
+    if isinstance(widget, Select | Switch):
+        return widget.value
+    text = widget.value.strip() if isinstance(widget, Input) else ""
+    try:
+        return option.parse(text)
+    except ValueError:
+        return text
+
+
+class MethodSettingsError(ValueError):
+    """A method's settings are invalid: one line, and the field to mark (None: no field)."""
+
+    def __init__(self, message: str, field: str | None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class MethodFields(Vertical):
+    """The heading and fields of one method's settings."""
+
+    DEFAULT_CSS = """
+    MethodFields { height: auto; }
+    MethodFields > Horizontal { height: auto; }
+    MethodFields .method-heading {
+        padding: 1 1 0 1; text-style: bold; text-wrap: nowrap; text-overflow: ellipsis;
+    }
+    MethodFields.-unused .method-heading { text-style: none; color: $text-muted; }
+    MethodFields.-unused > Horizontal { opacity: 60%; }
+    """
+
+    def __init__(self, method: Method[Any]) -> None:
+        super().__init__(id=f"set-method-{method.name}", classes="method-fields")
+        self.method = method
+        self.options = setting_options(method)
+
+    def compose(self) -> ComposeResult:
+        """The heading (title and description), then a labelled row per option."""
+        method = self.method
+        yield Static(f"{method.title} — {method.description}", classes="method-heading")
+        for option in self.options:
+            definition = definition_line(method, option)
+            with Horizontal():
+                label = Label(option.title, classes="field-label")
+                label.tooltip = definition
+                yield label
+                widget = option_widget(option)
+                widget.tooltip = definition
+                yield widget
+
+    def definition_of(self, widget_id: str) -> str | None:
+        """The definition of the field ``widget_id`` when it is one of this method's."""
+        for option in self.options:
+            if field_id(option) == widget_id:
+                return definition_line(self.method, option)
+        return None
+
+    def values(self) -> dict[str, Any]:
+        """The method's settings, validated by its settings model (defaults where it has no
+        option); :class:`MethodSettingsError` when they are invalid."""
+        model: type[BaseModel] | None = self.method.settings
+        if model is None:
+            return {}
+        values = {
+            option.field: option_value(option, self.query_one(f"#{field_id(option)}"))
+            for option in self.options
+        }
+        try:
+            return model.model_validate(values).model_dump(mode="json")
+        except ValidationError as exc:
+            raise self._error(exc) from exc
+
+    def _error(self, exc: ValidationError) -> MethodSettingsError:
+        error = exc.errors()[0]
+        message = str(error["msg"]).removeprefix("Value error, ")
+        where = [str(part) for part in error["loc"]]
+        for option in self.options:
+            if where and where[0] == option.field:
+                return MethodSettingsError(
+                    f"{self.method.title}: {option.title}: {message}", field_id(option)
+                )
+        place = f"{' '.join(where)}: " if where else ""
+        return MethodSettingsError(f"{self.method.title}: {place}{message}", None)
