@@ -13,11 +13,14 @@ from pathlib import Path
 
 import pytest
 from support.plugin import toy_installed
+from textual.app import App, ComposeResult
+from textual.widgets import Input, SelectionList
 
 from haf_tui.cli import main
 from haf_tui.config import RunConfig
 from haf_tui.methods.registry import methods
 from haf_tui.store import open_store
+from haf_tui.tui.widgets.run_settings import RunSettingsForm
 
 
 @pytest.fixture
@@ -84,3 +87,19 @@ def test_it_runs_reports_and_is_not_run_twice_through_haf_run(
     # a finished run is not run twice (resuming a stopped one: tests/test_suites.py)
     assert main(["--db", str(db), "run", "--resume", stored["run_id"]]) == 2
     assert "already finished" in capsys.readouterr().err
+
+
+class _FormApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield RunSettingsForm(id="settings")
+
+
+async def test_its_settings_are_wizard_fields(toy: Path) -> None:
+    async with _FormApp().run_test(size=(100, 60)) as pilot:
+        form = pilot.app.query_one(RunSettingsForm)
+        assert form.query_one("#set-toy-word", Input).value == "toxic"
+        form.query_one("#set-toy-word", Input).value = "hateful"
+        form.query_one("#set-suites", SelectionList).select("toy")
+        await pilot.pause()
+        config = form.build(None)
+    assert "toy" in config.suites and config.settings["toy"]["word"] == "hateful"
