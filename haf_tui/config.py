@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -134,6 +135,8 @@ class RunConfig(BaseModel):
         if not isinstance(data, dict):
             return data
         data = lift_legacy_settings(data)
+        if not SETTINGS_MODELS:  # the methods register their models as they load
+            importlib.import_module("haf_tui.methods.registry").methods()
         settings = {name: _as_dict(value) for name, value in (data.get("settings") or {}).items()}
         for name in (*data.get("suites", ("haf",)), *settings):
             model = SETTINGS_MODELS.get(name)
