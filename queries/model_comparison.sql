@@ -4,7 +4,12 @@
 --   and n, the instances with a defined value. Rows are ordered by metric (Table 1's SoS, DiS,
 --   UII, UEI, RS, RN first, then DiS-dpp, Δ-PE, I_S, I_N, C(Y), decision confidences), then by
 --   the run's place in run_ids (all runs: by dataset, model). run_order numbers the runs.
--- params: run_ids (VARCHAR[]; default []; runs to compare in this order, empty list = all runs)
+--   extra_metrics (with extra_labels) adds more metrics after those, in their order (the
+--   compare report passes every metric of the suites the runs share); an added metric no
+--   selected run has a value of is left out.
+-- params: run_ids (VARCHAR[]; default []; runs to compare in this order, empty list = all runs),
+--   extra_metrics (VARCHAR[]; default []; more instance metrics by stored name, after the above),
+--   extra_labels (VARCHAR[]; default []; their labels in the same order, else the name)
 WITH selected AS (
     SELECT run_id, model_file, dataset_id,
            row_number() OVER (
@@ -14,7 +19,7 @@ WITH selected AS (
     FROM runs
     WHERE len($run_ids::VARCHAR[]) = 0 OR list_contains($run_ids::VARCHAR[], run_id)
 ),
-metrics AS (
+table1_metrics AS (
     SELECT * FROM (VALUES
         ('sos', 'SoS', 1), ('dis', 'DiS', 2), ('uii', 'UII', 3), ('uei', 'UEI', 4),
         ('rs', 'RS', 5), ('rn', 'RN', 6), ('dis_dpp', 'DiS-dpp', 7),
@@ -30,6 +35,18 @@ means AS (
     FROM instance_metrics
     WHERE run_id IN (SELECT run_id FROM selected)
     GROUP BY ALL
+),
+extra AS (
+    SELECT unnest($extra_metrics::VARCHAR[]) AS metric,
+           generate_subscripts($extra_metrics::VARCHAR[], 1) AS k
+),
+metrics AS (
+    SELECT metric, label, metric_order FROM table1_metrics
+    UNION ALL
+    SELECT e.metric, coalesce(list_extract($extra_labels::VARCHAR[], e.k), e.metric), 100 + e.k
+    FROM extra e
+    WHERE e.metric NOT IN (SELECT metric FROM table1_metrics)
+      AND e.metric IN (SELECT metric FROM means WHERE n > 0)
 )
 SELECT m.metric,
        m.label,

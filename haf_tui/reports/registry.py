@@ -174,12 +174,3 @@ def compare_side_by_side(columns: list[str], rows: list[Row]) -> Result:
 RUN_KEYS: Final = (("model_file", "model"), ("dataset_id", "dataset"), ("run_id", "run"))
 """The columns naming a run in every report: model, dataset, run."""
 _RUN_KEYS: Final = RUN_KEYS
-
-register_report(
-    Report(
-        "compare",
-        "Model comparison — instance means side by side",
-        "model_comparison",
-        shape=compare_side_by_side,
-    )
-)

@@ -1,6 +1,7 @@
-"""Typed reads for comparing runs (the workbench's comparison view): the runs with their
-model, quantisation, dataset and size, the six HAF metrics of every finished instance of some
-runs, and one instance across runs (stance, reasons, per-reason SoS / RS / RN)."""
+"""Typed reads for comparing runs (the workbench's comparison view, ``compare-ci``): the runs
+with their model, quantisation, dataset, size and suites, some instance metrics (HAF's six
+unless told others) of every finished instance of some runs, and one instance across runs
+(stance, reasons, per-reason SoS / RS / RN)."""
 
 from __future__ import annotations
 
@@ -13,15 +14,21 @@ from haf_tui.store.db import Store
 from haf_tui.vocabulary import METRIC_LABELS
 
 HAF_METRICS: Final[tuple[str, ...]] = tuple(METRIC_LABELS)
-"""The six metrics compared, in the paper's order."""
+"""HAF's six metrics, in the paper's order: what is read when no metrics are named."""
+DEFAULT_SUITES: Final = ("haf",)
+"""The suites of a run whose stored config names none (stored before suites existed)."""
 REASON_METRICS: Final = ("sos", "rs", "rn")
 """The metrics a JUSTIFY reason has (RS on SUF tests, RN on NEC tests)."""
 
 _RUNS_SQL = """
 SELECT r.run_id, r.model_file, r.model_quant, r.dataset_id, r.n_planned,
        (SELECT count(*) FROM instance_results i WHERE i.run_id = r.run_id) AS n_done,
-       r.created_at, r.status
+       r.created_at, r.status, CAST(json_extract(r.config, '$.suites') AS VARCHAR[]) AS suites
 FROM runs r ORDER BY r.created_at DESC, r.run_id
+"""
+_SUITES_SQL = """
+SELECT run_id, CAST(json_extract(config, '$.suites') AS VARCHAR[]) FROM runs
+WHERE list_contains($run_ids::VARCHAR[], run_id)
 """
 _VALUES_SQL = """
 SELECT f.run_id, f.instance_id, m.metric, m.value
@@ -63,7 +70,8 @@ WHERE list_contains($run_ids::VARCHAR[], run_id) AND instance_id = $instance_id
 
 @dataclass(frozen=True)
 class ComparedRun:
-    """A run as the comparison lists it (``status``: interrupted when its writer is gone)."""
+    """A run as the comparison lists it (``status``: interrupted when its writer is gone;
+    ``suites``: the suites its config holds)."""
 
     run_id: str
     model_file: str
@@ -73,6 +81,7 @@ class ComparedRun:
     n_done: int
     created_at: datetime
     status: str
+    suites: tuple[str, ...] = DEFAULT_SUITES
 
 
 @dataclass(frozen=True)
@@ -113,22 +122,36 @@ RunValues = dict[str, dict[str, dict[str, float | None]]]
 """Run id → instance id (finished, dataset order) → metric → value (None: undefined)."""
 
 
+def _suites(stored: Sequence[object] | None) -> tuple[str, ...]:
+    return tuple(str(name) for name in stored) if stored else DEFAULT_SUITES
+
+
 def compared_runs(store: Store) -> list[ComparedRun]:
     """Every run, newest first."""
     return [
         ComparedRun(
             str(run_id), str(model), None if quant is None else str(quant), str(dataset),
             int(planned), int(done), created, store.shown_status(str(run_id), str(status)),
+            _suites(suites),
         )
-        for run_id, model, quant, dataset, planned, done, created, status
+        for run_id, model, quant, dataset, planned, done, created, status, suites
         in store.query(_RUNS_SQL)[1]
     ]  # fmt: skip
 
 
-def run_metric_values(store: Store, run_ids: Sequence[str]) -> RunValues:
-    """The six HAF metrics of every finished instance of ``run_ids`` (see :data:`RunValues`;
-    a run with no finished instance maps to an empty dict)."""
-    params = {"run_ids": list(run_ids), "metrics": list(HAF_METRICS)}
+def run_suites(store: Store, run_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """The suites each of ``run_ids`` holds (a run not stored is left out)."""
+    rows = store.query(_SUITES_SQL, {"run_ids": list(run_ids)})[1]
+    return {str(run_id): _suites(suites) for run_id, suites in rows}
+
+
+def run_metric_values(
+    store: Store, run_ids: Sequence[str], metrics: Sequence[str] = HAF_METRICS
+) -> RunValues:
+    """The instance ``metrics`` (stored names; HAF's six unless told) of every finished
+    instance of ``run_ids`` (see :data:`RunValues`; a run with no finished instance maps to an
+    empty dict)."""
+    params = {"run_ids": list(run_ids), "metrics": list(metrics)}
     found: RunValues = {run_id: {} for run_id in run_ids}
     for run_id, instance_id, metric, value in store.query(_VALUES_SQL, params)[1]:
         of_instance = found.setdefault(str(run_id), {}).setdefault(str(instance_id), {})
@@ -137,17 +160,19 @@ def run_metric_values(store: Store, run_ids: Sequence[str]) -> RunValues:
     return found
 
 
-def instance_across(store: Store, run_ids: Sequence[str], instance_id: str) -> InstanceAcross:
-    """One instance in each of ``run_ids`` (a run that did not finish it: ``finished`` False,
-    no metrics, no reasons)."""
+def instance_across(
+    store: Store, run_ids: Sequence[str], instance_id: str, metrics: Sequence[str] = HAF_METRICS
+) -> InstanceAcross:
+    """One instance in each of ``run_ids`` with its instance ``metrics`` (HAF's six unless
+    told; a run that did not finish it: ``finished`` False, no metrics, no reasons)."""
     runs = list(run_ids)
     params = {"run_ids": runs, "instance_id": instance_id}
-    metric_params = {**params, "metrics": list(HAF_METRICS)}
+    metric_params = {**params, "metrics": list(metrics)}
     reason_params = {**params, "metrics": list(REASON_METRICS)}
     answers = {str(row[0]): row for row in store.query(_ANSWERS_SQL, params)[1]}
-    metrics: dict[str, dict[str, float | None]] = {}
+    values: dict[str, dict[str, float | None]] = {}
     for run_id, metric, value in store.query(_INSTANCE_VALUES_SQL, metric_params)[1]:
-        metrics.setdefault(str(run_id), {})[str(metric)] = value
+        values.setdefault(str(run_id), {})[str(metric)] = value
     reasons: dict[str, dict[int, ReasonValues]] = {}
     for run_id, index, text in store.query(_REASONS_SQL, params)[1]:
         reasons.setdefault(str(run_id), {})[int(index)] = ReasonValues(int(index), str(text))
@@ -168,7 +193,7 @@ def instance_across(store: Store, run_ids: Sequence[str], instance_id: str) -> I
             RunAnswer(
                 run_id, bool(finished), None if stance is None else str(stance),
                 None if stopped is None else str(stopped), confidence,
-                metrics.get(run_id, {}), list(reasons.get(run_id, {}).values()),
+                values.get(run_id, {}), list(reasons.get(run_id, {}).values()),
             )
         )  # fmt: skip
     return InstanceAcross(instance_id, text, label, shown)

@@ -1,5 +1,6 @@
-"""What the comparison view shows, computed off the event loop: the runs, each chosen run's
-metric means with bootstrap intervals, each against the first chosen run (the reference) as a
+"""What the comparison view shows, computed off the event loop: the runs, the metrics the
+chosen runs' shared suites declare (HAF's six first, in registry order), each chosen run's
+means of them with bootstrap intervals, each against the first chosen run (the reference) as a
 paired difference on their common instances, and the order instances are stepped through."""
 
 from __future__ import annotations
@@ -9,6 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from haf_tui.methods.declare import MetricSpec
+from haf_tui.methods.registry import metric_specs
+from haf_tui.reports.compared_metrics import shared_suites, with_values
 from haf_tui.reports.comparison import (
     MeanInterval,
     Overlap,
@@ -19,7 +23,6 @@ from haf_tui.reports.comparison import (
 )
 from haf_tui.store import Store
 from haf_tui.store.comparison_readers import (
-    HAF_METRICS,
     ComparedRun,
     RunValues,
     compared_runs,
@@ -29,7 +32,8 @@ from haf_tui.store.comparison_readers import (
 
 @dataclass(frozen=True)
 class CompareData:
-    """Every run, and the six metrics of every finished instance of each, read once."""
+    """Every run, and every instance metric its suites declare of every finished instance of
+    each, read once."""
 
     runs: list[ComparedRun]
     values: RunValues
@@ -39,13 +43,15 @@ class CompareData:
 class RunStatistics:
     """One chosen run: its letter, means with intervals, and (not for the reference, nor a
     run on another dataset) the paired differences against the reference and which finished
-    instances only one of the two has."""
+    instances only one of the two has; ``metrics``: what the chosen runs compare, the same
+    for each (the metrics of their shared suites some chosen run has a value of)."""
 
     run: ComparedRun
     letter: str
     means: dict[str, MeanInterval]
     paired: dict[str, PairedDifference] | None
     overlap: Overlap | None
+    metrics: tuple[MetricSpec, ...] = ()
 
     @property
     def model(self) -> str:
@@ -53,10 +59,24 @@ class RunStatistics:
         return Path(self.run.model_file).stem
 
 
+def declared_metrics(suites: Sequence[str] | None) -> list[MetricSpec]:
+    """The per-instance metrics the methods called ``suites`` (None: all) declare, in registry
+    order."""
+    return [spec for spec in metric_specs(suites).values() if spec.per == "instance"]
+
+
+def compared_metrics(runs: Sequence[ComparedRun], values: RunValues) -> list[MetricSpec]:
+    """The metrics of the suites every one of ``runs`` holds that some of them has a value of."""
+    declared = declared_metrics(shared_suites(run.suites for run in runs))
+    return with_values(declared, values, [run.run_id for run in runs])
+
+
 def load_compare_data(store: Store) -> CompareData:
     """Read the runs and their instance values (thread worker)."""
     runs = compared_runs(store)
-    return CompareData(runs, run_metric_values(store, [run.run_id for run in runs]))
+    held = list(dict.fromkeys(suite for run in runs for suite in run.suites))
+    names = [spec.name for spec in declared_metrics(held)]
+    return CompareData(runs, run_metric_values(store, [run.run_id for run in runs], names))
 
 
 def letter(index: int) -> str:
@@ -66,23 +86,31 @@ def letter(index: int) -> str:
     return letters[index % len(letters)] + suffix
 
 
-def run_statistics(runs: Sequence[ComparedRun], values: RunValues) -> list[RunStatistics]:
-    """Means with intervals for each of ``runs``; each run after the first, on the same
-    dataset, paired with the first (thread worker: the bootstrap takes a moment at 20k)."""
+def run_statistics(
+    runs: Sequence[ComparedRun], values: RunValues, metrics: Sequence[str] | None = None
+) -> list[RunStatistics]:
+    """Means with intervals for each of ``runs`` of the ``metrics`` (stored names; None: every
+    metric of the suites the runs share; those shown: :func:`compared_metrics`); each run
+    after the first, on the same dataset, paired with the first (thread worker: the bootstrap
+    takes a moment at 20k)."""
+    if metrics is None:
+        names = [s.name for s in declared_metrics(shared_suites(run.suites for run in runs))]
+    else:
+        names = list(metrics)
+    shown = tuple(spec for spec in compared_metrics(runs, values) if spec.name in names)
     found: list[RunStatistics] = []
     reference = runs[0] if runs else None
     for index, run in enumerate(runs):
         of_run = values.get(run.run_id, {})
-        means = {m: mean_interval(_metric(of_run, m)) for m in HAF_METRICS}
+        means = {m: mean_interval(_metric(of_run, m)) for m in names}
         paired = split = None
         if reference is not None and index and run.dataset_id == reference.dataset_id:
             of_reference = values.get(reference.run_id, {})
             split = overlap(of_reference, of_run)
             paired = {
-                m: paired_difference(_metric(of_reference, m), _metric(of_run, m))
-                for m in HAF_METRICS
+                m: paired_difference(_metric(of_reference, m), _metric(of_run, m)) for m in names
             }
-        found.append(RunStatistics(run, letter(index), means, paired, split))
+        found.append(RunStatistics(run, letter(index), means, paired, split, shown))
     return found
 
 

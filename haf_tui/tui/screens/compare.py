@@ -31,7 +31,7 @@ from haf_tui.tui.compare_data import (
     run_statistics,
 )
 from haf_tui.tui.screens.base import HafScreen
-from haf_tui.tui.widgets.compare_tables import instance_parts, statistics_parts
+from haf_tui.tui.widgets.compare_tables import instance_parts, metric_definitions, statistics_parts
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.measured_table import MeasuredTable
 from haf_tui.tui.widgets.panel_view import PanelView, render_strips
@@ -148,8 +148,9 @@ class CompareScreen(HafScreen[None]):
     ) -> None:
         """One instance across the chosen runs, drawn (posts it)."""
         run_ids = [found.run.run_id for found in stats]
+        metrics = [spec.name for spec in stats[0].metrics]
         with self.reader.reading() as store:
-            across = instance_across(store, run_ids, instance_id)
+            across = instance_across(store, run_ids, instance_id, metrics)
         lines = render_strips(instance_parts(across, stats, width, position), width)
         self.post_message(InstanceDrawn((tuple(run_ids), instance_id, width), lines))
 
@@ -276,6 +277,10 @@ class CompareScreen(HafScreen[None]):
     def on_resize(self) -> None:
         """Draw again at the new width."""
         self.call_after_refresh(self.choice_changed)
+
+    def definitions_markdown(self) -> str:
+        """The compared metrics' definitions (the ``?`` help shows them on this screen)."""
+        return metric_definitions(self.stats[0].metrics if self.stats else ())
 
     # -- actions ---------------------------------------------------------------------------------
 

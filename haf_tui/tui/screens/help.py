@@ -146,6 +146,9 @@ def help_markdown(screen: Screen[Any] | None = None) -> str:
     parts = [INTRO]
     if screen is not None:
         parts.append(screen_keys_markdown(screen))
+        own = getattr(screen, "definitions_markdown", None)  # (a screen's own metrics)
+        if callable(own):
+            parts.append(own())
     parts += [definitions_markdown(), "## Every key", markdown_table(), MORE_NUMBERS, MORE_TEXT]
     return "\n\n".join(parts)
 

@@ -1,6 +1,9 @@
 """The comparison view's pictures: the chosen runs' metric means with their intervals and the
 paired differences (:func:`statistics_parts`), one instance across runs side by side
-(:func:`instance_parts`); :mod:`panel_view` draws them in a view that scrolls both ways."""
+(:func:`instance_parts`); :mod:`panel_view` draws them in a view that scrolls both ways.
+
+The metrics are those the methods declare for the suites the chosen runs share
+(:attr:`RunStatistics.metrics`): their labels, better directions and definitions."""
 
 from __future__ import annotations
 
@@ -11,7 +14,9 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from haf_tui.methods.declare import MetricSpec
 from haf_tui.reports import format_number
+from haf_tui.reports.compare_report import better_of
 from haf_tui.reports.comparison import CONFIDENCE, MeanInterval, PairedDifference
 from haf_tui.store.comparison_readers import REASON_METRICS, InstanceAcross, ReasonValues
 from haf_tui.tui.compare_data import RunStatistics
@@ -55,6 +60,28 @@ def run_legend(stats: Sequence[RunStatistics]) -> Table:
     return table
 
 
+def compared(stats: Sequence[RunStatistics]) -> tuple[MetricSpec, ...]:
+    """The metrics the chosen runs compare (the same for each run)."""
+    return stats[0].metrics if stats else ()
+
+
+def metrics_legend(metrics: Sequence[MetricSpec]) -> Text:
+    """The compared metrics with their better direction, and what ``better`` says, in one
+    line that wraps."""
+    arrows = " ".join(f"{spec.label}{spec.arrow}" for spec in metrics)
+    return Text(
+        f"{arrows} (↑ higher is better, ↓ lower, neither: no direction) · better: the run the "
+        "direction favours where the Δ interval leaves out 0 (=: it holds 0)"
+    )
+
+
+def metric_definitions(metrics: Sequence[MetricSpec]) -> str:
+    """The compared metrics' definitions as Markdown (the ``?`` help shows it here)."""
+    lines = ["## The compared metrics", ""]
+    lines += [f"- {spec.line()}" for spec in metrics] or ["- none: the chosen runs share none"]
+    return "\n".join(lines)
+
+
 def means_table(stats: Sequence[RunStatistics]) -> Table:
     """One row per metric: each run's mean over instances, its interval and n."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
@@ -64,13 +91,20 @@ def means_table(stats: Sequence[RunStatistics]) -> Table:
         table.add_column(found.letter, justify="right", no_wrap=True)
         table.add_column(f"{percent} % CI", justify="right", no_wrap=True)
         table.add_column("n", justify="right", no_wrap=True)
-    for metric, label in METRIC_LABELS.items():
+    for spec in compared(stats):
         cells = []
         for found in stats:
-            mean = found.means[metric]
+            mean = found.means[spec.name]
             cells += [format_number(mean.mean), _interval(mean), str(mean.n)]
-        table.add_row(label, *cells)
+        table.add_row(spec.label, *cells)
     return table
+
+
+def _better(spec: MetricSpec, diff: PairedDifference, first: str, second: str) -> str:
+    """The letter of the run the metric's better direction favours when the interval leaves
+    out 0, ``=`` when it holds 0, nothing when the metric has no direction or no interval."""
+    found = better_of(spec.better, diff)
+    return {"this": second, "first": first, "neither": "="}.get(found or "", "")
 
 
 def paired_parts(reference: RunStatistics, found: RunStatistics) -> list[RenderableType]:
@@ -92,11 +126,13 @@ def paired_parts(reference: RunStatistics, found: RunStatistics) -> list[Rendera
         table.add_column(heading, justify="right", no_wrap=True)
     table.add_column(f"only {reference.letter}", justify="right", no_wrap=True)
     table.add_column(f"only {found.letter}", justify="right", no_wrap=True)
-    for metric, label in METRIC_LABELS.items():
-        diff = found.paired[metric]
+    table.add_column("better", justify="right", no_wrap=True)
+    for spec in compared([found]):
+        diff = found.paired[spec.name]
         table.add_row(
-            label, format_number(diff.mean), _interval(diff), _p(diff.p_value),
+            spec.label, format_number(diff.mean), _interval(diff), _p(diff.p_value),
             str(diff.n), str(len(diff.only_first)), str(len(diff.only_second)),
+            _better(spec, diff, reference.letter, found.letter),
         )  # fmt: skip
     split = found.overlap
     counts = Text(
@@ -120,9 +156,13 @@ def statistics_parts(stats: Sequence[RunStatistics]) -> list[RenderableType]:
     if not stats:
         return [Text("no runs chosen: space picks runs, a picks all", style="italic")]
     percent = round(CONFIDENCE * 100)
-    parts: list[RenderableType] = [
-        run_legend(stats),
-        Text(""),
+    parts: list[RenderableType] = [run_legend(stats), Text("")]
+    if not compared(stats):
+        parts.append(
+            Text("no metric to compare: the chosen runs share no suite with values", "italic")
+        )
+        return parts
+    parts += [
         _title(f"mean over instances ({percent} % bootstrap CI; n: instances defined)"),
         means_table(stats),
     ]
@@ -130,6 +170,7 @@ def statistics_parts(stats: Sequence[RunStatistics]) -> list[RenderableType]:
         parts += [*paired_parts(stats[0], found), Text("")]
     if len(stats) == 1:
         parts.append(Text("pick a second run (space) for the paired differences", style="dim"))
+    parts.append(Text.assemble(metrics_legend(compared(stats)), (" · ? definitions", "dim")))
     return parts
 
 
@@ -177,8 +218,8 @@ def instance_parts(
     answers = instance.answers
     table.add_row("stance", *(_stance(a.finished, a.stance, a.stopped) for a in answers))
     table.add_row("C(JUSTIFY)", *(format_number(a.confidence) for a in answers))
-    for metric, label in METRIC_LABELS.items():
-        table.add_row(label, *(format_number(a.metrics.get(metric)) for a in answers))
+    for spec in compared(stats):
+        table.add_row(spec.label, *(format_number(a.metrics.get(spec.name)) for a in answers))
     table.add_row("reasons", *(_reasons(a.reasons) for a in answers))
     text = Text(instance.text or "(text not stored)", style="italic")
     return [head, text, Text(""), table]
