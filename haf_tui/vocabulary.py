@@ -59,3 +59,10 @@ def null_for_nan(value: float | None) -> float | None:
 class HafError(Exception):
     """The root of every error haf-tui reports as one clear line (a bad model, dataset,
     database, query or similarity model): the faces catch this one class."""
+
+
+def first_line(exc: BaseException) -> str:
+    """An error as one line: its message's first line, or its type's name when it has none
+    (DuckDB's messages run on with context; some errors carry no message)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

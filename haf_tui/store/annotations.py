@@ -17,8 +17,9 @@ from typing import Any
 import duckdb
 from pydantic import BaseModel, ConfigDict
 
-from haf_tui.store.connection import StoreError, StoreWriteError, first_line
+from haf_tui.store.connection import StoreError, StoreWriteError
 from haf_tui.store.db import Store
+from haf_tui.vocabulary import first_line
 
 MAX_LABEL = 80
 """The longest run label (it is shown in the runs list)."""

@@ -36,7 +36,7 @@ from pathlib import Path
 import duckdb
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from haf_tui.vocabulary import HafError
+from haf_tui.vocabulary import HafError, first_line
 
 READING_STATEMENTS = frozenset({duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN})
 """Statement kinds the SQL console runs: SELECT (DESCRIBE, SHOW, SUMMARIZE and FROM … are
@@ -110,12 +110,6 @@ class StatementInterrupt:
             self.interrupted = True
             if self._cursor is not None:
                 self._cursor.interrupt()
-
-
-def first_line(exc: BaseException) -> str:
-    """An exception's first line (DuckDB's messages run on with context)."""
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 _DAMAGE_SIGNS = ("Could not read enough bytes", "Corrupt database file", "not a valid DuckDB")

@@ -42,7 +42,6 @@ from haf_tui.store.connection import (
     connect,
     copy_database,
     damaged_file_error,
-    first_line,
     is_damaged_file_error,
     name_the_original,
     page_sql,
@@ -62,7 +61,7 @@ from haf_tui.store.records import (
 )
 from haf_tui.store.safe_files import export_result
 from haf_tui.store.skips import skipped_payload, write_skipped
-from haf_tui.vocabulary import null_for_nan
+from haf_tui.vocabulary import first_line, null_for_nan
 
 
 def default_db_path() -> Path:

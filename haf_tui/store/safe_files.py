@@ -27,10 +27,10 @@ from haf_tui.store.connection import (
     HOLDER_SUFFIX,
     StoreError,
     check_reading_sql,
-    first_line,
     sandboxed_cursor,
     user_sql_error,
 )
+from haf_tui.vocabulary import first_line
 
 BATCH_ROWS = 100_000
 """Rows per Arrow batch of an export: what is in memory at once."""

@@ -35,6 +35,7 @@ from haf_tui.tui.screens.help import HelpScreen
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.store_reader import StoreReader
 from haf_tui.tui.store_writes import store_kept
+from haf_tui.vocabulary import first_line
 
 PENDING_SECONDS = 3.0
 """How often the annotations kept while another process writes are tried again."""
@@ -316,7 +317,7 @@ class HafApp(App[None]):
                 if job.close_models:
                     models.backend.close()
             except Exception as exc:
-                line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                line = first_line(exc)
                 self.post_message(RunUpdate(index, status="failed", log=f"failed: {line}"))
                 self.post_message(WorkFailed(f"{job.label}: {line}"))
 
@@ -352,7 +353,7 @@ class HafApp(App[None]):
         """A failed app worker becomes one error line (as screens forward theirs)."""
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             error = event.worker.error
-            self.post_message(WorkFailed(str(error).splitlines()[0] or type(error).__name__))
+            self.post_message(WorkFailed(first_line(error)))
 
     async def action_quit(self) -> None:
         """Quit; with text typed and not saved in a dialog, or while a run started here is

@@ -13,6 +13,7 @@ from textual.worker import Worker, WorkerState
 from haf_tui.tui.messages import FullValueRequested, WorkFailed
 from haf_tui.tui.screens.full_value import FullValueScreen
 from haf_tui.tui.store_reader import StoreReader
+from haf_tui.vocabulary import first_line
 
 if TYPE_CHECKING:
     from haf_tui.tui.app import HafApp
@@ -49,7 +50,7 @@ class HafScreen(Screen[ResultType]):
         """Forward a failed worker's error, as one line, to the app."""
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             error = event.worker.error
-            self.post_message(WorkFailed(str(error).splitlines()[0] or type(error).__name__))
+            self.post_message(WorkFailed(first_line(error)))
 
     @on(FullValueRequested)
     def show_full_value(self, message: FullValueRequested) -> None:

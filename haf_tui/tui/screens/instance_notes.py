@@ -24,7 +24,7 @@ from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.screens.text_editor import TextEditorScreen
 from haf_tui.tui.store_writes import write_or_keep
 from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree
-from haf_tui.vocabulary import HafError
+from haf_tui.vocabulary import HafError, first_line
 
 NOT_SAVED = "notes cannot be saved now"
 PENDING = "kept: pending, stored once the process writing the database lets go"
@@ -109,7 +109,7 @@ class InstanceNotesScreen(HafScreen[None]):
         try:
             kept = write_or_keep(self.reader, item, "keeping notes")
         except HafError as exc:
-            self.post_message(NoteNotSaved(f"{NOT_SAVED}: {str(exc).splitlines()[0]}"))
+            self.post_message(NoteNotSaved(f"{NOT_SAVED}: {first_line(exc)}"))
             return
         note = InstanceNote(
             run_id=run_id,
@@ -171,7 +171,7 @@ class InstanceNotesScreen(HafScreen[None]):
             try:
                 kept = write_or_keep(reader, item, "keeping notes")
             except HafError as exc:
-                raise HafError(f"{NOT_SAVED}: {str(exc).splitlines()[0]}") from exc
+                raise HafError(f"{NOT_SAVED}: {first_line(exc)}") from exc
             note = InstanceNote(
                 run_id=run_id,
                 instance_id=instance_id,

@@ -53,6 +53,7 @@ from haf_tui.tui.widgets.sql_editor import CompletionsFound, SqlEditor
 from haf_tui.tui.widgets.sql_params import ParamsForm, ParamsGiven
 from haf_tui.tui.widgets.sql_results import SqlResults, status_text
 from haf_tui.tui.widgets.sql_schema import NameChosen, QueryPicked, SqlSide, schema_names
+from haf_tui.vocabulary import first_line
 
 __all__ = ["CELL_WIDTH", "PAGE_SIZE", "SqlScreen", "cell_text", "sql_params", "status_text"]
 
@@ -374,7 +375,7 @@ class SqlScreen(SqlFileActions, HafScreen[None]):
                 )
         except Exception as exc:
             cause = exc.__cause__ if exc.__cause__ is not None else exc
-            self.post_message(SqlFailed(request, _one_line(exc), str(cause)))
+            self.post_message(SqlFailed(request, first_line(exc), str(cause)))
             return
         more = len(rows) > PAGE_SIZE
         self.post_message(PageRead(request, result_page(columns, rows[:PAGE_SIZE]), more))
@@ -453,8 +454,3 @@ class SqlScreen(SqlFileActions, HafScreen[None]):
         if text.strip() and text != self.opened_text:
             self.notify("the SQL is kept: it is in the editor when you come back", timeout=4)
         self.app.pop_screen()
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

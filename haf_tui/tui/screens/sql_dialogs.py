@@ -23,6 +23,7 @@ from haf_tui.tui.screens.confirm import ConfirmScreen
 from haf_tui.tui.sql_history import HistoryEntry, load_history, search_history
 from haf_tui.tui.sql_messages import ExportExists, ExportFinished, HistoryRead, SqlFailed
 from haf_tui.tui.widgets.sql_params import ParamField
+from haf_tui.vocabulary import first_line
 
 RUN_PARAMS = ("run_id", "run_ids")
 """Parameters that take run ids (a unique prefix is resolved, as ``haf report`` does)."""
@@ -93,7 +94,7 @@ class ExportScreen(ModalScreen[tuple[Path, int] | None]):
             self.post_message(ExportExists(path))
             return
         except Exception as exc:
-            self.post_message(SqlFailed("export", f"export failed: {_first_line(exc)}"))
+            self.post_message(SqlFailed("export", f"export failed: {first_line(exc)}"))
             return
         self.post_message(ExportFinished("export", path, rows))
 
@@ -323,8 +324,3 @@ def with_run_ids(store: Store, params: dict[str, Any]) -> dict[str, Any]:
         elif value is not None:
             resolved[name] = resolve_run_id(store, value)
     return resolved
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

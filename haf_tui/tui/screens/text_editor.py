@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static, TextArea
 
 from haf_tui.tui.screens.confirm import ConfirmScreen
-from haf_tui.vocabulary import HafError
+from haf_tui.vocabulary import HafError, first_line
 
 Save = Callable[[str], str]
 """Stores the text (in a thread) and says in one line what it stored; HafError when it cannot."""
@@ -119,7 +119,7 @@ class TextEditorScreen(ModalScreen[str | None]):
         try:
             summary = self.save(text)
         except HafError as exc:
-            self.post_message(SaveFailed(str(exc).splitlines()[0]))
+            self.post_message(SaveFailed(first_line(exc)))
             return
         except Exception:
             self.post_message(SaveFailed("could not save: the text is kept"))

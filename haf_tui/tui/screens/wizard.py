@@ -48,6 +48,7 @@ from haf_tui.tui.widgets.model_picker import ModelPicker
 from haf_tui.tui.widgets.run_review import RunReview
 from haf_tui.tui.widgets.run_settings import RunSettingsForm
 from haf_tui.tui.wizard_answers import WizardAnswers, load_answers, save_answers
+from haf_tui.vocabulary import first_line
 
 STEPS = ("models", "dataset", "settings", "review")
 STEP_TITLES = ("1 Models", "2 Dataset", "3 Settings", "4 Review")
@@ -142,7 +143,7 @@ class WizardScreen(HafScreen[None]):
         try:
             preview = preview_file(path)
         except Exception as exc:  # one line for the user, whatever the reader raised
-            self.post_message(PreviewReady([], [], {}, "", str(exc).splitlines()[0]))
+            self.post_message(PreviewReady([], [], {}, "", first_line(exc)))
             return
         rows = [list(row) for row in preview.rows]
         self.post_message(PreviewReady(preview.columns, rows, preview.guessed, preview.note))
@@ -159,7 +160,7 @@ class WizardScreen(HafScreen[None]):
                 dataset = resolve_dataset(choice, store, suites=suites)
                 past = past_runs(store, [name for name, _ in runs]) if store is not None else []
         except Exception as exc:
-            self.post_message(DatasetRead(key, None, str(exc).splitlines()[0]))
+            self.post_message(DatasetRead(key, None, first_line(exc)))
             return
         self.post_message(DatasetRead(key, dataset))
         for index, (model_file, config) in enumerate(runs):
@@ -173,7 +174,7 @@ class WizardScreen(HafScreen[None]):
                 models = load_models(config)
                 probe = probe_speed(models, config, dataset)
             except Exception as exc:
-                self.post_message(ModelTimed(key, index, None, None, str(exc).splitlines()[0]))
+                self.post_message(ModelTimed(key, index, None, None, first_line(exc)))
                 continue
             estimate = estimate_time(config, dataset, model_file, past, probe)
             if index > 0:  # (the first stays loaded: its run reuses it)
