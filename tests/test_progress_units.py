@@ -179,3 +179,42 @@ def test_a_mixed_rate_shows_both_units_and_an_old_event_reads_as_tokens() -> Non
     live = LiveRun("r", status="running")
     live.apply(ProgressEvent("instance", "r", tokens_per_second=7.0))
     assert live.rates == {"tokens": 7.0}
+
+
+async def test_the_monitor_shows_a_rationales_run_s_totals_and_rates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from textual.widgets import Label
+
+    from haf_tui.pipeline.runs import RunRequest
+    from haf_tui.tui import create_app
+    from haf_tui.tui.app import HafApp
+    from haf_tui.tui.live import LiveSession, RunJob
+    from haf_tui.tui.messages import RunUpdate
+    from haf_tui.tui.screens.monitor import MonitorScreen
+    from tests.support import rationale_runs, settle, static_text
+
+    events = _listening(monkeypatch, rationale_runs)
+    with open_store(tmp_path / "r.duckdb") as store:
+        store_rationale_run(store)
+    middle = next(e for e in events if e.kind == "generation" and e.growing)
+    app = create_app(tmp_path / "haf.duckdb")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert isinstance(app, HafApp)
+        app.session = LiveSession.of([RunJob("scripted", RunRequest())])
+        app.push_screen(MonitorScreen())
+        await settle(pilot)
+        app.post_message(RunUpdate(0, [events[0], middle]))
+        await pilot.pause(0.1)
+
+        def count(stage: str) -> str:
+            return str(app.screen.query_one(f"#count-{stage}", Label).render())
+
+        done = middle.generations_done.get("rationale_classify", 0)
+        assert count("rationale_classify") == f"{done}/12"
+        assert "/≥" in count("rationale_perturb") or "/≈" in count("rationale_perturb")
+        assert not app.screen.query_one("#row-justify").display  # (another method's stage)
+        stats = static_text(app.screen, "#mon-stats")
+        assert "texts/s" in stats, stats
+        app.session.runs[0].status = "finished"
