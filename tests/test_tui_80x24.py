@@ -232,6 +232,7 @@ def live_session(run_id: str) -> LiveSession:
         instances_total=12,
         generations_done={"justify": 12, "internal": 11, "external": 11},
         generations_expected={"justify": 12, "internal": 11, "external": 11},
+        generations_planned={"justify": 12},  # (the follow-ups: estimated)
         current="s012 · external",
         output="NO. The text gives no further reason.",
         log=deque(LOG_LINES),

@@ -50,6 +50,7 @@ def running_session(run_id: str) -> LiveSession:
         instances_total=12,
         generations_done={"justify": 5, "internal": 4, "external": 4},
         generations_expected={"justify": 12, "internal": 11, "external": 11},
+        generations_planned={"justify": 12},  # (the follow-ups: estimated)
         current="s006 · justify",
         log=deque(["03:04:05 run started: 12 instances"]),
         log_total=1,

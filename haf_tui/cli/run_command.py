@@ -9,14 +9,15 @@ from pathlib import Path
 from types import FrameType
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from haf_tui.cli.read_commands import suggest_instance
 from haf_tui.cli.settings_options import add_setting_options, settings_from_args
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig, SimilaritySettings
 from haf_tui.defaults import DEMO_LIMIT, DEMO_MAX_NEW_TOKENS, DEMO_SEED, EMBEDDED_MODEL_NAME
-from haf_tui.methods.registry import SUITES, default_suites
+from haf_tui.methods.registry import SUITES, default_suites, run_stages, stage_titles
 from haf_tui.pipeline.events import ProgressEvent
+from haf_tui.pipeline.progress_text import rate_text, stage_total
 from haf_tui.pipeline.runner import RunSummary
 from haf_tui.pipeline.runs import (
     RunRequest,
@@ -281,26 +282,57 @@ def _run_with_progress(
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
-        MofNCompleteColumn(),
+        TextColumn("{task.fields[count]}"),
         TimeElapsedColumn(),
         TextColumn("{task.fields[detail]}"),
     )
     with Progress(*columns, console=console, transient=False) as progress, _CtrlC(console) as cc:
-        task = progress.add_task("instances", total=None, detail="")
-
-        def listen(event: ProgressEvent) -> None:
-            eta = f" · ETA {event.eta_seconds:.0f}s" if event.eta_seconds is not None else ""
-            stages = " ".join(f"{k}:{v}" for k, v in event.generations_done.items())
-            detail = f"{stages} · {event.tokens_per_second:.1f} tok/s{eta}"
-            progress.update(
-                task, completed=event.instances_done, total=event.instances_total, detail=detail
-            )
-
+        bars = _ProgressBars(progress, run_stages(config))
         return execute_run(
             store,
             run_id,
             config,
             models,  # type: ignore[arg-type]
-            listener=listen,
+            listener=bars.show,
             stop_event=cc.event,
         )
+
+
+class _ProgressBars:
+    """One bar for the instances (with the rate in each unit of the run's stages and the
+    ETA) and one per stage of the run: done / planned (``≥``: may still grow, ``≈``:
+    estimated)."""
+
+    def __init__(self, progress: Progress, stages: list[str]):
+        self.progress = progress
+        self.instances = progress.add_task("instances", total=None, count="", detail="")
+        titles = stage_titles()
+        self.stages: dict[str, TaskID] = {
+            stage: progress.add_task(
+                f"  {titles.get(stage, stage)}", total=None, count="", detail=""
+            )
+            for stage in stages
+        }
+
+    def show(self, event: ProgressEvent) -> None:
+        """Draw one progress event."""
+        eta = f" · ETA {event.eta_seconds:.0f}s" if event.eta_seconds is not None else ""
+        rates = rate_text(event.rates) or "measuring…"
+        self.progress.update(
+            self.instances,
+            completed=event.instances_done,
+            total=event.instances_total,
+            count=f"{event.instances_done}/{event.instances_total}",
+            detail=f"{rates}{eta}",
+        )
+        for stage, task in self.stages.items():
+            done = event.generations_done.get(stage, 0)
+            total = stage_total(
+                stage, event.generations_planned, event.growing, event.generations_expected
+            )
+            self.progress.update(
+                task,
+                completed=done,
+                total=max(total.total, done) if total.total else None,
+                count=total.count(done),
+            )

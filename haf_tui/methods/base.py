@@ -10,7 +10,7 @@ serve every suite: a resumed run replays the stored answers through the same pla
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -138,8 +138,24 @@ class InstancePlan(Protocol):
         ...
 
     def planned(self) -> dict[str, int] | None:
-        """Generations per stage this instance needs, once known (None: not yet)."""
+        """Generations per stage this instance needs, once known (None: not yet).
+
+        A plan may also define ``open_stages() -> Collection[str]``: while ``planned()`` is
+        None, the stages it may still ask more of (the others' counts are final: progress
+        shows their totals as exact); without it every stage of its suite counts as open."""
         ...
+
+
+def open_stages(plan: InstancePlan, stages: Collection[str]) -> frozenset[str]:
+    """The stages of ``stages`` ``plan`` may still ask more generations of: none once its
+    :meth:`~InstancePlan.planned` is known, else what its optional ``open_stages()`` says
+    (all of them without one)."""
+    if plan.planned() is not None:
+        return frozenset()
+    declared = getattr(plan, "open_stages", None)
+    if callable(declared):
+        return frozenset(declared()).intersection(stages)
+    return frozenset(stages)
 
 
 class Suite(Protocol):

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 Better = Literal["higher", "lower"]
 RateUnit = Literal["tokens", "texts"]
 """What a stage's progress rate counts: generated tokens, or texts scored by teacher forcing."""
+StageUnits = Mapping[str, RateUnit] | Callable[[RunConfig], Mapping[str, RateUnit]]
+"""The rate unit of each stage: fixed, or read from a run's config (a mode that forces replies
+in one run and samples them in another)."""
 
 SettingsT = TypeVar("SettingsT", bound=BaseModel)
 
@@ -133,7 +136,8 @@ class Method(Generic[SettingsT]):
     ``summary_reports`` (what ``haf report`` shows for a run holding it), ``suggested_reports``
     (what ``haf report`` names for its numbers, the first then its details); ``queries_dir``: a
     folder of ``NAME.sql`` named queries it adds; ``units``: the rate unit of each stage
-    (default tokens); ``panels``, ``list_columns`` and ``node``: its views."""
+    (default tokens; a callable of the run's config when it depends on a setting: see
+    :meth:`unit`); ``panels``, ``list_columns`` and ``node``: its views."""
 
     name: str
     title: str
@@ -147,7 +151,7 @@ class Method(Generic[SettingsT]):
     summary_reports: tuple[str, ...] = ()
     suggested_reports: tuple[str, ...] = ()
     queries_dir: Path | None = None
-    units: Mapping[str, RateUnit] = field(default_factory=dict)
+    units: StageUnits = field(default_factory=dict)
     panels: tuple[PanelSpec, ...] = ()
     list_columns: tuple[ListColumn, ...] = ()
     node: Callable[[NodeInput], list[str]] | None = None
@@ -158,9 +162,11 @@ class Method(Generic[SettingsT]):
             raise TypeError(f"the {self.name} method has no settings")
         return self.settings.model_validate(config.settings.get(self.name) or {})
 
-    def unit(self, stage: str) -> RateUnit:
-        """What the progress rate of ``stage`` counts."""
-        return self.units.get(stage, "tokens")
+    def unit(self, stage: str, config: RunConfig | None = None) -> RateUnit:
+        """What the progress rate of ``stage`` counts in a run with ``config`` (None: the
+        default settings)."""
+        units = self.units(config or RunConfig()) if callable(self.units) else self.units
+        return units.get(stage, "tokens")
 
     def node_lines(self, node: NodeInput) -> list[str]:
         """The explorer node of one instance: the method's own, else its metrics."""

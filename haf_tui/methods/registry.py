@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from haf_tui.config import RunConfig, register_settings
 from haf_tui.methods.base import Suite, Task
-from haf_tui.methods.declare import Method, MetricSpec, PanelSpec
+from haf_tui.methods.declare import Method, MetricSpec, PanelSpec, RateUnit
 from haf_tui.reports.queries import add_queries_dir
 from haf_tui.reports.registry import REPORTS, register_report
 from haf_tui.store.records import InstanceRecord
@@ -171,6 +171,11 @@ def run_stages(config: RunConfig) -> list[str]:
     return [stage for suite in suites_named(config.suites) for stage in suite.run_stages(config)]
 
 
+def stage_units(config: RunConfig) -> dict[str, RateUnit]:
+    """The rate unit of each stage of a run (its method's declaration), in order."""
+    return {stage: method_of_stage(stage).unit(stage, config) for stage in run_stages(config)}
+
+
 def stage_titles() -> dict[str, str]:
     """Every stage of every suite with its short title, in order."""
     return {stage: title for suite in SUITES.values() for stage, title in suite.titles.items()}
@@ -231,6 +236,7 @@ __all__ = [
     "run_stages",
     "settle_config",
     "stage_titles",
+    "stage_units",
     "suite_of_stage",
     "suites_named",
     "summary_reports_of",

@@ -17,14 +17,13 @@ import contextlib
 import threading
 import time
 import zlib
-from collections import Counter
 from dataclasses import dataclass, field
 
 from haf_tui.config import RunConfig
 from haf_tui.inference.backend import Backend
 from haf_tui.inference.base import ConcurrentBackend
 from haf_tui.methods.base import Answer, InstancePlan, Reply, Suite, SuiteContext, SuiteOutcome
-from haf_tui.methods.registry import first_tasks, run_stages, suites_named
+from haf_tui.methods.registry import run_stages, stage_units, suites_named
 from haf_tui.pipeline.events import ProgressEvent, ProgressListener, ignore_progress
 from haf_tui.pipeline.scheduler import (
     InstanceWork,
@@ -33,6 +32,7 @@ from haf_tui.pipeline.scheduler import (
     RunControl,
     RunQueue,
 )
+from haf_tui.pipeline.totals import InstanceCounts, RunTotals, instance_counts, plan_totals
 from haf_tui.similarity import SimilarityModel
 from haf_tui.store import Store, StoreError, StoreWriteError
 from haf_tui.store.records import InstanceRecord, InstanceResult
@@ -83,14 +83,10 @@ class HafRunner:
         self.stream_tokens = stream_tokens
         self.suites = suites_named(config.suites)
         self.stages = run_stages(config)
-        # generations of each stage an instance needs before any answer (the estimates' prior)
-        self._first_counts = Counter(task.stage for _, task in first_tasks(config))
-        self._tokens = 0
         self._started = 0.0
         self._done_at_start = 0
-        # instance id -> generations per stage, once known, for the estimates
-        self._planned: dict[str, dict[str, int]] = {}
-        self._instances_total = 0
+        # every instance's generations per stage as far as known, and the work per rate unit
+        self.totals = RunTotals(self.stages, stage_units(config), 0)
         self._context = SuiteContext("", config, similarity)
 
     def _server(self) -> ConcurrentBackend:
@@ -106,12 +102,11 @@ class HafRunner:
         counts = {name: sum(1 for k in keys if k[1] == name) for name in self.stages}
         summary = RunSummary(run_id, "running", len(finished), len(instances), counts)
         self._context = SuiteContext(run_id, self.config, self.similarity)
-        self._instances_total = len(instances)
-        self._planned = _planned_from_keys(keys, finished)
         todo = [i for i in instances if i.instance_id not in finished]
         started = time.perf_counter()
         run_queue: RunQueue | None = None
         try:  # (a Ctrl-C from here on, set-up included, leaves the run interrupted)
+            self.totals = self._first_totals(len(instances), keys, finished, todo)
             server = self._server()
             stored = self._stored_answers(run_id, todo, keys)
             run_queue = self._queue(todo, stored, summary, server.n_parallel)
@@ -144,6 +139,21 @@ class HafRunner:
         self.store.update_run(run_id, status=summary.status, seconds=summary.seconds)
         self._emit("run-finished", summary, message=summary.status)
         return summary
+
+    def _first_totals(
+        self,
+        instances: int,
+        keys: set[tuple[str, str, int]],
+        finished: set[str],
+        todo: list[InstanceRecord],
+    ) -> RunTotals:
+        """The totals before the run goes on: the finished instances' stored generations and
+        what each other instance's plans know before any answer."""
+        totals = plan_totals(self.config, todo, instances)
+        stored = _planned_from_keys(keys, finished)
+        for instance_id in finished:
+            totals.note(instance_id, InstanceCounts(stored.get(instance_id, {})))
+        return totals
 
     def _plans_for(self, instance: InstanceRecord) -> list[tuple[Suite, InstancePlan]]:
         return [(suite, suite.plan(instance, self.config)) for suite in self.suites]
@@ -222,7 +232,7 @@ class HafRunner:
                 tag.work.answers.append(Answer.of_record(record))
                 stage = tag.task.stage
                 summary.generations[stage] = summary.generations.get(stage, 0) + 1
-                self._tokens += max(len(generation.tokens) - 1, 0)
+                self.totals.add_generation(stage, generation)
                 self._note_planned(tag.work)
                 self._emit("generation", summary, stage=stage, instance_id=instance.instance_id)
                 if run_queue.instance_stored(tag.work):
@@ -234,13 +244,8 @@ class HafRunner:
 
     def _note_planned(self, work: InstanceWork) -> None:
         """What the instance's plans now know of the generations it needs."""
-        planned: dict[str, int] = {}
-        for _, plan in work.plans:
-            known = plan.planned()
-            if known is None:
-                return
-            planned.update(known)
-        self._planned[work.instance.instance_id] = planned
+        counts = instance_counts(work.plans, self.config, dict(work.asked))
+        self.totals.note(work.instance.instance_id, counts)
 
     def _finish_instance(self, run_id: str, work: InstanceWork, summary: RunSummary) -> None:
         """Each suite's results of an instance whose generations are all stored: from the
@@ -265,19 +270,9 @@ class HafRunner:
         self._emit("instance", summary, instance_id=instance.instance_id, eta=eta, message=message)
 
     def expected_generations(self) -> dict[str, int]:
-        """Generations a run is expected to need per stage: what the instances seen so far
-        need, and for the others their average."""
-        total = self._instances_total
-        seen = len(self._planned)
-        remaining = max(total - seen, 0)
-        expected = {}
-        for stage in self.stages:
-            known = sum(planned.get(stage, 0) for planned in self._planned.values())
-            if seen:
-                expected[stage] = known + round(remaining * known / seen)
-            else:  # nothing known yet: its first prompts, else one each (a follow-up stage)
-                expected[stage] = total * (self._first_counts[stage] or 1)
-        return expected
+        """Generations a run is expected to need per stage: what the instances' plans know,
+        and for the instances whose count may still grow the average of the others."""
+        return self.totals.expected()
 
     def _emit(
         self,
@@ -291,7 +286,7 @@ class HafRunner:
         sub_index: int = -1,
     ) -> None:
         elapsed = time.perf_counter() - self._started if self._started else 0.0
-        rate = self._tokens / elapsed if elapsed > 0 else 0.0
+        rates = self.totals.rates(elapsed)
         self.listener(
             ProgressEvent(
                 kind=kind,  # type: ignore[arg-type]
@@ -301,9 +296,12 @@ class HafRunner:
                 instances_done=summary.instances_done,
                 instances_total=summary.instances_total,
                 generations_done=dict(summary.generations),
-                generations_expected=self.expected_generations(),
+                generations_expected=self.totals.expected(),
+                generations_planned=self.totals.planned(),
+                growing=self.totals.growing(),
                 sub_index=sub_index,
-                tokens_per_second=rate,
+                tokens_per_second=rates.get("tokens", 0.0),
+                rates=rates,
                 eta_seconds=eta,
                 message=message,
             )
@@ -313,7 +311,7 @@ class HafRunner:
 def _planned_from_keys(
     keys: set[tuple[str, str, int]], finished: set[str]
 ) -> dict[str, dict[str, int]]:
-    """Generations per stage of each finished instance, from the stored keys (estimates)."""
+    """Generations per stage of each finished instance, from the stored keys."""
     planned: dict[str, dict[str, int]] = {}
     for instance_id, stage, _ in keys:
         if instance_id in finished:

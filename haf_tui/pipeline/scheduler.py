@@ -19,7 +19,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -63,6 +63,8 @@ class InstanceWork:
     answers: list[Answer] = field(default_factory=list)
     replayed: bool = False  # some answers were stored before (a resume): read them back
     outstanding: int = 0
+    asked: Counter[str] = field(default_factory=Counter)
+    """Generations asked per stage so far (stored ones replayed included)."""
     started: float = field(default_factory=time.perf_counter)
 
 
@@ -241,6 +243,7 @@ class RunQueue:
         pending = list(tasks)
         while pending:
             task = pending.pop(0)
+            work.asked[task.stage] += 1
             stored = self._stored.get((work.instance.instance_id, task.stage, task.sub_index))
             if stored is None:
                 requests.append(self._request(work, suite, plan, task))

@@ -45,7 +45,12 @@ class LiveRun:
     instances_total: int = 0
     generations_done: dict[str, int] = field(default_factory=dict)
     generations_expected: dict[str, int] = field(default_factory=dict)
-    tokens_per_second: float = 0.0
+    generations_planned: dict[str, int] = field(default_factory=dict)
+    """Per stage, the generations known to be needed (a stage absent: only estimated)."""
+    growing: tuple[str, ...] = ()
+    """The stages whose planned total may still grow."""
+    rates: dict[str, float] = field(default_factory=dict)
+    """The last measured rate per unit (``tokens``, ``texts``) per second."""
     current: str = ""
     output: str = ""
     log: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_KEEP_LINES))
@@ -98,8 +103,11 @@ class LiveRun:
         self.instances_total = event.instances_total
         self.generations_done = dict(event.generations_done)
         self.generations_expected = dict(event.generations_expected)
-        if event.tokens_per_second:
-            self.tokens_per_second = event.tokens_per_second
+        self.generations_planned = dict(event.generations_planned)
+        self.growing = tuple(event.growing)
+        rates = event.rates or {"tokens": event.tokens_per_second}
+        if any(rate > 0 for rate in rates.values()):
+            self.rates = dict(rates)
         if event.kind == "instance":
             self.add_log(f"instance {event.instance_id}: {event.message}")
         elif event.kind == "generation-started":

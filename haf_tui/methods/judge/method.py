@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from haf_tui.methods.declare import Method
+from haf_tui.config import RunConfig
+from haf_tui.methods.declare import Method, RateUnit
 from haf_tui.methods.judge.reports.tables import JUDGE_REPORTS
-from haf_tui.methods.judge.settings import JudgeSettings
+from haf_tui.methods.judge.settings import JudgeSettings, judge_settings
+from haf_tui.methods.judge.suite.plan import STAGE
 from haf_tui.methods.judge.suite.suite import JUDGE
 from haf_tui.methods.judge.views import JUDGE_COLUMNS, JUDGE_METRICS, JUDGE_PANELS
+
+
+def judge_units(config: RunConfig) -> dict[str, RateUnit]:
+    """Constrained: labels scored by teacher forcing (texts); free: generated answers (tokens)."""
+    return {STAGE: "tokens" if judge_settings(config).mode == "free" else "texts"}
+
 
 METHOD: Method[JudgeSettings] = Method(
     name="judge",
@@ -19,6 +27,7 @@ METHOD: Method[JudgeSettings] = Method(
     metrics=JUDGE_METRICS,
     reports=JUDGE_REPORTS,
     suggested_reports=("judge",),
+    units=judge_units,
     panels=JUDGE_PANELS,
     list_columns=JUDGE_COLUMNS,
 )

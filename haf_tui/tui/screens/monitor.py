@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Header, Static
 
 from haf_tui.methods.registry import run_stages
 from haf_tui.pipeline.planning import format_duration
+from haf_tui.pipeline.totals import plan_totals
 from haf_tui.store.readers import run_progress
 from haf_tui.tui.live import LiveRun, LiveSession
 from haf_tui.tui.messages import QueryFinished
@@ -70,6 +71,8 @@ class MonitorScreen(HafScreen[None]):
         self._log_seen: dict[int, int] = {}
         self._shown_index: int | None = None
         self._watch_status = ""
+        self._watch_totals: tuple[dict[str, int], tuple[str, ...]] | None = None
+        """The watched run's planned totals and growing stages (its plans, read once)."""
 
     @property
     def session(self) -> LiveSession | None:
@@ -137,6 +140,8 @@ class MonitorScreen(HafScreen[None]):
             live.generations_done,
             live.generations_expected,
             stages,
+            planned=live.generations_planned,
+            growing=live.growing,
         )
         self.query_one("#mon-stats", Static).update(self._stats(live))
         self.query_one("#mon-note", Static).update(self._note(live))
@@ -203,9 +208,14 @@ class MonitorScreen(HafScreen[None]):
         self.reader.refresh()  # (reading a snapshot: a fresh one if the file moved on)
         with self.reader.reading(linger=False) as store:
             progress = run_progress(store, run_id)
+            if progress is not None and self._watch_totals is None:
+                config = progress.config
+                totals = plan_totals(config, store.instances(config.dataset_id, config.limit))
+                self._watch_totals = (totals.planned(), totals.growing())
+        planned, growing = self._watch_totals or ({}, ())
         rows = [] if progress is None else [
             (progress.status, progress.planned, progress.model_file, progress.done,
-             progress.stages, tuple(run_stages(progress.config)))
+             progress.stages, tuple(run_stages(progress.config)), planned, growing)
         ]  # fmt: skip
         self.post_message(QueryFinished("watch", [], rows))
 
@@ -214,13 +224,13 @@ class MonitorScreen(HafScreen[None]):
         """Draw the watched run."""
         if message.request != "watch" or not message.rows:
             return
-        status, planned, model, done, stage_list, its_stages = message.rows[0]
+        status, planned, model, done, stage_list, its_stages, totals, growing = message.rows[0]
         counts: dict[str, int] = {}
         for stage in stage_list or []:
             counts[stage] = counts.get(stage, 0) + 1
         self._watch_status = status
         self.query_one(StageProgress).show(
-            (done, planned), counts, {"justify": planned}, its_stages
+            (done, planned), counts, {}, its_stages, planned=totals, growing=growing
         )
         stats = Text(f"{status}", style="bold")
         stats.append(f"  {model}")

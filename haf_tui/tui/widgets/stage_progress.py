@@ -1,27 +1,27 @@
-"""Progress bars of a run: instances, then one per stage with done / expected generations; and
-its pace line: the observed rate and ETA once measured (the wizard's estimate until then)."""
+"""Progress bars of a run: instances, then one per stage with done / planned generations
+(``≥``: the total may still grow, ``≈``: estimated); and its pace line: the observed rate in
+each unit of the run's stages and the ETA once measured (the wizard's estimate until then).
+Stages and their titles come from the registry: no suite is named here."""
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Label, ProgressBar
 
-from haf_tui.config import RunConfig
-from haf_tui.methods.registry import SUITES, first_tasks, stage_titles
+from haf_tui.methods.registry import stage_titles
 from haf_tui.pipeline.estimate import rough_duration
 from haf_tui.pipeline.planning import format_duration
+from haf_tui.pipeline.progress_text import StageTotal, rate_text, stage_total
 from haf_tui.tui.live import LiveRun
-
-STAGE_TITLES = {"instances": "instances", **stage_titles()}
-STAGE_NAMES = tuple(STAGE_TITLES)[1:]
-EXACT_STAGES = frozenset(task.stage for _, task in first_tasks(RunConfig(suites=tuple(SUITES))))
-"""Stages every instance asks for before any answer: their totals are known, not estimated."""
 
 
 class StageProgress(Vertical):
-    """One labelled bar for the instances and one per stage (``≈``: the total is estimated)."""
+    """One labelled bar for the instances and one per stage of every method (those of other
+    runs hidden)."""
 
     DEFAULT_CSS = """
     StageProgress { height: auto; padding: 0 1; }
@@ -32,11 +32,15 @@ class StageProgress(Vertical):
     StageProgress ProgressBar Bar { width: 1fr; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.titles = stage_titles()
+
     def compose(self) -> ComposeResult:
         """A row per bar: name, count, bar."""
-        for key in ("instances", *STAGE_NAMES):
+        for key, title in {"instances": "instances", **self.titles}.items():
             with Horizontal(id=f"row-{key}"):
-                yield Label(STAGE_TITLES[key], classes="stage-name")
+                yield Label(title, classes="stage-name")
                 yield Label("—", id=f"count-{key}", classes="stage-count")
                 yield ProgressBar(total=None, show_eta=False, show_percentage=True, id=f"bar-{key}")
 
@@ -46,35 +50,36 @@ class StageProgress(Vertical):
         done: dict[str, int],
         expected: dict[str, int],
         stages: tuple[str, ...] | None = None,
+        *,
+        planned: dict[str, int] | None = None,
+        growing: Collection[str] = (),
     ) -> None:
-        """Update every bar; stages not in ``stages`` (the run's) are hidden."""
-        self._set("instances", instances[0], instances[1] or None, estimated=False)
-        for stage in STAGE_NAMES:
+        """Update every bar; stages not in ``stages`` (the run's) are hidden. A stage in
+        ``planned`` and not ``growing`` has an exact total; others show ``≥`` what is planned
+        or ``≈`` what is ``expected``."""
+        self._set("instances", instances[0], StageTotal(instances[1] or None))
+        for stage in self.titles:
             row = self.query_one(f"#row-{stage}", Horizontal)
             row.display = stages is None or stage in stages
-            total = expected.get(stage)
-            estimated = stage not in EXACT_STAGES
-            self._set(stage, done.get(stage, 0), total or None, estimated=estimated)
+            total = stage_total(stage, planned or {}, growing, expected)
+            self._set(stage, done.get(stage, 0), total)
 
-    def _set(self, key: str, done: int, total: int | None, *, estimated: bool) -> None:
-        if total is not None and done > total:
-            total = done
-        approx = "≈" if estimated and total is not None else ""
-        count = f"{done}/{approx}{total}" if total is not None else str(done)
-        self.query_one(f"#count-{key}", Label).update(count)
+    def _set(self, key: str, done: int, total: StageTotal) -> None:
+        self.query_one(f"#count-{key}", Label).update(total.count(done))
         bar = self.query_one(f"#bar-{key}", ProgressBar)
-        bar.display = total is not None  # no endless animation for an unknown total
-        if total is not None:
-            bar.update(total=total, progress=done)
+        bar.display = bool(total.total)  # no endless animation for an unknown total
+        if total.total:
+            bar.update(total=max(total.total, done), progress=done)
 
 
 def pace_text(live: LiveRun) -> Text:
-    """Status, then the observed rate (``measuring…`` before the first measurement, never a
-    rate of 0), the ETA at the observed pace once an instance finished (until then the
-    wizard's estimate, a range), and the time elapsed."""
+    """Status, then the observed rate in each unit of the run's stages (``measuring…`` before
+    the first measurement, never a rate of 0), the ETA at the observed pace once an instance
+    finished (until then the wizard's estimate, a range), and the time elapsed."""
     text = Text(live.status, style="bold")
-    if live.tokens_per_second > 0:
-        text.append(f"  {live.tokens_per_second:.1f} tok/s")
+    rates = rate_text(live.rates)
+    if rates:
+        text.append(f"  {rates}")
     elif live.active:
         text.append("  measuring…")
     eta = live.eta()

@@ -146,6 +146,10 @@ class HafPlan:
         ]
         return followups, parsed
 
+    def open_stages(self) -> tuple[str, ...]:
+        """Until JUSTIFY is known: its follow-up stages (JUSTIFY itself is one generation)."""
+        return () if self.outcome is not None else self.stages[1:]
+
     def planned(self) -> dict[str, int] | None:
         """Generations per stage, once JUSTIFY is known."""
         if self.outcome is None:

@@ -237,6 +237,14 @@ class RationalePlan:
         """The sub-index of the prompt whose label shown is ŷ."""
         return PROMPT_GOLD if self.gold_label == self.predicted else PROMPT_PREDICTED
 
+    def open_stages(self) -> tuple[str, ...]:
+        """The stages that may still grow: the prompts until ŷ is known (then they are asked
+        at once), the perturbed texts until the prompted rationale and the occlusion scores
+        are in; the full text and the leave-one-out texts are all asked at the start."""
+        if self.planned() is not None:
+            return ()
+        return (PERTURB,) if self.predicted is not None else (PROMPT, PERTURB)
+
     def planned(self) -> dict[str, int] | None:
         """Generations per stage, once every follow-up is known."""
         if self.predicted is None or not self.occlusion_done:
