@@ -30,11 +30,12 @@ from haf_tui.cli import main
 from haf_tui.cli.read_commands import suggest_instance
 from haf_tui.methods.rationales.core import metrics
 from haf_tui.methods.rationales.core.truth import Gold, gold_rationale
+from haf_tui.methods.rationales.views import NO_RATIONALES
 from haf_tui.store import RunRecord, Store, open_store
 from haf_tui.tui import create_app
 from haf_tui.tui.metrics_data import load_metrics_data
 from haf_tui.tui.screens.metrics import MetricsScreen
-from haf_tui.tui.widgets.metric_panels import NO_RATIONALES, render_panel
+from haf_tui.tui.widgets.metric_panels import render_panel
 from tests.support import settle
 from tests.support.rationale_runs import (
     DATASET_ID,

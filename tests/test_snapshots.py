@@ -16,7 +16,7 @@ from textual.widgets import TextArea
 from haf_tui.tui import create_app
 from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.screens.metrics import MetricsScreen
-from haf_tui.tui.widgets.metric_panels import PANELS
+from haf_tui.tui.widgets.metric_panels import panel_tabs
 from haf_tui.tui.widgets.model_picker import ModelPicker
 from tests.support import settle
 from tests.support.snapshot_store import snapshot_store
@@ -30,7 +30,7 @@ SCREENS = [
     "sql",
     "help",
     "compare",
-    *(f"metrics-{p}" for p, _ in PANELS),
+    *(f"metrics-{p}" for p, _ in panel_tabs()),
 ]
 
 

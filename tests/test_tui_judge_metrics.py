@@ -14,14 +14,14 @@ from textual.widgets import SelectionList, TabbedContent
 
 from haf_tui.methods.judge.core.metrics import spearman
 from haf_tui.methods.judge.reports.meta import meta_items, meta_tables
-from haf_tui.reports import format_number
+from haf_tui.methods.judge.views.panel import NO_JUDGE
+from haf_tui.reports import charts, format_number
 from haf_tui.store import open_store
 from haf_tui.tui import create_app
 from haf_tui.tui.metrics_data import load_metrics_data
 from haf_tui.tui.screens.help import help_markdown
 from haf_tui.tui.screens.metrics import MetricsScreen
-from haf_tui.tui.widgets import charts
-from haf_tui.tui.widgets.metric_panels import NO_JUDGE, PANELS, render_panel
+from haf_tui.tui.widgets.metric_panels import panel_tabs, render_panel
 from tests.support import settle
 from tests.support.judge_runs import JUDGE_RUN, SOURCE_RUN, judge_store
 from tests.test_tui_metrics import open_metrics, plain, shown
@@ -69,7 +69,7 @@ def judge_text(db: Path, run_ids: list[str] | None = None, width: int = 120) -> 
 
 
 def test_the_judge_panel_is_key_8() -> None:
-    assert [pane for pane, _ in PANELS].index("judge") == 7
+    assert [pane for pane, _ in panel_tabs()].index("judge") == 7
 
 
 def test_the_panel_shows_the_report_warnings_and_the_heat_grids(template_db: Path) -> None:

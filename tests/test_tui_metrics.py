@@ -31,6 +31,7 @@ from rich.console import Console, RenderableType
 from textual.pilot import Pilot
 from textual.widgets import SelectionList, Static, TabbedContent
 
+from haf_tui.reports import charts
 from haf_tui.store import (
     GenerationRecord,
     InstanceRecord,
@@ -43,7 +44,6 @@ from haf_tui.store import (
 from haf_tui.tui import create_app
 from haf_tui.tui.metrics_data import load_metrics_data
 from haf_tui.tui.screens.metrics import MetricsScreen, PanelView
-from haf_tui.tui.widgets import charts
 from haf_tui.tui.widgets.metric_panels import POOLING_MODES, render_panel
 from tests.support import settle
 
@@ -305,7 +305,7 @@ def test_load_reads_runs_reports_and_bins_values(toy_data: Any) -> None:
     assert sos.counts == (0, 0, 0, 0, 1, 0, 1, 0, 1, 0) and sos.undefined == 1  # i4 stopped
     assert toy_data.histograms[(A, "rn")].defined == 0
     assert toy_data.histograms[(B, "rn")].counts[0:2] == (1, 1)
-    assert toy_data.band_edges == (0.6, 0.8)
+    assert toy_data.extra["figure2"]["band_edges"] == (0.6, 0.8)
 
 
 def cells(text: str, field: str) -> list[str]:

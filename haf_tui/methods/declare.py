@@ -23,6 +23,9 @@ from haf_tui.reports.registry import Report, ReportResult
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from haf_tui.reports.charts import Histogram
+    from haf_tui.store import Store
+
 Better = Literal["higher", "lower"]
 RateUnit = Literal["tokens", "texts"]
 """What a stage's progress rate counts: generated tokens, or texts scored by teacher forcing."""
@@ -37,14 +40,15 @@ SettingsT = TypeVar("SettingsT", bound=BaseModel)
 class MetricSpec:
     """One metric a method stores: ``name`` as in ``instance_metrics.metric`` (or
     ``reason_metrics.metric``), a short ``label``, a one-line ``definition``, its range, the
-    better direction (None: neither) and whether it is per instance or per reason."""
+    better direction (None: neither) and whether it is per instance or per reason, or per run
+    (a value only its reports compute, stored in neither table)."""
 
     name: str
     label: str
     definition: str
     value_range: str = "0–1"
     better: Better | None = "higher"
-    per: Literal["instance", "reason"] = "instance"
+    per: Literal["instance", "reason", "run"] = "instance"
     undefined_when: str = ""
 
     @property
@@ -70,8 +74,10 @@ class RunView:
 
 @dataclass(frozen=True)
 class PanelInput:
-    """What a panel draws from: the chosen runs, every report it named (all runs; filter by
-    ``run_id``), the width and, for pooled tables, the pooling mode."""
+    """What a panel draws from: the chosen runs, every report it named or reads (all runs;
+    filter by ``run_id``), the width, for pooled tables the pooling mode, for a panel of
+    histograms the binned values by (run id, metric), its ``histograms`` metrics' specs and
+    the one shown (``metric_index``), and what its ``load`` returned (``extra``)."""
 
     runs: Sequence[RunView]
     reports: Mapping[str, ReportResult]
@@ -79,13 +85,23 @@ class PanelInput:
     pooling: str = "both"
     metric_index: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict)
+    histograms: Mapping[tuple[str, str], Histogram] = field(default_factory=dict)
+    metrics: Sequence[MetricSpec] = ()
+
+
+PanelLoader = Callable[["Store", Mapping[str, ReportResult]], Mapping[str, Any]]
+"""What a panel reads besides its reports, once, in the metrics screen's worker: called with
+the store and the reports read (all runs); its result is the panel's ``PanelInput.extra``."""
 
 
 @dataclass(frozen=True)
 class PanelSpec:
     """A metric panel of the metrics screen: its id, tab title, the reports whose rows it
-    draws, the metrics of its legend and how it draws (None: each report as a table of the
-    chosen runs' rows)."""
+    draws (``enter`` shows them whole), the metrics of its legend (and of ``?``), how it
+    draws (None: its histograms, then each report as a table of the chosen runs' rows),
+    whether the pooling rule applies (``g``), the reports it reads besides (``also_reads``),
+    the instance metrics it bins into histograms (``d`` steps through them) and what else
+    it reads (``load``)."""
 
     key: str
     title: str
@@ -93,6 +109,9 @@ class PanelSpec:
     legend: tuple[str, ...] = ()
     draw: Callable[[PanelInput], RenderableType] | None = None
     pooled: bool = False
+    also_reads: tuple[str, ...] = ()
+    histograms: tuple[str, ...] = ()
+    load: PanelLoader | None = None
 
 
 @dataclass(frozen=True)

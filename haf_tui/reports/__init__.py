@@ -7,6 +7,8 @@
 - :mod:`haf_tui.reports.formats`: terminal, CSV, JSON and markdown output (:func:`export`).
 - each method's reports live in its package (``haf_tui/methods/<name>/reports``) and are
   registered when the method registry loads it (:func:`registry.load_method_reports`).
+- :mod:`haf_tui.reports.charts` and :mod:`haf_tui.reports.panel_tables`: text charts and
+  report tables as rich renderables (no Textual), which the metric panels draw with.
 - :mod:`haf_tui.reports.comparison`: the statistics of comparing runs (bootstrap intervals,
   paired differences, Wilcoxon); :mod:`haf_tui.reports.compare_report` registers
   ``compare-ci`` over them.

@@ -1,80 +1,50 @@
 """What the numbers and marks on the workbench's screens mean (issue 18 §7): one source for the
 ``?`` help, the legends of the metrics screen and the explorer, and the token view.
 
-Plain Python (no Textual): the widgets and the help screen read it. The formulas are the
+Plain Python (no Textual): the widgets and the help screen read it. The metrics are the
+methods' declarations (their ``MetricSpec``s, from the registry); the formulas are the
 spec's (``HAF.md`` §4–5); R: the JUSTIFY reasons, C: a span's TokenSAR confidence, g: the
 similarity model, h = 1 − g.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final
+
+from haf_tui.methods.declare import MetricSpec
+from haf_tui.methods.registry import methods, metric_specs
+
+MetricDefinition = MetricSpec
+"""A metric's label, definition, range and better direction: a method's declaration."""
 
 
-@dataclass(frozen=True)
-class MetricDefinition:
-    """One HAF metric: its label, a one-line definition, its range and the better direction."""
-
-    label: str
-    definition: str
-    value_range: str
-    better: Literal["higher", "lower"]
-
-    @property
-    def arrow(self) -> str:
-        """↑ when higher is better, ↓ when lower is."""
-        return "↑" if self.better == "higher" else "↓"
-
-    def line(self) -> str:
-        """The definition as one line: ``SoS (0–1, higher is better): …``."""
-        return f"{self.label} ({self.value_range}, {self.better} is better): {self.definition}"
+def metric_definitions() -> tuple[MetricSpec, ...]:
+    """The metrics ``?`` defines where a screen names none: those of the legends of the
+    default methods' panels (HAF's six), each once, in order."""
+    known = metric_specs()
+    names: list[str] = []
+    for method in methods().values():
+        if method.default:
+            for panel in method.panels:
+                names.extend(n for n in panel.legend if n not in names and n in known)
+    return tuple(known[name] for name in names)
 
 
-METRIC_DEFINITIONS: Final[tuple[MetricDefinition, ...]] = (
-    MetricDefinition(
-        "SoS",
-        "strength of support: mean over R of 0.8·C + 0.2·g(reason, text); "
-        "undefined without reasons",
-        "0–1",
-        "higher",
-    ),
-    MetricDefinition(
-        "DiS",
-        "diversity of R: Σ h(r_i, r_j)·C_j / (n(n−1)); undefined with fewer than 2 reasons",
-        "0–1",
-        "higher",
-    ),
-    MetricDefinition(
-        "UII",
-        "new internal reasons UPHOLD-REASON adds: mean of 0.5·C + 0.5·div(reason, R); "
-        "undefined without them",
-        "0–1",
-        "lower",
-    ),
-    MetricDefinition(
-        "UEI",
-        "the same over the new external reasons; undefined without them",
-        "0–1",
-        "lower",
-    ),
-    MetricDefinition(
-        "RS",
-        "sufficiency of each reason alone (toxic / maybe stances): S(Y)·C(Y)·(1 − I_S), "
-        "mean over R",
-        "0–1",
-        "higher",
-    ),
-    MetricDefinition(
-        "RN",
-        "necessity of each reason (non-toxic stance): N(Y)·C(Y)·I_N, mean over R",
-        "0–1",
-        "higher",
-    ),
-)
-"""HAF's six metrics, in the paper's order."""
+def legend_specs(names: Sequence[str]) -> tuple[MetricSpec, ...]:
+    """The declared metrics called ``names`` (stored names), in order; unknown ones left out."""
+    known = metric_specs()
+    return tuple(known[name] for name in names if name in known)
 
-METRICS_BY_LABEL: Final = {metric.label: metric for metric in METRIC_DEFINITIONS}
+
+def __getattr__(name: str) -> Any:
+    """``METRIC_DEFINITIONS`` and ``METRICS_BY_LABEL``, drawn from the registry when read."""
+    if name == "METRIC_DEFINITIONS":
+        return metric_definitions()
+    if name == "METRICS_BY_LABEL":
+        return {metric.label: metric for metric in metric_definitions()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 NLL_COLOURS: Final = "NLL: green likely → red unlikely"
@@ -128,10 +98,22 @@ SHORT_MEANINGS: Final = {
 """The marks' meanings as a legend line says them (the help says them in full)."""
 
 
-def metrics_legend() -> str:
-    """The six metrics in one line: ``SoS↑ DiS↑ UII↓ UEI↓ RS↑ RN↑ 0–1 (↑ higher is better)``."""
-    arrows = " ".join(f"{metric.label}{metric.arrow}" for metric in METRIC_DEFINITIONS)
-    return f"{arrows} 0–1 (↑ higher is better)"
+def metrics_legend(specs: Sequence[MetricSpec] | None = None) -> str:
+    """Metrics in one line with their better direction, and their range when they share one:
+    ``SoS↑ DiS↑ UII↓ UEI↓ RS↑ RN↑ 0–1 (↑ higher is better)`` (None: the default ones)."""
+    specs = metric_definitions() if specs is None else specs
+    if not specs:
+        return ""
+    line = " ".join(f"{metric.label}{metric.arrow}" for metric in specs)
+    ranges = {metric.value_range for metric in specs}
+    if len(ranges) == 1:
+        line += f" {ranges.pop()}"
+    arrows = {metric.arrow for metric in specs}
+    if "↑" in arrows:
+        line += " (↑ higher is better)"
+    elif "↓" in arrows:
+        line += " (↓ lower is better)"
+    return line
 
 
 def marks_legend(names: tuple[str, ...]) -> str:
@@ -141,12 +123,13 @@ def marks_legend(names: tuple[str, ...]) -> str:
     )
 
 
-def definitions_markdown() -> str:
-    """The metrics and the marks as Markdown (the ``?`` help shows it)."""
+def definitions_markdown(specs: Sequence[MetricSpec] | None = None) -> str:
+    """The metrics (``specs``, each its ``line()`` with the label bold; None: the default
+    ones) and the marks as Markdown (the ``?`` help shows it)."""
     lines = ["## What the numbers mean", ""]
     lines += [
-        f"- **{m.label}** ({m.value_range}, {m.better} is better): {m.definition}."
-        for m in METRIC_DEFINITIONS
+        f"- **{m.label}**{m.line().removeprefix(m.label)}."
+        for m in (metric_definitions() if specs is None else specs)
     ]
     lines += ["", "## Marks", "", "| mark | means | where |", "|---|---|---|"]
     lines += [f"| `{mark.mark}` | {mark.meaning} | {mark.where} |" for mark in MARKS]

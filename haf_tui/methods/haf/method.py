@@ -6,7 +6,7 @@ from haf_tui.methods.declare import Method
 from haf_tui.methods.haf.reports import HAF_REPORTS
 from haf_tui.methods.haf.settings import HafSettings
 from haf_tui.methods.haf.suite.suite import HAF
-from haf_tui.methods.haf.views import HAF_COLUMNS, HAF_METRICS, HAF_PANELS
+from haf_tui.methods.haf.views import HAF_COLUMNS, HAF_METRICS, HAF_PANELS, JUSTIFY_CONFIDENCE
 
 METHOD: Method[HafSettings] = Method(
     name="haf",
@@ -17,7 +17,7 @@ METHOD: Method[HafSettings] = Method(
     settings=HafSettings,
     flag_prefix="haf",
     default=True,
-    metrics=HAF_METRICS,
+    metrics=(*HAF_METRICS, JUSTIFY_CONFIDENCE),
     reports=HAF_REPORTS,
     summary_reports=("table1", "table2", "table4"),
     panels=HAF_PANELS,

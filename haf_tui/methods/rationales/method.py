@@ -7,7 +7,12 @@ from haf_tui.methods.rationales.reports import RATIONALE_REPORTS
 from haf_tui.methods.rationales.settings import RationaleSettings
 from haf_tui.methods.rationales.suite.plan import CLASSIFY, OCCLUSION, PERTURB
 from haf_tui.methods.rationales.suite.suite import RATIONALES
-from haf_tui.methods.rationales.views import RATIONALE_COLUMNS, RATIONALE_METRICS, RATIONALE_PANELS
+from haf_tui.methods.rationales.views import (
+    RATIONALE_COLUMNS,
+    RATIONALE_METRICS,
+    RATIONALE_PANELS,
+    RATIONALE_TABLE_METRICS,
+)
 
 METHOD: Method[RationaleSettings] = Method(
     name="rationales",
@@ -17,7 +22,7 @@ METHOD: Method[RationaleSettings] = Method(
     suite=RATIONALES,
     settings=RationaleSettings,
     flag_prefix="rationale",
-    metrics=RATIONALE_METRICS,
+    metrics=(*RATIONALE_METRICS, *RATIONALE_TABLE_METRICS),
     reports=RATIONALE_REPORTS,
     suggested_reports=(
         "rationales",

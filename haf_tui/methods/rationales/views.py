@@ -1,12 +1,16 @@
-"""The rationales method's views: its instance metrics with their definitions and its panel.
-Per-rationale values (plausibility, faithfulness, complexity) are in its ``rationales`` table
-and reports."""
+"""The rationales method's views: its instance metrics with their definitions, the
+per-rationale values its reports compute (plausibility, faithfulness, complexity: in its
+``rationales`` table, per run) and its panel."""
 
 from __future__ import annotations
 
 from typing import Final
 
-from haf_tui.methods.declare import ListColumn, MetricSpec, PanelSpec
+from rich.console import RenderableType
+from rich.text import Text
+
+from haf_tui.methods.declare import ListColumn, MetricSpec, PanelInput, PanelSpec
+from haf_tui.reports.panel_tables import report_rows, report_table
 
 RATIONALE_METRICS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec(
@@ -47,8 +51,107 @@ RATIONALE_METRICS: Final[tuple[MetricSpec, ...]] = (
     ),
 )
 
+RATIONALE_TABLE_METRICS: Final[tuple[MetricSpec, ...]] = (
+    MetricSpec(
+        "rationale_iou_f1",
+        "IOU",
+        "IoU-F1 of spans: a predicted span matches a gold one at IoU ≥ 0.5; F1 of the mean "
+        "precision and recall over the instances with a gold",
+        per="run",
+    ),
+    MetricSpec(
+        "rationale_token_f1",
+        "TOK",
+        "token F1 of the rationale's words against the annotators' (macro over instances)",
+        per="run",
+    ),
+    MetricSpec(
+        "rationale_comprehensiveness",
+        "COMP",
+        "comprehensiveness: p(ŷ | x) − p(ŷ | x without R̂); higher = more faithful",
+        value_range="−1–1",
+        per="run",
+    ),
+    MetricSpec(
+        "rationale_sufficiency",
+        "SUFF",
+        "sufficiency: p(ŷ | x) − p(ŷ | only R̂); lower is better (may be < 0)",
+        value_range="−1–1",
+        better="lower",
+        per="run",
+    ),
+    MetricSpec(
+        "rationale_auprc",
+        "AUPRC",
+        "area under the precision-recall curve of the word scores against the gold words",
+        per="run",
+    ),
+    MetricSpec(
+        "rationale_entropy",
+        "CPX H",
+        "complexity: entropy −Σ q ln q of the normalised word scores (low = concentrated)",
+        value_range="0–ln n",
+        better=None,
+        per="run",
+        undefined_when="undefined when the scores sum to 0",
+    ),
+    MetricSpec(
+        "rationale_gini",
+        "SPR G",
+        "sparsity: the Gini coefficient of the word scores (0 uniform)",
+        better=None,
+        per="run",
+        undefined_when="undefined when the scores sum to 0",
+    ),
+)
+"""The values of the ``rationales`` table (P1 Table 4), per run × rationale: the panel's legend."""
+
+RATIONALE_NOTES: Final = (
+    "prompted: IOU, TOK and AUPRC from the answer with the gold label shown; COMP, SUFF, "
+    "% flip, CPX and SPR from the one with ŷ shown. occlusion: top-k by leave-one-out log-odds",
+    "IOU: IoU-F1 of spans (IoU ≥ 0.5) · TOK: token F1 (macro; micro beside) · COMP / SUFF: "
+    "p(ŷ | x) − p(ŷ | x without R / only R) · CPX H: entropy · SPR G: Gini (? defines each)",
+    "n: instances; with gold: those scored for plausibility (% no gold: the rest); CPX n: "
+    "defined (Σ scores > 0); % empty / out-of-text / ≠ k: of the prompted answers",
+    "more: haf report --report rationale-plausibility (random baseline), rationale-faithfulness "
+    "(HUMAN, RANDOM, EVERYTHING), rationale-complexity",
+)
+NO_RATIONALES: Final = (
+    "no run holds the rationales suite: start one with `haf run --suites rationales` "
+    "(or tick the suite in the wizard's settings); this panel then shows its IOU, TOK, COMP, "
+    "SUFF, AUPRC, CPX and SPR"
+)
+
+
+def rationales_panel(panel: PanelInput) -> RenderableType:
+    """The rationales suite's P1 Table 4 row per chosen run × rationale (prompted, occlusion),
+    with the shares of empty answers, out-of-text words, low label mass and no gold; a line
+    naming the chosen runs without the suite."""
+    result = panel.reports["rationales"]
+    with_suite = [run for run in panel.runs if report_rows(result, [run.run_id])]
+    if not result.rows:
+        return Text(NO_RATIONALES, style="italic")
+    if not with_suite:
+        return Text(
+            "none of the chosen runs holds the rationales suite: press r (or space) and pick "
+            "one of the runs that do",
+            style="italic",
+        )
+    notes = list(RATIONALE_NOTES)
+    without = [run.label for run in panel.runs if run not in with_suite]
+    if without:
+        notes.append(f"without the rationales suite (not shown): {', '.join(without)}")
+    return report_table(result, with_suite, width=panel.width, notes=notes)
+
+
 RATIONALE_PANELS: Final[tuple[PanelSpec, ...]] = (
-    PanelSpec("rationales", "Rationales", ("rationales",)),
+    PanelSpec(
+        "rationales",
+        "Rationales",
+        ("rationales",),
+        tuple(m.name for m in RATIONALE_TABLE_METRICS),
+        rationales_panel,
+    ),
 )
 
 RATIONALE_COLUMNS: Final[tuple[ListColumn, ...]] = (

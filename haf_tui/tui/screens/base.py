@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeVar, cast
 
 from textual import on
@@ -10,6 +11,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
+from haf_tui.methods.declare import MetricSpec
 from haf_tui.tui.messages import FullValueRequested, WorkFailed
 from haf_tui.tui.screens.full_value import FullValueScreen
 from haf_tui.tui.store_reader import StoreReader
@@ -36,6 +38,10 @@ class HafScreen(Screen[ResultType]):
     def haf_app(self) -> HafApp:
         """The app, with its runs and database access."""
         return cast("HafApp", self.app)
+
+    def shown_metrics(self) -> Sequence[MetricSpec]:
+        """The metrics this screen shows, which ``?`` defines (empty: the default ones)."""
+        return ()
 
     @property
     def reader(self) -> StoreReader:

@@ -14,6 +14,7 @@ from textual.widgets import Markdown
 
 from haf_tui.tui.definitions import definitions_markdown
 from haf_tui.tui.keys import markdown_table, shown_key, verb_row
+from haf_tui.tui.screens.base import HafScreen
 
 INTRO = """\
 # haf-tui help
@@ -149,7 +150,14 @@ def help_markdown(screen: Screen[Any] | None = None) -> str:
         own = getattr(screen, "definitions_markdown", None)  # (a screen's own metrics)
         if callable(own):
             parts.append(own())
-    parts += [definitions_markdown(), "## Every key", markdown_table(), MORE_NUMBERS, MORE_TEXT]
+    shown = screen.shown_metrics() if isinstance(screen, HafScreen) else ()
+    parts += [
+        definitions_markdown(shown or None),
+        "## Every key",
+        markdown_table(),
+        MORE_NUMBERS,
+        MORE_TEXT,
+    ]
     return "\n\n".join(parts)
 
 

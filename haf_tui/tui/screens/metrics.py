@@ -1,9 +1,9 @@
-"""Metrics: the paper's Tables 1, 2 and 4, Figure 2, metric histograms, the stance, UNCLEAR
-and contradiction shares, the rationales suite's table and the judge suite's panel of the stored
-runs, with the runs to compare chosen side by side.
+"""Metrics: every method's metric panels (its ``PanelSpec``s, in registry order: keys 1–9,
+then ``]`` / ``[``) of the stored runs, with the runs to compare chosen side by side, and
+under them the shown panel's legend.
 
 One thread worker reads every report (all runs) and bins the instance values once
-(:func:`~haf_tui.tui.widgets.metric_panels.load_metrics_data`); the handlers only filter those
+(:func:`~haf_tui.tui.metrics_data.load_metrics_data`); the handlers only filter those
 prepared rows by the chosen runs and draw them, so a key press never waits on the database.
 """
 
@@ -26,12 +26,14 @@ from textual.widgets import Header, SelectionList, Static, TabbedContent, TabPan
 from textual.widgets.selection_list import Selection
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from haf_tui.methods.declare import MetricSpec, PanelSpec
+from haf_tui.tui.definitions import legend_specs
 from haf_tui.tui.messages import FullValueRequested
-from haf_tui.tui.metrics_data import HISTOGRAM_METRICS, MetricsData, RunInfo, load_metrics_data
+from haf_tui.tui.metrics_data import MetricsData, RunInfo, load_metrics_data, panel_specs
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.legend import Legend
-from haf_tui.tui.widgets.metric_panels import PANELS, POOLING_MODES, render_panel
+from haf_tui.tui.widgets.metric_panels import POOLING_MODES, histogram_specs, render_panel
 from haf_tui.tui.widgets.panel_values import full_values
 from haf_tui.tui.widgets.panel_view import PanelView, render_strips
 
@@ -41,6 +43,10 @@ CACHE_SIZE = 24
 """Drawn panels kept (a switch back to one of them costs nothing)."""
 YIELD = 0.005
 """Seconds the drawing worker pauses between panels: the event loop shows the one drawn."""
+MARKS = ("—", "◆", "low", "≠ stance")
+"""The marks the panels draw (the legend explains them)."""
+NUMBERED = 9
+"""Panels with a number key (1–9); the others are reached with ``]`` / ``[``."""
 
 
 @dataclass
@@ -59,14 +65,11 @@ class PanelDrawn(Message):
 
 
 class MetricsScreen(HafScreen[None]):
-    """Metric panels in tabs (keys 1–8) for the runs chosen in the list on the left."""
+    """The methods' metric panels in tabs (keys 1–9, ``]`` / ``[``) for the runs chosen in
+    the list on the left."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
-        *(
-            Binding(str(number), f"panel('{pane}')", title, show=False)
-            for number, (pane, title) in enumerate(PANELS, start=1)
-        ),
         Binding("right_square_bracket", "step_panel(1)", "Next panel", show=False),
         Binding("left_square_bracket", "step_panel(-1)", "Prev panel", show=False),
         Binding("space", "toggle_runs", "Pick runs"),
@@ -91,11 +94,16 @@ class MetricsScreen(HafScreen[None]):
     MetricsScreen #mx-tabs TabPane { padding: 0; height: 1fr; }
     """
 
-    def __init__(self, run_ids: Sequence[str] | None = None, panel: str = "table1") -> None:
+    def __init__(self, run_ids: Sequence[str] | None = None, panel: str = "") -> None:
         super().__init__()
         self.HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
         self.initial_run_ids = list(run_ids or [])
-        self.initial_panel = panel if panel in dict(PANELS) else "table1"
+        self.panels: dict[str, PanelSpec] = {spec.key: spec for spec in panel_specs()}
+        """Every method's panels by pane id, in key order."""
+        first = next(iter(self.panels), "")
+        self.initial_panel = panel if panel in self.panels else first
+        for number, spec in enumerate(list(self.panels.values())[:NUMBERED], start=1):
+            self._bindings.bind(str(number), f"panel('{spec.key}')", spec.title, show=False)
         self.data: MetricsData | None = None
         self.pooling = POOLING_MODES[0]
         self.metric_index = 0
@@ -111,10 +119,11 @@ class MetricsScreen(HafScreen[None]):
             with Vertical(id="mx-right"):
                 yield Static("loading …", id="mx-status")
                 with TabbedContent(initial=self.initial_panel, id="mx-tabs"):
-                    for number, (pane, title) in enumerate(PANELS, start=1):
-                        with TabPane(f"{number} {title}", id=pane):
-                            yield PanelView(id=f"mx-body-{pane}")
-                yield Legend(("—", "◆", "low", "≠ stance"), id="mx-legend")
+                    for number, spec in enumerate(self.panels.values(), start=1):
+                        shown = f"{number} {spec.title}" if number <= NUMBERED else spec.title
+                        with TabPane(shown, id=spec.key):
+                            yield PanelView(id=f"mx-body-{spec.key}")
+                yield Legend(MARKS, metrics=self.legend_of(self.initial_panel), id="mx-legend")
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -193,8 +202,9 @@ class MetricsScreen(HafScreen[None]):
     def draw_key(self, pane: str) -> DrawKey:
         """What ``pane`` looks like now (options it ignores left out, so they share lines)."""
         runs = tuple(run.run_id for run in self.chosen_runs())
-        pooling = self.pooling if pane in ("table1", "table4") else ""
-        metric = self.metric_index if pane == "distributions" else 0
+        spec = self.panels.get(pane)
+        pooling = self.pooling if spec is not None and spec.pooled else ""
+        metric = self.metric_index if spec is not None and spec.histograms else 0
         return (pane, runs, pooling, metric, self.body_width())
 
     def redraw(self) -> None:
@@ -204,7 +214,7 @@ class MetricsScreen(HafScreen[None]):
             return
         self.update_status()
         active = self.query_one("#mx-tabs", TabbedContent).active
-        order = [active] + [pane for pane, _ in PANELS if pane != active]
+        order = [active] + [pane for pane in self.panels if pane != active]
         keys = [self.draw_key(pane) for pane in order]
         if keys[0] in self.drawn:
             self.query_one(f"#mx-body-{active}", PanelView).show(self.drawn[keys[0]])
@@ -242,10 +252,34 @@ class MetricsScreen(HafScreen[None]):
         if self.data is None:
             return
         chosen, total = len(self.chosen_runs()), len(self.data.runs)
-        _, metric = HISTOGRAM_METRICS[self.metric_index]
-        self.query_one("#mx-status", Static).update(
-            f"runs {chosen}/{total} (space) · pooling {self.pooling} (g) · histogram {metric} (d)"
-        )
+        parts = [f"runs {chosen}/{total} (space)"]
+        if any(spec.pooled for spec in self.panels.values()):
+            parts.append(f"pooling {self.pooling} (g)")
+        histograms = self.histogram_panel()
+        if histograms is not None:
+            metrics = histogram_specs(histograms)
+            parts.append(f"histogram {metrics[self.metric_index % len(metrics)].label} (d)")
+        self.query_one("#mx-status", Static).update(" · ".join(parts))
+
+    def histogram_panel(self) -> PanelSpec | None:
+        """The panel ``d`` steps: the shown one if it has histograms, else the first that has."""
+        active = self.panels.get(self.query_one("#mx-tabs", TabbedContent).active)
+        if active is not None and active.histograms:
+            return active
+        return next((spec for spec in self.panels.values() if spec.histograms), None)
+
+    def legend_of(self, pane: str) -> list[MetricSpec]:
+        """The declared metrics of ``pane``'s legend."""
+        spec = self.panels.get(pane)
+        return list(legend_specs(spec.legend)) if spec is not None else []
+
+    def shown_metrics(self) -> list[MetricSpec]:
+        """What ``?`` defines here: the shown panel's legend and histogram metrics."""
+        pane = self.query_one("#mx-tabs", TabbedContent).active
+        spec = self.panels.get(pane)
+        if spec is None:
+            return []
+        return list(legend_specs(list(dict.fromkeys((*spec.legend, *spec.histograms)))))
 
     @on(SelectionList.SelectedChanged, "#mx-run-list")
     def runs_changed(self) -> None:
@@ -254,7 +288,9 @@ class MetricsScreen(HafScreen[None]):
 
     @on(TabbedContent.TabActivated, "#mx-tabs")
     def tab_activated(self) -> None:
-        """Show the panel as it is now (normally drawn already)."""
+        """Show the panel as it is now (normally drawn already), with its legend."""
+        pane = self.query_one("#mx-tabs", TabbedContent).active
+        self.query_one("#mx-legend", Legend).show(MARKS, self.legend_of(pane))
         self.redraw()
 
     def on_resize(self) -> None:
@@ -277,7 +313,7 @@ class MetricsScreen(HafScreen[None]):
 
     def action_step_panel(self, delta: int) -> None:
         """Next / previous panel."""
-        panes = [pane for pane, _ in PANELS]
+        panes = list(self.panels)
         current = panes.index(self.query_one("#mx-tabs", TabbedContent).active)
         self.action_panel(panes[(current + delta) % len(panes)])
 
@@ -333,12 +369,15 @@ class MetricsScreen(HafScreen[None]):
         if self.data is None:
             return
         pane = self.query_one("#mx-tabs", TabbedContent).active
-        title = f"{dict(PANELS)[pane]} — every value in full"
+        title = f"{self.panels[pane].title} — every value in full"
         value = full_values(pane, self.data, self.chosen_runs(), self.pooling)
         self.post_message(FullValueRequested(title, value))
 
     def action_next_metric(self) -> None:
         """The next metric's histograms (and show them)."""
-        self.metric_index = (self.metric_index + 1) % len(HISTOGRAM_METRICS)
-        self.action_panel("distributions")
+        spec = self.histogram_panel()
+        if spec is None:
+            return
+        self.metric_index = (self.metric_index + 1) % len(spec.histograms)
+        self.action_panel(spec.key)
         self.redraw()

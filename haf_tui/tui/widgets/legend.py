@@ -1,37 +1,50 @@
-"""A legend line: the six metrics with their better direction and the marks a screen draws
-(their meanings come from :mod:`haf_tui.tui.definitions`; ``?`` says them in full)."""
+"""A legend line: metrics with their better direction and the marks a screen draws (their
+meanings come from :mod:`haf_tui.tui.definitions`; ``?`` says them in full)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from rich.text import Text
 from textual.widgets import Static
 
+from haf_tui.methods.declare import MetricSpec
 from haf_tui.tui.definitions import marks_legend, metrics_legend
 
 
 class Legend(Static):
-    """The metrics' directions and ``marks`` (names of :data:`~haf_tui.tui.definitions.MARKS`)
-    in a dim line that wraps; ``show`` changes the marks."""
+    """The directions of ``metrics`` (None: the default methods' metrics) and ``marks``
+    (names of :data:`~haf_tui.tui.definitions.MARKS`) in a dim line that wraps; ``show``
+    changes them."""
 
     DEFAULT_CSS = """
     Legend { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
     """
 
-    def __init__(self, marks: tuple[str, ...] = (), *, id: str | None = None) -> None:
-        super().__init__(self.legend_text(marks), id=id, markup=False)
+    def __init__(
+        self,
+        marks: tuple[str, ...] = (),
+        *,
+        metrics: Sequence[MetricSpec] | None = None,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(self.legend_text(marks, metrics), id=id, markup=False)
         self.marks = marks
+        self.metrics = None if metrics is None else tuple(metrics)
 
     @staticmethod
-    def legend_text(marks: tuple[str, ...]) -> Text:
+    def legend_text(marks: tuple[str, ...], metrics: Sequence[MetricSpec] | None = None) -> Text:
         """The legend: metrics, then the marks, then where the definitions are."""
-        parts = [metrics_legend()]
+        parts = [metrics_legend(metrics)]
         if marks:
             parts.append(marks_legend(marks))
         parts.append("? definitions")
-        return Text(" · ".join(parts))
+        return Text(" · ".join(part for part in parts if part))
 
-    def show(self, marks: tuple[str, ...]) -> None:
-        """Show other marks (redrawn only when they change)."""
-        if marks != self.marks:
+    def show(self, marks: tuple[str, ...], metrics: Sequence[MetricSpec] | None = None) -> None:
+        """Show other marks and metrics (None: the default ones; redrawn only on a change)."""
+        shown = None if metrics is None else tuple(metrics)
+        if marks != self.marks or shown != self.metrics:
             self.marks = marks
-            self.update(self.legend_text(marks))
+            self.metrics = shown
+            self.update(self.legend_text(marks, shown))

@@ -8,21 +8,10 @@ from collections.abc import Sequence
 from typing import Final
 
 from haf_tui.reports import format_value
+from haf_tui.reports.panel_tables import report_rows
 from haf_tui.tui.metrics_data import MetricsData, RunInfo
-from haf_tui.tui.widgets.metric_panels import report_rows
+from haf_tui.tui.widgets.metric_panels import panel_named
 
-PANEL_REPORTS: Final = {
-    "table1": ("table1",),
-    "table2": ("table2",),
-    "table4": ("table4",),
-    "figure2": ("figure2",),
-    "distributions": (),
-    "stances": ("stances", "unclear", "contradictions"),
-    "rationales": ("rationales",),
-    "judge": ("judge", "judge-mass", "judge-vs-haf-summary"),
-}
-"""The reports whose rows each panel draws."""
-POOLED_PANELS: Final = ("table1", "table4")
 ROWS_SHOWN: Final = 200
 """Rows shown per report (the rest counted: ``haf report`` gives them all)."""
 
@@ -30,14 +19,21 @@ ROWS_SHOWN: Final = 200
 def full_values(
     panel: str, data: MetricsData, runs: Sequence[RunInfo], pooling: str = "both"
 ) -> str:
-    """The rows ``panel`` draws for ``runs``, every value whole, one block per row."""
+    """The rows ``panel`` draws for ``runs`` (the reports its ``PanelSpec`` names), every
+    value whole, one block per row."""
     run_ids = [run.run_id for run in runs]
+    spec = panel_named(panel)
     blocks: list[str] = []
-    for name in PANEL_REPORTS.get(panel, ()):
+    for name in spec.reports if spec is not None else ():
         result = data.reports.get(name)
         if result is None:
             continue
-        rows = report_rows(result, run_ids, pooling if panel in POOLED_PANELS else "both")
+        pooled = spec is not None and spec.pooled
+        rows = (
+            report_rows(result, run_ids, pooling if pooled else "both")
+            if "run" in result.columns
+            else list(result.rows)
+        )
         width = max((len(column) for column in result.columns), default=0)
         lines = [f"{result.title} — {len(rows)} rows"]
         for number, row in enumerate(rows[:ROWS_SHOWN], start=1):

@@ -1,5 +1,5 @@
 """The judge's views: one metric per criterion (its label's code) with its label mass, and
-its panel."""
+its panel (drawn by :mod:`haf_tui.methods.judge.views.panel`)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Final
 
 from haf_tui.methods.declare import ListColumn, MetricSpec, PanelSpec
 from haf_tui.methods.judge.core.criteria import CRITERIA, SHORT_NAMES
+from haf_tui.methods.judge.views.panel import judge_meta, judge_panel
 
 JUDGE_METRICS: Final[tuple[MetricSpec, ...]] = (
     *(
@@ -37,8 +38,19 @@ JUDGE_METRICS: Final[tuple[MetricSpec, ...]] = (
     ),
 )
 
+JUDGE_LEGEND: Final = tuple(f"judge_{c.id}" for c in CRITERIA if c.id != "supports")
+"""The criteria with a better direction (Supports names an answer): the panel's legend."""
+
 JUDGE_PANELS: Final[tuple[PanelSpec, ...]] = (
-    PanelSpec("judge", "Judge", ("judge", "judge-mass", "judge-vs-haf-summary")),
+    PanelSpec(
+        "judge",
+        "Judge",
+        ("judge", "judge-mass", "judge-vs-haf-summary"),
+        JUDGE_LEGEND,
+        judge_panel,
+        also_reads=("judge-vs-haf",),
+        load=judge_meta,
+    ),
 )
 
 JUDGE_COLUMNS: Final[tuple[ListColumn, ...]] = (ListColumn("judge_overall", "overall"),)

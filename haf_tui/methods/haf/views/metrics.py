@@ -1,11 +1,11 @@
-"""HAF's views: its six metrics (and C(JUSTIFY)) with their definitions, its metric panels
-and the explorer's list columns. Data only: the faces draw them."""
+"""HAF's metrics with their definitions: the six of the paper and the JUSTIFY decision
+confidence its Figure 2 bands by."""
 
 from __future__ import annotations
 
 from typing import Final
 
-from haf_tui.methods.declare import ListColumn, MetricSpec, PanelSpec
+from haf_tui.methods.declare import MetricSpec
 
 HAF_METRICS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec(
@@ -52,14 +52,12 @@ HAF_METRICS: Final[tuple[MetricSpec, ...]] = (
 )
 """HAF's six metrics, in the paper's order (spec ``HAF.md`` §5)."""
 
-HAF_PANELS: Final[tuple[PanelSpec, ...]] = (
-    PanelSpec("table1", "Table 1", ("table1",), tuple(m.name for m in HAF_METRICS), pooled=True),
-    PanelSpec("table2", "Table 2", ("table2",)),
-    PanelSpec("table4", "Table 4", ("table4",), ("rs", "rn"), pooled=True),
-    PanelSpec("figure2", "Figure 2", ("figure2",), ("sos", "dis")),
-    PanelSpec("distributions", "Distributions", (), tuple(m.name for m in HAF_METRICS)),
-    PanelSpec("stances", "Stances", ("stances", "unclear", "contradictions")),
+JUSTIFY_CONFIDENCE: Final = MetricSpec(
+    "decision_confidence_justify",
+    "C(JUSTIFY)",
+    "TokenSAR confidence of JUSTIFY's decision sentence, exp(−relevance-weighted NLL); "
+    "Figure 2 bands the instances by it",
+    better=None,
+    undefined_when="undefined when the decision sentence has no tokens",
 )
-"""HAF's panels of the metrics screen, in key order."""
-
-HAF_COLUMNS: Final[tuple[ListColumn, ...]] = tuple(ListColumn(m.name, m.label) for m in HAF_METRICS)
+"""The JUSTIFY decision confidence C (an instance metric; the Distributions panel bins it)."""

@@ -1,0 +1,36 @@
+"""HAF's views: its six metrics (and C(JUSTIFY)) with their definitions, its metric panels
+(drawn by :mod:`haf_tui.methods.haf.views.panels`) and the explorer's list columns."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from haf_tui.methods.declare import ListColumn, PanelSpec
+from haf_tui.methods.haf.views.metrics import HAF_METRICS, JUSTIFY_CONFIDENCE
+from haf_tui.methods.haf.views.panels import (
+    figure2_bands,
+    figure2_panel,
+    stances_panel,
+    table1_panel,
+    table2_panel,
+    table4_panel,
+)
+
+SIX: Final = tuple(m.name for m in HAF_METRICS)
+"""The six metrics' stored names: the legend of every HAF panel."""
+
+HAF_PANELS: Final[tuple[PanelSpec, ...]] = (
+    PanelSpec("table1", "Table 1", ("table1",), SIX, table1_panel, pooled=True),
+    PanelSpec("table2", "Table 2", ("table2",), SIX, table2_panel),
+    PanelSpec("table4", "Table 4", ("table4",), SIX, table4_panel, pooled=True),
+    PanelSpec("figure2", "Figure 2", ("figure2",), SIX, figure2_panel, load=figure2_bands),
+    PanelSpec(
+        "distributions", "Distributions", (), SIX, histograms=(*SIX, JUSTIFY_CONFIDENCE.name)
+    ),
+    PanelSpec("stances", "Stances", ("stances", "unclear", "contradictions"), SIX, stances_panel),
+)
+"""HAF's panels of the metrics screen, in key order (Distributions: the generic histograms)."""
+
+HAF_COLUMNS: Final[tuple[ListColumn, ...]] = tuple(ListColumn(m.name, m.label) for m in HAF_METRICS)
+
+__all__ = ["HAF_COLUMNS", "HAF_METRICS", "HAF_PANELS", "JUSTIFY_CONFIDENCE"]
