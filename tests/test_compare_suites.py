@@ -158,7 +158,8 @@ def test_two_haf_and_classify_runs_compare_classifys_metrics(
     _add_suite(db, [run1, run2], "classify", CLASSIFY)
     rows = _ci_rows(db, [run1, run2], capsys)
     labels = list(dict.fromkeys(r["metric"] for r in rows))
-    assert labels == ["SoS", "DiS", "UII", "UEI", "RS", "RN", "p(toxic)", "mass", "ŷ toxic"]
+    haf = ["SoS", "DiS", "UII", "UEI", "RS", "RN", "C(JUSTIFY)"]
+    assert labels == [*haf, "p(toxic)", "mass", "ŷ toxic"]
     with open_store(db, read_only=True) as store:
         values = run_metric_values(store, [run1, run2], CLASSIFY)
     p_toxic = {
@@ -179,7 +180,7 @@ def test_two_haf_and_classify_runs_compare_classifys_metrics(
         data = load_compare_data(store)
     runs = [run for run in data.runs if run.run_id in (run1, run2)]
     stats = run_statistics(runs, data.values)
-    assert [s.name for s in stats[0].metrics][6:] == list(CLASSIFY)
+    assert [s.name for s in stats[0].metrics][7:] == list(CLASSIFY)
     shown = "\n".join(
         "".join(s.text for s in line) for line in render_strips(statistics_parts(stats), 160)
     )
@@ -204,6 +205,7 @@ def test_a_suite_only_one_run_holds_is_not_compared(
         "UEI",
         "RS",
         "RN",
+        "C(JUSTIFY)",
     ]
     with open_store(db, read_only=True) as store:
         runs = {run.run_id: run for run in compared_runs(store)}
