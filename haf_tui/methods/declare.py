@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from haf_tui.config import RunConfig
 from haf_tui.methods.base import Suite
 from haf_tui.reports.registry import Report, ReportResult
+from haf_tui.store.method_tables import MethodMigration
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -133,7 +134,8 @@ class Method(Generic[SettingsT]):
     ``summary_reports`` (what ``haf report`` shows for a run holding it), ``suggested_reports``
     (what ``haf report`` names for its numbers, the first then its details); ``queries_dir``: a
     folder of ``NAME.sql`` named queries it adds; ``units``: the rate unit of each stage
-    (default tokens); ``panels``, ``list_columns`` and ``node``: its views."""
+    (default tokens); ``panels``, ``list_columns`` and ``node``: its views; ``migrations``: its
+    own tables (``<name>_…``), numbered from 1, applied by the store when a file lacks them."""
 
     name: str
     title: str
@@ -151,6 +153,7 @@ class Method(Generic[SettingsT]):
     panels: tuple[PanelSpec, ...] = ()
     list_columns: tuple[ListColumn, ...] = ()
     node: Callable[[NodeInput], list[str]] | None = None
+    migrations: tuple[MethodMigration, ...] = ()
 
     def settings_of(self, config: RunConfig) -> SettingsT:
         """This method's settings in ``config`` (its defaults where the config has none)."""
