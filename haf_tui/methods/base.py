@@ -114,6 +114,9 @@ class SuiteOutcome:
     stopped: str | None = None
     summary: str = ""
     rationales: list[RationaleRecord] = field(default_factory=list)
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Rows for the method's own tables (``Method.migrations``): table name → rows of
+    column → value; the store fills in ``run_id`` and ``instance_id``."""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from haf_tui.config import RunConfig
 from haf_tui.methods.base import Suite
 from haf_tui.reports.registry import Report, ReportResult
+from haf_tui.store.method_tables import MethodMigration
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -156,7 +157,8 @@ class Method(Generic[SettingsT]):
     (what ``haf report`` names for its numbers, the first then its details); ``queries_dir``: a
     folder of ``NAME.sql`` named queries it adds; ``units``: the rate unit of each stage
     (default tokens; a callable of the run's config when it depends on a setting: see
-    :meth:`unit`); ``panels``, ``list_columns`` and ``node``: its views."""
+    :meth:`unit`); ``panels``, ``list_columns`` and ``node``: its views; ``migrations``: its
+    own tables (``<name>_…``), numbered from 1, applied by the store when a file lacks them."""
 
     name: str
     title: str
@@ -174,6 +176,7 @@ class Method(Generic[SettingsT]):
     panels: tuple[PanelSpec, ...] = ()
     list_columns: tuple[ListColumn, ...] = ()
     node: Callable[[NodeInput], list[str]] | None = None
+    migrations: tuple[MethodMigration, ...] = ()
 
     def settings_of(self, config: RunConfig) -> SettingsT:
         """This method's settings in ``config`` (its defaults where the config has none)."""

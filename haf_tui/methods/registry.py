@@ -4,7 +4,8 @@ entry point in the ``haf_tui.methods`` group (``name = "package.module:METHOD"``
 haf-tui without a fork (as harlequin finds adapters and Inspect finds providers).
 
 Loading a method registers its settings model with :class:`~haf_tui.config.RunConfig`, its
-reports with :mod:`haf_tui.reports` and its named queries' folder. The pipeline and every face
+reports with :mod:`haf_tui.reports`, its named queries' folder and its own tables' migrations
+with the store (:mod:`haf_tui.store.method_tables`). The pipeline and every face
 ask this module, never a method by name.
 """
 
@@ -20,6 +21,11 @@ from haf_tui.methods.base import Suite, Task
 from haf_tui.methods.declare import Method, MetricSpec, PanelSpec, RateUnit
 from haf_tui.reports.queries import add_queries_dir
 from haf_tui.reports.registry import REPORTS, register_report
+from haf_tui.store.method_tables import (
+    MethodTableError,
+    forget_method_migrations,
+    register_method_migrations,
+)
 from haf_tui.store.records import InstanceRecord
 from haf_tui.vocabulary import HafError
 
@@ -66,10 +72,19 @@ def _load_entry_point(entry: metadata.EntryPoint) -> Method[Any]:
 def _install(method: Method[Any]) -> None:
     if method.suite.name != method.name:
         raise MethodLoadError(f"method {method.name!r} holds the suite {method.suite.name!r}")
-    taken = {stage for other in _loaded.values() for stage in other.suite.stages}
+    taken = {
+        stage
+        for name, other in _loaded.items()
+        if name != method.name
+        for stage in other.suite.stages
+    }
     clash = taken.intersection(method.suite.stages)
     if clash:
         raise MethodLoadError(f"method {method.name!r} reuses the stage(s) {sorted(clash)}")
+    try:
+        register_method_migrations(method.name, method.migrations)
+    except MethodTableError as error:
+        raise MethodLoadError(str(error)) from error
     if method.settings is not None:
         register_settings(method.name, method.settings)
     for report in method.reports:
@@ -94,7 +109,17 @@ def methods() -> dict[str, Method[Any]]:
 def reload_methods() -> dict[str, Method[Any]]:
     """Find the methods again (a package installed or removed since)."""
     _loaded.clear()
+    forget_method_migrations()
     return methods()
+
+
+def register_method(method: Method[Any]) -> Method[Any]:
+    """Load a method built at run time (a test's, a notebook's) as the registry loads an
+    installed one: its settings, reports, named queries and tables' migrations registered, a
+    method of the same name replaced. Returns it."""
+    methods()
+    _install(method)
+    return method
 
 
 def method_named(name: str) -> Method[Any]:
@@ -232,6 +257,7 @@ __all__ = [
     "methods_of",
     "metric_specs",
     "panels",
+    "register_method",
     "reload_methods",
     "run_stages",
     "settle_config",

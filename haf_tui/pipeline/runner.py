@@ -333,4 +333,6 @@ def _instance_result(
         result.reason_metrics += outcome.reason_metrics
         result.instance_metrics += outcome.instance_metrics
         result.rationales += outcome.rationales
+        for table, rows in outcome.rows.items():
+            result.rows.setdefault(table, []).extend(rows)
     return result

@@ -51,6 +51,11 @@ from haf_tui.store.connection import (
     user_sql_error,
     write_holder_note,
 )
+from haf_tui.store.method_schema import (
+    apply_method_migrations,
+    insert_method_rows,
+    pending_method_migrations,
+)
 from haf_tui.store.migrations import LATEST_VERSION, MIGRATIONS
 from haf_tui.store.records import (
     GenerationRecord,
@@ -137,15 +142,22 @@ class Store:
         row = self.connection.execute("SELECT max(version) FROM schema_migrations").fetchone()
         return int(row[0]) if row and row[0] is not None else 0
 
+    def needs_migration(self) -> bool:
+        """Whether the file lacks a core migration or a registered method's migration."""
+        return self.schema_version() < LATEST_VERSION or bool(
+            pending_method_migrations(self.connection)
+        )
+
     def migrate(self) -> None:
-        """Apply the migrations this file lacks; refuse a newer schema."""
+        """Apply the migrations this file lacks, the core ones then every registered method's
+        (:mod:`haf_tui.store.method_tables`), in one transaction; refuse a newer schema."""
         version = self.schema_version()
         if version > LATEST_VERSION:
             raise StoreError(
                 f"database {self.path} has schema v{version}, newer than this haf-tui "
                 f"(v{LATEST_VERSION}): upgrade haf-tui to use it"
             )
-        if version == LATEST_VERSION or self.read_only:
+        if self.read_only or not self.needs_migration():
             return
         with self.transaction() as con:
             con.execute(
@@ -159,6 +171,7 @@ class Store:
                         "INSERT INTO schema_migrations (version, description) VALUES (?, ?)",
                         [number, description],
                     )
+            apply_method_migrations(con, pending_method_migrations(con))
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -458,7 +471,8 @@ class Store:
                 )
 
     def save_instance_result(self, result: InstanceResult) -> None:
-        """An instance's stance and metrics, atomically: marks the instance finished."""
+        """An instance's stance, metrics, rationales and its suites' rows in their methods'
+        tables (``result.rows``), atomically: marks the instance finished."""
         with self.transaction() as con:
             con.execute(
                 "INSERT INTO instance_results VALUES (?, ?, ?, ?, ?, current_timestamp)",
@@ -495,6 +509,7 @@ class Store:
                         for r in result.rationales
                     ],
                 )
+            insert_method_rows(con, result.run_id, result.instance_id, result.rows)
 
     def query(
         self,
@@ -653,7 +668,7 @@ def open_store(
                 f"{db_path} is not a haf-tui database (it holds {shown}): pass another --db"
             )
         store.migrate()
-        if read_only and store.schema_version() < LATEST_VERSION:
+        if read_only and store.needs_migration():
             store.close()
             return _upgraded_copy(db_path, allow_read)
     except duckdb.Error as exc:

@@ -273,6 +273,19 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         WHERE json_extract(config, '$.settings') IS NULL;
         """,
     ),
+    (
+        9,
+        "method_migrations: which of each method's own migrations (its tables) ran",
+        """
+        CREATE TABLE method_migrations (
+            method       VARCHAR NOT NULL,
+            version      INTEGER NOT NULL,
+            description  VARCHAR NOT NULL,
+            applied_at   TIMESTAMP NOT NULL DEFAULT current_timestamp,
+            PRIMARY KEY (method, version)
+        );
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -183,3 +183,6 @@ class InstanceResult:
     reason_metrics: list[tuple[str, int, int, str, float]] = field(default_factory=list)
     instance_metrics: list[tuple[str, float, int]] = field(default_factory=list)
     rationales: list[RationaleRecord] = field(default_factory=list)
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Rows for the methods' own tables: table name → rows (column → value; the store fills
+    in ``run_id`` and ``instance_id``)."""

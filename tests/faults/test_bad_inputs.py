@@ -60,7 +60,8 @@ def test_read_commands_never_write(tmp_path: Path, capsys: pytest.CaptureFixture
     empty = tmp_path / "empty.duckdb"
     duckdb.connect(str(empty)).close()
     older = tmp_path / "older.duckdb"
-    with open_store(older) as store:  # an older schema: migrations 7 and 8 undone
+    with open_store(older) as store:  # an older schema: migrations 7 to 9 undone
+        store.connection.execute("DROP TABLE method_migrations")
         store.connection.execute("DROP TABLE instance_notes")
         store.connection.execute("ALTER TABLE runs DROP COLUMN tags")
         store.connection.execute("ALTER TABLE runs DROP COLUMN label")
