@@ -14,13 +14,20 @@ from pathlib import Path
 import pytest
 from support.plugin import toy_installed
 from textual.app import App, ComposeResult
-from textual.widgets import Input, SelectionList
+from textual.widgets import Input, SelectionList, TabbedContent, TabPane
 
 from haf_tui.cli import main
 from haf_tui.config import RunConfig
 from haf_tui.methods.registry import methods
 from haf_tui.store import open_store
+from haf_tui.tui import create_app
+from haf_tui.tui.screens.compare import CompareScreen
+from haf_tui.tui.screens.help import help_markdown
+from haf_tui.tui.widgets.legend import Legend
+from haf_tui.tui.widgets.panel_view import PanelView
 from haf_tui.tui.widgets.run_settings import RunSettingsForm
+from tests.support import settle
+from tests.test_tui_metrics import open_metrics, shown
 
 
 @pytest.fixture
@@ -103,3 +110,36 @@ async def test_its_settings_are_wizard_fields(toy: Path) -> None:
         await pilot.pause()
         config = form.build(None)
     assert "toy" in config.suites and config.settings["toy"]["word"] == "hateful"
+
+
+@pytest.mark.real_model
+@pytest.mark.real_similarity
+async def test_its_panel_legend_and_metrics_show_in_the_workbench(
+    toy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "haf.duckdb"
+    run = ["--db", str(db), "run", "--dataset", "sample", "--limit", "2", "--suites", "toy"]
+    for word in ("harmless", "toxic"):
+        assert main([*run, "--toy-word", word]) == 0
+    capsys.readouterr()
+    app = create_app(db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_metrics(pilot)
+        tabs = screen.query_one("#mx-tabs", TabbedContent)
+        toy_tab = next(pane for pane in tabs.query(TabPane) if pane.id == "toy")
+        label = str(tabs.get_tab("toy").label)
+        assert label.endswith(" Toy")
+        await pilot.press(label.split()[0])
+        await settle(pilot)
+        assert tabs.active == toy_tab.id
+        assert "Toy — share of answers holding the word" in shown(screen, "toy")
+        legend = str(screen.query_one("#mx-legend", Legend).render())
+        assert "match↑" in legend and "SoS" not in legend
+        assert "**match** (0–1, higher is better)" in help_markdown(screen)
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        assert isinstance(app.screen, CompareScreen)
+        stats = str(app.screen.query_one("#cmp-stats-view", PanelView).text())
+        assert "match" in stats and "logprob" in stats
