@@ -94,10 +94,24 @@ class PanelSpec:
 
 @dataclass(frozen=True)
 class ListColumn:
-    """A column of the explorer's instance list: an instance metric's value."""
+    """A column of the explorer's instance list: an instance metric's value (or a value the
+    ``instances`` query gives each row, e.g. HAF's stance), by ``metric``. ``shown_at``: its
+    place among the columns shown always (None: shown only while the list is sorted by it);
+    ``digits``: decimals (None: text, neither sorted nor filtered by); ``key``: the name a
+    range or the sort says (default ``metric``), ``aliases``: other names for it."""
 
     metric: str
     label: str
+    shown_at: int | None = 0
+    width: int = 5
+    digits: int | None = 3
+    key: str = ""
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """What a range or the sort calls it."""
+        return self.key or self.metric
 
 
 @dataclass(frozen=True)
@@ -132,7 +146,8 @@ class Method(Generic[SettingsT]):
     "--x"}``); ``metrics``; ``reports`` (registered when the method loads) and
     ``summary_reports`` (what ``haf report`` shows for a run holding it); ``queries_dir``: a
     folder of ``NAME.sql`` named queries it adds; ``units``: the rate unit of each stage
-    (default tokens); ``panels``, ``list_columns`` and ``node``: its views."""
+    (default tokens); ``panels``, ``list_columns`` and ``node``: its views; ``view``: the
+    workbench's own explorer view it uses, by kind (empty: the node of :meth:`node_lines`)."""
 
     name: str
     title: str
@@ -149,6 +164,7 @@ class Method(Generic[SettingsT]):
     panels: tuple[PanelSpec, ...] = ()
     list_columns: tuple[ListColumn, ...] = ()
     node: Callable[[NodeInput], list[str]] | None = None
+    view: str = ""
 
     def settings_of(self, config: RunConfig) -> SettingsT:
         """This method's settings in ``config`` (its defaults where the config has none)."""

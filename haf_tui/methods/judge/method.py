@@ -21,4 +21,5 @@ METHOD: Method[JudgeSettings] = Method(
     summary_reports=("judge",),
     panels=JUDGE_PANELS,
     list_columns=JUDGE_COLUMNS,
+    view="judgements",
 )

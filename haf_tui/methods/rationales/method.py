@@ -7,7 +7,12 @@ from haf_tui.methods.rationales.reports import RATIONALE_REPORTS
 from haf_tui.methods.rationales.settings import RationaleSettings
 from haf_tui.methods.rationales.suite.plan import CLASSIFY, OCCLUSION, PERTURB
 from haf_tui.methods.rationales.suite.suite import RATIONALES
-from haf_tui.methods.rationales.views import RATIONALE_COLUMNS, RATIONALE_METRICS, RATIONALE_PANELS
+from haf_tui.methods.rationales.views import (
+    RATIONALE_COLUMNS,
+    RATIONALE_METRICS,
+    RATIONALE_PANELS,
+    rationales_node,
+)
 
 METHOD: Method[RationaleSettings] = Method(
     name="rationales",
@@ -23,4 +28,6 @@ METHOD: Method[RationaleSettings] = Method(
     units={CLASSIFY: "texts", OCCLUSION: "texts", PERTURB: "texts"},
     panels=RATIONALE_PANELS,
     list_columns=RATIONALE_COLUMNS,
+    view="rationales",
+    node=rationales_node,
 )

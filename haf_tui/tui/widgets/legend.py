@@ -20,18 +20,22 @@ class Legend(Static):
     def __init__(self, marks: tuple[str, ...] = (), *, id: str | None = None) -> None:
         super().__init__(self.legend_text(marks), id=id, markup=False)
         self.marks = marks
+        self.metrics: str | None = None
 
     @staticmethod
-    def legend_text(marks: tuple[str, ...]) -> Text:
-        """The legend: metrics, then the marks, then where the definitions are."""
-        parts = [metrics_legend()]
+    def legend_text(marks: tuple[str, ...], metrics: str | None = None) -> Text:
+        """The legend: metrics (``metrics``: the line of other metrics than the six; empty:
+        none), then the marks, then where the definitions are."""
+        shown = metrics_legend() if metrics is None else metrics
+        parts = [shown] if shown else []
         if marks:
             parts.append(marks_legend(marks))
         parts.append("? definitions")
         return Text(" · ".join(parts))
 
-    def show(self, marks: tuple[str, ...]) -> None:
-        """Show other marks (redrawn only when they change)."""
-        if marks != self.marks:
-            self.marks = marks
-            self.update(self.legend_text(marks))
+    def show(self, marks: tuple[str, ...], metrics: str | None = None) -> None:
+        """Show other marks (and ``metrics``: another metrics line; None: the six), redrawn
+        only when they change."""
+        if (marks, metrics) != (self.marks, self.metrics):
+            self.marks, self.metrics = marks, metrics
+            self.update(self.legend_text(marks, metrics))
