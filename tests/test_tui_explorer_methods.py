@@ -19,6 +19,7 @@ from haf_tui.store.records import GenerationRecord, InstanceRecord, InstanceResu
 from haf_tui.tui import create_app
 from haf_tui.tui.filters import ListSchema, parse_ranges
 from haf_tui.tui.screens.explorer import ExplorerScreen
+from haf_tui.tui.screens.help import help_markdown
 from haf_tui.tui.widgets.instance_list import InstanceList
 from haf_tui.tui.widgets.legend import Legend
 from haf_tui.tui.widgets.stance_tree import StanceTree
@@ -89,6 +90,8 @@ async def test_a_rationales_run_lists_its_declared_columns(rationale_run: Path) 
         assert only.metric == "rationale_alignment_f1"
         legend = str(screen.query_one("#ex-legend", Legend).render())
         assert legend.startswith("p(ŷ) align↑ 0–1") and "SoS" not in legend
+        help_text = help_markdown(screen)  # ? defines its metrics
+        assert "## This run's metrics" in help_text and "- align F1 (0–1" in help_text
 
 
 class ToySuite:
@@ -185,3 +188,4 @@ async def test_a_method_registered_at_runtime_has_its_column_and_node(
         (node,) = tree.root.children
         assert str(node.label) == "Toy"
         assert [str(leaf.label) for leaf in node.children] == ["toy ↑ 0.500"]
+        assert "- toy (0–1, higher is better): a toy score" in help_markdown(screen)

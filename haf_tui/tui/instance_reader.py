@@ -13,6 +13,7 @@ from typing import Any, Protocol, TypeVar
 
 from textual.message import Message
 
+from haf_tui.config import RunConfig
 from haf_tui.methods.declare import Method
 from haf_tui.methods.registry import methods
 from haf_tui.store import Store
@@ -53,7 +54,7 @@ class InstancesLoaded(Message):
 
     rows: list[dict[str, Any]]
     run_id: str
-    suites: tuple[str, ...] = ("haf",)
+    suites: tuple[str, ...] = field(default_factory=lambda: RunConfig().suites)
     """The suites the run was asked to run (its config)."""
     judges: tuple[JudgeRun, ...] = ()
     """The judge runs whose judgements its instances show (those over its explanations; a

@@ -36,7 +36,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Header, Input, Static, TextArea, Tree
 
 from haf_tui.config import RunConfig
-from haf_tui.methods.declare import Method
+from haf_tui.methods.declare import Method, MetricSpec
 from haf_tui.methods.registry import methods_of
 from haf_tui.reports import first_with_reasons, instance_rows
 from haf_tui.store.annotations import instance_notes
@@ -166,6 +166,11 @@ class ExplorerScreen(InstanceNotesScreen):
     def sort_by_sos(self) -> bool:
         """Whether the list is sorted by SoS."""
         return self.filter.sort_key == "sos"
+
+    @property
+    def metric_specs(self) -> list[MetricSpec]:
+        """The metrics of the run's methods (``?`` defines them)."""
+        return [spec for method in self.methods for spec in method.metrics]
 
     def compose(self) -> ComposeResult:
         """Header; instances | (input, tree, tokens); footer."""
