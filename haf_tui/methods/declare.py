@@ -117,10 +117,24 @@ class PanelSpec:
 
 @dataclass(frozen=True)
 class ListColumn:
-    """A column of the explorer's instance list: an instance metric's value."""
+    """A column of the explorer's instance list: an instance metric's value (or a value the
+    ``instances`` query gives each row, e.g. HAF's stance), by ``metric``. ``shown_at``: its
+    place among the columns shown always (None: shown only while the list is sorted by it);
+    ``digits``: decimals (None: text, neither sorted nor filtered by); ``key``: the name a
+    range or the sort says (default ``metric``), ``aliases``: other names for it."""
 
     metric: str
     label: str
+    shown_at: int | None = 0
+    width: int = 5
+    digits: int | None = 3
+    key: str = ""
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """What a range or the sort calls it."""
+        return self.key or self.metric
 
 
 @dataclass(frozen=True)
@@ -158,7 +172,9 @@ class Method(Generic[SettingsT]):
     folder of ``NAME.sql`` named queries it adds; ``units``: the rate unit of each stage
     (default tokens; a callable of the run's config when it depends on a setting: see
     :meth:`unit`); ``panels``, ``list_columns`` and ``node``: its views; ``migrations``: its
-    own tables (``<name>_…``), numbered from 1, applied by the store when a file lacks them."""
+    own tables (``<name>_…``), numbered from 1, applied by the store when a file lacks them;
+    ``view``: the workbench's own explorer view it uses, by kind (empty: the node of
+    :meth:`node_lines`)."""
 
     name: str
     title: str
@@ -177,6 +193,7 @@ class Method(Generic[SettingsT]):
     list_columns: tuple[ListColumn, ...] = ()
     node: Callable[[NodeInput], list[str]] | None = None
     migrations: tuple[MethodMigration, ...] = ()
+    view: str = ""
 
     def settings_of(self, config: RunConfig) -> SettingsT:
         """This method's settings in ``config`` (its defaults where the config has none)."""

@@ -228,6 +228,9 @@ SELECT metric, value FROM instance_metrics
 WHERE run_id = $run_id AND instance_id = $instance_id AND starts_with(metric, $prefix)
 ORDER BY metric
 """
+_METRIC_VALUES_SQL = """
+SELECT instance_id, metric, value FROM instance_metrics
+WHERE run_id = $run_id AND metric = ANY($metrics)"""
 _ANSWERS_SQL = """
 SELECT sub_index, output_text FROM generations
 WHERE run_id = $run_id AND instance_id = $instance_id AND stage = $stage
@@ -276,6 +279,24 @@ def instance_metric_values(
     params = {"run_id": run_id, "instance_id": instance_id, "prefix": prefix}
     rows = store.query(_INSTANCE_METRICS_SQL, params)[1]
     return {str(metric): value for metric, value in rows}
+
+
+def metric_values_of(
+    store: Store, run_id: str, metrics: Sequence[str], ids: Sequence[str] | None = None
+) -> dict[str, dict[str, float | None]]:
+    """Instance id → metric → value: the instance metrics ``metrics`` of a run's instances
+    ``ids`` (None: all of them); an instance without any of them is left out."""
+    if not metrics:
+        return {}
+    params: dict[str, Any] = {"run_id": run_id, "metrics": list(metrics)}
+    sql = _METRIC_VALUES_SQL
+    if ids is not None:
+        sql += " AND instance_id = ANY($ids)"
+        params["ids"] = list(ids)
+    found: dict[str, dict[str, float | None]] = {}
+    for instance_id, metric, value in store.query(sql, params)[1]:
+        found.setdefault(str(instance_id), {})[str(metric)] = value
+    return found
 
 
 def stage_answers(store: Store, run_id: str, instance_id: str, stage: str) -> dict[int, str]:

@@ -1,36 +1,104 @@
 """The explorer's filter language, pure (no textual): stance, UNCLEAR, contradictions, metric
 ranges (``sos>=0.5 rs<0.2``), text search, and sorting by any metric, over the rows of the
-``instances`` query."""
+``instances`` query (with the instance metrics the run's list columns show). What a run's list
+shows, sorts and filters by is its :class:`ListSchema`, drawn from its methods' declared
+``list_columns`` and metrics."""
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Final
 
-from haf_tui.vocabulary import METRIC_LABELS
+from haf_tui.config import RunConfig
+from haf_tui.methods.declare import ListColumn, Method, MetricSpec
+from haf_tui.methods.registry import methods_of
 
 Row = dict[str, Any]
 
-SORT_KEYS: tuple[str, ...] = (
-    "position", "sos", "dis", "uii", "uei", "rs", "rn", "n_reasons", "confidence",
-)  # fmt: skip
-"""What ``o`` cycles through; "position" is the dataset order."""
-METRIC_COLUMNS: dict[str, str] = {
-    "sos": "sos",
-    "dis": "dis",
-    "uii": "uii",
-    "uei": "uei",
-    "rs": "rs",
-    "rn": "rn",
-    "n_reasons": "n_reasons",
-    "confidence": "justify_confidence",
-}
-"""Metric names (as typed in a range and shown) → columns of the ``instances`` query."""
-ALIASES = {"n": "n_reasons", "reasons": "n_reasons", "c": "confidence", "conf": "confidence"}
-LABELS: dict[str, str] = dict(METRIC_LABELS) | {"n_reasons": "#r", "confidence": "C"}
-LABELS["position"] = "dataset order"
+
+@dataclass(frozen=True)
+class ListSchema:
+    """What a run's instance list shows, sorts and filters by, drawn from its methods'
+    declarations: the columns shown always (in place order), every column by the name a range
+    or the sort says, and the metric definitions of its legend and ``?``."""
+
+    shown: tuple[ListColumn, ...] = ()
+    columns: tuple[ListColumn, ...] = ()
+    specs: tuple[MetricSpec, ...] = ()
+
+    @classmethod
+    def of(cls, methods: Sequence[Method[Any]]) -> ListSchema:
+        """The list of a run holding ``methods`` (in registry order)."""
+        declared = [column for method in methods for column in method.list_columns]
+        ranked = sorted(
+            (c for c in declared if c.shown_at is not None), key=lambda c: c.shown_at or 0
+        )
+        by_name = {spec.name: spec for method in methods for spec in method.metrics}
+        specs = tuple(by_name[c.metric] for c in declared if c.metric in by_name)
+        return cls(tuple(ranked), tuple(declared), specs)
+
+    @property
+    def sort_keys(self) -> tuple[str, ...]:
+        """What ``o`` cycles through; "position" is the dataset order."""
+        return ("position", *(c.name for c in self.columns if c.digits is not None))
+
+    @property
+    def row_columns(self) -> dict[str, str]:
+        """Names (as typed in a range and shown) → keys of the list's rows."""
+        return {c.name: c.metric for c in self.columns if c.digits is not None}
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Names → column labels (and "position" → "dataset order")."""
+        return {c.name: c.label for c in self.columns} | {"position": "dataset order"}
+
+    @property
+    def aliases(self) -> dict[str, str]:
+        """Other names a range may use: declared ones, and each label that is a word."""
+        found = {
+            c.label.lower(): c.name
+            for c in self.columns
+            if c.digits is not None and re.fullmatch(r"[A-Za-z_]+", c.label)
+        }
+        found |= {alias: c.name for c in self.columns for alias in c.aliases}
+        return found
+
+    def column(self, name: str) -> ListColumn | None:
+        """The column called ``name``."""
+        return next((c for c in self.columns if c.name == name), None)
+
+    def row_metrics(self) -> tuple[str, ...]:
+        """The instance metrics its columns show (what the rows must carry)."""
+        names = {spec.name for spec in self.specs}
+        return tuple(c.metric for c in self.columns if c.metric in names)
+
+    def legend(self) -> str:
+        """Its metrics' directions in one line: ``SoS↑ DiS↑ UII↓ UEI↓ RS↑ RN↑ 0–1 (↑ higher
+        is better)`` (empty when it shows none)."""
+        if not self.specs:
+            return ""
+        labels = {c.metric: c.label for c in self.columns}
+        arrows = " ".join(f"{labels.get(s.name, s.label)}{s.arrow}" for s in self.specs)
+        ranges = {spec.value_range for spec in self.specs}
+        shared = f" {ranges.pop()}" if len(ranges) == 1 else ""
+        return f"{arrows}{shared} (↑ higher is better)"
+
+
+def list_schema(config: RunConfig) -> ListSchema:
+    """The instance list of a run with ``config``."""
+    return ListSchema.of(methods_of(config))
+
+
+DEFAULT_SCHEMA: Final = list_schema(RunConfig())
+"""The list of a run with the default config (before a run's config is read)."""
+SORT_KEYS: tuple[str, ...] = DEFAULT_SCHEMA.sort_keys
+"""What ``o`` cycles through in that list; "position" is the dataset order."""
+METRIC_COLUMNS: dict[str, str] = DEFAULT_SCHEMA.row_columns
+"""Its metric names (as typed in a range and shown) → columns of the ``instances`` query."""
+LABELS: dict[str, str] = DEFAULT_SCHEMA.labels
 STANCES: tuple[str, ...] = ("all", "toxic", "maybe", "non-toxic", "unclear")
 """What ``s`` cycles through: the JUSTIFY stance shown."""
 
@@ -57,10 +125,12 @@ class Range:
     metric: str
     op: str
     value: float
+    column: str = field(default="", compare=False)
+    """The key of the rows it reads (default: the default list's column of ``metric``)."""
 
     def test(self, row: Row) -> bool:
         """Whether the row's metric satisfies the condition."""
-        value = row.get(METRIC_COLUMNS[self.metric])
+        value = row.get(self.column or METRIC_COLUMNS.get(self.metric, self.metric))
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return False
         return bool(_OPS[self.op](float(value), self.value))
@@ -69,18 +139,20 @@ class Range:
         return f"{self.metric}{self.op}{self.value:g}"
 
 
-def parse_ranges(text: str) -> tuple[Range, ...]:
-    """``"sos>0.5 rs<=0.3"`` → ranges (all must hold); :class:`FilterError` when unreadable."""
+def parse_ranges(text: str, schema: ListSchema = DEFAULT_SCHEMA) -> tuple[Range, ...]:
+    """``"sos>0.5 rs<=0.3"`` → ranges over ``schema``'s columns (all must hold);
+    :class:`FilterError` when unreadable."""
+    columns, aliases = schema.row_columns, schema.aliases
     ranges, position = [], 0
     for match in _TERM.finditer(text):
         _check_gap(text[position : match.start()])
         position = match.end()
         name = match.group(1).lower()
-        metric = ALIASES.get(name, name)
-        if metric not in METRIC_COLUMNS:
-            known = ", ".join(METRIC_COLUMNS)
+        metric = name if name in columns else aliases.get(name, name)
+        if metric not in columns:
+            known = ", ".join(columns)
             raise FilterError(f"unknown metric {name!r}: use {known}")
-        ranges.append(Range(metric, match.group(2), float(match.group(3))))
+        ranges.append(Range(metric, match.group(2), float(match.group(3)), columns[metric]))
     _check_gap(text[position:])
     return tuple(ranges)
 
@@ -93,8 +165,8 @@ def _check_gap(gap: str) -> None:
         )
 
 
-def _sort_value(row: Row, key: str) -> float:
-    value = row.get(METRIC_COLUMNS.get(key, key))
+def _sort_value(row: Row, column: str) -> float:
+    value = row.get(column)
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return math.nan
     return float(value)
@@ -113,6 +185,8 @@ class InstanceFilter:
     sort_key: str = "position"
     reverse: bool = False
     """Flip the natural order (dataset order; metrics highest first)."""
+    schema: ListSchema = field(default=DEFAULT_SCHEMA, compare=False)
+    """The run's list: its sort keys and what they read."""
 
     def matches(self, row: Row) -> bool:
         """Whether the row passes every filter."""
@@ -134,10 +208,9 @@ class InstanceFilter:
         shown = [row for row in rows if self.matches(row)]
         if self.sort_key == "position":
             return shown[::-1] if self.reverse else shown
-        defined = [
-            (v, row) for row in shown if not math.isnan(v := _sort_value(row, self.sort_key))
-        ]
-        undefined = [row for row in shown if math.isnan(_sort_value(row, self.sort_key))]
+        column = self.schema.row_columns.get(self.sort_key, self.sort_key)
+        defined = [(v, row) for row in shown if not math.isnan(v := _sort_value(row, column))]
+        undefined = [row for row in shown if math.isnan(_sort_value(row, column))]
         defined.sort(key=lambda pair: pair[0], reverse=not self.reverse)
         return [row for _, row in defined] + undefined
 
@@ -146,8 +219,9 @@ class InstanceFilter:
         stance), ``unclear`` / ``contradictions`` / ``bookmarked`` (on/off), ``clear`` (all
         off, order kept)."""
         if change == "sort":
-            index = (SORT_KEYS.index(self.sort_key) + 1) % len(SORT_KEYS)
-            return replace(self, sort_key=SORT_KEYS[index])
+            keys = self.schema.sort_keys
+            index = (keys.index(self.sort_key) + 1) % len(keys) if self.sort_key in keys else 0
+            return replace(self, sort_key=keys[index])
         if change == "reverse":
             return replace(self, reverse=not self.reverse)
         if change == "stance":
@@ -160,14 +234,15 @@ class InstanceFilter:
         if change == "bookmarked":
             return replace(self, bookmarked_only=not self.bookmarked_only)
         if change == "clear":
-            return InstanceFilter(sort_key=self.sort_key, reverse=self.reverse)
+            return InstanceFilter(sort_key=self.sort_key, reverse=self.reverse, schema=self.schema)
         raise ValueError(f"unknown filter change {change!r}")
 
     def sort_label(self) -> str:
         """``SoS ↓`` / ``dataset order``."""
         if self.sort_key == "position":
             return "dataset order" + (" (reversed)" if self.reverse else "")
-        return f"{LABELS[self.sort_key]} {'↑' if self.reverse else '↓'}"
+        label = self.schema.labels.get(self.sort_key, self.sort_key)
+        return f"{label} {'↑' if self.reverse else '↓'}"
 
     def describe(self) -> str:
         """The active filters and the order, in one line."""

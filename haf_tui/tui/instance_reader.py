@@ -13,18 +13,22 @@ from typing import Any, Protocol, TypeVar
 
 from textual.message import Message
 
+from haf_tui.config import RunConfig
+from haf_tui.methods.declare import Method
+from haf_tui.methods.registry import methods
 from haf_tui.store import Store
 from haf_tui.store.instance_readers import (
     DetailRow,
-    instance_metric_values,
     instance_parts,
     instance_rationales,
     instance_tokens,
+    metric_values_of,
     run_instance,
     stage_answers,
 )
 from haf_tui.store.instance_readers import detail_rows as pivot_detail
 from haf_tui.store.readers import JudgeRun
+from haf_tui.tui.filters import DEFAULT_SCHEMA, ListSchema
 from haf_tui.tui.judge_data import Judgement, read_judgements
 from haf_tui.tui.rationale_data import RationaleData, rationale_data
 from haf_tui.tui.widgets.token_view import Span, Token
@@ -50,11 +54,13 @@ class InstancesLoaded(Message):
 
     rows: list[dict[str, Any]]
     run_id: str
-    suites: tuple[str, ...] = ("haf",)
+    suites: tuple[str, ...] = field(default_factory=lambda: RunConfig().suites)
     """The suites the run was asked to run (its config)."""
     judges: tuple[JudgeRun, ...] = ()
     """The judge runs whose judgements its instances show (those over its explanations; a
     judge run: itself)."""
+    schema: ListSchema = DEFAULT_SCHEMA
+    """What its list shows, sorts and filters by (from its methods' declarations)."""
 
 
 @dataclass
@@ -83,6 +89,8 @@ class InstanceData:
     spans: dict[GenKey, dict[int, Span]] = field(default_factory=dict)
     prompts: dict[GenKey, str] = field(default_factory=dict)
     judgements: tuple[Judgement, ...] = ()
+    metrics: dict[str, float | None] = field(default_factory=dict)
+    """Its instance metrics (those asked for), by name."""
 
 
 class InstanceCache(OrderedDict[str, InstanceData]):
@@ -116,24 +124,34 @@ def _by_instance(rows: Iterable[_Row]) -> dict[str, list[_Row]]:
 
 
 def read_instances(
-    store: Store, run_id: str, ids: list[str], judges: Sequence[JudgeRun] = ()
+    store: Store,
+    run_id: str,
+    ids: list[str],
+    judges: Sequence[JudgeRun] = (),
+    shown_metrics: Sequence[str] = (),
 ) -> list[InstanceData]:
     """The instances ``ids`` (those found): generations, reasons, metrics, tokens, spans and
-    prompts (the tokens on a second thread while this one reads the rest), and their
-    judgements by ``judges``."""
+    prompts (the tokens on a second thread while this one reads the rest), their judgements
+    by ``judges`` and their instance metrics ``shown_metrics``."""
     token_future = _SECOND.submit(instance_tokens, store, run_id, ids)
     parts = instance_parts(store, run_id, ids)
     generations = _by_instance(parts.generations)
     reasons = _by_instance(parts.reasons)
     metrics = _by_instance(parts.reason_metrics)
     judgements = read_judgements(store, judges, ids)
+    values = metric_values_of(store, run_id, shown_metrics, ids)
     tokens = _by_instance(token_future.result())
     found = []
     for instance_id in ids:
         if instance_id not in generations:
             continue
         own_reasons = reasons.get(instance_id, [])
-        data = InstanceData(instance_id, [], judgements=judgements.get(instance_id, ()))
+        data = InstanceData(
+            instance_id,
+            [],
+            judgements=judgements.get(instance_id, ()),
+            metrics=values.get(instance_id, {}),
+        )
         for g in generations[instance_id]:
             data.prompts[(g.stage, g.sub_index)] = g.prompt_text
         for r in own_reasons:
@@ -150,17 +168,24 @@ def read_instances(
     return found
 
 
-def read_rationales(store: Store, run_id: str, instance_id: str) -> RationaleData:
-    """An instance's rationales (the rationales suite) with its word tokens, its annotators'
-    gold and its ``rationale_*`` metrics (none when the run's dataset lacks the instance)."""
+def read_rationales(
+    store: Store, run_id: str, instance_id: str, method: Method[Any] | None = None
+) -> RationaleData:
+    """An instance's rationales (those of ``method``, whose view is the rationale view;
+    default: the first such method) with its word tokens, its annotators' gold, the method's
+    metrics and the answers of its second stage, its prompts (none when the run's dataset
+    lacks the instance)."""
+    method = method or next(m for m in methods().values() if m.view == "rationales")
     instance = run_instance(store, run_id, instance_id)
     if instance is None:
         return RationaleData(instance_id, ())
+    names = [spec.name for spec in method.metrics]
+    asked = method.suite.stages[1]
     return rationale_data(
         instance_id,
         instance.text,
         instance.extra,
         instance_rationales(store, run_id, instance_id),
-        instance_metric_values(store, run_id, instance_id, "rationale_"),
-        stage_answers(store, run_id, instance_id, "rationale_prompt"),
+        metric_values_of(store, run_id, names, [instance_id]).get(instance_id, {}),
+        stage_answers(store, run_id, instance_id, asked),
     )

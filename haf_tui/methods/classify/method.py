@@ -6,7 +6,7 @@ from pydantic import BaseModel
 
 from haf_tui.methods.classify.reports import CLASSIFY_REPORTS
 from haf_tui.methods.classify.suite.suite import CLASSIFY
-from haf_tui.methods.classify.views import CLASSIFY_COLUMNS, CLASSIFY_METRICS
+from haf_tui.methods.classify.views import CLASSIFY_COLUMNS, CLASSIFY_METRICS, classify_node
 from haf_tui.methods.declare import Method
 
 METHOD: Method[BaseModel] = Method(
@@ -20,4 +20,6 @@ METHOD: Method[BaseModel] = Method(
     suggested_reports=("classification",),
     units={stage: "texts" for stage in CLASSIFY.stages},
     list_columns=CLASSIFY_COLUMNS,
+    view="label-scores",
+    node=classify_node,
 )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Final
+import math
+from typing import Any, Final
 
-from haf_tui.methods.declare import ListColumn, MetricSpec
+from haf_tui.methods.classify.core.labels import SPELLINGS, label_scores
+from haf_tui.methods.declare import ListColumn, MetricSpec, NodeInput
+from haf_tui.reports import format_number
 
 CLASSIFY_METRICS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec(
@@ -30,3 +33,32 @@ CLASSIFY_METRICS: Final[tuple[MetricSpec, ...]] = (
 )
 
 CLASSIFY_COLUMNS: Final[tuple[ListColumn, ...]] = (ListColumn("classify_p_toxic", "p(tox)"),)
+
+
+def _log(probability: Any) -> float:
+    return math.log(probability) if probability else -math.inf
+
+
+def classify_node(node: NodeInput) -> list[str]:
+    """The explorer's classify node: p(y | x), ŷ and the label mass, then one line per forced
+    spelling (in the order of ``node.generations``) with its probability; none when the
+    instance has no spelling scored."""
+    spellings = [g for g in node.generations if 0 <= int(g["sub_index"]) < len(SPELLINGS)]
+    if not spellings:
+        return []
+    logprobs = {  # (a spelling's decision confidence is its probability)
+        SPELLINGS[int(g["sub_index"])][0]: _log(g["decision_confidence"]) for g in spellings
+    }
+    try:
+        scores = label_scores(logprobs)
+        title = (
+            f"classify → {scores.predicted} (p(toxic) {format_number(scores.p_toxic, 2)}, "
+            f"label mass {format_number(scores.label_mass, 2)})"
+        )
+    except ValueError:
+        title = "classify — incomplete"
+    lines = [
+        f"{SPELLINGS[int(g['sub_index'])][0]!r}: p {format_number(g['decision_confidence'], 3)}"
+        for g in spellings
+    ]
+    return [title, *lines]

@@ -22,4 +22,5 @@ METHOD: Method[HafSettings] = Method(
     summary_reports=("table1", "table2", "table4"),
     panels=HAF_PANELS,
     list_columns=HAF_COLUMNS,
+    view="stances",
 )

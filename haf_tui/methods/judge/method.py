@@ -30,4 +30,5 @@ METHOD: Method[JudgeSettings] = Method(
     units=judge_units,
     panels=JUDGE_PANELS,
     list_columns=JUDGE_COLUMNS,
+    view="judgements",
 )

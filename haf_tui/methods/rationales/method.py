@@ -12,6 +12,7 @@ from haf_tui.methods.rationales.views import (
     RATIONALE_METRICS,
     RATIONALE_PANELS,
     RATIONALE_TABLE_METRICS,
+    rationales_node,
 )
 
 METHOD: Method[RationaleSettings] = Method(
@@ -33,4 +34,6 @@ METHOD: Method[RationaleSettings] = Method(
     units={CLASSIFY: "texts", OCCLUSION: "texts", PERTURB: "texts"},
     panels=RATIONALE_PANELS,
     list_columns=RATIONALE_COLUMNS,
+    view="rationales",
+    node=rationales_node,
 )

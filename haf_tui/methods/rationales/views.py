@@ -4,12 +4,16 @@ per-rationale values its reports compute (plausibility, faithfulness, complexity
 
 from __future__ import annotations
 
-from typing import Final
+import math
+from typing import Any, Final
 
 from rich.console import RenderableType
 from rich.text import Text
 
-from haf_tui.methods.declare import ListColumn, MetricSpec, PanelInput, PanelSpec
+from haf_tui.methods.classify.core.labels import SPELLINGS, label_scores
+from haf_tui.methods.declare import ListColumn, MetricSpec, NodeInput, PanelInput, PanelSpec
+from haf_tui.methods.rationales.suite.plan import CLASSIFY, PROMPT
+from haf_tui.reports import format_number
 from haf_tui.reports.panel_tables import report_rows, report_table
 
 RATIONALE_METRICS: Final[tuple[MetricSpec, ...]] = (
@@ -158,3 +162,31 @@ RATIONALE_COLUMNS: Final[tuple[ListColumn, ...]] = (
     ListColumn("rationale_p_predicted", "p(ŷ)"),
     ListColumn("rationale_alignment_f1", "align"),
 )
+
+
+def _log(probability: Any) -> float:
+    return math.log(probability) if probability else -math.inf
+
+
+def rationales_node(node: NodeInput) -> list[str]:
+    """The explorer's rationales node: ŷ and p(toxic) on the full text, then one line per
+    rationale prompt answered (in the order of ``node.generations``); none when the label
+    spellings were not scored."""
+    spellings = {
+        int(g["sub_index"]): g for g in node.generations
+        if g["stage"] == CLASSIFY and 0 <= int(g["sub_index"]) < len(SPELLINGS)
+    }  # fmt: skip
+    if not spellings:
+        return []
+    logprobs = {SPELLINGS[sub][0]: _log(g["decision_confidence"]) for sub, g in spellings.items()}
+    try:
+        scores = label_scores(logprobs)
+        title = f"rationales → {scores.predicted} (p(toxic) {format_number(scores.p_toxic, 2)})"
+    except ValueError:
+        title = "rationales → incomplete"
+    asked = [
+        f"asked why {g['decision'] or '—'}: the answer"
+        for g in node.generations
+        if g["stage"] == PROMPT
+    ]
+    return [title, *asked]

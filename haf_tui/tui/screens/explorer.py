@@ -9,9 +9,13 @@ and < > move the token cursor, l colours by NLL or relevance, v shows the prompt
 the instance, w writes a note on it, * shows only bookmarked ones and y copies the text or the
 reason under the cursor (their base, ``instance_notes.py``).
 
-A run with the rationales suite has a "rationales →" node: it shows the instance's rationales
-(the prompted words, the occlusion scores and the annotators' shares per word, then the
-faithfulness, plausibility and complexity numbers) in place of the token view. Under JUSTIFY,
+The list's columns, sort keys, ranges and legend are the run's methods' (their declared
+``list_columns`` and metrics: :class:`~haf_tui.tui.filters.ListSchema`); the tree has a node
+per method of the run, drawn by the view it declares (``Method.view``; none: its title over
+its metric lines). A run with the rationales method has a "rationales →" node: it shows the
+instance's rationales (the prompted words, the occlusion scores and the annotators' shares per
+word, then the faithfulness, plausibility and complexity numbers) in place of the token view.
+Under JUSTIFY,
 a "judge …" node per judge run over the run's explanations (a judge run: its own, at the top)
 lists the eight criteria's labels; it shows the judgement (p of each label, mass, E, ≠ stance,
 the judged item) in place of the token view.
@@ -32,10 +36,19 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Header, Input, Static, TextArea, Tree
 
 from haf_tui.config import RunConfig
+from haf_tui.methods.declare import Method, MetricSpec
+from haf_tui.methods.registry import methods_of
 from haf_tui.reports import first_with_reasons, instance_rows
 from haf_tui.store.annotations import instance_notes
+from haf_tui.store.instance_readers import metric_values_of
 from haf_tui.store.readers import JudgeRun
-from haf_tui.tui.filters import FilterError, InstanceFilter, parse_ranges, prepare
+from haf_tui.tui.filters import (
+    FilterError,
+    InstanceFilter,
+    ListSchema,
+    parse_ranges,
+    prepare,
+)
 from haf_tui.tui.instance_reader import (
     CACHE_SIZE,
     InstanceCache,
@@ -144,6 +157,8 @@ class ExplorerScreen(InstanceNotesScreen):
         """The run's suites (known once its instances are loaded)."""
         self.judges: tuple[JudgeRun, ...] = ()
         """The judge runs whose judgements the instances show (known with the suites)."""
+        self.methods: list[Method[Any]] = []
+        """The methods of the run's suites (known with the suites)."""
         self.rationales: OrderedDict[str, RationaleData] = OrderedDict()
         """The rationales read (least recently read dropped beyond the instance cache's size)."""
 
@@ -151,6 +166,11 @@ class ExplorerScreen(InstanceNotesScreen):
     def sort_by_sos(self) -> bool:
         """Whether the list is sorted by SoS."""
         return self.filter.sort_key == "sos"
+
+    @property
+    def metric_specs(self) -> list[MetricSpec]:
+        """The metrics of the run's methods (``?`` defines them)."""
+        return [spec for method in self.methods for spec in method.metrics]
 
     def compose(self) -> ComposeResult:
         """Header; instances | (input, tree, tokens); footer."""
@@ -193,7 +213,13 @@ class ExplorerScreen(InstanceNotesScreen):
             rows = add_notes(instance_rows(store, run.run_id), notes)
             suites = RunConfig.model_validate_json(run.config_json).suites
             judges = judges_shown(store, run.run_id, suites)
-        self.post_message(InstancesLoaded(prepare(rows), run.run_id, suites, judges))
+            schema = ListSchema.of(methods_of(RunConfig(suites=suites)))
+            missing = [m for m in schema.row_metrics() if not rows or m not in rows[0]]
+            values = metric_values_of(store, run.run_id, missing)
+        for row in rows:  # (the metrics the columns show that the instances query has not)
+            row.update(dict.fromkeys(missing) | values.get(str(row["instance_id"]), {}))
+        message = InstancesLoaded(prepare(rows), run.run_id, suites, judges, schema)
+        self.post_message(message)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-instance")
     def load_batch(self, ids: list[str]) -> None:
@@ -209,9 +235,10 @@ class ExplorerScreen(InstanceNotesScreen):
     def load_rationales(self, instance_id: str) -> None:
         """Read an instance's rationales (the rationales node shows them)."""
         found: RationaleData | None = None
+        shown = next((m for m in self.methods if m.view == "rationales"), None)
         try:
             with self.reader.reading() as store:
-                found = read_rationales(store, self.run_id, instance_id)
+                found = read_rationales(store, self.run_id, instance_id, shown)
         finally:  # (a failed read is reported by the app)
             self.post_message(RationalesRead(instance_id, found))
 
@@ -219,7 +246,8 @@ class ExplorerScreen(InstanceNotesScreen):
         found: list[InstanceData] = []
         try:
             with self.reader.reading() as store:
-                found = read_instances(store, self.run_id, ids, self.judges)
+                metrics = [spec.name for m in self.methods for spec in m.metrics]
+                found = read_instances(store, self.run_id, ids, self.judges, metrics)
         finally:  # even a failed read says what it no longer brings
             self.post_message(InstancesRead(found, ids))
 
@@ -230,9 +258,13 @@ class ExplorerScreen(InstanceNotesScreen):
         """Keep the rows; show those the filters pass."""
         self.run_id, self.instances = message.run_id, message.rows
         self.suites, self.judges = message.suites, message.judges
-        self.set_class("rationales" in self.suites and "haf" not in self.suites, "-rationales-only")
+        self.methods = methods_of(RunConfig(suites=self.suites))
+        views = {method.view for method in self.methods}
+        self.set_class("rationales" in views and "stances" not in views, "-rationales-only")
+        self.filter = replace(self.filter, schema=message.schema)
         judged = ("low", "≠ stance") if self.judges else ()
-        self.query_one("#ex-legend", Legend).show(EXPLORER_MARKS + judged)
+        legend = message.schema.legend()
+        self.query_one("#ex-legend", Legend).show(EXPLORER_MARKS + judged, legend)
         self.by_id = {str(row["instance_id"]): row for row in message.rows}
         self.loaded = True
         start = None if self.current else first_with_reasons(self.visible_instances())
@@ -250,8 +282,8 @@ class ExplorerScreen(InstanceNotesScreen):
         if it is shown."""
         rows = self.visible_instances()
         key = self.filter.sort_key
-        extra = None if key in ("position", "sos", "n_reasons") else key
-        self.instance_list.set_rows(rows, keep or self.current, extra)
+        extra = None if key == "position" else key
+        self.instance_list.set_rows(rows, keep or self.current, extra, self.filter.schema)
         shown = f"{len(rows)} of {len(self.instances)} instances shown"
         line = Text(f"{shown} · {self.filter.describe()}")
         self.query_one("#ex-shown", Static).update(line, layout=False)
@@ -347,7 +379,7 @@ class ExplorerScreen(InstanceNotesScreen):
         row = self.by_id.get(data.instance_id, {})
         head = Text(f"{data.instance_id}", style="bold")
         head.append(f"  label {row.get('label') or '—'}")
-        if not self.suites or "haf" in self.suites:  # (a run without HAF has no stance)
+        if not self.methods or any(m.view == "stances" for m in self.methods):  # (the stance)
             head.append(f"  stance {row.get('stance') or '—'}")
             head.append(f" (C={fmt(row.get('justify_confidence'))})")
         if row.get("stopped"):
@@ -356,7 +388,13 @@ class ExplorerScreen(InstanceNotesScreen):
         self.query_one("#ex-input", Static).update(head, layout=False)
         tree = self.query_one("#ex-tree", StanceTree)
         tree.show(
-            data.instance_id, row.get("stance"), data.detail, self.suites or None, data.judgements
+            data.instance_id,
+            row.get("stance"),
+            data.detail,
+            self.suites or None,
+            data.judgements,
+            metrics=data.metrics,
+            text=str(row.get("text") or ""),
         )
         tree.show_note(
             row.get("note"),
@@ -451,7 +489,7 @@ class ExplorerScreen(InstanceNotesScreen):
         self.typing_until = monotonic() + TYPING_PAUSE
         error = self.query_one("#ex-filter-error", Static)
         try:
-            ranges = parse_ranges(event.value)
+            ranges = parse_ranges(event.value, self.filter.schema)
         except FilterError as exc:
             error.update(Text(str(exc)))
             error.remove_class("-empty")

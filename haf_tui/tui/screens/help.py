@@ -12,7 +12,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Markdown
 
-from haf_tui.tui.definitions import definitions_markdown
+from haf_tui.methods.declare import MetricSpec
+from haf_tui.tui.definitions import METRICS_BY_LABEL, definitions_markdown
 from haf_tui.tui.keys import markdown_table, shown_key, verb_row
 from haf_tui.tui.screens.base import HafScreen
 
@@ -151,14 +152,20 @@ def help_markdown(screen: Screen[Any] | None = None) -> str:
         if callable(own):
             parts.append(own())
     shown = screen.shown_metrics() if isinstance(screen, HafScreen) else ()
-    parts += [
-        definitions_markdown(shown or None),
-        "## Every key",
-        markdown_table(),
-        MORE_NUMBERS,
-        MORE_TEXT,
-    ]
+    parts.append(definitions_markdown(shown or None))
+    specs: list[MetricSpec] = list(getattr(screen, "metric_specs", ()))
+    if any(spec.label not in METRICS_BY_LABEL for spec in specs):
+        parts.append(run_metrics_markdown(specs))
+    parts += ["## Every key", markdown_table(), MORE_NUMBERS, MORE_TEXT]
     return "\n\n".join(parts)
+
+
+def run_metrics_markdown(specs: list[MetricSpec]) -> str:
+    """The metrics of the run a screen shows (its methods' declarations) that the
+    definitions above do not give, one line each."""
+    lines = ["## This run's metrics", ""]
+    lines += [f"- {s.line()}" for s in specs if s.label not in METRICS_BY_LABEL]
+    return "\n".join(lines)
 
 
 class HelpScreen(ModalScreen[None]):

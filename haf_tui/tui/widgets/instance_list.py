@@ -16,13 +16,15 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from haf_tui.methods.declare import ListColumn
 from haf_tui.reports import format_number
-from haf_tui.tui.filters import LABELS, METRIC_COLUMNS, Row
+from haf_tui.tui.filters import DEFAULT_SCHEMA, ListSchema, Row
 
 
 class InstanceList(ScrollView, can_focus=True):
-    """One line per instance (id, stance, #reasons, SoS, the sort metric, flags, why it
-    stopped; ★ before a bookmarked one) under a fixed header; renders only the visible rows."""
+    """One line per instance (id, the columns the run's methods show, the sort metric, flags,
+    why it stopped; ★ before a bookmarked one) under a fixed header; renders only the visible
+    rows."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "cursor(-1)", "Up", show=False),
@@ -69,6 +71,8 @@ class InstanceList(ScrollView, can_focus=True):
         self.rows: list[Row] = []
         self.cursor_row = 0
         self.extra: str | None = None
+        self.schema: ListSchema = DEFAULT_SCHEMA
+        """The run's columns (:meth:`set_rows` is given them)."""
         self._id_width = 4
         self._styles = (Style(), Style(), Style(), Style())
         self._lines: dict[tuple[str, bool, int], Strip] = {}
@@ -101,10 +105,19 @@ class InstanceList(ScrollView, can_focus=True):
         """The instance under the cursor."""
         return str(self.rows[self.cursor_row]["instance_id"]) if self.rows else None
 
-    def set_rows(self, rows: list[Row], keep: str | None, extra: str | None = None) -> None:
-        """Show ``rows`` (``extra``: one more metric column). The cursor stays on ``keep`` if it
-        is shown, else goes to the first row (posting Highlighted)."""
-        self.rows, self.extra = rows, extra
+    def set_rows(
+        self,
+        rows: list[Row],
+        keep: str | None,
+        extra: str | None = None,
+        schema: ListSchema | None = None,
+    ) -> None:
+        """Show ``rows`` (``extra``: one more metric column, unless shown already; ``schema``:
+        the run's columns, default the last ones). The cursor stays on ``keep`` if it is shown,
+        else goes to the first row (posting Highlighted)."""
+        self.schema = schema or self.schema
+        shown = {column.name for column in self.schema.shown}
+        self.rows, self.extra = rows, None if extra in shown else extra
         self._id_width = max([4, *(len(str(r["instance_id"])) for r in rows[:2000])])
         self._lines.clear()
         self.virtual_size = Size(0, len(rows) + 1)
@@ -148,23 +161,23 @@ class InstanceList(ScrollView, can_focus=True):
         if event.y >= 1:
             self.move_cursor(round(self.scroll_y) + event.y - 1)
 
+    def _columns(self) -> list[ListColumn]:
+        extra = self.schema.column(self.extra) if self.extra else None
+        return [*self.schema.shown, *([extra] if extra else [])]
+
     def _cells(self, row: Row | None) -> list[tuple[str, int]]:
-        extra = self.extra
+        columns = self._columns()
         if row is None:
-            cells = [("id", self._id_width), ("stance", 9), ("#r", 2), ("SoS", 5)]
-            cells += [(LABELS.get(extra, extra), 5)] if extra else []
+            cells = [("id", self._id_width), *((c.label, c.width) for c in columns)]
             return [*cells, ("U!", 2), ("stopped", 0)]
         flags = ("U" if row.get("n_unclear") else "") + ("!" if row.get("n_contradictions") else "")
-        cells = [
-            (str(row["instance_id"]), self._id_width),
-            (str(row.get("stance") or "—"), 9),
-            (format_number(row.get("n_reasons")), 2),
-            (format_number(row.get("sos")), 5),
-        ]
-        if extra:
-            cells.append(
-                (format_number(row.get(METRIC_COLUMNS[extra]), 2 if extra == "n_reasons" else 3), 5)
-            )
+        cells = [(str(row["instance_id"]), self._id_width)]
+        for column in columns:
+            value = row.get(column.metric)
+            if column.digits is None:
+                cells.append((str(value or "—"), column.width))
+            else:
+                cells.append((format_number(value, column.digits), column.width))
         return [*cells, (flags, 2), (str(row.get("stopped") or ""), 0)]
 
     def render_lines(self, crop: Region) -> list[Strip]:

@@ -1,13 +1,14 @@
-"""The stance/reason tree of one instance: JUSTIFY, UPHOLD-REASON (internal, external),
-UPHOLD-STANCE and, when the run holds the classify suite, its label scores, and when it holds
-the rationales suite, a node for the instance's rationales; under JUSTIFY, each judge run's
-ratings of the explanation (a judge run's own instances: at the top); each node carries the
-generation (and reason) it stands for."""
+"""The tree of one instance: a node (or several) per method of the run, each drawn by the
+explorer view its method declares (``Method.view``, looked up in :data:`METHOD_VIEWS`; none:
+the method's title over the lines of ``Method.node_lines``): HAF's stance tree (JUSTIFY,
+UPHOLD-REASON internal and external, UPHOLD-STANCE), label scores, a node for the instance's
+rationales; under JUSTIFY, each judge run's ratings of the explanation (a run without HAF: at
+the top); each node carries the generation (and reason) it stands for. Which stages belong to
+which method the registry says."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
@@ -20,14 +21,12 @@ from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from haf_tui.methods.classify.core.labels import SPELLINGS, label_scores
-from haf_tui.methods.rationales.suite.plan import CLASSIFY as RATIONALE_CLASSIFY
-from haf_tui.methods.rationales.suite.plan import PROMPT as RATIONALE_PROMPT
-from haf_tui.methods.rationales.suite.plan import STAGES as RATIONALE_STAGES
+from haf_tui.methods.declare import Method
 from haf_tui.reports import format_number
 from haf_tui.store.instance_readers import DetailRow
 from haf_tui.tui.judge_data import Judgement
 from haf_tui.tui.messages import FullValueRequested
+from haf_tui.tui.tree_input import Generation, TreeInput, group_detail, shown_methods
 from haf_tui.tui.widgets.judge_view import JUDGEMENT, criterion_text, judge_title
 
 RATIONALES = "rationales"
@@ -48,10 +47,6 @@ def fmt(value: Any, digits: int = 2) -> str:
     return format_number(value, digits)
 
 
-def _log(probability: Any) -> float:
-    return math.log(probability) if probability else -math.inf
-
-
 def _short(text: Any, width: int = 48) -> str:
     flat = " ".join(str(text or "").split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
@@ -60,24 +55,6 @@ def _short(text: Any, width: int = 48) -> str:
 def _metric(row: DetailRow | None, name: str) -> float | None:
     """A reason metric of ``row`` (None: no such row)."""
     return None if row is None else row.metric(name)
-
-
-@dataclass
-class Generation:
-    """One generation's row of ``instance_detail`` and its reason rows."""
-
-    row: DetailRow
-    reasons: list[DetailRow]
-
-
-def group_detail(rows: Sequence[DetailRow]) -> dict[tuple[str, int], Generation]:
-    """The rows of ``instance_detail`` grouped by generation, in query order."""
-    groups: dict[tuple[str, int], Generation] = {}
-    for row in rows:
-        group = groups.setdefault((row.stage, row.sub_index), Generation(row, []))
-        if row.reason_index is not None:
-            group.reasons.append(row)
-    return groups
 
 
 class StanceTree(Tree[NodeRef | None]):
@@ -177,97 +154,42 @@ class StanceTree(Tree[NodeRef | None]):
         rows: Sequence[DetailRow],
         suites: Sequence[str] | None = None,
         judgements: Sequence[Judgement] = (),
+        *,
+        metrics: Mapping[str, float | None] | None = None,
+        text: str = "",
     ) -> None:
         """Rebuild the tree from the ``instance_detail`` rows of one instance (``suites``: the
-        run's; None: told by the rows) and its ``judgements`` (under JUSTIFY; else at the
+        run's; None: told by the rows), its instance ``metrics`` and ``text`` (for the nodes of
+        methods without a view of their own) and its ``judgements`` (under JUSTIFY; else at the
         top)."""
         self.clear()
         groups = group_detail(rows)
         # (a judge run's instances: the stance the judged explanation argued for)
         stance = stance or next((j.stance for j in judgements if j.stance), None)
         self.root.set_label(Text(f"{instance_id}  stance: {stance or '—'}"))
-        justify = groups.get(("justify", -1))
-        classify = any(stage == "classify" for stage, _ in groups)
-        rationales = any(stage in RATIONALE_STAGES for stage, _ in groups) or (
-            suites is not None and "rationales" in suites
-        )
-        if suites is not None:
-            haf_shown = justify is not None or "haf" in suites
-        else:
-            haf_shown = justify is not None or not (classify or rationales)
-        if haf_shown:
-            self.root.data = NodeRef("justify")
-        elif classify:
-            self.root.data = NodeRef("classify", 0)
-        elif rationales:
-            self.root.data = NodeRef(RATIONALES)
-        else:
-            self.root.data = NodeRef(JUDGEMENT, 0) if judgements else None
-        if haf_shown:
-            # (a run without the HAF suite shows its other suites only)
-            node = self._justify(justify)
-            _add_judgements(self.root if node is None else node, judgements)
-            self._uphold_reason(groups, "internal", "uii", "UII")
-            self._uphold_reason(groups, "external", "uei", "UEI")
-            self._uphold_stance(groups, justify)
-        self._classify(groups)
-        if rationales:
-            self._rationales(groups)
-        if not haf_shown:
+        shown = TreeInput(instance_id, text, groups, judgements, metrics or {})
+        first: NodeRef | None = None
+        for method in shown_methods(groups, suites):
+            ref = METHOD_VIEWS.get(method.view, _generic_node)(self, method, shown)
+            first = first or ref
+        if not shown.judged:
             _add_judgements(self.root, judgements)
+        self.root.data = first or (NodeRef(JUDGEMENT, 0) if judgements else None)
         self.root.expand_all()
         self.move_cursor(self.root)
 
-    def _rationales(self, groups: dict[tuple[str, int], Generation]) -> None:
-        """The rationales suite: ŷ and its label scores on the full text (the node shows the
-        rationale view), then each rationale prompt's answer (the token view)."""
-        spellings = {
-            sub_index: g for (stage, sub_index), g in groups.items()
-            if stage == RATIONALE_CLASSIFY and sub_index < len(SPELLINGS)
-        }  # fmt: skip
-        if not spellings:
-            self.root.add_leaf(Text("rationales — not run"), data=None)
-            return
-        logprobs = {
-            SPELLINGS[sub][0]: _log(g.row.decision_confidence) for sub, g in spellings.items()
-        }
-        try:
-            scores = label_scores(logprobs)
-            title = f"rationales → {scores.predicted} (p(toxic) {fmt(scores.p_toxic)})"
-        except ValueError:
-            title = "rationales → incomplete"
-        node = self.root.add(Text(title), data=NodeRef(RATIONALES))
-        for (stage, sub_index), generation in groups.items():
-            if stage == RATIONALE_PROMPT:
-                node.add_leaf(
-                    Text(f"asked why {generation.row.decision or '—'}: the answer"),
-                    data=NodeRef(stage, sub_index),
-                )
-
-    def _classify(self, groups: dict[tuple[str, int], Generation]) -> None:
-        """The classify suite's label scores, when the run holds it: p(y | x), ŷ and the
-        label mass, then each forced spelling with its probability."""
-        spellings = [(key, g) for key, g in groups.items() if key[0] == "classify"]
-        if not spellings:
-            return
-        logprobs = {  # (a spelling's decision confidence is its probability)
-            SPELLINGS[key[1]][0]: _log(g.row.decision_confidence) for key, g in spellings
-        }
-        try:
-            scores = label_scores(logprobs)
-            title = (
-                f"classify → {scores.predicted} (p(toxic) {fmt(scores.p_toxic)}, "
-                f"label mass {fmt(scores.label_mass)})"
-            )
-        except ValueError:
-            title = "classify — incomplete"
-        node = self.root.add(Text(title), data=NodeRef("classify", spellings[0][0][1]))
-        for (stage, sub_index), generation in spellings:
-            row = generation.row
-            node.add_leaf(
-                Text(f"{SPELLINGS[sub_index][0]!r}: p {fmt(row.decision_confidence, 3)}"),
-                data=NodeRef(stage, sub_index),
-            )
+    def stances(self, method: Method[Any], shown: TreeInput) -> NodeRef:
+        """HAF's stance tree: JUSTIFY (with the judgements under it), UPHOLD-REASON internal
+        and external, UPHOLD-STANCE."""
+        groups = shown.groups
+        justify = groups.get(("justify", -1))
+        node = self._justify(justify)
+        _add_judgements(self.root if node is None else node, shown.judgements)
+        shown.judged = True
+        self._uphold_reason(groups, "internal", "uii", "UII")
+        self._uphold_reason(groups, "external", "uei", "UEI")
+        self._uphold_stance(groups, justify)
+        return NodeRef("justify")
 
     def _justify(self, justify: Generation | None) -> TreeNode[NodeRef | None] | None:
         if justify is None:
@@ -321,6 +243,67 @@ class StanceTree(Tree[NodeRef | None]):
                 data=NodeRef("individual", j),
             )
             _add_reason_leaves(child, generation.reasons, "s", "individual", j, None, width=40)
+
+
+def _generic_node(tree: StanceTree, method: Method[Any], shown: TreeInput) -> NodeRef | None:
+    """A method without a view of its own: its title over its node lines (its instance
+    metrics by default); the node shows its first generation."""
+    refs = [NodeRef(stage, sub_index) for stage, sub_index in shown.generations(method)]
+    ref = refs[0] if refs else None
+    node = tree.root.add(Text(method.title), data=ref)
+    for line in method.node_lines(shown.node_input(method)):
+        node.add_leaf(Text(line), data=ref)
+    return ref
+
+
+def _label_scores(tree: StanceTree, method: Method[Any], shown: TreeInput) -> NodeRef | None:
+    """Forced label scores: the first node line as the title, then one line per generation of
+    the method (each shows its generation); nothing when it has no lines."""
+    lines = method.node_lines(shown.node_input(method))
+    refs = [NodeRef(stage, sub_index) for stage, sub_index in shown.generations(method)]
+    if not lines or not refs:
+        return None
+    node = tree.root.add(Text(lines[0]), data=refs[0])
+    for line, ref in zip(lines[1:], refs, strict=False):
+        node.add_leaf(Text(line), data=ref)
+    return refs[0]
+
+
+def _rationales(tree: StanceTree, method: Method[Any], shown: TreeInput) -> NodeRef:
+    """Rationales: the first node line as the title (the node shows the rationale view),
+    then one line per generation of the method's second stage, its prompts (the token view);
+    "not run" when it has no lines."""
+    lines = method.node_lines(shown.node_input(method))
+    if not lines:
+        tree.root.add_leaf(Text(f"{method.title} — not run"), data=None)
+        return NodeRef(RATIONALES)
+    node = tree.root.add(Text(lines[0]), data=NodeRef(RATIONALES))
+    asked = method.suite.stages[1:2]
+    refs = [NodeRef(stage, sub) for stage, sub in shown.generations(method) if stage in asked]
+    for line, ref in zip(lines[1:], refs, strict=False):
+        node.add_leaf(Text(line), data=ref)
+    return NodeRef(RATIONALES)
+
+
+def _judgements(tree: StanceTree, method: Method[Any], shown: TreeInput) -> NodeRef | None:
+    """A judge run's own judgements, at the top (unless a stance tree placed them)."""
+    if shown.judged or not shown.judgements:
+        return None
+    _add_judgements(tree.root, shown.judgements)
+    shown.judged = True
+    return NodeRef(JUDGEMENT, 0)
+
+
+MethodView = Callable[[StanceTree, Method[Any], TreeInput], NodeRef | None]
+METHOD_VIEWS: dict[str, MethodView] = {
+    "stances": StanceTree.stances,
+    "label-scores": _label_scores,
+    "rationales": _rationales,
+    "judgements": _judgements,
+}
+"""The explorer views a method may declare (``Method.view``), by kind: each adds the
+method's nodes under the root and says which node the tree opens on (the first method's
+that says one); a kind not here: :func:`_generic_node`."""
 
 
 def _add_judgements(node: TreeNode[NodeRef | None], judgements: Sequence[Judgement]) -> None:

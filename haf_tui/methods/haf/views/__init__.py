@@ -31,6 +31,14 @@ HAF_PANELS: Final[tuple[PanelSpec, ...]] = (
 )
 """HAF's panels of the metrics screen, in key order (Distributions: the generic histograms)."""
 
-HAF_COLUMNS: Final[tuple[ListColumn, ...]] = tuple(ListColumn(m.name, m.label) for m in HAF_METRICS)
+HAF_COLUMNS: Final[tuple[ListColumn, ...]] = (
+    ListColumn("stance", "stance", width=9, digits=None),
+    *(ListColumn(m.name, m.label, shown_at=2 if m.name == "sos" else None) for m in HAF_METRICS),
+    ListColumn("n_reasons", "#r", shown_at=1, width=2, digits=2, aliases=("n", "reasons")),
+    ListColumn("justify_confidence", "C", shown_at=None, key="confidence", aliases=("c", "conf")),
+)
+"""The explorer list's columns: the JUSTIFY stance, #r and SoS shown; the sort (and the
+ranges) by SoS … RN, the number of reasons and JUSTIFY's confidence C (values the
+``instances`` query gives each row)."""
 
 __all__ = ["HAF_COLUMNS", "HAF_METRICS", "HAF_PANELS", "JUSTIFY_CONFIDENCE"]
