@@ -22,11 +22,14 @@ from haf_tui.methods.registry import methods
 from haf_tui.store import open_store
 from haf_tui.tui import create_app
 from haf_tui.tui.screens.compare import CompareScreen
+from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.screens.help import help_markdown
 from haf_tui.tui.widgets.legend import Legend
 from haf_tui.tui.widgets.panel_view import PanelView
 from haf_tui.tui.widgets.run_settings import RunSettingsForm
+from haf_tui.tui.widgets.stance_tree import StanceTree
 from tests.support import settle
+from tests.test_tui_explorer_methods import list_lines
 from tests.test_tui_metrics import open_metrics, shown
 
 
@@ -143,3 +146,20 @@ async def test_its_panel_legend_and_metrics_show_in_the_workbench(
         assert isinstance(app.screen, CompareScreen)
         stats = str(app.screen.query_one("#cmp-stats-view", PanelView).text())
         assert "match" in stats and "logprob" in stats
+        with open_store(db, read_only=True) as store:
+            first = sorted(str(run["run_id"]) for run in store.list_runs())[0]
+            _, values = store.query(
+                "SELECT instance_id, value FROM instance_metrics WHERE run_id = ? "
+                "AND metric = 'toy_match' ORDER BY instance_id",
+                [first],
+            )
+        app.push_screen(ExplorerScreen(first))
+        await settle(pilot)
+        explorer = app.screen
+        assert isinstance(explorer, ExplorerScreen)
+        (header, *_) = list_lines(explorer)
+        assert header.split()[:2] == ["id", "match"]  # its list column
+        (node,) = explorer.query_one("#ex-tree", StanceTree).root.children
+        assert str(node.label) == "Toy"
+        leaves = [str(leaf.label) for leaf in node.children]
+        assert leaves[0] == f"match ↑ {values[0][1]:.3f}" and leaves[1].startswith("logprob")
