@@ -16,10 +16,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from importlib import metadata
 from typing import Any, Final
 
-from haf_tui.config import RunConfig, register_settings
+from haf_tui.config import SETTINGS_MODELS, RunConfig, register_settings
 from haf_tui.methods.base import Suite, Task
 from haf_tui.methods.declare import Method, MetricSpec, PanelSpec, RateUnit
-from haf_tui.reports.queries import add_queries_dir
+from haf_tui.reports.queries import METHOD_QUERY_DIRS, add_queries_dir
 from haf_tui.reports.registry import REPORTS, register_report
 from haf_tui.store.method_tables import (
     MethodTableError,
@@ -106,8 +106,22 @@ def methods() -> dict[str, Method[Any]]:
     return _loaded
 
 
+def _uninstall(method: Method[Any]) -> None:
+    """Undo what loading ``method`` registered: its settings model, reports and queries."""
+    if SETTINGS_MODELS.get(method.name) is method.settings:
+        SETTINGS_MODELS.pop(method.name, None)
+    for report in method.reports:
+        if REPORTS.get(report.name) is report:
+            del REPORTS[report.name]
+    if method.queries_dir is not None and method.queries_dir in METHOD_QUERY_DIRS:
+        METHOD_QUERY_DIRS.remove(method.queries_dir)
+
+
 def reload_methods() -> dict[str, Method[Any]]:
-    """Find the methods again (a package installed or removed since)."""
+    """Find the methods again (a package installed or removed since): what the methods
+    loaded before registered is forgotten first."""
+    for method in list(_loaded.values()):
+        _uninstall(method)
     _loaded.clear()
     forget_method_migrations()
     return methods()
