@@ -212,11 +212,12 @@ async def test_cancel_leaves_a_resumable_run_and_r_resumes_it(
     from haf_tui.tui.live import RunJob
 
     db = tmp_path / "haf.duckdb"
-    # two at a time over five instances: work is still waiting when the first is stored
+    # two at a time over eight instances: work is still waiting when the first is stored, and
+    # enough of it that an idle machine cannot finish the run before the cancel arrives
     config = RunConfig(
         model=ModelSettings(n_parallel=2),
-        decoding=DecodingSettings(max_new_tokens=48),
-        limit=5,
+        decoding=DecodingSettings(max_new_tokens=64),
+        limit=8,
     )
     job = RunJob(
         "embedded",
@@ -257,7 +258,7 @@ async def test_cancel_leaves_a_resumable_run_and_r_resumes_it(
         )
         assert dupes == [(0,)]
         _, done = store.query("SELECT count(*) FROM instance_results")
-        assert done == [(5,)]
+        assert done == [(8,)]
 
 
 def store_running_run(db: Path, writer_pid: int) -> str:
