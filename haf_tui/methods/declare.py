@@ -174,7 +174,8 @@ class Method(Generic[SettingsT]):
     :meth:`unit`); ``panels``, ``list_columns`` and ``node``: its views; ``migrations``: its
     own tables (``<name>_…``), numbered from 1, applied by the store when a file lacks them;
     ``view``: the workbench's own explorer view it uses, by kind (empty: the node of
-    :meth:`node_lines`)."""
+    :meth:`node_lines`); ``posts``: which posts of a paper dataset it wants (``paper``: the
+    HAF paper's selection, ``every_post``: every post of the split; None: either)."""
 
     name: str
     title: str
@@ -194,6 +195,7 @@ class Method(Generic[SettingsT]):
     node: Callable[[NodeInput], list[str]] | None = None
     migrations: tuple[MethodMigration, ...] = ()
     view: str = ""
+    posts: Literal["paper", "every_post"] | None = None
 
     def settings_of(self, config: RunConfig) -> SettingsT:
         """This method's settings in ``config`` (its defaults where the config has none)."""

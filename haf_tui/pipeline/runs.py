@@ -36,7 +36,7 @@ from haf_tui.datasets.acorn import acorn_file, is_acorn_file, is_acorn_name, loa
 from haf_tui.datasets.explanations import explanations_dataset
 from haf_tui.inference.base import InferenceError
 from haf_tui.messages import ChatMessage
-from haf_tui.methods.registry import first_tasks, settle_config, suites_named
+from haf_tui.methods.registry import first_tasks, methods, settle_config, suites_named
 from haf_tui.pipeline.events import ProgressListener, ignore_progress
 from haf_tui.pipeline.models import LoadedModels, file_sha256, load_models, package_versions
 from haf_tui.pipeline.runner import HafRunner, RunControl, RunSummary
@@ -101,10 +101,12 @@ def choice_by_name(name: str, file: str | None, store: Store) -> DatasetChoice:
 
 
 def paper_selection(suites: Sequence[str]) -> Literal["paper", "every_post"]:
-    """Which posts of a paper dataset a run evaluates: a run of the rationales suite without
-    HAF gets every post (HateXplain: normal ones too, RATIONALES.md); a run with HAF, the HAF
-    paper's selection (one run's instances are shared by its suites)."""
-    return "every_post" if "rationales" in suites and "haf" not in suites else "paper"
+    """Which posts of a paper dataset a run evaluates, from what its methods want
+    (``Method.posts``): the paper's selection when one of them wants it (one run's instances
+    are shared by its suites), every post when one wants that (the rationales method:
+    HateXplain's normal posts too, RATIONALES.md), else the paper's."""
+    wanted = {method.posts for name, method in methods().items() if name in suites}
+    return "every_post" if "every_post" in wanted and "paper" not in wanted else "paper"
 
 
 def resolve_dataset(

@@ -23,4 +23,5 @@ METHOD: Method[HafSettings] = Method(
     panels=HAF_PANELS,
     list_columns=HAF_COLUMNS,
     view="stances",
+    posts="paper",
 )

@@ -36,4 +36,5 @@ METHOD: Method[RationaleSettings] = Method(
     list_columns=RATIONALE_COLUMNS,
     view="rationales",
     node=rationales_node,
+    posts="every_post",
 )
