@@ -20,7 +20,6 @@ from rich.console import Console
 from haf_tui import __version__
 from haf_tui.cli.dataset_commands import add_datasets_parser, datasets_command
 from haf_tui.cli.help_format import use_haf_help
-from haf_tui.cli.judge_commands import add_judge_parser, judge_command, judge_run_argv
 from haf_tui.cli.read_commands import (
     add_read_parsers,
     export_command,
@@ -31,6 +30,8 @@ from haf_tui.cli.read_commands import (
 )
 from haf_tui.cli.run_command import add_run_parser, run_command
 from haf_tui.cli.serve_command import add_serve_parser, serve_command
+from haf_tui.methods.declare import MethodCommand
+from haf_tui.methods.registry import methods
 from haf_tui.store import open_snapshot, open_store
 from haf_tui.vocabulary import HafError
 
@@ -55,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_parser(commands)
     add_read_parsers(commands)
     add_datasets_parser(commands)
-    add_judge_parser(commands)
+    for command in method_commands().values():
+        command.add_parser(commands)
     add_serve_parser(commands)
     for name, sub in _all_subparsers(commands):
         if name in NO_DATABASE_COMMANDS:
@@ -93,6 +95,11 @@ def _add_database_options(sub: argparse.ArgumentParser, *, snapshot: bool) -> No
         )
 
 
+def method_commands() -> dict[str, MethodCommand]:
+    """The sub-commands the methods bring, by name."""
+    return {command.name: command for method in methods().values() for command in method.commands}
+
+
 def _dispatch(args: argparse.Namespace, console: Console) -> int:
     if args.command == "serve":
         return serve_command(args)
@@ -103,8 +110,10 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
     if args.command == "run":
         with open_store(args.db) as store:
             return run_command(args, store, console)
-    if args.command == "judge" and getattr(args, "file", None):  # judge first, one run path
-        run_args = build_parser().parse_args(judge_run_argv(args))
+    own = method_commands().get(args.command)
+    first = own.run_first(args) if own and own.run_first else None
+    if first is not None:  # a method's command that runs first (one run path)
+        run_args = build_parser().parse_args(first)
         with open_store(args.db) as store:
             status = run_command(run_args, store, console)
         if status:
@@ -123,8 +132,8 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
             return query_command(args, store, console)
         if args.command == "runs":
             return runs_command(store, console)
-        if args.command == "judge":
-            return judge_command(args, store, console)
+        if own is not None:
+            return own.run(args, store, console)
         return export_command(args, store, console)
 
 

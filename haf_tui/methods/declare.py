@@ -9,6 +9,7 @@ functions returning rich renderables or text: nothing here imports Textual.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ from haf_tui.reports.registry import Report, ReportResult
 from haf_tui.store.method_tables import MethodMigration
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
+    from rich.console import Console, RenderableType
 
     from haf_tui.reports.charts import Histogram
     from haf_tui.store import Store
@@ -161,6 +162,19 @@ def metric_lines(node: NodeInput, specs: Sequence[MetricSpec]) -> list[str]:
 
 
 @dataclass(frozen=True)
+class MethodCommand:
+    """A ``haf`` sub-command a method brings: ``add_parser`` adds it to ``haf``'s
+    sub-parsers, ``run`` runs it on the database (read-only) and prints to the console;
+    ``run_first``: the ``haf run`` arguments to run before it, or None (the new run's id is
+    then ``args.run``)."""
+
+    name: str
+    add_parser: Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]
+    run: Callable[[argparse.Namespace, Store, Console], int]
+    run_first: Callable[[argparse.Namespace], list[str] | None] | None = None
+
+
+@dataclass(frozen=True)
 class Method(Generic[SettingsT]):
     """Everything one method declares. ``suite``: how it runs; ``settings``: its pydantic
     model (each field's description, range and choices become a ``haf run`` flag and a wizard
@@ -175,7 +189,8 @@ class Method(Generic[SettingsT]):
     own tables (``<name>_…``), numbered from 1, applied by the store when a file lacks them;
     ``view``: the workbench's own explorer view it uses, by kind (empty: the node of
     :meth:`node_lines`); ``posts``: which posts of a paper dataset it wants (``paper``: the
-    HAF paper's selection, ``every_post``: every post of the split; None: either)."""
+    HAF paper's selection, ``every_post``: every post of the split; None: either);
+    ``commands``: ``haf`` sub-commands of its own."""
 
     name: str
     title: str
@@ -196,6 +211,7 @@ class Method(Generic[SettingsT]):
     migrations: tuple[MethodMigration, ...] = ()
     view: str = ""
     posts: Literal["paper", "every_post"] | None = None
+    commands: tuple[MethodCommand, ...] = ()
 
     def settings_of(self, config: RunConfig) -> SettingsT:
         """This method's settings in ``config`` (its defaults where the config has none)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from haf_tui.config import RunConfig
 from haf_tui.methods.declare import Method, RateUnit
+from haf_tui.methods.judge.commands import JUDGE_COMMAND
 from haf_tui.methods.judge.reports.tables import JUDGE_REPORTS
 from haf_tui.methods.judge.settings import JudgeSettings, judge_settings
 from haf_tui.methods.judge.suite.plan import STAGE
@@ -31,4 +32,5 @@ METHOD: Method[JudgeSettings] = Method(
     panels=JUDGE_PANELS,
     list_columns=JUDGE_COLUMNS,
     view="judgements",
+    commands=(JUDGE_COMMAND,),
 )

@@ -1,4 +1,5 @@
-"""``haf judge``: how far to trust a judge run (spec ``JUDGE.md`` §5).
+"""``haf judge``, the judge method's own command (declared in its ``Method.commands``): how far
+to trust a judge run (spec ``JUDGE.md`` §5).
 
 - ``meta``: its labels on human-rated explanations (an ACORN import) against the raters:
   Krippendorff's α with the LLM replacing a rater (Table 4.1), Spearman ρ with the majority
@@ -17,10 +18,11 @@ import argparse
 
 from rich.console import Console
 
+from haf_tui.methods.declare import MethodCommand
 from haf_tui.methods.judge.reports.meta import change_result, meta_items, meta_tables
 from haf_tui.methods.judge.reports.tables import TARGET_MARK, mass_warning, sensitivity_table
-from haf_tui.methods.options import setting_options
-from haf_tui.methods.registry import method_named
+from haf_tui.methods.judge.settings import JudgeSettings
+from haf_tui.methods.options import field_options
 from haf_tui.reports.formats import table_width, to_rich_table, to_rich_table_transposed
 from haf_tui.store import Store
 
@@ -47,7 +49,7 @@ def add_judge_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     judging.add_argument("--model", help="the judge's GGUF (default: the embedded model)")
     judging.add_argument("--limit", type=int, help="judge only the first N explanations")
     judging.add_argument("--parallel", type=int, help="sequences decoded together")
-    for option in setting_options(method_named("judge")):
+    for option in field_options("judge", "judge", JudgeSettings):
         if option.field in ("prompt", "mode"):
             judging.add_argument(
                 option.flag,
@@ -125,3 +127,17 @@ def sensitivity_command(args: argparse.Namespace, store: Store, console: Console
         style="dim",
     )
     return 0
+
+
+def judge_run_first(args: argparse.Namespace) -> list[str] | None:
+    """With ``--file``: the ``haf run`` that judges it first (its run id becomes ``--run``)."""
+    return judge_run_argv(args) if getattr(args, "file", None) else None
+
+
+JUDGE_COMMAND = MethodCommand(
+    name="judge",
+    add_parser=add_judge_parser,
+    run=judge_command,
+    run_first=judge_run_first,
+)
+"""``haf judge meta`` and ``haf judge sensitivity``."""
