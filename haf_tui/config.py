@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 DEFAULT_SIMILARITY_MODEL = "all-MiniLM-L6-v2"
+SettingsT = TypeVar("SettingsT", bound=BaseModel)
 
 
 class DecodingSettings(BaseModel):
@@ -152,6 +153,10 @@ class RunConfig(BaseModel):
         if not suites:
             raise ValueError("pick at least one suite")
         return tuple(dict.fromkeys(suites))
+
+    def settings_for(self, name: str, model: type[SettingsT]) -> SettingsT:
+        """Suite ``name``'s settings as ``model`` (its defaults where the config has none)."""
+        return model.model_validate(self.settings.get(name) or {})
 
     def with_settings(self, name: str, **values: Any) -> RunConfig:
         """A copy with ``values`` set in suite ``name``'s settings."""

@@ -13,11 +13,9 @@ import argparse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal
 
-from pydantic import BaseModel
-
-from haf_tui.config import RunConfig
+from haf_tui.config import RunConfig, SettingsT
 from haf_tui.methods.base import Suite
 from haf_tui.reports.registry import Report, ReportResult
 from haf_tui.store.method_tables import MethodMigration
@@ -34,8 +32,6 @@ RateUnit = Literal["tokens", "texts"]
 StageUnits = Mapping[str, RateUnit] | Callable[[RunConfig], Mapping[str, RateUnit]]
 """The rate unit of each stage: fixed, or read from a run's config (a mode that forces replies
 in one run and samples them in another)."""
-
-SettingsT = TypeVar("SettingsT", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -217,7 +213,7 @@ class Method(Generic[SettingsT]):
         """This method's settings in ``config`` (its defaults where the config has none)."""
         if self.settings is None:
             raise TypeError(f"the {self.name} method has no settings")
-        return self.settings.model_validate(config.settings.get(self.name) or {})
+        return config.settings_for(self.name, self.settings)
 
     def unit(self, stage: str, config: RunConfig | None = None) -> RateUnit:
         """What the progress rate of ``stage`` counts in a run with ``config`` (None: the

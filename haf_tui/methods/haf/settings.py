@@ -56,4 +56,4 @@ class HafSettings(BaseModel):
 
 def haf_settings(config: RunConfig) -> HafSettings:
     """HAF's settings in ``config`` (defaults where it has none)."""
-    return HafSettings.model_validate(config.settings.get(NAME) or {})
+    return config.settings_for(NAME, HafSettings)

@@ -51,4 +51,4 @@ class JudgeSettings(BaseModel):
 
 def judge_settings(config: RunConfig) -> JudgeSettings:
     """The judge settings of ``config`` (defaults where it has none)."""
-    return JudgeSettings.model_validate(config.settings.get(NAME) or {})
+    return config.settings_for(NAME, JudgeSettings)

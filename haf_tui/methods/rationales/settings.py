@@ -61,4 +61,4 @@ class RationaleSettings(BaseModel):
 
 def rationale_settings(config: RunConfig) -> RationaleSettings:
     """The rationales settings of ``config`` (defaults where it has none)."""
-    return RationaleSettings.model_validate(config.settings.get(NAME) or {})
+    return config.settings_for(NAME, RationaleSettings)

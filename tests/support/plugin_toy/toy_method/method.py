@@ -31,7 +31,7 @@ class ToySettings(BaseModel):
 
 def toy_settings(config: RunConfig) -> ToySettings:
     """The toy settings of ``config``."""
-    return ToySettings.model_validate(config.settings.get("toy") or {})
+    return config.settings_for("toy", ToySettings)
 
 
 class ToyPlan:
