@@ -1,5 +1,5 @@
-"""The ``haf`` command line: ``run``, ``report``, ``query``, ``runs``, ``export``, ``models``,
-``datasets``, ``serve``;
+"""The ``haf`` command line: ``run``, ``campaign``, ``report``, ``query``, ``runs``, ``export``,
+``models``, ``datasets``, ``serve``;
 ``haf`` alone opens the Textual workbench.
 
 Every error is one line on stderr and a non-zero exit status; read commands open the
@@ -16,8 +16,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from haf_tui import __version__
+from haf_tui.cli.campaign_command import add_campaign_parser, campaign_command
 from haf_tui.cli.dataset_commands import add_datasets_parser, datasets_command
 from haf_tui.cli.help_format import use_haf_help
 from haf_tui.cli.read_commands import (
@@ -54,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command")
     add_run_parser(commands)
+    add_campaign_parser(commands)
     add_read_parsers(commands)
     add_datasets_parser(commands)
     for command in method_commands().values():
@@ -107,6 +110,8 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
         return models_command(console)
     if args.command == "datasets":
         return datasets_command(args, console)
+    if args.command == "campaign":
+        return campaign_command(args, console)
     if args.command == "run":
         with open_store(args.db) as store:
             return run_command(args, store, console)
@@ -163,7 +168,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except (HafError, ValueError) as exc:  # every error of haf-tui's own, and bad values
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {message}", highlight=False)
+        Console(stderr=True, soft_wrap=True).print(
+            f"[red]error:[/] {escape(message)}", highlight=False
+        )
         return 2
     except KeyboardInterrupt:
         run_id = getattr(args, "run_id", None)

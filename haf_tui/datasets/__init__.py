@@ -35,7 +35,13 @@ from haf_tui.datasets.paper import (
     paper_dataset,
     paper_datasets,
 )
-from haf_tui.datasets.samples import import_paper_sample, is_paper_sample, paper_sample_files
+from haf_tui.datasets.samples import (
+    SAMPLE_PREFIX,
+    import_paper_sample,
+    is_paper_sample,
+    paper_sample_file,
+    paper_sample_files,
+)
 from haf_tui.datasets.stored import (
     DatasetRow,
     find_stored,
@@ -50,6 +56,7 @@ __all__ = [
     "BUILTIN_SAMPLE_ID",
     "DEFAULT_SAMPLE",
     "DEFAULT_SEED",
+    "SAMPLE_PREFIX",
     "SKIP_REASONS",
     "ColumnMapping",
     "Dataset",
@@ -72,6 +79,7 @@ __all__ = [
     "load_stored",
     "paper_dataset",
     "paper_datasets",
+    "paper_sample_file",
     "paper_sample_files",
     "preview_file",
     "sample_dataset",

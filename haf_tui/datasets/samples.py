@@ -9,6 +9,7 @@ the seed-17 draw the reference makes from that dataset's preprocessed rows.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Final
@@ -37,6 +38,30 @@ def is_paper_sample(path: str | Path) -> bool:
 def sample_key(path: str | Path) -> str:
     """The dataset a sample file is of: its name without ``processed_`` and the suffix."""
     return re.sub(r"^processed_", "", Path(path).stem)
+
+
+SAMPLES_FOLDER: Final = Path("..") / "shared" / "data" / "haf-paper-samples"
+"""Where the paper's samples lie beside a checkout (``$HAF_PAPER_SAMPLES`` overrides)."""
+
+
+def paper_sample_file(key: str) -> Path:
+    """The paper-sample CSV of dataset ``key`` (``processed_KEY.csv``): in
+    ``$HAF_PAPER_SAMPLES``, else in ``../shared/data/haf-paper-samples`` of the working folder
+    or of the checkout; a one-line error when it is in none of them."""
+    name = f"processed_{key}.csv"
+    override = os.environ.get("HAF_PAPER_SAMPLES")
+    folders = (
+        [Path(override).expanduser()]
+        if override
+        else [Path.cwd() / SAMPLES_FOLDER, Path(__file__).resolve().parents[2] / SAMPLES_FOLDER]
+    )
+    for folder in folders:
+        if (folder / name).is_file():
+            return (folder / name).resolve()
+    raise DatasetError(
+        f"no paper sample {SAMPLE_PREFIX}{key}: {name} is not in {folders[0]} "
+        "(set HAF_PAPER_SAMPLES to the folder of the paper's samples, or haf datasets import it)"
+    )
 
 
 def paper_sample_files(folder: str | Path) -> list[Path]:

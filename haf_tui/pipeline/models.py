@@ -40,12 +40,13 @@ def backend_name_for(config: RunConfig) -> str:
     return "server" if config.model.servers else "llama.cpp"
 
 
-def load_models(config: RunConfig) -> LoadedModels:
+def load_models(config: RunConfig, similarity: SimilarityModel | None = None) -> LoadedModels:
     """Load the run's backend by name (:func:`backend_name_for`: the GGUF, metadata checked
     first; with servers: its tokenizer and template only, the servers identified and their
-    log-probabilities checked raw) and the similarity model."""
+    log-probabilities checked raw) and the similarity model (``similarity``: one already
+    loaded for the same settings)."""
     backend = backend_named(backend_name_for(config))(config.model)
-    return LoadedModels(backend, _similarity(config))
+    return LoadedModels(backend, similarity or _similarity(config))
 
 
 def _similarity(config: RunConfig) -> SimilarityModel:

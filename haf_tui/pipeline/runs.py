@@ -20,15 +20,18 @@ from haf_tui.config import RunConfig
 from haf_tui.datasets import (
     DEFAULT_SAMPLE,
     DEFAULT_SEED,
+    SAMPLE_PREFIX,
     ColumnMapping,
     Dataset,
     DatasetError,
     builtin_sample,
     find_paper_dataset,
+    import_paper_sample,
     load_file,
     load_paper_dataset,
     load_stored,
     paper_datasets,
+    paper_sample_file,
     sample_dataset,
     store_dataset,
 )
@@ -58,7 +61,9 @@ class DatasetChoice:
     a ``text_column`` has its columns guessed; a paper dataset with ``files`` reads them
     instead of the Hub's cache."""
 
-    kind: Literal["builtin", "stored", "paper", "file", "explanations", "edits", "acorn"]
+    kind: Literal[
+        "builtin", "stored", "paper", "paper-sample", "file", "explanations", "edits", "acorn"
+    ]
     name: str
     sample_size: int | None = None
     seed: int = DEFAULT_SEED
@@ -74,7 +79,9 @@ def choice_by_name(name: str, file: str | None, store: Store) -> DatasetChoice:
     """The dataset a command line names: ``sample`` (built-in), a stored dataset's name or
     id, a paper dataset's name, a file (with a paper dataset's name: that dataset's
     downloaded file), ``run:RUN_ID``: that run's JUSTIFY explanations (to judge them), or
-    ``edits:RUN_ID``: those and their edits (the judge's sensitivity, spec JUDGE.md §5.6)."""
+    ``edits:RUN_ID``: those and their edits (the judge's sensitivity, spec JUDGE.md §5.6);
+    ``paper-sample:NAME`` not stored yet: the paper's sample file of NAME
+    (:func:`~haf_tui.datasets.paper_sample_file`)."""
     if name.startswith(EXPLANATIONS_PREFIX):
         return DatasetChoice("explanations", name.removeprefix(EXPLANATIONS_PREFIX))
     if name.startswith(EDITS_PREFIX):
@@ -90,6 +97,8 @@ def choice_by_name(name: str, file: str | None, store: Store) -> DatasetChoice:
         return DatasetChoice("builtin", "sample")
     if find_datasets(store, name):
         return DatasetChoice("stored", name)
+    if name.startswith(SAMPLE_PREFIX):  # not imported yet: the paper's sample file
+        return DatasetChoice("paper-sample", str(paper_sample_file(name[len(SAMPLE_PREFIX) :])))
     if paper is not None:
         return DatasetChoice("paper", paper.key)
     known = ", ".join(d.key for d in paper_datasets())
@@ -135,6 +144,8 @@ def resolve_dataset(
                 text=choice.text_column, id=choice.id_column, label=choice.label_column
             )
         dataset = load_file(choice.name, mapping)
+    elif choice.kind == "paper-sample":
+        dataset = import_paper_sample(choice.name)
     elif choice.kind == "stored" and store is not None:
         dataset = load_stored(store, choice.name)
     elif choice.kind == "acorn":
@@ -160,6 +171,8 @@ class RunRequest:
     resume_run_id: str | None = None
     overrides: dict[str, Any] = field(default_factory=dict)
     preloaded: LoadedModels | None = None
+    run_id: str | None = None
+    """A new run's id chosen beforehand (a campaign claims it first); None: a fresh one."""
 
 
 @dataclass
@@ -183,7 +196,9 @@ def start_or_resume(store: Store, request: RunRequest) -> StartedRun:
         raise ValueError("a new run needs a config and a dataset")
     suites_named(request.config.suites)  # (an unknown suite: refused before loading)
     models = request.preloaded or load_models(request.config)
-    run_id, config = create_run(store, request.config, request.dataset, models)
+    run_id, config = create_run(
+        store, request.config, request.dataset, models, run_id=request.run_id
+    )
     return StartedRun(run_id, config, models, request.dataset)
 
 
@@ -217,9 +232,15 @@ def check_prompts_fit(models: LoadedModels, config: RunConfig, dataset: Dataset)
 
 
 def create_run(
-    store: Store, config: RunConfig, dataset: Dataset, models: LoadedModels
+    store: Store,
+    config: RunConfig,
+    dataset: Dataset,
+    models: LoadedModels,
+    *,
+    run_id: str | None = None,
 ) -> tuple[str, RunConfig]:
-    """Store the dataset (once) and a new run row; returns the run id and its config."""
+    """Store the dataset (once) and a new run row (``run_id``, else a new id); returns the
+    run id and its config."""
     check_prompts_fit(models, config, dataset)
     store_dataset(store, dataset)  # once, with its metadata and skipped rows
     config = config.model_copy(update={"dataset_id": dataset.dataset_id})
@@ -228,7 +249,7 @@ def create_run(
     if planned == 0:
         raise StoreError(f"dataset {dataset.name} has no instances to evaluate")
     backend = models.backend
-    run_id = new_run_id()
+    run_id = run_id or new_run_id()
     store.create_run(
         RunRecord(
             run_id=run_id,
@@ -252,16 +273,21 @@ def create_run(
     return run_id, config
 
 
+RUNTIME_MODEL_SETTINGS = frozenset(
+    {"n_ctx", "n_gpu_layers", "n_threads", "n_batch", "n_parallel", "extra_buffers", "servers"}
+)
+"""Model settings that say how a run is computed, not what: a resume may change them."""
+
+
 def run_config_of(store: Store, run_id: str, **model_overrides: Any) -> tuple[str, RunConfig]:
     """A stored run's full id and config; runtime-only model settings may be overridden."""
     record = store.get_run(run_id)
     if record.status == "finished":
         raise StoreError(f"run {record.run_id} is already finished")
     config = RunConfig.model_validate_json(record.config_json)
-    allowed = {
-        "n_ctx", "n_gpu_layers", "n_threads", "n_batch", "n_parallel", "extra_buffers", "servers",
-    }  # fmt: skip
-    updates = {k: v for k, v in model_overrides.items() if v is not None and k in allowed}
+    updates = {
+        k: v for k, v in model_overrides.items() if v is not None and k in RUNTIME_MODEL_SETTINGS
+    }
     if updates:
         config = config.model_copy(update={"model": config.model.model_copy(update=updates)})
     return record.run_id, config

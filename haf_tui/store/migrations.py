@@ -286,6 +286,29 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        10,
+        "campaigns (haf campaign: a grid of models x datasets) and their cells: each cell's "
+        "claimed run id and the fingerprint of the settings it was made with",
+        """
+        CREATE TABLE campaigns (
+            name        VARCHAR PRIMARY KEY,
+            grid_path   VARCHAR NOT NULL,
+            created_at  TIMESTAMP NOT NULL DEFAULT current_timestamp
+        );
+        CREATE TABLE campaign_cells (
+            campaign       VARCHAR NOT NULL,
+            model_label    VARCHAR NOT NULL,
+            dataset_label  VARCHAR NOT NULL,
+            run_id         VARCHAR NOT NULL UNIQUE,
+            fingerprint    VARCHAR NOT NULL,
+            settings       JSON NOT NULL,
+            position       INTEGER NOT NULL,
+            claimed_at     TIMESTAMP NOT NULL DEFAULT current_timestamp,
+            PRIMARY KEY (campaign, model_label, dataset_label)
+        );
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

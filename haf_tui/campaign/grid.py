@@ -1,0 +1,200 @@
+"""A campaign's grid file (``grid.toml``): the models, datasets and suites of a campaign, its
+``limit`` and ``seed``, and a ``[settings]`` table of ``haf run`` options by their flag name.
+
+Parsing checks the file itself (TOML, labels, model files, the shape of every entry) with one
+:class:`GridError` line per problem; the ``[settings]`` table is read by ``haf run``'s own
+parser (the command line's), and the datasets and suites are checked against the store and the
+method registry when the campaign is planned.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from haf_tui.vocabulary import HafError
+
+EMBEDDED = "embedded"
+"""A model entry naming the embedded default GGUF."""
+FILE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
+"""A dataset entry ending so is a file (relative to the grid file)."""
+
+
+class GridError(HafError):
+    """A grid file that cannot be used: one line naming the file and what is wrong."""
+
+
+class ModelEntry(BaseModel):
+    """One model of the grid: a GGUF (None: the embedded one), its chat format, and the
+    servers that generate for it (none: llama.cpp in this process)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    label: str
+    path: str | None = None
+    chat_format: str | None = None
+    servers: tuple[str, ...] = ()
+
+
+class DatasetEntry(BaseModel):
+    """One dataset of the grid: ``name`` as ``haf run --dataset`` takes it, and ``file`` as
+    ``--file`` (a path relative to the grid file)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    label: str
+    name: str = "sample"
+    file: str | None = None
+
+
+class Grid(BaseModel):
+    """A parsed grid file."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: Path
+    name: str
+    database: Path | None = None
+    models: tuple[ModelEntry, ...]
+    datasets: tuple[DatasetEntry, ...]
+    suites: tuple[str, ...] = ()
+    """Empty: ``haf run``'s default suites."""
+    limit: int | None = Field(None, ge=1)
+    seed: int | None = Field(None, ge=0)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    """``haf run`` options by flag name (``max-new-tokens = 32``), read by its parser."""
+    servers: tuple[str, ...] = ()
+    """Servers for every model that names none of its own."""
+
+    def cells(self) -> list[tuple[ModelEntry, DatasetEntry]]:
+        """Every (model, dataset) pair, model by model, in the file's order."""
+        return [(model, dataset) for model in self.models for dataset in self.datasets]
+
+
+TOP_KEYS = {"name", "database", "models", "datasets", "suites", "limit", "seed", "settings"}
+
+
+def load_grid(path: str | Path) -> Grid:
+    """Read and check a grid file (:class:`GridError` on any problem)."""
+    grid_path = Path(path).expanduser()
+    try:
+        raw = tomllib.loads(grid_path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise GridError(f"cannot read {grid_path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise GridError(f"{grid_path} is not UTF-8 text: {exc.reason}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise GridError(f"{grid_path}: not valid TOML: {exc}") from exc
+    return parse_grid(raw, grid_path)
+
+
+def parse_grid(raw: dict[str, Any], grid_path: Path) -> Grid:
+    """A grid from a TOML document read from ``grid_path`` (paths are relative to its folder)."""
+    unknown = sorted(set(raw) - TOP_KEYS - {"servers"})
+    if unknown:
+        raise GridError(
+            f"{grid_path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(TOP_KEYS))}, "
+            "[servers])"
+        )
+    folder = grid_path.resolve().parent
+    models = _entries(raw, "models", grid_path, lambda e: _model(e, folder, grid_path))
+    datasets = _entries(raw, "datasets", grid_path, lambda e: _dataset(e, folder, grid_path))
+    suites = raw.get("suites", ())
+    if isinstance(suites, str):
+        suites = [s.strip() for s in suites.split(",") if s.strip()]
+    database = raw.get("database")
+    try:
+        return Grid(
+            path=grid_path.resolve(),
+            name=raw.get("name") or grid_path.stem,
+            database=(folder / Path(database).expanduser()) if database else None,
+            models=tuple(models),
+            datasets=tuple(datasets),
+            suites=tuple(suites),
+            limit=raw.get("limit"),
+            seed=raw.get("seed"),
+            settings=raw.get("settings", {}),
+            servers=_servers(raw.get("servers", {}), grid_path),
+        )
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise GridError(f"{grid_path}: {where}: {error['msg']}") from exc
+
+
+def _entries(raw: dict[str, Any], key: str, grid_path: Path, make: Any) -> list[Any]:
+    items = raw.get(key)
+    if not isinstance(items, list) or not items:
+        raise GridError(f"{grid_path}: give {key} = [...], at least one")
+    entries = [make(item) for item in items]
+    seen: set[str] = set()
+    for entry in entries:
+        if entry.label in seen:
+            raise GridError(
+                f"{grid_path}: two {key} are labelled {entry.label!r}: give each a label"
+            )
+        seen.add(entry.label)
+    return entries
+
+
+def _model(item: Any, folder: Path, grid_path: Path) -> ModelEntry:
+    if isinstance(item, str):
+        item = {"path": item}
+    if not isinstance(item, dict):
+        raise GridError(f"{grid_path}: a model is a path, {EMBEDDED!r} or a table, not {item!r}")
+    item = dict(item)
+    path = item.get("path") or EMBEDDED
+    if path == EMBEDDED:
+        item["path"] = None
+    else:
+        file = (folder / Path(str(path)).expanduser()).resolve()
+        if not file.is_file():
+            raise GridError(f"{grid_path}: model file {path} not found (looked at {file})")
+        item["path"] = str(file)
+    item.setdefault("label", EMBEDDED if path == EMBEDDED else Path(str(path)).stem)
+    if isinstance(item.get("servers"), str):
+        item["servers"] = [item["servers"]]
+    try:
+        return ModelEntry.model_validate(item)
+    except ValidationError as exc:
+        raise GridError(f"{grid_path}: model {item['label']!r}: {_first(exc)}") from exc
+
+
+def _dataset(item: Any, folder: Path, grid_path: Path) -> DatasetEntry:
+    if isinstance(item, str):
+        item = {"file": item} if item.lower().endswith(FILE_SUFFIXES) else {"name": item}
+    if not isinstance(item, dict):
+        raise GridError(f"{grid_path}: a dataset is a name, a file or a table, not {item!r}")
+    item = dict(item)
+    if item.get("file"):
+        file = (folder / Path(str(item["file"])).expanduser()).resolve()
+        if not file.exists():
+            raise GridError(f"{grid_path}: dataset file {item['file']} not found (at {file})")
+        item.setdefault("label", item.get("name") or Path(str(item["file"])).stem)
+        item["file"] = str(file)
+        item.setdefault("name", "file")
+    item.setdefault("label", item.get("name", "sample"))
+    try:
+        return DatasetEntry.model_validate(item)
+    except ValidationError as exc:
+        raise GridError(f"{grid_path}: dataset {item['label']!r}: {_first(exc)}") from exc
+
+
+def _servers(table: Any, grid_path: Path) -> tuple[str, ...]:
+    if isinstance(table, list):
+        table = {"urls": table}
+    if not isinstance(table, dict) or set(table) - {"urls"}:
+        raise GridError(f'{grid_path}: [servers] holds urls = ["http://host:8080#4", ...] only')
+    urls = table.get("urls", [])
+    if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
+        raise GridError(f"{grid_path}: [servers] urls is a list of URL[#N] strings")
+    return tuple(urls)
+
+
+def _first(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"])
+    return f"{where}: {error['msg']}" if where else str(error["msg"])

@@ -1,0 +1,122 @@
+"""Where a campaign stands, as data (the command line's table, the workbench's grid, the
+report's cell list): each cell's run, status, instances done of planned, and an ETA.
+
+Read-only: it reads the grid file and the store, never the models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from haf_tui.campaign.grid import Grid
+from haf_tui.store import Store
+from haf_tui.store.campaigns import StoredCampaign, cell_runs, claimed_cells, known_campaigns
+
+__all__ = [
+    "CampaignStatus",
+    "CellState",
+    "StoredCampaign",
+    "campaign_cells",
+    "campaign_status",
+    "known_campaigns",
+]
+
+
+@dataclass(frozen=True)
+class CellState:
+    """One cell as the store has it. ``status``: ``pending`` (no run yet), else its run's
+    (``created``, ``running``, ``interrupted``, ``finished``, ``failed``). ``planned``: the
+    run's instances; a pending cell's is the grid's limit (at most), or None."""
+
+    model: str
+    dataset: str
+    position: int
+    run_id: str | None
+    status: str
+    done: int
+    planned: int | None
+    generations: int
+    seconds: float
+    eta_seconds: float | None = None
+    """Seconds still to go: from the cell's own pace, else (pending) from its model's finished
+    cells' pace per instance; None: not known yet (or nothing left)."""
+
+
+@dataclass(frozen=True)
+class CampaignStatus:
+    """A campaign's cells and the time left for all of them."""
+
+    name: str
+    cells: list[CellState]
+    eta_seconds: float | None
+    """The sum of the cells' ETAs (None: none known)."""
+    eta_complete: bool
+    """Whether every unfinished cell's ETA is known (else the sum is a lower bound)."""
+
+    @property
+    def finished(self) -> int:
+        """Cells whose run is finished."""
+        return sum(1 for cell in self.cells if cell.status == "finished")
+
+
+def campaign_cells(store: Store, grid: Grid) -> list[CellState]:
+    """Every cell of ``grid`` in order, with its claimed run (if any) and its progress."""
+    claims = claimed_cells(store, grid.name)
+    runs = cell_runs(store, [claim.run_id for claim in claims.values()])
+    cells = []
+    for position, (model, dataset) in enumerate(grid.cells()):
+        claim = claims.get((model.label, dataset.label))
+        run = runs.get(claim.run_id) if claim else None
+        if run is None:
+            cells.append(
+                CellState(
+                    model.label, dataset.label, position, None, "pending", 0, grid.limit, 0, 0.0
+                )
+            )
+            continue
+        cells.append(
+            CellState(
+                model.label,
+                dataset.label,
+                position,
+                run.run_id,
+                run.status,
+                run.done,
+                run.planned,
+                run.generations,
+                run.seconds,
+            )
+        )
+    return cells
+
+
+def campaign_status(store: Store, grid: Grid) -> CampaignStatus:
+    """:func:`campaign_cells` with each cell's ETA and the campaign's."""
+    cells = campaign_cells(store, grid)
+    pace: dict[str, tuple[float, int]] = {}  # model → (seconds, instances) of its finished cells
+    for cell in cells:
+        if cell.status == "finished" and cell.done:
+            seconds, done = pace.get(cell.model, (0.0, 0))
+            pace[cell.model] = (seconds + cell.seconds, done + cell.done)
+    timed = [_with_eta(cell, pace.get(cell.model)) for cell in cells]
+    open_cells = [cell for cell in timed if cell.status != "finished"]
+    known = [cell.eta_seconds for cell in open_cells if cell.eta_seconds is not None]
+    return CampaignStatus(
+        grid.name,
+        timed,
+        sum(known) if known else None,
+        len(known) == len(open_cells),
+    )
+
+
+def _with_eta(cell: CellState, model_pace: tuple[float, int] | None) -> CellState:
+    if cell.status == "finished":
+        return cell
+    left = None if cell.planned is None else max(cell.planned - cell.done, 0)
+    per_instance = None
+    if cell.done and cell.seconds > 0:
+        per_instance = cell.seconds / cell.done
+    elif model_pace is not None and model_pace[1]:
+        per_instance = model_pace[0] / model_pace[1]
+    eta = None if left is None or per_instance is None else left * per_instance
+    return replace(cell, eta_seconds=eta)

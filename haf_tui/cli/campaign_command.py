@@ -1,0 +1,293 @@
+"""``haf campaign run|status|report GRID``: a grid of models × datasets run as one resumable
+whole, where it stands, and its report.
+
+The grid's ``[settings]`` table is read by ``haf run``'s own parser (the same options, the same
+defaults); cells run one after another (with servers, each cell's requests spread over them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NoReturn, cast
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from haf_tui.campaign.cells import PlannedCell, plan_campaign
+from haf_tui.campaign.grid import Grid, GridError, load_grid
+from haf_tui.campaign.runner import CampaignHooks, run_campaign
+from haf_tui.campaign.status import CampaignStatus, campaign_cells, campaign_status
+from haf_tui.cli.fit_table import Column, fit_table
+from haf_tui.cli.run_command import _config, _CtrlC, _ProgressBars, add_run_parser
+from haf_tui.config import RunConfig
+from haf_tui.methods.registry import run_stages
+from haf_tui.pipeline.events import ProgressListener
+from haf_tui.pipeline.runner import RunSummary
+from haf_tui.pipeline.runs import StartedRun
+from haf_tui.store import Store, open_snapshot, open_store
+
+REPORT_FORMATS = ("markdown", "latex", "csv", "html")
+GRID_KEYS = {
+    "model": "name the models in models = [...]",
+    "chat-format": "give a model's chat_format in its models entry",
+    "dataset": "name the datasets in datasets = [...]",
+    "file": "name the datasets in datasets = [...]",
+    "limit": "give limit at the top of the file",
+    "seed": "give seed at the top of the file",
+    "suites": "give suites at the top of the file",
+    "suite": "give suites at the top of the file",
+    "server": "give servers in [servers] urls = [...] or a model's servers = [...]",
+    "servers-file": "give servers in [servers] urls = [...] or a model's servers = [...]",
+    "resume": "a campaign resumes its cells itself",
+    "demo": "name the embedded model and the sample instead",
+}
+"""``haf run`` options a grid gives elsewhere than in ``[settings]``, and where."""
+
+
+def add_campaign_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``haf campaign`` and its sub-commands."""
+    campaign = commands.add_parser(
+        "campaign", help="a grid of models × datasets × suites, run as one resumable whole"
+    )
+    steps = campaign.add_subparsers(dest="campaign_command", required=True)
+    run = steps.add_parser(
+        "run", help="run every cell of the grid (finished cells skipped, interrupted resumed)"
+    )
+    run.add_argument("grid", help="the grid file (grid.toml)")
+    run.add_argument(
+        "--server",
+        action="append",
+        default=[],
+        metavar="URL[#N]",
+        help="also generate on this OpenAI-compatible server, for every model (repeatable); "
+        "cells run one after another, each cell's requests spread over the servers",
+    )
+    status = steps.add_parser("status", help="each cell's status, instances done, ETA")
+    status.add_argument("grid", help="the grid file (grid.toml)")
+    report = steps.add_parser("report", help="the campaign's tables and figures into a folder")
+    report.add_argument("grid", help="the grid file (grid.toml)")
+    report.add_argument(
+        "--format",
+        action="append",
+        choices=REPORT_FORMATS,
+        metavar="FORMAT",
+        help=f"repeatable: {', '.join(REPORT_FORMATS)} (default: markdown)",
+    )
+    report.add_argument("--out", required=True, help="the folder to write into")
+    report.add_argument("--force", action="store_true", help="write over files already there")
+
+
+def campaign_command(args: argparse.Namespace, console: Console) -> int:
+    """Run ``haf campaign run|status|report``; returns the exit status."""
+    grid = load_grid(args.grid)
+    database = args.db or grid.database
+    if args.campaign_command == "run":
+        base = grid_run_config(grid)
+        with open_store(database, purpose=f"campaign {grid.name}") as store:
+            return _run(args, grid, base, store, console)
+    reading = open_snapshot(database) if args.snapshot else open_store(database, read_only=True)
+    with reading as store:
+        if args.campaign_command == "status":
+            _print_status(campaign_status(store, grid), console)
+            return 0
+        return _report(args, grid, store, console)
+
+
+class _GridParser(argparse.ArgumentParser):
+    """``haf run``'s parser reading a grid's ``[settings]``: an error is a :class:`GridError`."""
+
+    grid_path: Path = Path("grid.toml")
+
+    def error(self, message: str) -> NoReturn:
+        raise GridError(f"{self.grid_path}: [settings]: {message}")
+
+
+def grid_run_config(grid: Grid) -> RunConfig:
+    """The run config the grid gives every cell (before its model): its suites, limit, seed
+    and ``[settings]``, read by ``haf run``'s parser; an option it does not know, or one the
+    grid gives elsewhere, is one line naming it and the file."""
+    holder = argparse.ArgumentParser(prog="haf", add_help=False)
+    commands = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        holder.add_subparsers(parser_class=_GridParser),
+    )
+    add_run_parser(commands)
+    parser = commands.choices["run"]
+    assert isinstance(parser, _GridParser)
+    parser.grid_path = grid.path
+    actions = {flag: action for action in parser._actions for flag in action.option_strings}
+    argv: list[str] = []
+    if grid.suites:
+        argv.append("--suites=" + ",".join(grid.suites))
+    if grid.limit is not None:
+        argv.append(f"--limit={grid.limit}")
+    if grid.seed is not None:
+        argv.append(f"--seed={grid.seed}")
+    for key, value in grid.settings.items():
+        argv += _setting_argv(grid.path, key.replace("_", "-"), value, actions)
+    return _config(parser.parse_args(argv))
+
+
+def _setting_argv(
+    grid_path: Path, name: str, value: Any, actions: dict[str, argparse.Action]
+) -> list[str]:
+    if name in GRID_KEYS:
+        raise GridError(f"{grid_path}: [settings] {name}: {GRID_KEYS[name]}")
+    action = actions.get(f"--{name}")
+    if action is None or name == "help":
+        raise GridError(
+            f"{grid_path}: [settings] has no option {name!r} (haf run --help lists them)"
+        )
+    if isinstance(action, argparse.BooleanOptionalAction | argparse._StoreTrueAction):
+        if not isinstance(value, bool):
+            raise GridError(f"{grid_path}: [settings] {name} is true or false, not {value!r}")
+        if isinstance(action, argparse._StoreTrueAction):
+            return [f"--{name}"] if value else []
+        return [f"--{name}" if value else f"--no-{name}"]
+    if isinstance(value, list):
+        value = ",".join(str(item) for item in value)
+    elif isinstance(value, bool | dict):
+        raise GridError(f"{grid_path}: [settings] {name} takes a value, not {value!r}")
+    return [f"--{name}={value}"]
+
+
+def _run(
+    args: argparse.Namespace, grid: Grid, base: RunConfig, store: Store, console: Console
+) -> int:
+    plan = plan_campaign(store, grid, base, args.server)
+    if plan.refused:
+        err = Console(stderr=True, soft_wrap=True)
+        for line in plan.refused:
+            err.print(f"[red]error:[/] {escape(line)}", highlight=False)
+        return 2
+    cells = len(plan.cells)
+    console.print(
+        f"campaign [bold]{grid.name}[/]: {len(grid.models)} model(s) × {len(grid.datasets)} "
+        f"dataset(s) = {cells} cells, one after another; database {store.path}"
+    )
+    resume = f"haf campaign run {args.grid}"
+    try:
+        with _CtrlC(console) as ctrl_c:
+            summary = run_campaign(store, plan, hooks=_hooks(console), stop_event=ctrl_c.event)
+    except KeyboardInterrupt:
+        Console(stderr=True).print(f"interrupted: {resume} resumes the campaign")
+        return 130
+    if summary.stopped:
+        console.print(f"stopped: {resume} resumes the campaign")
+        return 130
+    failed = [label for label, (_, status) in summary.cells.items() if status == "failed"]
+    if failed:
+        console.print(f"[red]{len(failed)} cell(s) failed[/] ({', '.join(failed)}): {resume}")
+        return 1
+    console.print(
+        f"campaign {grid.name}: all {cells} cells finished; haf campaign report {args.grid} "
+        "--out DIR writes its tables"
+    )
+    return 0
+
+
+def _hooks(console: Console) -> CampaignHooks:
+    def skipped(cell: PlannedCell) -> None:
+        run_id = cell.claim.run_id if cell.claim else "?"
+        console.print(f"[dim]{cell.label}: run {run_id} finished before, skipped[/]")
+
+    def loading(cell: PlannedCell) -> None:
+        console.print(f"loading {cell.model.label} (once for its cells) ...")
+
+    @contextmanager
+    def progress(cell: PlannedCell, started: StartedRun) -> Iterator[ProgressListener]:
+        how = "resuming" if cell.run is not None else "new"
+        console.print(f"{cell.label}: run [bold]{started.run_id}[/] ({how})")
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.fields[count]}"),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[detail]}"),
+        )
+        with Progress(*columns, console=console, transient=True) as bars:
+            yield _ProgressBars(bars, run_stages(started.config)).show
+
+    def done(cell: PlannedCell, summary: RunSummary) -> None:
+        mark = "[green]✓[/]" if summary.status == "finished" else "[yellow]…[/]"
+        counts = ", ".join(f"{k} {v}" for k, v in summary.generations.items())
+        console.print(
+            f"{mark} {cell.label}: run {summary.run_id} {summary.status}: "
+            f"{summary.instances_done}/{summary.instances_total} instances; {counts}"
+        )
+
+    def failed(cell: PlannedCell, message: str) -> None:
+        console.print(f"[red]✗ {escape(cell.label)} failed:[/] {escape(message)}", highlight=False)
+
+    return CampaignHooks(skipped, loading, progress, done, failed)
+
+
+STATUS_COLUMNS = (
+    Column("model", 0, shrink_to=12),
+    Column("dataset", 1, shrink_to=12),
+    Column("status", 2),
+    Column("done", 3, justify="right"),
+    Column("ETA", 4, justify="right"),
+    Column("generations", 6, justify="right"),
+    Column("seconds", 7, justify="right"),
+    Column("run", 5, shrink_to=8),
+)
+
+
+def _print_status(status: CampaignStatus, console: Console) -> None:
+    rows = [
+        (
+            cell.model,
+            cell.dataset,
+            cell.status,
+            f"{cell.done}/{cell.planned if cell.planned is not None else '?'}",
+            _duration(cell.eta_seconds) if cell.status != "finished" else "",
+            str(cell.generations),
+            f"{cell.seconds:.0f}",
+            cell.run_id or "",
+        )
+        for cell in status.cells
+    ]
+    table, _ = fit_table(f"campaign {status.name}", STATUS_COLUMNS, rows, console.width)
+    console.print(table)
+    left = len(status.cells) - status.finished
+    if not left:
+        eta = "nothing left"
+    elif status.eta_seconds is None:
+        eta = "ETA unknown until a cell of each model has run"
+    else:
+        eta = f"ETA {'' if status.eta_complete else '≥ '}{_duration(status.eta_seconds)}"
+    console.print(f"{status.finished}/{len(status.cells)} cells finished; {eta}")
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+def _report(args: argparse.Namespace, grid: Grid, store: Store, console: Console) -> int:
+    try:  # (the report is its own package; imported only when asked for)
+        report = importlib.import_module("haf_tui.campaign.report")
+    except ModuleNotFoundError as exc:
+        raise GridError("campaign reports are not in this haf-tui yet") from exc
+    cells = [
+        (cell.model, cell.dataset, cell.run_id)
+        for cell in campaign_cells(store, grid)
+        if cell.run_id is not None
+    ]
+    if not cells:
+        raise GridError(f"campaign {grid.name} has no runs yet: haf campaign run {args.grid}")
+    written: list[Path] = report.write_campaign_report(
+        store, grid.name, cells, args.format or ["markdown"], Path(args.out), force=args.force
+    )
+    for path in written:
+        console.print(str(path), highlight=False)
+    return 0
