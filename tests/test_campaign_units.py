@@ -94,9 +94,7 @@ def test_bad_toml_names_its_line(tmp_path: Path) -> None:
         ("extra-buffers = 3", "true or false"),
     ],
 )
-def test_a_bad_setting_is_one_line_naming_the_file(
-    tmp_path: Path, setting: str, says: str
-) -> None:
+def test_a_bad_setting_is_one_line_naming_the_file(tmp_path: Path, setting: str, says: str) -> None:
     path = _grid(tmp_path, f"models = ['embedded']\ndatasets = ['sample']\n[settings]\n{setting}\n")
     with pytest.raises(GridError) as caught:
         grid_run_config(load_grid(path))
@@ -245,3 +243,29 @@ def test_eta_from_the_cells_own_pace_else_its_models() -> None:
     pending = CellState("m", "e", 1, None, "pending", 0, 4, 0, 0.0)
     assert _with_eta(pending, (30.0, 3)).eta_seconds == pytest.approx(40.0)
     assert _with_eta(pending, None).eta_seconds is None
+
+
+def test_the_report_command_hands_the_cells_with_a_run_to_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = pytest.importorskip("haf_tui.campaign.report")
+    assert callable(report.write_campaign_report)
+    grid_path = _grid(tmp_path, BASIC)
+    grid = load_grid(grid_path)
+    db = tmp_path / "c.duckdb"
+    with open_store(db) as store:
+        claim_cell(store, grid.name, ClaimedCell("embedded", "sample", "r1", "f", {}, 0))
+        _fake_run(store, "r1", "finished")
+    seen: list[object] = []
+
+    def fake(store: Store, campaign: str, cells: object, formats: object, out: Path, **kw: object):
+        seen.append((campaign, cells, formats, out, kw))
+        return [out / "x.md"]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(report, "write_campaign_report", fake)
+        status = main(["campaign", "report", str(grid_path), "--db", str(db), "--out", "o"])
+    assert status == 0
+    assert seen == [
+        ("grid", [("embedded", "sample", "r1")], ["markdown"], Path("o"), {"force": False})
+    ]
