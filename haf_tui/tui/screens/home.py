@@ -69,6 +69,7 @@ class HomeScreen(RunAdminScreen):
         Binding("T", "tag_run", "Tag"),
         Binding("D", "delete_run", "Delete"),
         Binding("plus", "all_columns", "All columns"),
+        Binding("k", "campaigns", "Campaigns"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -237,6 +238,12 @@ class HomeScreen(RunAdminScreen):
         from haf_tui.tui.screens.compare import CompareScreen
 
         self.app.push_screen(CompareScreen())
+
+    def action_campaigns(self) -> None:
+        """The campaigns' grids (haf campaign)."""
+        from haf_tui.tui.screens.campaign import CampaignScreen
+
+        self.app.push_screen(CampaignScreen())
 
     def action_resume(self) -> None:
         """Resume the selected run (interrupted, failed, or left running by a killed process)."""
