@@ -75,7 +75,8 @@ def claimed_cells(store: Store, campaign: str) -> dict[tuple[str, str], ClaimedC
     """The campaign's claimed cells by (model label, dataset label)."""
     _, rows = store.query(
         "SELECT model_label, dataset_label, claimed_run_id, fingerprint, "
-        "CAST(settings AS VARCHAR), position FROM campaign_cells WHERE campaign = ? ORDER BY position",
+        "CAST(settings AS VARCHAR), position FROM campaign_cells WHERE campaign = ? "
+        "ORDER BY position",
         [campaign],
     )
     return {
