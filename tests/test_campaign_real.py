@@ -90,7 +90,8 @@ def test_a_killed_campaign_ends_with_one_run_per_cell_and_nothing_twice(tmp_path
     with open_store(db, read_only=True) as store:
         _, runs = store.query("SELECT run_id, status, n_planned FROM runs ORDER BY run_id")
         _, cells = store.query(
-            "SELECT model_label, dataset_label, run_id FROM campaign_cells ORDER BY position"
+            "SELECT model_label, dataset_label, claimed_run_id FROM campaign_cells "
+            "ORDER BY position"
         )
         _, twice = store.query(
             "SELECT run_id, instance_id, stage, sub_index, count(*) FROM generations "

@@ -269,3 +269,19 @@ def test_the_report_command_hands_the_cells_with_a_run_to_the_report(
     assert seen == [
         ("grid", [("embedded", "sample", "r1")], ["markdown"], Path("o"), {"force": False})
     ]
+
+
+def test_servers_a_models_own_else_the_grids_plus_the_command_lines(tmp_path: Path) -> None:
+    text = BASIC.replace(
+        'models = ["embedded"]',
+        'models = ["embedded", {label = "far", servers = ["http://a:1#2"]}]',
+    )
+    grid = load_grid(_grid(tmp_path, text + '[servers]\nurls = ["http://g:1"]\n'))
+    with open_store(tmp_path / "c.duckdb") as store:
+        plan = plan_campaign(store, grid, grid_run_config(grid), ["http://x:1"])
+    servers = {c.model.label: c.config.model.servers for c in plan.cells}
+    assert servers == {
+        "embedded": ("http://g:1", "http://x:1"),
+        "far": ("http://a:1#2", "http://x:1"),
+    }
+    assert plan.cells[0].fingerprint == plan.cells[2].fingerprint  # (servers: runtime only)

@@ -67,11 +67,10 @@ class CampaignPlan:
 
 def cell_config(base: RunConfig, model: ModelEntry, servers: Sequence[str]) -> RunConfig:
     """The run config of a cell of ``model``: the grid's config with the model's file, chat
-    format and servers (its own, else ``servers``)."""
+    format and ``servers`` (none: llama.cpp in this process)."""
     updates: dict[str, Any] = {"path": model.path, "chat_format": model.chat_format}
-    chosen = tuple(model.servers) or tuple(servers)
-    if chosen:
-        updates["servers"] = chosen
+    if servers:
+        updates["servers"] = tuple(servers)
     return base.model_copy(update={"model": base.model.model_copy(update=updates)})
 
 

@@ -74,8 +74,9 @@ def known_campaigns(store: Store) -> list[StoredCampaign]:
 def claimed_cells(store: Store, campaign: str) -> dict[tuple[str, str], ClaimedCell]:
     """The campaign's claimed cells by (model label, dataset label)."""
     _, rows = store.query(
-        "SELECT model_label, dataset_label, run_id, fingerprint, CAST(settings AS VARCHAR), "
-        "position FROM campaign_cells WHERE campaign = ? ORDER BY position",
+        "SELECT model_label, dataset_label, claimed_run_id, fingerprint, "
+        "CAST(settings AS VARCHAR), position FROM campaign_cells WHERE campaign = ? "
+        "ORDER BY position",
         [campaign],
     )
     return {
@@ -88,7 +89,7 @@ def claim_cell(store: Store, campaign: str, cell: ClaimedCell) -> None:
     """Claim a cell for its run id (committed before the run is made)."""
     with store.transaction() as con:
         con.execute(
-            "INSERT INTO campaign_cells (campaign, model_label, dataset_label, run_id, "
+            "INSERT INTO campaign_cells (campaign, model_label, dataset_label, claimed_run_id, "
             "fingerprint, settings, position) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
                 campaign,
@@ -123,7 +124,7 @@ def run_id_taken(store: Store, run_id: str) -> bool:
     """Whether a run or a claimed cell already has this id."""
     _, rows = store.query(
         "SELECT (SELECT count(*) FROM runs WHERE run_id = $id) "
-        "+ (SELECT count(*) FROM campaign_cells WHERE run_id = $id)",
+        "+ (SELECT count(*) FROM campaign_cells WHERE claimed_run_id = $id)",
         {"id": run_id},
     )
     return bool(rows[0][0])

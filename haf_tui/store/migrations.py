@@ -289,7 +289,8 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (
         10,
         "campaigns (haf campaign: a grid of models x datasets) and their cells: each cell's "
-        "claimed run id and the fingerprint of the settings it was made with",
+        "claimed run id (not named run_id: deleting a run leaves its cell's claim, and the "
+        "campaign makes the run again under it) and the settings it was made with",
         """
         CREATE TABLE campaigns (
             name        VARCHAR PRIMARY KEY,
@@ -300,7 +301,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             campaign       VARCHAR NOT NULL,
             model_label    VARCHAR NOT NULL,
             dataset_label  VARCHAR NOT NULL,
-            run_id         VARCHAR NOT NULL UNIQUE,
+            claimed_run_id VARCHAR NOT NULL UNIQUE,
             fingerprint    VARCHAR NOT NULL,
             settings       JSON NOT NULL,
             position       INTEGER NOT NULL,

@@ -60,7 +60,9 @@ def test_read_commands_never_write(tmp_path: Path, capsys: pytest.CaptureFixture
     empty = tmp_path / "empty.duckdb"
     duckdb.connect(str(empty)).close()
     older = tmp_path / "older.duckdb"
-    with open_store(older) as store:  # an older schema: migrations 7 to 9 undone
+    with open_store(older) as store:  # an older schema: migrations 7 to 10 undone
+        store.connection.execute("DROP TABLE campaign_cells")
+        store.connection.execute("DROP TABLE campaigns")
         store.connection.execute("DROP TABLE method_migrations")
         store.connection.execute("DROP TABLE instance_notes")
         store.connection.execute("ALTER TABLE runs DROP COLUMN tags")
