@@ -3,7 +3,8 @@
 -- description: The values behind Table 4's instance-mean rule, one row per run × finished
 --   instance × test ('RS (SUF)', 'RN (NEC)') that has individual tests: the instance's mean
 --   over its JUSTIFY reasons of the score, C(Y) (c_y), S(Y)/N(Y) (decision_weight) and
---   I_S/I_N (informativeness); NULL where no reason of the instance defines it.
+--   I_S/I_N (informativeness); NULL where no reason of the instance defines it. The means add
+--   the reasons in their order, so the same store gives the same bits.
 -- params: run_ids (VARCHAR[]; default []; runs to show, empty list = all runs)
 WITH tests AS (
     SELECT * FROM (VALUES ('SUF', 'RS', 'rs', 'i_s'), ('NEC', 'RN', 'rn', 'i_n'))
@@ -32,10 +33,10 @@ reason_values AS (
 SELECT run_id,
        instance_id,
        metric || ' (' || test || ')' AS test,
-       avg(score) AS score,
-       avg(c_y) AS c_y,
-       avg(decision_weight) AS decision_weight,
-       avg(informativeness) AS informativeness
+       avg(score ORDER BY reason_index) AS score,
+       avg(c_y ORDER BY reason_index) AS c_y,
+       avg(decision_weight ORDER BY reason_index) AS decision_weight,
+       avg(informativeness ORDER BY reason_index) AS informativeness
 FROM reason_values
 GROUP BY ALL
 ORDER BY run_id, instance_id, test DESC

@@ -39,7 +39,7 @@ def build_campaign_report(
     from haf_tui.campaign.report import figures
 
     found = campaign_cells(store, cells)
-    tables, notes = campaign_tables(store, found)
+    tables, reports, notes = campaign_tables(store, found)
     drawn: list[Figure] = []
     extra = {}
     suites = run_suites(store, [cell.run_id for cell in found])
@@ -51,7 +51,7 @@ def build_campaign_report(
         figure = figures.distributions(table, number)
         if figure is not None:
             drawn.append(figure)
-    return CampaignReport(campaign, found, tables, drawn, notes, extra)
+    return CampaignReport(campaign, found, tables, drawn, notes, reports, extra)
 
 
 def report_files(report: CampaignReport, formats: Sequence[str]) -> dict[str, bytes]:

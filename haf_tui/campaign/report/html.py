@@ -9,7 +9,14 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from haf_tui.campaign.report.layout import CELL_COLUMNS, cell_rows, has_groups, header, rows
+from haf_tui.campaign.report.layout import (
+    CELL_COLUMNS,
+    cell_rows,
+    has_groups,
+    header,
+    rows,
+    run_table_rows,
+)
 from haf_tui.campaign.report.model import CampaignReport, Table
 
 _STYLE: Final = """
@@ -108,6 +115,15 @@ def to_html(report: CampaignReport) -> str:
         notes = "".join(f"<li>{_escape(note)}</li>" for note in report.notes)
         parts.append(f'<ul class="notes">{notes}</ul>')
     parts += [_table(table, report) for table in report.tables]
+    for run_table in report.run_tables:
+        body = html_table(run_table.columns, run_table_rows(run_table), 2)
+        parts += [
+            f'<section id="{_escape(run_table.slug)}">',
+            f"<h2>{_escape(run_table.title)}</h2>",
+            f'<div class="scroll">{body}</div>',
+            f'<p class="caption">{_escape(run_table.caption)}</p>',
+            "</section>",
+        ]
     for figure in report.figures:
         parts += [
             f'<figure id="{_escape(figure.slug)}">',

@@ -9,7 +9,14 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Final
 
-from haf_tui.campaign.report.layout import CELL_COLUMNS, cell_rows, has_groups, header, rows
+from haf_tui.campaign.report.layout import (
+    CELL_COLUMNS,
+    cell_rows,
+    has_groups,
+    header,
+    rows,
+    run_table_rows,
+)
 from haf_tui.campaign.report.model import CampaignReport, Table
 
 _SPECIALS: Final = {
@@ -137,6 +144,21 @@ def to_latex(report: CampaignReport) -> str:
     parts += [rf"{escape(note)}\par" for note in report.notes]
     for table in report.tables:
         parts.append(_table(table, report))
+    for run_table in report.run_tables:
+        body = tabular(run_table.columns, run_table_rows(run_table), 2)
+        parts.append(
+            "\n".join(
+                [
+                    r"\begin{table}[H]",
+                    r"\centering",
+                    rf"\textbf{{{escape(run_table.title)}}}\par",
+                    r"\small",
+                    rf"\fitwidth{{{body}}}",
+                    rf"\par\footnotesize {escape(run_table.caption)}",
+                    r"\end{table}",
+                ]
+            )
+        )
     for figure in report.figures:
         parts.append(
             "\n".join(

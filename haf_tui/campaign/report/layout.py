@@ -4,8 +4,9 @@ grid's cells, and the long rows of the CSV files (exact values)."""
 
 from __future__ import annotations
 
-from haf_tui.campaign.report.model import UNFINISHED_MARK, CampaignReport, Cell, Table
+from haf_tui.campaign.report.model import UNFINISHED_MARK, CampaignReport, Cell, RunTable, Table
 from haf_tui.reports.comparison import MeanInterval
+from haf_tui.reports.formats import format_value
 
 MISSING = "—"
 """What a cell without a value shows."""
@@ -96,3 +97,8 @@ def csv_rows(table: Table, cells: list[Cell]) -> list[tuple[object, ...]]:
                 )
             )  # fmt: skip
     return found
+
+
+def run_table_rows(table: RunTable) -> list[list[str]]:
+    """A method's run-level report as text (3 decimals, — for none)."""
+    return [[format_value(value) for value in row] for row in table.rows]

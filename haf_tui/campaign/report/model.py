@@ -71,6 +71,19 @@ class Table:
 
 
 @dataclass(frozen=True)
+class RunTable:
+    """A method's own report over the campaign's runs, as the method shapes it (one or more
+    rows per cell, run-level numbers, no interval): its columns after model and dataset, and
+    the rows (values as stored: the CSV keeps them exact)."""
+
+    slug: str
+    title: str
+    caption: str
+    columns: list[str]
+    rows: list[tuple[object, ...]]
+
+
+@dataclass(frozen=True)
 class Figure:
     """A figure drawn once: its file stem, title, caption, and the SVG (self-contained) and
     PDF it was saved as."""
@@ -91,6 +104,7 @@ class CampaignReport:
     tables: list[Table]
     figures: list[Figure]
     notes: list[str]
+    run_tables: list[RunTable] = field(default_factory=list)
     csv_extra: dict[str, tuple[list[str], list[tuple[object, ...]]]] = field(default_factory=dict)
 
     @property

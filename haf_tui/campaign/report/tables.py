@@ -15,6 +15,7 @@ from haf_tui.campaign.report.model import (
     CampaignReportError,
     Cell,
     Line,
+    RunTable,
     Table,
 )
 from haf_tui.methods.declare import Method, MetricSpec
@@ -213,14 +214,58 @@ def method_tables(store: Store, method: Method[Any], cells: Sequence[Cell]) -> l
     return [*tables, table] if table is not None else tables
 
 
-def campaign_tables(store: Store, cells: Sequence[Cell]) -> tuple[list[Table], list[str]]:
-    """Every method's tables in registry order, and a line for each suite no cell ran."""
+_RUN_COLUMNS = ("model", "dataset", "run")
+"""The columns naming a run in a method's report (``reports.registry.RUN_KEYS``' labels)."""
+
+
+def run_tables(store: Store, method: Method[Any], cells: Sequence[Cell]) -> list[RunTable]:
+    """The method's summary and first suggested reports that declare no per-instance values,
+    over the cells whose run holds its suite, as the method shapes them (a report whose rows
+    name no run is left out)."""
+    suites = run_suites(store, [cell.run_id for cell in cells])
+    holding = {c.run_id: c for c in cells if method.name in suites.get(c.run_id, ())}
+    names = dict.fromkeys((*method.summary_reports, *method.suggested_reports[:1]))
+    found: list[RunTable] = []
+    for name in names:
+        report = get_report(name)
+        if report.per_instance is not None or not holding:
+            continue
+        result = report.run(store, {"run_ids": list(holding)})
+        if "run" not in result.columns:
+            continue
+        run_at = result.columns.index("run")
+        kept = [i for i, c in enumerate(result.columns) if c not in _RUN_COLUMNS]
+        rows: list[tuple[object, ...]] = []
+        for row in result.rows:
+            cell = holding.get(str(row[run_at]))
+            if cell is not None:
+                rows.append((cell.model, cell.dataset, *(row[i] for i in kept)))
+        lacking = [c.name for c in cells if c.run_id not in holding]
+        caption = (
+            f"{result.title}, as the {method.title} method reports it: run-level numbers over "
+            "each run's finished instances (no interval; its query's header defines each "
+            f"column: haf query --list)."
+        )
+        if lacking:
+            caption += " Left out, the suite did not run there: " + ", ".join(lacking) + "."
+        columns = ["model", "dataset", *(result.columns[i] for i in kept)]
+        found.append(RunTable(f"{method.name}-{name}", result.title, caption, columns, rows))
+    return found
+
+
+def campaign_tables(
+    store: Store, cells: Sequence[Cell]
+) -> tuple[list[Table], list[RunTable], list[str]]:
+    """Every method's tables in registry order, its run-level reports, and a line for each
+    suite no cell ran."""
     tables: list[Table] = []
+    reports: list[RunTable] = []
     notes: list[str] = []
     for method in methods().values():
         found = method_tables(store, method, cells)
         if found:
             tables.extend(found)
+            reports.extend(run_tables(store, method, cells))
         else:
             notes.append(f"{method.title}: no cell ran this suite; no table.")
-    return tables, notes
+    return tables, reports, notes

@@ -13,6 +13,7 @@ from haf_tui.campaign.report.layout import (
     csv_rows,
     header,
     rows,
+    run_table_rows,
 )
 from haf_tui.campaign.report.model import CampaignReport
 
@@ -41,6 +42,10 @@ def to_markdown(report: CampaignReport) -> str:
         lines += ["", f"*{table.caption}*", ""]
         lines += [f"- {definition}" for _, definition in table.definitions]
         lines += [""] if table.definitions else []
+    for run_table in report.run_tables:
+        lines += [f"## {run_table.title}", ""]
+        lines += markdown_table(run_table.columns, run_table_rows(run_table))
+        lines += ["", f"*{run_table.caption}*", ""]
     for figure in report.figures:
         lines += [f"## {figure.title}", ""]
         lines += [f"![{figure.title}](figures/{figure.slug}.svg)", "", f"*{figure.caption}*", ""]
@@ -62,6 +67,8 @@ def to_csv_files(report: CampaignReport) -> dict[str, str]:
     files = {"cells.csv": _csv(CELL_COLUMNS, cell_rows(report))}
     for table in report.tables:
         files[f"{table.slug}.csv"] = _csv(CSV_COLUMNS, csv_rows(table, report.cells))
+    for run_table in report.run_tables:
+        files[f"{run_table.slug}.csv"] = _csv(run_table.columns, run_table.rows)
     for name, (columns, body) in report.csv_extra.items():
         files[f"{name}.csv"] = _csv(columns, body)
     return files
