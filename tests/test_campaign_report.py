@@ -158,6 +158,10 @@ def test_unfinished_and_lacking_cells_are_said(
     assert "## Rationales: per-instance metrics" in markdown
     assert f"{MODEL_A} × sample" in markdown.split("## Rationales")[1]
     assert "judge: no cell ran this suite" in markdown
+    # the rationales' own run-level report (its first suggested one), as the method shapes it
+    summary = _csv(written / "tables" / "rationales-rationales.csv")
+    assert summary and {(r["model"], r["dataset"]) for r in summary} == {(MODEL_C, "mini 50%")}
+    assert "as the rationales method reports it" in markdown
     assert "Pooling: instance means" in table1 and "percentile bootstrap" in table1
     assert "SoS (0–1, higher is better):" in table1  # (definitions from the MetricSpecs)
 
