@@ -18,6 +18,7 @@ __all__ = [
     "StoredCampaign",
     "campaign_cells",
     "campaign_status",
+    "duration_text",
     "known_campaigns",
 ]
 
@@ -120,3 +121,15 @@ def _with_eta(cell: CellState, model_pace: tuple[float, int] | None) -> CellStat
         per_instance = model_pace[0] / model_pace[1]
     eta = None if left is None or per_instance is None else left * per_instance
     return replace(cell, eta_seconds=eta)
+
+
+def duration_text(seconds: float) -> str:
+    """``42s``, ``3m20s``, ``2h05m``."""
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"

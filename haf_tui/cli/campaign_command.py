@@ -8,7 +8,6 @@ defaults); cells run one after another (with servers, each cell's requests sprea
 from __future__ import annotations
 
 import argparse
-import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,7 +20,12 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from haf_tui.campaign.cells import PlannedCell, plan_campaign
 from haf_tui.campaign.grid import Grid, GridError, load_grid
 from haf_tui.campaign.runner import CampaignHooks, run_campaign
-from haf_tui.campaign.status import CampaignStatus, campaign_cells, campaign_status
+from haf_tui.campaign.status import (
+    CampaignStatus,
+    campaign_cells,
+    campaign_status,
+    duration_text,
+)
 from haf_tui.cli.fit_table import Column, fit_table
 from haf_tui.cli.run_command import _config, _CtrlC, _ProgressBars, add_run_parser
 from haf_tui.config import RunConfig
@@ -266,18 +270,12 @@ def _print_status(status: CampaignStatus, console: Console) -> None:
 
 
 def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    minutes, secs = divmod(round(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+    return "?" if seconds is None else duration_text(seconds)
 
 
 def _report(args: argparse.Namespace, grid: Grid, store: Store, console: Console) -> int:
-    try:  # (the report is its own package; imported only when asked for)
-        report = importlib.import_module("haf_tui.campaign.report")
-    except ModuleNotFoundError as exc:
-        raise GridError("campaign reports are not in this haf-tui yet") from exc
+    from haf_tui.campaign.report import write_campaign_report  # (matplotlib, scipy: on demand)
+
     cells = [
         (cell.model, cell.dataset, cell.run_id)
         for cell in campaign_cells(store, grid)
@@ -285,7 +283,7 @@ def _report(args: argparse.Namespace, grid: Grid, store: Store, console: Console
     ]
     if not cells:
         raise GridError(f"campaign {grid.name} has no runs yet: haf campaign run {args.grid}")
-    written: list[Path] = report.write_campaign_report(
+    written = write_campaign_report(
         store, grid.name, cells, args.format or ["markdown"], Path(args.out), force=args.force
     )
     for path in written:

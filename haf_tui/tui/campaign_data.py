@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from haf_tui.campaign import CampaignStatus, CellState, GridError, campaign_status, load_grid
-from haf_tui.campaign.status import known_campaigns
+from haf_tui.campaign.status import duration_text, known_campaigns
 from haf_tui.store import Store
 from haf_tui.store.campaigns import cell_runs, claimed_cells
 
@@ -130,15 +130,3 @@ def campaign_line(grid: CampaignGrid) -> str:
         bound = "" if status.eta_complete else "≥ "
         line += f" · ETA {bound}{duration_text(status.eta_seconds)}"
     return line
-
-
-def duration_text(seconds: float) -> str:
-    """``42s``, ``3m20s``, ``2h05m``."""
-    seconds = max(0, round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m{seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
