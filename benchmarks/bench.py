@@ -356,7 +356,7 @@ def _rationales_section(args: argparse.Namespace) -> dict[str, Any]:
     """:func:`benchmarks.rationales_speed.bench_rationales_speed` on its own backend."""
     from benchmarks.rationales_speed import bench_posts, bench_rationales_speed
 
-    backend = LlamaCppBackend(embedded_model_path(), n_ctx=2048)
+    backend = LlamaCppBackend(embedded_model_path(), n_ctx=ModelSettings().n_ctx)
     try:
         posts = bench_posts(Path(args.shared), args.rationales_posts)
         n_parallel = ModelSettings().n_parallel  # a run's default

@@ -3,9 +3,12 @@
 
 Each arm drives real :class:`~haf_tui.methods.rationales.suite.plan.RationalePlan` s through
 the batched engine as a run does (follow-ups admitted as their answers come in, the four
-spellings of a text handed out together), without the store: "before" asks every RANDOM seed
-(``random_tolerance=0``, P2's 100), "after" the new default (a run settles it to
-:data:`~haf_tui.methods.rationales.settings.DEFAULT_RANDOM_TOLERANCE`). The ceiling is raw
+spellings of a text handed out together), without the store, on a backend of a run's default
+context (4,096): "before" asks every RANDOM seed (``random_tolerance=0``, P2's 100) on KV
+streams of the whole context (the engine before streams started small), "after" the new
+default (a run settles it to
+:data:`~haf_tui.methods.rationales.settings.DEFAULT_RANDOM_TOLERANCE`) on the engine's
+growable streams. The ceiling is raw
 ``llama_decode`` on the same prompt tokens: every scored text's prompt (with its forced reply)
 packed into full ``n_batch`` chunks over the engine's streams, no Python but the loop; its
 tokens/s times the tokens the "after" arm evaluated gives the scored texts/s the engine could
@@ -25,7 +28,11 @@ from benchmarks.method import compare, load_average
 from haf_tui.config import DecodingSettings, RunConfig
 from haf_tui.datasets.samples import import_paper_sample
 from haf_tui.inference.base import Generation, GenerationRequest
-from haf_tui.inference.batched import BatchedLlamaEngine, batched_context_params
+from haf_tui.inference.batched import (
+    START_SEQ_CTX,
+    BatchedLlamaEngine,
+    batched_context_params,
+)
 from haf_tui.inference.llama import LlamaCppBackend
 from haf_tui.methods.base import Reply, Task
 from haf_tui.methods.rationales.settings import DEFAULT_RANDOM_TOLERANCE, RationaleSettings
@@ -123,13 +130,18 @@ def _settings(tolerance: float) -> RunConfig:
 
 
 def drive(
-    backend: LlamaCppBackend, posts: list[InstanceRecord], config: RunConfig, n_parallel: int
+    backend: LlamaCppBackend,
+    posts: list[InstanceRecord],
+    config: RunConfig,
+    n_parallel: int,
+    start_ctx: int = START_SEQ_CTX,
 ) -> dict[str, Any]:
-    """Every post's plan through one batched engine: seconds, texts scored, forced scorings,
-    prompt tokens asked for and evaluated, RANDOM seeds, and the forced logprobs."""
+    """Every post's plan through one batched engine (KV streams of ``start_ctx`` cells at
+    first): seconds, texts scored, forced scorings, prompt tokens asked for and evaluated,
+    RANDOM seeds, and the forced logprobs."""
     plans = [RationalePlan(post, config) for post in posts]
     source = PlanSource(plans, DecodingSettings(max_new_tokens=64, seed=7))
-    engine = BatchedLlamaEngine(backend, n_parallel)
+    engine = BatchedLlamaEngine(backend, n_parallel, start_ctx=start_ctx)
     try:
         started = time.perf_counter()
         engine.serve(source)
@@ -236,8 +248,10 @@ def bench_rationales_speed(
     ``llama_decode`` ceiling on the same prompt tokens, interleaved: scored texts/s, forced
     scorings and RANDOM seeds per post, prompt tokens, the projected 1,024-post time."""
     configs = {"before": _settings(0.0), "after": _settings(DEFAULT_RANDOM_TOLERANCE)}
+    start_ctx = {"before": backend.n_ctx, "after": START_SEQ_CTX}
     last: dict[str, dict[str, Any]] = {
-        name: drive(backend, posts, config, n_parallel) for name, config in configs.items()
+        name: drive(backend, posts, config, n_parallel, start_ctx[name])
+        for name, config in configs.items()
     }
     prompts = _forced_prompts(
         backend, [t for texts in last["after"]["texts_by_post"] for t in texts]
@@ -246,7 +260,7 @@ def bench_rationales_speed(
 
     def arm(name: str) -> Callable[[], float]:
         def run() -> float:
-            last[name] = figures = drive(backend, posts, configs[name], n_parallel)
+            last[name] = figures = drive(backend, posts, configs[name], n_parallel, start_ctx[name])
             seconds[name].append(figures["seconds"])
             return float(figures["texts"]) / float(figures["seconds"])
 
