@@ -18,6 +18,10 @@ table. Measured in one run, so the ratios compare like with like:
   tokens saved by prefix reuse, the pipeline end to end one at a time against batched
   (instances/hour), what the classify suite adds to a HAF run, the rationales suite's
   leave-one-out scoring with and without prefix reuse and a whole rationales run, peak RSS;
+- the rationales suite per HateXplain post before and after adaptive RANDOM
+  (:mod:`benchmarks.rationales_speed`): scored texts/s against the raw ``llama_decode``
+  ceiling on the same prompt tokens, forced scorings and RANDOM seeds per post, the projected
+  time of a 1,024-post run (``--only rationales`` runs this part alone);
 - TUI keypress latency per screen on a synthetic store of 5,000 instances × 4 runs
   (:mod:`benchmarks.tui_latency`, in a fresh process as ``haf`` would be).
 """
@@ -47,7 +51,7 @@ from benchmarks.throughput import (
     bench_suites,
     peak_rss_mib,
 )
-from haf_tui.config import DecodingSettings
+from haf_tui.config import DecodingSettings, ModelSettings
 from haf_tui.datasets import builtin_sample
 from haf_tui.datasets.model import Dataset
 from haf_tui.defaults import embedded_model_path, haf_home
@@ -253,9 +257,18 @@ def main() -> None:
     parser.add_argument("--pipeline-parallel", type=int, default=16)
     parser.add_argument("--suites-instances", type=int, default=8)
     parser.add_argument("--occlusion-instances", type=int, default=1)
+    parser.add_argument("--rationales-posts", type=int, default=1)
     parser.add_argument("--shared", default=str(Path.cwd().parent / "shared"))
+    parser.add_argument(
+        "--only",
+        choices=("rationales",),
+        help="run one part alone (its figures go to bench-results/<part>.json and .md)",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
+    if args.only == "rationales":
+        _rationales_only(args, started)
+        return
     rounds = args.rounds
     models = {"embedded": embedded_model_path()}
     previous = previous_default_model()
@@ -317,6 +330,8 @@ def main() -> None:
     results["rationales_run"] = bench_rationales_run(
         _first(dataset, args.occlusion_instances), parallel, seeds=10
     )
+    _progress(started, "rationales before/after")
+    results["rationales_speed"] = _rationales_section(args)
     results["peak_rss_mib"] = peak_rss_mib()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -334,6 +349,37 @@ def main() -> None:
 
     lines += ["", tui_markdown(tui)]
     (out / "bench.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def _rationales_section(args: argparse.Namespace) -> dict[str, Any]:
+    """:func:`benchmarks.rationales_speed.bench_rationales_speed` on its own backend."""
+    from benchmarks.rationales_speed import bench_posts, bench_rationales_speed
+
+    backend = LlamaCppBackend(embedded_model_path(), n_ctx=ModelSettings().n_ctx)
+    try:
+        posts = bench_posts(Path(args.shared), args.rationales_posts)
+        n_parallel = ModelSettings().n_parallel  # a run's default
+        return bench_rationales_speed(backend, posts, n_parallel, args.rounds)
+    finally:
+        backend.close()
+
+
+def _rationales_only(args: argparse.Namespace, started: float) -> None:
+    """``--only rationales``: that section alone, to ``rationales.json`` and ``.md``."""
+    _progress(started, "rationales before/after")
+    results: dict[str, Any] = {
+        "load_at_start": load_average(),
+        "rationales_speed": _rationales_section(args),
+    }
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "rationales.json").write_text(json.dumps(results, indent=2) + "\n")
+    lines = [*summary_table(results), "", "| benchmark | figure |", "|---|---|"]
+    section: dict[str, Any] = results["rationales_speed"]
+    for key, value in section.items():
+        lines.append(f"| rationales_speed.{key} | {value} |")
+    (out / "rationales.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
@@ -369,6 +415,15 @@ def summary_table(results: dict[str, Any]) -> list[str]:
                 f"| pipeline batched_over_sequential | {row['condition']} | {medians} "
                 f"instances/h | {_ratio_cell(row['batched_over_sequential'])} | "
                 f"{row['load_before'][0]} -> {row['load_after'][0]} |"
+            )
+    row = results.get("rationales_speed")
+    if row:
+        medians = ", ".join(f"{k} {v}" for k, v in row["median"].items())
+        for ratio in ("after_over_ceiling", "after_over_before"):
+            lines.append(
+                f"| rationales {ratio} | {row['condition']} | {medians} scored texts/s | "
+                f"{_ratio_cell(row[ratio])} | {row['load_before'][0]} -> "
+                f"{row['load_after'][0]} |"
             )
     return lines
 

@@ -6,7 +6,8 @@
 --   Scores v = |a_i| for occlusion, the 0/1 mask otherwise; q_i = v_i / Σv.
 --   cpx_entropy = mean H = −Σ q ln q; cpx_entropy_norm = mean H / ln n (n ≥ 2);
 --   spr_gini = mean Gini of v; cpx_ratio = mean |R̂|/n; spr_ratio = mean 1 − |R̂|/n.
---   n = rationales (instances; instances × seeds for random); *_n = those where the value is
+--   n = rationales (instances; instances × seeds for random, over the seeds every instance
+--   has: adaptive RANDOM asks each its own number); *_n = those where the value is
 --   defined; n_undefined = those with Σv = 0 (an empty rationale, or all-zero occlusion
 --   scores), where entropy and Gini are undefined (stored NULL, left out of the means).
 --   selection = the strategy with its k or ratio; variant = the prompt (normal, short).
@@ -27,6 +28,12 @@ kinds AS (
                           ('occlusion', 'occlusion', 3), ('human', 'human', 4),
                           ('random', 'random', 5), ('everything', 'everything', 6))
         AS t(source, rationale, rationale_order)
+),
+common AS (  -- the RANDOM seeds every instance has (adaptive RANDOM: each its own number)
+    SELECT run_id, min(n_i) AS common_seeds
+    FROM (SELECT run_id, instance_id, count(*) AS n_i FROM rationales
+          WHERE source = 'random' AND run_id IN (SELECT run_id FROM selected) GROUP BY ALL)
+    GROUP BY run_id
 )
 SELECT s.run_id,
        s.model_file,
@@ -52,6 +59,8 @@ SELECT s.run_id,
 FROM rationales r
 JOIN selected s USING (run_id)
 JOIN kinds k USING (source)
+LEFT JOIN common c USING (run_id)
+WHERE r.source <> 'random' OR r.seed < c.common_seeds
 GROUP BY s.run_id, s.model_file, s.dataset_id, s.strategy, s.variant, s.k, s.ratio,
          k.rationale, r.source, k.rationale_order
 ORDER BY s.dataset_id, s.model_file, s.run_id, k.rationale_order

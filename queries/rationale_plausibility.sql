@@ -12,7 +12,8 @@
 --   with HARD / SOFT as truth (undefined ones left out, *_n counted).
 --   alignment_f1_x100 = 100 · token_f1 (P2's alignment F1). Random: every column is the mean
 --   over seeds of the per-seed dataset value; *_sd the sample standard deviation over seeds
---   (n_seeds of them; NULL with one seed). selection = the strategy with its k or ratio;
+--   (n_seeds of them; NULL with one seed); with adaptive RANDOM (instances with different
+--   numbers of seeds) over the seeds every instance has. selection = the strategy with its k or ratio;
 --   variant = the prompt (normal, short). RATIONALES.md §6.1, §6.5.
 -- params: run_ids (VARCHAR[]; default []; runs to show, empty list = all runs)
 WITH selected AS (
@@ -28,6 +29,17 @@ WITH selected AS (
 kinds AS (
     SELECT * FROM (VALUES ('prompt_gold', 'prompted', 1), ('occlusion', 'occlusion', 2),
                           ('random', 'random', 3)) AS t(source, rationale, rationale_order)
+),
+random_seeds AS (  -- RANDOM masks per instance: all alike, or adaptive (each its own)
+    SELECT run_id, instance_id, count(*) AS n_i
+    FROM rationales
+    WHERE source = 'random' AND run_id IN (SELECT run_id FROM selected)
+    GROUP BY ALL
+),
+common AS (  -- the seeds every instance has, and whether instances differ (adaptive)
+    SELECT run_id, min(n_i) AS common_seeds, min(n_i) < max(n_i) AS adaptive
+    FROM random_seeds
+    GROUP BY run_id
 ),
 per_seed AS (
     SELECT run_id, source, seed,
@@ -46,8 +58,10 @@ per_seed AS (
            avg(soft_auprc) FILTER (WHERE gold_size > 0) AS soft_auprc,
            count(soft_auprc) FILTER (WHERE gold_size > 0) AS soft_auprc_n
     FROM rationales
+    LEFT JOIN common USING (run_id)
     WHERE source IN (SELECT source FROM kinds) AND run_id IN (SELECT run_id FROM selected)
-    GROUP BY ALL
+          AND (source <> 'random' OR seed < common_seeds)
+    GROUP BY run_id, source, seed
 ),
 with_f1 AS (
     SELECT *,

@@ -126,3 +126,36 @@ def test_a_callback_error_ends_the_batch_and_frees_every_slot(embedded_backend: 
     source = ListSource(_requests(max_new=4)[:4])
     engine.serve(source)  # the engine is usable again: all slots and cells were freed
     assert len(source.results) == 4
+
+
+def test_streams_grow_when_a_request_needs_more_and_nothing_changes(embedded_backend: Any) -> None:
+    """Streams of 128 cells take the short forced replies; a long generation behind them waits
+    until they finish, then the streams grow to the backend's context; every result equals an
+    engine that had whole-context streams from the start."""
+    from haf_tui.methods.classify.core.labels import SPELLINGS, classify_messages
+
+    forced = [
+        GenerationRequest(
+            classify_messages(text), DecodingSettings(max_new_tokens=4), tag=(text, s), forced=s
+        )
+        for text in TEXTS[:2]
+        for s, _ in SPELLINGS
+    ]
+    long = GenerationRequest(
+        justify_messages(TEXTS[2]), DecodingSettings(max_new_tokens=160, seed=5), tag="long"
+    )
+    results = []
+    for start_ctx in (128, embedded_backend.n_ctx):
+        engine = BatchedLlamaEngine(embedded_backend, 4, start_ctx=start_ctx)
+        try:
+            source = ListSource([*forced, long])
+            engine.serve(source)
+        finally:
+            engine.close()
+        assert engine.seq_ctx == embedded_backend.n_ctx  # grown (or whole from the start)
+        results.append(source.results)
+    small, whole = results
+    assert set(small) == set(whole)
+    for tag, generation in small.items():
+        assert [t.token_id for t in generation.tokens] == [t.token_id for t in whole[tag].tokens]
+        assert [t.logprob for t in generation.tokens] == [t.logprob for t in whole[tag].tokens]

@@ -502,3 +502,32 @@ async def test_key_7_opens_the_rationales_panel(db: Path) -> None:
         assert tabs.active == "judge"
         await pilot.press("left_square_bracket")
         assert tabs.active == "rationales"
+
+
+def test_adaptive_random_weighs_each_instance_alike_and_takes_the_sd_over_common_seeds(
+    db: Path,
+) -> None:
+    import duckdb
+
+    with duckdb.connect(str(db)) as con:  # one instance stopped after 2 seeds, one asked 4
+        (first,) = con.execute(
+            "SELECT min(instance_id) FROM rationales WHERE source = 'random'"
+        ).fetchone() or (None,)
+        con.execute(
+            "DELETE FROM rationales WHERE source = 'random' AND instance_id = ? AND seed >= 2",
+            [first],
+        )
+    with open_store(db) as store:
+        rows = stored(store, "random")
+        (row,) = [r for r in records(store, "rationale_faithfulness") if r["rationale"] == "random"]
+        (plausible,) = [
+            r for r in records(store, "rationale_plausibility") if r["rationale"] == "random"
+        ]
+    by_instance: dict[str, list[float]] = {}
+    for r in rows:
+        by_instance.setdefault(r["instance_id"], []).append(r["comp"])
+    assert sorted(len(v) for v in by_instance.values()) == [2, 4]
+    assert row["comp"] == approx(mean([mean(v) for v in by_instance.values()]))
+    common = [mean([r["comp"] for r in rows if r["seed"] == seed]) for seed in range(2)]
+    assert row["n_seeds"] == 2 and row["comp_sd"] == approx(statistics.stdev(common))
+    assert plausible["n_seeds"] == 2

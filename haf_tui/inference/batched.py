@@ -24,6 +24,14 @@ sequence the results equal the single-sequence path's bit for bit in our tests. 
 prefix between streams copies the stream's buffers (a few milliseconds), then drops the cells
 past the prefix.
 
+Stream size: copying a prefix copies the source's whole KV stream, so its cost grows with the
+stream's cells, not with the prefix. An engine starts with streams of :data:`START_SEQ_CTX`
+cells (the backend's context when smaller) and grows them to the backend's context the first
+time a request needs more (prompt, forced reply, ``max_new_tokens``): at once when nothing is
+in flight, else once what is in flight has finished. Short requests (the rationales suite's
+forced label scores) so copy a fraction of what a 4,096-cell stream costs; the stream size
+changes no logprob (equal bit for bit at 512 and 4,096 cells on the rationales suite's texts).
+
 Threads: every decode goes through a :class:`ThreadTuner`, which picks llama.cpp's thread
 count from the decode times it measures (see there): on a shared machine a decode on every
 core waits on whichever of its threads the OS has descheduled.
@@ -53,6 +61,9 @@ from haf_tui.inference.chat import PromptSegment, RenderedPrompt
 
 if TYPE_CHECKING:
     from haf_tui.inference.llama import LlamaCppBackend
+
+START_SEQ_CTX = 512
+"""Cells per KV stream an engine starts with (see the module's docstring, "Stream size")."""
 
 MIN_SHARED_PREFIX = 32
 """Shorter common prefixes are evaluated again: a copy moves the whole KV stream of the source."""
@@ -208,13 +219,15 @@ class ThreadTuner:
         self._countdown = self._wait
 
 
-def batched_context_params(backend: LlamaCppBackend, n_sequences: int) -> Any:
+def batched_context_params(
+    backend: LlamaCppBackend, n_sequences: int, seq_ctx: int | None = None
+) -> Any:
     """The ``llama_context_params`` of a context that decodes ``n_sequences`` sequences of
-    ``backend.n_ctx`` tokens together (the engine's; the benchmark's raw ceiling uses them
-    too, so both decode on the same kind of context)."""
+    ``seq_ctx`` tokens (None: ``backend.n_ctx``) together (the engine's; the benchmark's raw
+    ceiling uses them too, so both decode on the same kind of context)."""
     c = backend.c_api
     params = c.llama_context_default_params()
-    params.n_ctx = backend.n_ctx * n_sequences
+    params.n_ctx = (seq_ctx or backend.n_ctx) * n_sequences
     params.n_batch = max(backend.n_batch, n_sequences)
     params.n_ubatch = min(params.n_batch, 512)
     params.n_seq_max = n_sequences
@@ -230,26 +243,24 @@ class BatchedLlamaEngine:
     """Serves generation requests ``n_parallel`` at a time on one llama.cpp context."""
 
     def __init__(
-        self, backend: LlamaCppBackend, n_parallel: int, *, reuse_prefix: bool = True
+        self,
+        backend: LlamaCppBackend,
+        n_parallel: int,
+        *,
+        reuse_prefix: bool = True,
+        start_ctx: int = START_SEQ_CTX,
     ) -> None:
         if n_parallel < 1:
             raise ValueError("n_parallel must be at least 1")
         self.backend = backend
         self.n_parallel = n_parallel
         self.reuse_prefix = reuse_prefix
-        self.seq_ctx = backend.n_ctx
         self.stats = BatchStats()
-        c = self._c = backend.c_api
-        params = batched_context_params(backend, n_parallel)
-        self.n_batch = int(params.n_batch)
-        self._ctx = c.llama_init_from_model(backend.llm.model, params)
-        if not self._ctx:
-            raise InferenceError(
-                f"llama.cpp could not make a context for {n_parallel} sequences of "
-                f"{self.seq_ctx} tokens: lower --parallel or --n-ctx"
-            )
-        self._memory = c.llama_get_memory(self._ctx)
-        self._batch = c.llama_batch_init(self.n_batch, 0, 1)
+        self._c = backend.c_api
+        self._ctx: Any = None
+        self._make_context(min(start_ctx, backend.n_ctx))
+        self._batch = self._c.llama_batch_init(self.n_batch, 0, 1)
+        self._deferred: list[GenerationRequest] = []
         self._free_ids = self._all_slots()
         self._active: dict[int, _Sequence] = {}
         self._holding = False  # while admitting: a finished sequence's cells may be copied yet
@@ -258,6 +269,36 @@ class BatchedLlamaEngine:
         self._prompt_threads = backend.thread_tuner("batched-prompt")
         self._step_threads = backend.thread_tuner("batched-step")
         self._threads = backend.n_threads
+
+    def _make_context(self, seq_ctx: int) -> None:
+        """A context of ``n_parallel`` streams of ``seq_ctx`` cells (the old one freed)."""
+        if self._ctx:
+            self._c.llama_free(self._ctx)
+        self.seq_ctx = seq_ctx
+        params = batched_context_params(self.backend, self.n_parallel, seq_ctx)
+        self.n_batch = int(params.n_batch)
+        self._ctx = self._c.llama_init_from_model(self.backend.llm.model, params)
+        if not self._ctx:
+            raise InferenceError(
+                f"llama.cpp could not make a context for {self.n_parallel} sequences of "
+                f"{seq_ctx} tokens: lower --parallel or --n-ctx"
+            )
+        self._memory = self._c.llama_get_memory(self._ctx)
+
+    def _needs_more(self, requests: list[GenerationRequest]) -> bool:
+        """Whether one of ``requests`` needs longer streams than the engine has now (and the
+        backend's context allows them)."""
+        if self.seq_ctx >= self.backend.n_ctx:
+            return False
+        for request in requests:
+            need = self.backend.tokens_needed(
+                request.messages, [request.reply_prefix + (request.forced or "")]
+            )
+            if request.forced is None:
+                need += request.settings.max_new_tokens
+            if need >= self.seq_ctx:
+                return True
+        return False
 
     def close(self) -> None:
         """Free the context and the batch (the model stays with its backend)."""
@@ -275,9 +316,15 @@ class BatchedLlamaEngine:
         try:
             while True:
                 requests: list[GenerationRequest] = []
-                if self._free_ids:
+                if self._deferred and not self._active:  # longer streams, now none is in use
+                    self._make_context(self.backend.n_ctx)
+                    requests, self._deferred = self._deferred, []
+                    self._admit(requests, source)
+                elif self._free_ids and not self._deferred:
                     requests = source.take(len(self._free_ids), wait=not self._active)
-                    if requests:
+                    if requests and self._needs_more(requests):
+                        self._deferred = requests  # admitted once the streams are longer
+                    elif requests:
                         self._admit(requests, source)
                 if self._active:
                     self._step(source)
@@ -288,6 +335,7 @@ class BatchedLlamaEngine:
                 self._c.llama_sampler_free(seq.sampler)
             self._active.clear()
             self._holding, self._held = False, []
+            self._deferred = []
             self._c.llama_memory_clear(self._memory, True)
             self._free_ids = self._all_slots()
 

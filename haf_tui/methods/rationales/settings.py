@@ -11,6 +11,8 @@ from haf_tui.config import RunConfig
 from haf_tui.methods.rationales.core.prompts import Strategy, Variant
 
 NAME = "rationales"
+DEFAULT_RANDOM_TOLERANCE = 0.05
+"""A new run's RANDOM tolerance when none is given (see ``random_tolerance``)."""
 
 
 class RationaleSettings(BaseModel):
@@ -43,8 +45,26 @@ class RationaleSettings(BaseModel):
         100,
         ge=0,
         le=1000,
-        description="random masks of the RANDOM flip baseline (§6.2)",
+        description="random masks of the RANDOM flip baseline (§6.2); with a tolerance, the "
+        "most it asks",
         json_schema_extra={"flag": "--rationale-seeds", "label": "RANDOM masks"},
+    )
+    random_tolerance: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="adaptive RANDOM (an adaptation of P2's 100 seeds): masks are asked in "
+        "rounds of random_min_seeds until the 95% half-width of the instance's RANDOM comp and "
+        "flip means is at most this; 0: every seed; None: set at run creation to "
+        f"{DEFAULT_RANDOM_TOLERANCE} (a run stored without it used every seed)",
+        json_schema_extra={"flag": "--rationale-tolerance", "label": "RANDOM tolerance"},
+    )
+    random_min_seeds: int = Field(
+        10,
+        ge=1,
+        le=1000,
+        description="adaptive RANDOM: the masks asked first and in each further round",
+        json_schema_extra={"flag": "--rationale-min-seeds", "label": "RANDOM round"},
     )
     gold: Literal["hard", "union"] = Field(
         "hard",
@@ -57,6 +77,12 @@ class RationaleSettings(BaseModel):
         "token its own span (HateXplain's own evaluation)",
     )
     max_new_tokens: int = Field(64, ge=1, le=4096, description="cap of a prompted answer")
+
+
+def adaptive_random(settings: RationaleSettings) -> bool:
+    """Whether RANDOM stops early (a tolerance above 0; None, a run stored before the
+    tolerance existed, and 0 ask every seed)."""
+    return bool(settings.random_tolerance)
 
 
 def rationale_settings(config: RunConfig) -> RationaleSettings:

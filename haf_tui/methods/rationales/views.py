@@ -43,6 +43,15 @@ RATIONALE_METRICS: Final[tuple[MetricSpec, ...]] = (
         better=None,
     ),
     MetricSpec(
+        "rationale_random_seeds",
+        "RANDOM n",
+        "RANDOM masks asked on the instance: every seed, or with a tolerance (adaptive, an "
+        "adaptation of P2's 100) until its comp and flip means are tight enough",
+        value_range="1–random_seeds",
+        better=None,
+        undefined_when="undefined without a non-empty gold (no RANDOM baseline)",
+    ),
+    MetricSpec(
         "rationale_annotator_iou",
         "ann IoU",
         "agreement of the annotators' masks: mean pairwise IoU",

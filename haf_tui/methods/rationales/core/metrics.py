@@ -276,3 +276,14 @@ def annotator_iou(masks: Sequence[Sequence[int]]) -> float | None:
 def _same_length(a: Sequence[object], b: Sequence[object]) -> None:
     if len(a) != len(b):
         raise ValueError(f"masks of different lengths: {len(a)} and {len(b)}")
+
+
+def half_width_95(values: Sequence[float]) -> float:
+    """The half-width of the normal 95% interval of the mean of ``values``: 1.96 · sd / √n
+    with the sample standard deviation (inf below two values)."""
+    n = len(values)
+    if n < 2:
+        return math.inf
+    mean = math.fsum(values) / n
+    variance = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
+    return 1.96 * math.sqrt(variance / n)

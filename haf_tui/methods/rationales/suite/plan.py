@@ -10,6 +10,13 @@ greedy, the gold and the predicted label shown; one call when they are equal); o
 prompted answer for ŷ is in, and once every occlusion text is scored, their rationales'
 perturbed texts follow. A text asked for once is never asked for again in the instance.
 
+Adaptive RANDOM (a run with ``random_tolerance`` above 0; an adaptation of P2's 100 seeds):
+the first ``random_min_seeds`` masks are asked at the start; once they and the full text are
+scored, another round follows while the 95% half-width of the instance's RANDOM comp or flip
+mean (:func:`~haf_tui.methods.rationales.core.metrics.half_width_95`) is above the tolerance,
+up to ``random_seeds`` masks. Seed s is always the same mask, so an adaptive run's masks are
+the first of a fixed run's.
+
 The plan is a pure function of the instance, the run's settings and the answers: replaying
 stored answers gives the same texts (a resume, and the suite's results).
 """
@@ -30,12 +37,16 @@ from haf_tui.methods.classify.core.labels import (
     gold_label,
     label_scores,
 )
-from haf_tui.methods.rationales.core.metrics import random_mask, top_k
+from haf_tui.methods.rationales.core.metrics import half_width_95, random_mask, top_k
 from haf_tui.methods.rationales.core.parsing import RationaleAnswer, parse_rationale
 from haf_tui.methods.rationales.core.prompts import rationale_messages, strategy_k, top_ratio_k
 from haf_tui.methods.rationales.core.truth import Gold, word_units
 from haf_tui.methods.rationales.core.words import only, without
-from haf_tui.methods.rationales.settings import RationaleSettings, rationale_settings
+from haf_tui.methods.rationales.settings import (
+    RationaleSettings,
+    adaptive_random,
+    rationale_settings,
+)
 from haf_tui.store.records import InstanceRecord
 
 CLASSIFY = "rationale_classify"
@@ -114,6 +125,12 @@ class RationalePlan:
         self.prompt_answers: dict[int, RationaleAnswer] = {}
         self.prompts_asked: list[int] = []
         self.occlusion_done = False
+        self.has_random = (
+            self.gold is not None and any(self.gold.hard) and settings.random_seeds > 0
+        )
+        self.random_asked = 0
+        """RANDOM seeds asked so far (all of them once :attr:`random_done`)."""
+        self.random_done = not (self.has_random and adaptive_random(settings))
 
     # ------------------------------------------------------------------ texts
 
@@ -164,10 +181,55 @@ class RationalePlan:
         if self.gold is not None and any(self.gold.hard):  # (an empty HARD: no baselines)
             hard = self.gold.hard
             tasks += self._perturb(hard, HUMAN_WITHOUT, HUMAN_ONLY)
-            for seed in range(self.settings.random_seeds):
-                mask = random_mask(len(hard), sum(hard), seed)
-                tasks += self._perturb(mask, RANDOM_FIRST + seed, None)
+        if self.has_random:
+            first = self.settings.random_seeds
+            if not self.random_done:
+                first = min(self.settings.random_min_seeds, first)
+            tasks += self._random_round(first)
         return tasks
+
+    def _random_round(self, count: int) -> list[Task]:
+        """The next ``count`` RANDOM masks' texts (seed s removes mask s)."""
+        hard = self.gold.hard if self.gold else []
+        tasks: list[Task] = []
+        for seed in range(self.random_asked, self.random_asked + count):
+            mask = random_mask(len(hard), sum(hard), seed)
+            tasks += self._perturb(mask, RANDOM_FIRST + seed, None)
+        self.random_asked += count
+        return tasks
+
+    def random_effects(self) -> tuple[list[float], list[float]] | None:
+        """comp and flip of every RANDOM seed asked (§6.2), once they and the full text are
+        scored."""
+        full = self.full_scores()
+        if full is None:
+            return None
+        label = full.predicted
+        comps, flips = [], []
+        for seed in range(self.random_asked):
+            scores = self.scores_of(self.slot_texts[RANDOM_FIRST + seed])
+            if scores is None:
+                return None
+            comps.append(full.p(label) - scores.p(label))
+            flips.append(float(scores.predicted != label))
+        return comps, flips
+
+    def _more_random(self) -> list[Task]:
+        """Adaptive RANDOM: another round while the comp or flip mean is not tight enough
+        (none once it is, or once every seed is asked)."""
+        tolerance = self.settings.random_tolerance or 0.0
+        while not self.random_done:
+            effects = self.random_effects()
+            if effects is None:
+                return []
+            left = self.settings.random_seeds - self.random_asked
+            if left <= 0 or max(half_width_95(values) for values in effects) <= tolerance:
+                self.random_done = True
+                return []
+            tasks = self._random_round(min(self.settings.random_min_seeds, left))
+            if tasks:  # (a round of texts all scored already is decided at once)
+                return tasks
+        return []
 
     def advance(self, task: Task, reply: Reply) -> tuple[Sequence[Task], object]:
         """Record a forced spelling's score, or parse a prompted answer; then whatever they
@@ -188,6 +250,8 @@ class RationalePlan:
                 tasks += self._perturb(
                     top_k(scores, self.occlusion_k), OCCLUSION_WITHOUT, OCCLUSION_ONLY
                 )
+        if task.stage == PERTURB or task.stage == CLASSIFY:
+            tasks += self._more_random()
         return tasks, None
 
     def _prompts(self) -> list[Task]:
@@ -247,7 +311,7 @@ class RationalePlan:
 
     def planned(self) -> dict[str, int] | None:
         """Generations per stage, once every follow-up is known."""
-        if self.predicted is None or not self.occlusion_done:
+        if self.predicted is None or not self.occlusion_done or not self.random_done:
             return None
         if any(sub not in self.prompt_answers for sub in self.prompts_asked):
             return None

@@ -178,7 +178,7 @@ class InstanceRationales:
         if self.hard is not None and any(self.hard):
             human = self._row("human", self.hard, k=mask_size(self.hard))
             rows.append(self._faithful(human, HUMAN_WITHOUT, HUMAN_ONLY))
-            for seed in range(plan.settings.random_seeds):
+            for seed in range(plan.random_asked):
                 mask = plan.masks[RANDOM_FIRST + seed]
                 row = self._row("random", mask, seed=seed, k=mask_size(self.hard))
                 rows.append(self._plausible(self._faithful(row, RANDOM_FIRST + seed, None), None))
@@ -186,8 +186,8 @@ class InstanceRationales:
 
     def metrics(self, rows: Sequence[RationaleRecord]) -> list[MetricRow]:
         """The instance's metrics: p(ŷ | x), the label mass, ŷ, whether it has a non-empty gold
-        (else plausibility is skipped), the
-        annotators' agreement and the prompted-vs-occlusion alignment F1 (§6.4)."""
+        (else plausibility is skipped), the RANDOM masks asked, the annotators' agreement and
+        the prompted-vs-occlusion alignment F1 (§6.4)."""
         plan = self.plan
         metrics: list[MetricRow] = [
             ("rationale_p_predicted", self.full.p(self.predicted), 1),
@@ -195,6 +195,8 @@ class InstanceRationales:
             ("rationale_toxic", 1.0 if self.predicted == "toxic" else 0.0, 1),
             ("rationale_has_gold", 1.0 if self.gold_mask and any(self.gold_mask) else 0.0, 1),
         ]
+        if plan.has_random:  # how many RANDOM masks the instance asked (adaptive: ≤ the most)
+            metrics.append(("rationale_random_seeds", float(plan.random_asked), 1))
         if plan.gold is not None:
             agreement = annotator_iou(plan.gold.masks)
             if agreement is not None:

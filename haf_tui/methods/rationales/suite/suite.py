@@ -22,7 +22,11 @@ from haf_tui.methods.base import (
 from haf_tui.methods.classify.core.labels import SPELLINGS
 from haf_tui.methods.rationales.core.prompts import toxicity_ratio
 from haf_tui.methods.rationales.core.truth import NO_MASKS, Gold, gold_rationale
-from haf_tui.methods.rationales.settings import NAME, rationale_settings
+from haf_tui.methods.rationales.settings import (
+    DEFAULT_RANDOM_TOLERANCE,
+    NAME,
+    rationale_settings,
+)
 from haf_tui.methods.rationales.suite.plan import (
     CLASSIFY,
     DEFAULT_RATIO,
@@ -57,7 +61,11 @@ class RationalesSuite:
 
     def settle(self, config: RunConfig, instances: Sequence[InstanceRecord]) -> RunConfig:
         """Top-Ratio's ratio, unless given: the mean share of words the annotators mark over
-        the dataset's instances with a gold (§3.3), else P2's 0.2; stored with the run."""
+        the dataset's instances with a gold (§3.3), else P2's 0.2; and the RANDOM tolerance,
+        unless given: :data:`DEFAULT_RANDOM_TOLERANCE` (a stored run without one asked every
+        seed, and replays so); both stored with the run."""
+        if rationale_settings(config).random_tolerance is None:
+            config = config.with_settings(NAME, random_tolerance=DEFAULT_RANDOM_TOLERANCE)
         if rationale_settings(config).ratio is not None:
             return config
         golds = []
