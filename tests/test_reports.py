@@ -490,6 +490,8 @@ def test_the_builtin_queries_are_all_there_and_listed_in_the_readme() -> None:
         "table1",
         "table2",
         "table4",
+        "table2_instances",
+        "table4_instances",
         "figure2",
         "stance_distribution",
         "unclear_rates",

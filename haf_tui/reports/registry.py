@@ -30,10 +30,28 @@ class ReportResult:
 
 
 @dataclass(frozen=True)
+class PerInstance:
+    """The per-instance values behind a report's numbers, so a campaign report can give each a
+    bootstrap interval over instances. ``values``: (column, label) of each value; ``query``: a
+    named query with one row per run × finished instance (× ``group``) and columns ``run_id``,
+    ``instance_id``, the ``group`` column (if any) and the value columns; empty: the values are
+    the instance metrics named in ``values`` (``instance_metrics``). ``groups``: the group
+    values in the order shown (others after them, as the query gives them); ``rule``: how a
+    run's number comes from them, as the caption says it."""
+
+    values: tuple[tuple[str, str], ...]
+    query: str = ""
+    group: str = ""
+    groups: tuple[str, ...] = ()
+    rule: str = ""
+
+
+@dataclass(frozen=True)
 class Report:
     """A named query shown one way. ``summary`` reports are what ``haf report`` shows;
     ``companions``: reports printed after this one; ``run_note``: a warning line about one run
-    of its rows (None: nothing to say), printed under the table."""
+    of its rows (None: nothing to say), printed under the table; ``per_instance``: the values
+    behind its numbers per instance (None: only the run-level numbers)."""
 
     name: str
     title: str
@@ -42,6 +60,7 @@ class Report:
     shape: Shaper | None = field(default=None, compare=False)
     companions: tuple[str, ...] = ()
     run_note: Callable[[Store, str], str | None] | None = field(default=None, compare=False)
+    per_instance: PerInstance | None = None
 
     def run(self, store: Store, params: Mapping[str, Any] | None = None) -> ReportResult:
         """Run the query and shape its result."""

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from typing import Final
 
-from haf_tui.reports.registry import RUN_KEYS, Report, pooling_rows, select_columns
+from haf_tui.reports.registry import (
+    RUN_KEYS,
+    PerInstance,
+    Report,
+    pooling_rows,
+    select_columns,
+)
 from haf_tui.vocabulary import METRIC_LABELS
 
 _RUN_KEYS: Final = RUN_KEYS
@@ -16,6 +22,11 @@ _TABLE4_METRICS: Final = (
     ("decision_weight", "S/N(Y)"),
     ("informativeness", "I_S/I_N"),
 )
+_INSTANCE_MEANS: Final = (
+    "instance means: each instance's value (for a reason metric, the mean over its JUSTIFY "
+    "reasons), then the mean over the instances where it is defined (Table 1's instance-mean "
+    "rule; the reference pools every reason instead)"
+)
 
 
 HAF_REPORTS: Final[tuple[Report, ...]] = (
@@ -25,6 +36,7 @@ HAF_REPORTS: Final[tuple[Report, ...]] = (
         "table1",
         summary=True,
         shape=pooling_rows((*_RUN_KEYS, ("n_instances", "instances")), TABLE1_METRICS),
+        per_instance=PerInstance(TABLE1_METRICS, rule=_INSTANCE_MEANS),
     ),
     Report(
         "table2",
@@ -40,6 +52,14 @@ HAF_REPORTS: Final[tuple[Report, ...]] = (
                 ("external_n", "external n"),
             )
         ),
+        per_instance=PerInstance(
+            (("no_pct", "% Y = NO"),),
+            query="table2_instances",
+            group="stage",
+            groups=("internal", "external"),
+            rule="the share of instances whose decision is Y = NO: each instance counts 100 "
+            "(NO) or 0 (YES, MAYBE, UNCLEAR)",
+        ),
     ),
     Report(
         "table4",
@@ -47,6 +67,13 @@ HAF_REPORTS: Final[tuple[Report, ...]] = (
         "table4",
         summary=True,
         shape=pooling_rows((*_RUN_KEYS, ("metric", "metric")), _TABLE4_METRICS),
+        per_instance=PerInstance(
+            _TABLE4_METRICS,
+            query="table4_instances",
+            group="test",
+            groups=("RS (SUF)", "RN (NEC)"),
+            rule=_INSTANCE_MEANS,
+        ),
     ),
     Report(
         "figure2",
