@@ -23,8 +23,9 @@ after typing pauses) are not waited for.
 
 Each scenario starts a fresh app at ``size`` on the runs list, opens its screen with its
 opening keys (measured as that screen's "open" action), then presses its keys one at a time.
-Scenarios are data (:data:`SCENARIOS`): a screen added later is one more entry; an entry whose
-module is missing is reported as skipped.
+Scenarios are data (:data:`SCENARIOS`, in :mod:`benchmarks.tui_scenarios`): a screen added
+later is one more entry; an entry whose module is missing is reported as skipped. ``--db FILE``
+times them on a database of your own (a campaign's) instead of the synthetic store.
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ import tempfile
 import time
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,100 +47,12 @@ from textual.keys import REPLACED_KEYS, _character_to_key, _get_unicode_name_fro
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled, WorkerFailed, WorkerState
 
+from benchmarks.tui_scenarios import SCENARIOS as SCENARIOS
+from benchmarks.tui_scenarios import Scenario as Scenario
 from haf_tui.tui import create_app
 
-Actions = tuple[tuple[str, tuple[str, ...]], ...]
 OPEN_SHOWN = "open: screen shown"
 OPEN_LOADED = "open: data loaded"
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """One screen: how to open it from the runs list, then (action name, keys) to time."""
-
-    screen: str
-    open_keys: tuple[str, ...]
-    actions: Actions
-    module: str | None = None
-    """A module the screen needs; when it cannot be imported, the scenario is skipped."""
-    screen_class: str | None = None
-    """The class name ``app.screen`` must have once opened."""
-
-
-def _typed(text: str) -> tuple[str, ...]:
-    return tuple(text)
-
-
-SCENARIOS: list[Scenario] = [
-    Scenario(
-        "home",
-        (),
-        (
-            ("cursor down/up", ("down", "up") * 6),
-            ("refresh (r)", ("r",) * 4),
-        ),
-        screen_class="HomeScreen",
-    ),
-    Scenario(
-        "explorer",
-        ("e",),
-        (
-            ("step ] / [", ("right_square_bracket",) * 15 + ("left_square_bracket",) * 5),
-            ("list down/up", ("down",) * 10 + ("up",) * 5),
-            ("token left/right", ("right",) * 15 + ("left",) * 5),
-            ("colour / prompt (l, v)", ("l", "l", "v", "v")),
-            ("sort (o, O)", ("o",) * 9 + ("O", "O")),
-            ("filters (t, u, x, a)", ("t",) * 5 + ("u", "u", "x", "x", "a")),
-            ("search typing", ("slash", *_typed("t012"), *("backspace",) * 4, "escape")),
-            ("range typing", ("f", *_typed("sos>0.5 rs<0.3"), "escape")),
-        ),
-        module="haf_tui.tui.screens.explorer",
-        screen_class="ExplorerScreen",
-    ),
-    Scenario(
-        "sql",
-        ("s",),
-        (
-            ("editor typing", _typed("SELECT count(*) FROM instance_results")),
-            ("run query (ctrl+r)", ("ctrl+r",)),
-            # enter puts the query in the editor and its parameters (defaults) in the form
-            ("library: pick + run", ("shift+tab", "down", "down", "enter", "ctrl+r")),
-            ("schema browser (ctrl+o)", ("ctrl+o", "down", "down", "enter", "ctrl+o")),
-            ("history (ctrl+f, esc)", ("ctrl+f", "escape")),
-        ),
-        module="haf_tui.tui.screens.sql",
-        screen_class="SqlScreen",
-    ),
-    Scenario(
-        "metrics",
-        ("m",),
-        (
-            ("panels 1-6", ("1", "2", "3", "4", "5", "6", "1")),
-            ("panel [ ]", ("right_square_bracket",) * 3 + ("left_square_bracket",) * 3),
-            ("pooling / metric (g, d)", ("g", "g", "d", "d")),
-        ),
-        module="haf_tui.tui.screens.metrics",
-        screen_class="MetricsScreen",
-    ),
-    Scenario(
-        "compare",
-        ("c",),
-        (
-            ("step ] / [", ("2",) + ("right_square_bracket",) * 6 + ("left_square_bracket",) * 2),
-            ("cursor down/up", ("down", "up") * 3),
-            ("panels 1 / 2", ("1", "2") * 2),
-        ),
-        module="haf_tui.tui.screens.compare",
-        screen_class="CompareScreen",
-    ),
-    Scenario(
-        "new-run wizard",
-        ("n",),
-        (("move", ("down", "up") * 3 + ("tab", "shift+tab")),),
-        module="haf_tui.tui.screens.wizard",
-        screen_class="WizardScreen",
-    ),
-]
 
 
 def _key_event(key: str) -> events.Key:
@@ -342,10 +254,16 @@ def markdown(result: dict[str, Any]) -> str:
     lines = []
     if db := result.get("database"):
         built = "reused" if db["build_seconds"] is None else f"built in {db['build_seconds']} s"
+        held = f"{db['instances']} instances × {db['runs']} runs ({db['megabytes']} MB, {built})"
+        if db.get("given"):
+            held = (
+                f"{db['path']} ({db['instances']} instance results in {db['runs']} runs, "
+                f"{db['megabytes']} MB)"
+            )
         lines += [
             f"TUI keypress latency (ms, press to rendered response; budget "
-            f"{result['budget_ms']} ms) on {db['instances']} instances × {db['runs']} runs "
-            f"({db['megabytes']} MB, {built}), terminal {result['size'][0]}×{result['size'][1]}:",
+            f"{result['budget_ms']} ms) on {held}, "
+            f"terminal {result['size'][0]}×{result['size'][1]}:",
             "",
         ]
     lines += ["| screen / action | n | median ms | p95 ms | max ms |", "|---|---|---|---|---|"]
@@ -383,6 +301,30 @@ def run_benchmark(
     return {"database": database, **result}
 
 
+def run_on_database(db: str | Path, rounds: int = 2) -> dict[str, Any]:
+    """Time every screen on an existing database (a campaign's, say) instead of the synthetic
+    store; it is only read."""
+    from haf_tui.store import open_store
+
+    path = Path(db)
+    wal = path.with_name(path.name + ".wal")  # (what a killed writer left is the database too)
+    if not path.is_file():
+        raise SystemExit(f"no database at {path}")
+    with open_store(path, read_only=True) as store:
+        instances = store.query("SELECT count(*) FROM instance_results")[1][0][0]
+        runs = store.query("SELECT count(*) FROM runs")[1][0][0]
+    result = measure_keypress_latency(path, rounds=rounds)
+    database = {
+        "path": str(path),
+        "instances": int(instances),
+        "runs": int(runs),
+        "megabytes": round(sum(f.stat().st_size for f in (path, wal) if f.is_file()) / 2**20, 1),
+        "build_seconds": None,
+        "given": True,
+    }
+    return {"database": database, **result}
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """``python -m benchmarks.tui_latency``: the latency figures alone, as Markdown."""
     import argparse
@@ -395,8 +337,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rounds", type=int, default=2, help="times each scenario runs")
     parser.add_argument("--write", help="also write the figures as JSON to this file")
+    parser.add_argument(
+        "--db", help="time the screens on this database (read only) instead of the synthetic one"
+    )
     args = parser.parse_args(argv)
-    result = run_benchmark(args.out, args.instances, args.runs, args.seed, args.rounds)
+    if args.db:
+        result = run_on_database(args.db, args.rounds)
+    else:
+        result = run_benchmark(args.out, args.instances, args.runs, args.seed, args.rounds)
     if args.write:
         Path(args.write).write_text(json.dumps(result, indent=2) + "\n")
     print(markdown(result), end="")

@@ -4,7 +4,9 @@
 - :mod:`~haf_tui.campaign.cells` — its cells planned against the store (configs,
   fingerprints, claims, refusals);
 - :mod:`~haf_tui.campaign.runner` — running them, each model loaded once;
-- :mod:`~haf_tui.campaign.status` — where a campaign stands, as data.
+- :mod:`~haf_tui.campaign.status` — where a campaign stands, as data;
+- :mod:`~haf_tui.campaign.report` — its paper report (tables, figures; Markdown, LaTeX, CSV,
+  HTML).
 
 It sits between the faces and the pipeline: the command line and the workbench use it, it
 uses the pipeline (``start_or_resume``, ``execute_run``) and the store.
