@@ -285,3 +285,20 @@ def test_servers_a_models_own_else_the_grids_plus_the_command_lines(tmp_path: Pa
         "far": ("http://a:1#2", "http://x:1"),
     }
     assert plan.cells[0].fingerprint == plan.cells[2].fingerprint  # (servers: runtime only)
+
+
+def test_a_pending_cell_has_an_eta_while_its_models_first_cell_runs(tmp_path: Path) -> None:
+    """Before any cell of a model finishes, its pending cells take the pace of its cells
+    under way (the first cell's)."""
+    grid = load_grid(_grid(tmp_path, BASIC))
+    with open_store(tmp_path / "c.duckdb") as store:
+        claim_cell(store, grid.name, ClaimedCell("embedded", "sample", "r1", "f", {}, 0))
+        _fake_run(store, "r1", "interrupted")
+        store.update_run("r1", seconds=30.0)
+        from haf_tui.store.records import InstanceResult
+
+        store.save_instance_result(InstanceResult("r1", "i0", stance="toxic", n_reasons=0))
+        status = campaign_status(store, grid)
+    running, pending = status.cells
+    assert running.eta_seconds == pytest.approx(30.0)  # (1 left at 30 s each)
+    assert pending.status == "pending" and pending.eta_seconds == pytest.approx(60.0)

@@ -22,6 +22,7 @@ from haf_tui.inference.base import (
     TokenTextAssembler,
 )
 from haf_tui.messages import ChatMessage
+from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.runner import HafRunner, RunControl
 from haf_tui.store import open_store
 from haf_tui.store.db import Store
@@ -237,3 +238,28 @@ def test_cancel_abandons_generations_in_flight(tmp_path: Path, n_parallel: int) 
     )
     assert runner.run("run").status == "interrupted"
     assert _rows(store) == []
+
+
+def test_running_time_is_stored_as_instances_finish_not_only_at_the_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run killed (SIGKILL) mid-way keeps the time it ran up to its last finished
+    instance: each finished instance adds the time since the last one to seconds_running."""
+    import haf_tui.pipeline.runner as runner_module
+
+    monkeypatch.setattr(runner_module, "ACCOUNT_SECONDS", 0.0)
+    store, config = _store_with_run(tmp_path / "t.duckdb", instances=3, n_parallel=1)
+    stored_mid_run: list[float] = []
+
+    def listen(event: ProgressEvent) -> None:
+        if event.kind == "instance":
+            stored_mid_run.append(store.get_run("run").seconds_running)
+
+    runner = HafRunner(store, ScriptedBackend(), FlatSimilarity(), config, listener=listen)
+    summary = runner.run("run")
+    assert summary.status == "finished" and len(stored_mid_run) == 3
+    assert all(seconds > 0 for seconds in stored_mid_run)  # (before: 0 until the run ended)
+    assert stored_mid_run == sorted(stored_mid_run)
+    total = store.get_run("run").seconds_running
+    assert total == pytest.approx(summary.seconds, abs=0.05)
+    store.close()

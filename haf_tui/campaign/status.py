@@ -39,8 +39,9 @@ class CellState:
     generations: int
     seconds: float
     eta_seconds: float | None = None
-    """Seconds still to go: from the cell's own pace, else (pending) from its model's finished
-    cells' pace per instance; None: not known yet (or nothing left)."""
+    """Seconds still to go: from the cell's own pace, else (pending) from its model's pace per
+    instance (its finished cells', else, before one finishes, its cells under way); None: not
+    known yet (or nothing left)."""
 
 
 @dataclass(frozen=True)
@@ -95,10 +96,13 @@ def campaign_status(store: Store, grid: Grid) -> CampaignStatus:
     """:func:`campaign_cells` with each cell's ETA and the campaign's."""
     cells = campaign_cells(store, grid)
     pace: dict[str, tuple[float, int]] = {}  # model → (seconds, instances) of its finished cells
+    started: dict[str, tuple[float, int]] = {}  # … of its cells under way (no finished cell yet)
     for cell in cells:
-        if cell.status == "finished" and cell.done:
-            seconds, done = pace.get(cell.model, (0.0, 0))
-            pace[cell.model] = (seconds + cell.seconds, done + cell.done)
+        if cell.done and cell.seconds > 0:
+            paces = pace if cell.status == "finished" else started
+            seconds, done = paces.get(cell.model, (0.0, 0))
+            paces[cell.model] = (seconds + cell.seconds, done + cell.done)
+    pace = started | pace
     timed = [_with_eta(cell, pace.get(cell.model)) for cell in cells]
     open_cells = [cell for cell in timed if cell.status != "finished"]
     known = [cell.eta_seconds for cell in open_cells if cell.eta_seconds is not None]

@@ -38,6 +38,11 @@ from haf_tui.store import Store, StoreError, StoreWriteError
 from haf_tui.store.records import InstanceRecord, InstanceResult
 from haf_tui.vocabulary import nan_for_null
 
+ACCOUNT_SECONDS = 10.0
+"""Running time is added to the run's ``seconds_running`` as instances finish, at most this
+often: a run killed (SIGKILL) keeps its time up to its last finished instance but one (the
+paces, ETAs and estimates read it)."""
+
 __all__ = ["HafRunner", "RunAbortedError", "RunControl", "RunSummary", "generation_seed"]
 
 
@@ -85,6 +90,7 @@ class HafRunner:
         self.stages = run_stages(config)
         self._started = 0.0
         self._done_at_start = 0
+        self._accounted = 0.0  # (running time up to here is in the run's seconds_running)
         # every instance's generations per stage as far as known, and the work per rate unit
         self.totals = RunTotals(self.stages, stage_units(config), 0)
         self._context = SuiteContext("", config, similarity)
@@ -103,7 +109,7 @@ class HafRunner:
         summary = RunSummary(run_id, "running", len(finished), len(instances), counts)
         self._context = SuiteContext(run_id, self.config, self.similarity)
         todo = [i for i in instances if i.instance_id not in finished]
-        started = time.perf_counter()
+        started = self._accounted = time.perf_counter()
         run_queue: RunQueue | None = None
         try:  # (a Ctrl-C from here on, set-up included, leaves the run interrupted)
             self.totals = self._first_totals(len(instances), keys, finished, todo)
@@ -112,7 +118,7 @@ class HafRunner:
             run_queue = self._queue(todo, stored, summary, server.n_parallel)
             self.store.update_run(run_id, status="running")
             self._emit("run-started", summary, message=f"{len(finished)} of {len(instances)} done")
-            self._started = started = time.perf_counter()
+            self._started = started = self._accounted = time.perf_counter()
             self._done_at_start = summary.instances_done
             scorer = threading.Thread(
                 target=self._score_results, args=(run_id, run_queue, summary), daemon=True
@@ -129,14 +135,14 @@ class HafRunner:
             summary.status = "finished" if done else "interrupted"
         except RunAbortedError:
             if run_queue is not None and run_queue.failure is not None:
-                self._fail(run_id, summary, run_queue.failure, started)
+                self._fail(run_id, summary, run_queue.failure)
                 raise run_queue.failure from None
             summary.status = "interrupted"
         except BaseException as exc:
-            self._fail(run_id, summary, exc, started)
+            self._fail(run_id, summary, exc)
             raise
         summary.seconds = time.perf_counter() - started
-        self.store.update_run(run_id, status=summary.status, seconds=summary.seconds)
+        self.store.update_run(run_id, status=summary.status, seconds=self._unaccounted())
         self._emit("run-finished", summary, message=summary.status)
         return summary
 
@@ -184,7 +190,7 @@ class HafRunner:
             scorer_capacity=2 * n_parallel,
         )
 
-    def _fail(self, run_id: str, summary: RunSummary, exc: BaseException, started: float) -> None:
+    def _fail(self, run_id: str, summary: RunSummary, exc: BaseException) -> None:
         """Record how the run ended: interrupted (resumable) on Ctrl-C or when the database
         could not be written (a full disk), else failed with the error."""
         resumable = isinstance(exc, KeyboardInterrupt | StoreWriteError)
@@ -194,7 +200,7 @@ class HafRunner:
         # shown interrupted all the same (its writer is dead)
         with contextlib.suppress(StoreError):
             self.store.update_run(
-                run_id, status=summary.status, error=error, seconds=time.perf_counter() - started
+                run_id, status=summary.status, error=error, seconds=self._unaccounted()
             )
 
     def _stored_answers(
@@ -260,6 +266,8 @@ class HafRunner:
             for suite in self.suites
         ]
         self.store.save_instance_result(_instance_result(run_id, instance, outcomes))
+        if time.perf_counter() - self._accounted >= ACCOUNT_SECONDS:
+            self.store.update_run(run_id, seconds=self._unaccounted())
         self._note_planned(work)
         summary.instances_done += 1
         finished_here = summary.instances_done - self._done_at_start
@@ -268,6 +276,13 @@ class HafRunner:
         eta = elapsed / finished_here * remaining if finished_here else None
         message = "; ".join(o.summary for o in outcomes if o.summary)
         self._emit("instance", summary, instance_id=instance.instance_id, eta=eta, message=message)
+
+    def _unaccounted(self) -> float:
+        """The running time since it was last added to the run's ``seconds_running`` (now it
+        is)."""
+        now = time.perf_counter()
+        seconds, self._accounted = now - self._accounted, now
+        return seconds
 
     def expected_generations(self) -> dict[str, int]:
         """Generations a run is expected to need per stage: what the instances' plans know,

@@ -28,7 +28,7 @@ STATUS_MARKS = {
 LEGEND = (
     "✓ finished  ▶ running  ‖ interrupted (haf campaign run resumes it)  ✗ failed  · pending · "
     "done/planned instances · ETA: instances left × seconds per instance, at the cell's own "
-    "pace, else at its model's finished cells' pace"
+    "pace, else at its model's (its finished cells', else its cells under way)"
 )
 """The grid's definitions (shown under it and by ``?``)."""
 
