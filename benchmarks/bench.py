@@ -57,6 +57,7 @@ from haf_tui.datasets.model import Dataset
 from haf_tui.defaults import embedded_model_path, haf_home
 from haf_tui.inference.llama import LlamaCppBackend
 from haf_tui.methods.haf.core.prompts import justify_messages
+from haf_tui.methods.registry import preferred_parallel
 from haf_tui.similarity import load_similarity, relevance_vector
 
 
@@ -359,8 +360,9 @@ def _rationales_section(args: argparse.Namespace) -> dict[str, Any]:
     backend = LlamaCppBackend(embedded_model_path(), n_ctx=ModelSettings().n_ctx)
     try:
         posts = bench_posts(Path(args.shared), args.rationales_posts)
-        n_parallel = ModelSettings().n_parallel  # a run's default
-        return bench_rationales_speed(backend, posts, n_parallel, args.rounds)
+        n_parallel = ModelSettings().n_parallel  # a run's default before the method asked
+        wanted = preferred_parallel(("rationales",))  # a rationales run's own now
+        return bench_rationales_speed(backend, posts, n_parallel, args.rounds, wanted)
     finally:
         backend.close()
 

@@ -242,15 +242,20 @@ def _logprob_agreement(before: dict[str, Any], after: dict[str, Any]) -> dict[st
 
 
 def bench_rationales_speed(
-    backend: LlamaCppBackend, posts: list[InstanceRecord], n_parallel: int, rounds: int = 3
+    backend: LlamaCppBackend,
+    posts: list[InstanceRecord],
+    n_parallel: int,
+    rounds: int = 3,
+    after_parallel: int | None = None,
 ) -> dict[str, Any]:
     """Before (every RANDOM seed) and after (adaptive RANDOM) on ``posts``, and the raw
     ``llama_decode`` ceiling on the same prompt tokens, interleaved: scored texts/s, forced
     scorings and RANDOM seeds per post, prompt tokens, the projected 1,024-post time."""
     configs = {"before": _settings(0.0), "after": _settings(DEFAULT_RANDOM_TOLERANCE)}
     start_ctx = {"before": backend.n_ctx, "after": START_SEQ_CTX}
+    parallel = {"before": n_parallel, "after": after_parallel or n_parallel}
     last: dict[str, dict[str, Any]] = {
-        name: drive(backend, posts, config, n_parallel, start_ctx[name])
+        name: drive(backend, posts, config, parallel[name], start_ctx[name])
         for name, config in configs.items()
     }
     prompts = _forced_prompts(
@@ -260,14 +265,16 @@ def bench_rationales_speed(
 
     def arm(name: str) -> Callable[[], float]:
         def run() -> float:
-            last[name] = figures = drive(backend, posts, configs[name], n_parallel, start_ctx[name])
+            last[name] = figures = drive(
+                backend, posts, configs[name], parallel[name], start_ctx[name]
+            )
             seconds[name].append(figures["seconds"])
             return float(figures["texts"]) / float(figures["seconds"])
 
         return run
 
     def ceiling() -> float:  # the "after" arm's scored texts/s at the raw prompt rate
-        rate = raw_prompt_rate(backend, prompts, n_parallel)
+        rate = raw_prompt_rate(backend, prompts, parallel["after"])
         after = last["after"]
         return float(after["texts"]) / (float(after["evaluated"]) / rate)
 
@@ -281,7 +288,7 @@ def bench_rationales_speed(
     return {
         "posts": len(posts),
         "words": [len(p.text.split()) for p in posts],
-        "n_parallel": n_parallel,
+        "n_parallel": parallel,
         "figure": "scored texts per second",
         **figures,
         "forced_per_post": {

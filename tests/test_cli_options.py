@@ -78,3 +78,21 @@ def test_haf_query_on_a_narrow_terminal_prints_records(
     assert capsys.readouterr().out.splitlines()[0] == "n,a,b"
     assert main(["query", "SELECT 1 AS one", "--db", str(db)]) == 0
     assert "one" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "n_parallel"),
+    [
+        (["run"], 8),  # (the default suites ask for nothing of their own)
+        (["run", "--suites", "rationales"], 32),  # (the rationales method's Method.n_parallel)
+        (["run", "--suites", "haf,rationales"], 32),
+        (["run", "--suites", "rationales", "--parallel", "4"], 4),  # (the user's wins)
+    ],
+)
+def test_a_method_s_own_parallelism_is_the_run_s_unless_parallel_says(
+    argv: list[str], n_parallel: int
+) -> None:
+    from haf_tui.cli.run_command import _config
+
+    args = build_parser().parse_args(argv)
+    assert _config(args).model.n_parallel == n_parallel

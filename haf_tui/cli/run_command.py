@@ -15,7 +15,14 @@ from haf_tui.cli.read_commands import suggest_instance
 from haf_tui.cli.settings_options import add_setting_options, settings_from_args
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig, SimilaritySettings
 from haf_tui.defaults import DEMO_LIMIT, DEMO_MAX_NEW_TOKENS, DEMO_SEED, EMBEDDED_MODEL_NAME
-from haf_tui.methods.registry import SUITES, default_suites, run_stages, stage_titles
+from haf_tui.methods.registry import (
+    SUITES,
+    default_suites,
+    methods,
+    preferred_parallel,
+    run_stages,
+    stage_titles,
+)
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.progress_text import rate_text, stage_total
 from haf_tui.pipeline.runner import RunSummary
@@ -104,8 +111,8 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     run.add_argument(
         "--parallel",
         type=int,
-        help=f"sequences decoded together in one batch (default: {model.n_parallel}; "
-        "1: one at a time)",
+        help=f"sequences decoded together in one batch (default: {model.n_parallel}, or what a "
+        f"suite asks for{_parallel_wanted()}; 1: one at a time)",
     )
     run.add_argument(
         "--server",
@@ -139,6 +146,12 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     )
 
 
+def _parallel_wanted() -> str:
+    """``: rationales 32`` — the suites that want more sequences at once than the default."""
+    wanted = [f"{name} {m.n_parallel}" for name, m in methods().items() if m.n_parallel]
+    return f": {', '.join(wanted)}" if wanted else ""
+
+
 def _config(args: argparse.Namespace) -> RunConfig:
     if args.demo and args.model:
         raise ValueError(
@@ -165,8 +178,11 @@ def _config(args: argparse.Namespace) -> RunConfig:
         "extra_buffers": args.extra_buffers,
         "servers": server_specs(args) or None,
     }
-    model = ModelSettings(**{k: v for k, v in model_fields.items() if v is not None})
     suites = tuple(s.strip() for s in args.suites.split(",") if s.strip())
+    wanted = preferred_parallel(suites)  # (a method's own, unless --parallel says)
+    if args.parallel is None and wanted and wanted > ModelSettings().n_parallel:
+        model_fields["n_parallel"] = wanted
+    model = ModelSettings(**{k: v for k, v in model_fields.items() if v is not None})
     return RunConfig(
         model=model,
         decoding=decoding,

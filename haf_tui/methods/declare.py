@@ -186,7 +186,9 @@ class Method(Generic[SettingsT]):
     ``view``: the workbench's own explorer view it uses, by kind (empty: the node of
     :meth:`node_lines`); ``posts``: which posts of a paper dataset it wants (``paper``: the
     HAF paper's selection, ``every_post``: every post of the split; None: either);
-    ``commands``: ``haf`` sub-commands of its own."""
+    ``commands``: ``haf`` sub-commands of its own; ``n_parallel``: the sequences its runs
+    decode together unless the user says (``--parallel``), when it wants more than a run's
+    default (forced scorings of near-identical texts share more of their prompts)."""
 
     name: str
     title: str
@@ -208,6 +210,7 @@ class Method(Generic[SettingsT]):
     view: str = ""
     posts: Literal["paper", "every_post"] | None = None
     commands: tuple[MethodCommand, ...] = ()
+    n_parallel: int | None = None
 
     def settings_of(self, config: RunConfig) -> SettingsT:
         """This method's settings in ``config`` (its defaults where the config has none)."""

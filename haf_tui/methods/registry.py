@@ -166,6 +166,13 @@ def default_suites() -> tuple[str, ...]:
     return tuple(name for name, method in methods().items() if method.default)
 
 
+def preferred_parallel(suites: Sequence[str]) -> int | None:
+    """The most sequences the methods of ``suites`` want decoded together (``Method.n_parallel``;
+    None: none asks for a number of its own)."""
+    wanted = [m.n_parallel for name, m in methods().items() if name in suites and m.n_parallel]
+    return max(wanted, default=None)
+
+
 def suites_named(names: Sequence[str]) -> list[Suite]:
     """The suites called ``names``, in registry order; a one-line error for an unknown one."""
     unknown = [name for name in names if name not in SUITES]
@@ -271,6 +278,7 @@ __all__ = [
     "methods_of",
     "metric_specs",
     "panels",
+    "preferred_parallel",
     "register_method",
     "reload_methods",
     "run_stages",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from haf_tui.methods.declare import Method
 from haf_tui.methods.rationales.reports import RATIONALE_REPORTS
-from haf_tui.methods.rationales.settings import RationaleSettings
+from haf_tui.methods.rationales.settings import RATIONALE_PARALLEL, RationaleSettings
 from haf_tui.methods.rationales.suite.plan import CLASSIFY, OCCLUSION, PERTURB
 from haf_tui.methods.rationales.suite.suite import RATIONALES
 from haf_tui.methods.rationales.views import (
@@ -37,4 +37,5 @@ METHOD: Method[RationaleSettings] = Method(
     view="rationales",
     node=rationales_node,
     posts="every_post",
+    n_parallel=RATIONALE_PARALLEL,
 )

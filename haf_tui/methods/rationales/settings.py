@@ -11,6 +11,10 @@ from haf_tui.config import RunConfig
 from haf_tui.methods.rationales.core.prompts import Strategy, Variant
 
 NAME = "rationales"
+RATIONALE_PARALLEL = 32
+"""Sequences a rationales run decodes together unless ``--parallel`` says otherwise: its texts
+share their prompts up to the first word removed, and the more are in flight the more share
+(``make bench --only rationales``: 8 → 32 cut a post's time by ~0.8× with the same logprobs)."""
 DEFAULT_RANDOM_TOLERANCE = 0.05
 """A new run's RANDOM tolerance when none is given (see ``random_tolerance``)."""
 
