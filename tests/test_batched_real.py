@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from haf_tui.config import DecodingSettings
-from haf_tui.inference.base import Generation, GenerationRequest, ListSource
+from haf_tui.inference.base import Generation, GenerationRequest, InferenceError, ListSource
 from haf_tui.inference.batched import BatchedLlamaEngine
 from haf_tui.methods.haf.core.prompts import justify_messages, stance_prompts
 
@@ -159,3 +159,27 @@ def test_streams_grow_when_a_request_needs_more_and_nothing_changes(embedded_bac
     for tag, generation in small.items():
         assert [t.token_id for t in generation.tokens] == [t.token_id for t in whole[tag].tokens]
         assert [t.logprob for t in generation.tokens] == [t.logprob for t in whole[tag].tokens]
+
+
+def test_streams_that_cannot_grow_stop_in_one_line_and_the_engine_stays_usable(
+    embedded_backend: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """llama.cpp refusing the longer context (too little memory for n_parallel × n_ctx) is an
+    InferenceError, and the engine keeps its short streams, whole: the short requests run."""
+    c_api = embedded_backend.c_api
+    engine = BatchedLlamaEngine(embedded_backend, 4, start_ctx=128)
+    try:
+        real_init = c_api.llama_init_from_model
+        monkeypatch.setattr(c_api, "llama_init_from_model", lambda model, params: None)
+        long = GenerationRequest(
+            justify_messages(TEXTS[2]), DecodingSettings(max_new_tokens=160, seed=5), tag="long"
+        )
+        with pytest.raises(InferenceError, match="could not make a context"):
+            engine.serve(ListSource([long]))
+        assert engine.seq_ctx == 128
+        monkeypatch.setattr(c_api, "llama_init_from_model", real_init)
+        source = ListSource(_requests(max_new=4)[:4])
+        engine.serve(source)
+        assert len(source.results) == 4
+    finally:
+        engine.close()

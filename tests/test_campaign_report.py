@@ -245,7 +245,12 @@ def test_bad_requests_are_one_line(
             write_campaign_report(store, "c", [("m", "d", "nope")], ["csv"], tmp_path)
         with pytest.raises(CampaignReportError, match="has two runs"):
             write_campaign_report(store, "c", [cells[0], cells[0]], ["csv"], tmp_path)
-    assert not list(tmp_path.iterdir())
+        assert not list(tmp_path.iterdir())
+        a_file = tmp_path / "notes.txt"  # (--out names a file: its folders cannot be made)
+        a_file.write_text("mine", encoding="utf-8")
+        with pytest.raises(CampaignReportError, match=r"cannot write .*notes\.txt"):
+            write_campaign_report(store, "c", cells[:2], ["markdown"], a_file)
+        assert a_file.read_text(encoding="utf-8") == "mine"
 
 
 def test_the_report_is_reproducible(

@@ -69,6 +69,8 @@ def test_settings_take_flags_lists_and_underscores(tmp_path: Path) -> None:
         ("models = ['embedded']\ndatasets = ['sample']\nmodel = 1", "unknown key 'model'"),
         ("models = ['embedded']\ndatasets = ['nope.csv']", "dataset file nope.csv not found"),
         ("models = ['embedded']\ndatasets = ['sample']\nlimit = 0", "limit"),
+        ("models = ['embedded']\ndatasets = ['sample']\nsuites = 3", "suites: a list"),
+        ("models = ['embedded']\ndatasets = ['sample']\ndatabase = 1", "database: a file path"),
         ("models = [{path = 'embedded', n = 1}]\ndatasets = ['sample']", "model 'embedded'"),
     ],
 )
@@ -302,3 +304,23 @@ def test_a_pending_cell_has_an_eta_while_its_models_first_cell_runs(tmp_path: Pa
     running, pending = status.cells
     assert running.eta_seconds == pytest.approx(30.0)  # (1 left at 30 s each)
     assert pending.status == "pending" and pending.eta_seconds == pytest.approx(60.0)
+
+
+def test_two_grid_files_of_one_name_are_not_one_campaign(tmp_path: Path) -> None:
+    """Two grid.toml in two folders are both campaign "grid": the second is refused in one
+    line while the first is still there (a grid file moved away is the same campaign)."""
+    from haf_tui.store.campaigns import save_campaign
+
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    first = load_grid(_grid(tmp_path / "a", BASIC))
+    second = load_grid(_grid(tmp_path / "b", BASIC))
+    with open_store(tmp_path / "c.duckdb") as store:
+        save_campaign(store, first.name, str(first.path))
+        assert not plan_campaign(store, first, grid_run_config(first)).refused
+        refused = plan_campaign(store, second, grid_run_config(second)).refused
+        assert refused == [
+            f"campaign grid in this database is the grid {first.path}: give {second.path} a "
+            'name of its own (name = "…"), or run that file'
+        ]
+        first.path.unlink()  # (moved away: this file is the campaign now)
+        assert not plan_campaign(store, second, grid_run_config(second)).refused

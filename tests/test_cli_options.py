@@ -85,7 +85,7 @@ def test_haf_query_on_a_narrow_terminal_prints_records(
     [
         (["run"], 8),  # (the default suites ask for nothing of their own)
         (["run", "--suites", "rationales"], 32),  # (the rationales method's Method.n_parallel)
-        (["run", "--suites", "haf,rationales"], 32),
+        (["run", "--suites", "haf,rationales"], 8),  # (HAF's long generations: the default)
         (["run", "--suites", "rationales", "--parallel", "4"], 4),  # (the user's wins)
     ],
 )

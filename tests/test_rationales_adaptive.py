@@ -121,3 +121,22 @@ def drive_rest(plan: RationalePlan, pending: list[Task]) -> None:
         reply: Reply = reply_to(task, "idiot | illegal | liberals")
         more, _ = plan.advance(task, reply)
         pending += more
+
+
+def test_random_masks_scored_as_leave_one_out_texts_still_end_the_plan() -> None:
+    """A one-word HARD: every RANDOM mask's text is a leave-one-out text, scored once as
+    OCCLUSION. When those replies come last (after every PERTURB and CLASSIFY reply) the plan
+    still decides RANDOM and knows its totals."""
+    from tests.test_rationales_suite import TOKENS, reply_to
+
+    one_word = [[1 if i == 2 else 0 for i in range(len(TOKENS))]] * 3
+    record = instance(masks=one_word)
+    plan = RationalePlan(record, config(random_seeds=30, random_tolerance=0.05))
+    order = {"rationale_classify": 0, "rationale_perturb": 1, "rationale_prompt": 2}
+    pending = list(plan.start())
+    while pending:
+        pending.sort(key=lambda t: order.get(t.stage, 3))  # (OCCLUSION replies last)
+        task = pending.pop(0)
+        more, _ = plan.advance(task, reply_to(task, "idiot | illegal"))
+        pending += more
+    assert plan.random_done and plan.planned() is not None

@@ -14,6 +14,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from haf_tui.campaign.grid import DatasetEntry, Grid, GridError, ModelEntry
@@ -22,7 +23,13 @@ from haf_tui.datasets import DatasetError
 from haf_tui.methods.registry import UnknownSuiteError, suites_named
 from haf_tui.pipeline.runs import RUNTIME_MODEL_SETTINGS, DatasetChoice, choice_by_name
 from haf_tui.store import Store
-from haf_tui.store.campaigns import CellRun, ClaimedCell, cell_runs, claimed_cells
+from haf_tui.store.campaigns import (
+    CellRun,
+    ClaimedCell,
+    cell_runs,
+    claimed_cells,
+    known_campaigns,
+)
 
 
 @dataclass(frozen=True)
@@ -110,6 +117,12 @@ def plan_campaign(
     choices = {d.label: _choice(store, grid, d) for d in grid.datasets}
     cells: list[PlannedCell] = []
     refused: list[str] = []
+    other = _other_grid_file(store, grid)
+    if other is not None:
+        refused.append(
+            f"campaign {grid.name} in this database is the grid {other}: give {grid.path} a "
+            f'name of its own (name = "…"), or run that file'
+        )
     for position, (model, dataset) in enumerate(grid.cells()):
         config = cell_config(base, model, (*(model.servers or grid.servers), *extra_servers))
         settings = cell_settings(config, dataset)
@@ -132,6 +145,15 @@ def plan_campaign(
             if changed:
                 refused.append(_refusal(cell, claim, changed))
     return CampaignPlan(grid, cells, refused)
+
+
+def _other_grid_file(store: Store, grid: Grid) -> str | None:
+    """Another grid file still there that the stored campaign of this name was run from (two
+    ``grid.toml`` in two folders both named "grid"); None: this one, or one moved away."""
+    for stored in known_campaigns(store):
+        if stored.name == grid.name and Path(stored.grid_path) != grid.path:
+            return stored.grid_path if Path(stored.grid_path).is_file() else None
+    return None
 
 
 def _choice(store: Store, grid: Grid, dataset: DatasetEntry) -> DatasetChoice:

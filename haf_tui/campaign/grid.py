@@ -106,6 +106,10 @@ def parse_grid(raw: dict[str, Any], grid_path: Path) -> Grid:
     if isinstance(suites, str):
         suites = [s.strip() for s in suites.split(",") if s.strip()]
     database = raw.get("database")
+    if not isinstance(suites, list | tuple) or not all(isinstance(x, str) for x in suites):
+        raise GridError(f"{grid_path}: suites: a list of suite names (or one comma-separated text)")
+    if database is not None and not isinstance(database, str):
+        raise GridError(f"{grid_path}: database: a file path in quotes")
     try:
         return Grid(
             path=grid_path.resolve(),

@@ -15,7 +15,7 @@ from typing import Any, NoReturn, cast
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 
 from haf_tui.campaign.cells import PlannedCell, plan_campaign
 from haf_tui.campaign.grid import Grid, GridError, load_grid
@@ -27,7 +27,13 @@ from haf_tui.campaign.status import (
     duration_text,
 )
 from haf_tui.cli.fit_table import Column, fit_table
-from haf_tui.cli.run_command import _config, _CtrlC, _ProgressBars, add_run_parser
+from haf_tui.cli.run_command import (
+    _config,
+    _CtrlC,
+    _ProgressBars,
+    add_run_parser,
+    progress_columns,
+)
 from haf_tui.config import RunConfig
 from haf_tui.methods.registry import run_stages
 from haf_tui.pipeline.events import ProgressListener
@@ -207,14 +213,7 @@ def _hooks(console: Console) -> CampaignHooks:
     def progress(cell: PlannedCell, started: StartedRun) -> Iterator[ProgressListener]:
         how = "resuming" if cell.run is not None else "new"
         console.print(f"{cell.label}: run [bold]{started.run_id}[/] ({how})")
-        columns = (
-            TextColumn("{task.description}"),
-            BarColumn(),
-            TextColumn("{task.fields[count]}"),
-            TimeElapsedColumn(),
-            TextColumn("{task.fields[detail]}"),
-        )
-        with Progress(*columns, console=console, transient=True) as bars:
+        with Progress(*progress_columns(), console=console, transient=True) as bars:
             yield _ProgressBars(bars, run_stages(started.config)).show
 
     def done(cell: PlannedCell, summary: RunSummary) -> None:

@@ -9,7 +9,14 @@ from pathlib import Path
 from types import FrameType
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    ProgressColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from haf_tui.cli.read_commands import suggest_instance
 from haf_tui.cli.settings_options import add_setting_options, settings_from_args
@@ -111,8 +118,8 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     run.add_argument(
         "--parallel",
         type=int,
-        help=f"sequences decoded together in one batch (default: {model.n_parallel}, or what a "
-        f"suite asks for{_parallel_wanted()}; 1: one at a time)",
+        help=f"sequences decoded together in one batch (default: {model.n_parallel}, or what "
+        f"the run's suites all ask for{_parallel_wanted()}; 1: one at a time)",
     )
     run.add_argument(
         "--server",
@@ -292,16 +299,21 @@ def run_command(args: argparse.Namespace, store: Store, console: Console) -> int
     return 0
 
 
-def _run_with_progress(
-    store: Store, run_id: str, config: RunConfig, models: object, console: Console
-) -> RunSummary:
-    columns = (
+def progress_columns() -> tuple[ProgressColumn, ...]:
+    """A run's progress bars' columns: what, the bar, done/planned, time, rates and ETA."""
+    return (
         TextColumn("{task.description}"),
         BarColumn(),
         TextColumn("{task.fields[count]}"),
         TimeElapsedColumn(),
         TextColumn("{task.fields[detail]}"),
     )
+
+
+def _run_with_progress(
+    store: Store, run_id: str, config: RunConfig, models: object, console: Console
+) -> RunSummary:
+    columns = progress_columns()
     with Progress(*columns, console=console, transient=False) as progress, _CtrlC(console) as cc:
         bars = _ProgressBars(progress, run_stages(config))
         return execute_run(

@@ -271,19 +271,20 @@ class BatchedLlamaEngine:
         self._threads = backend.n_threads
 
     def _make_context(self, seq_ctx: int) -> None:
-        """A context of ``n_parallel`` streams of ``seq_ctx`` cells (the old one freed)."""
-        if self._ctx:
-            self._c.llama_free(self._ctx)
-        self.seq_ctx = seq_ctx
+        """A context of ``n_parallel`` streams of ``seq_ctx`` cells; the old one is freed
+        once the new one is made (when it cannot be, the old one stays, whole and usable)."""
         params = batched_context_params(self.backend, self.n_parallel, seq_ctx)
-        self.n_batch = int(params.n_batch)
-        self._ctx = self._c.llama_init_from_model(self.backend.llm.model, params)
-        if not self._ctx:
+        made = self._c.llama_init_from_model(self.backend.llm.model, params)
+        if not made:
             raise InferenceError(
                 f"llama.cpp could not make a context for {self.n_parallel} sequences of "
                 f"{seq_ctx} tokens: lower --parallel or --n-ctx"
             )
+        if self._ctx:
+            self._c.llama_free(self._ctx)
+        self._ctx, self.seq_ctx, self.n_batch = made, seq_ctx, int(params.n_batch)
         self._memory = self._c.llama_get_memory(self._ctx)
+        self._threads = self.backend.n_threads  # (a new context decodes at the backend's)
 
     def _needs_more(self, requests: list[GenerationRequest]) -> bool:
         """Whether one of ``requests`` needs longer streams than the engine has now (and the

@@ -188,7 +188,8 @@ class Method(Generic[SettingsT]):
     HAF paper's selection, ``every_post``: every post of the split; None: either);
     ``commands``: ``haf`` sub-commands of its own; ``n_parallel``: the sequences its runs
     decode together unless the user says (``--parallel``), when it wants more than a run's
-    default (forced scorings of near-identical texts share more of their prompts)."""
+    default (forced scorings of near-identical texts share more of their prompts); a run takes
+    it when all its methods ask for more (the fewest)."""
 
     name: str
     title: str

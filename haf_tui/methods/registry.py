@@ -167,10 +167,14 @@ def default_suites() -> tuple[str, ...]:
 
 
 def preferred_parallel(suites: Sequence[str]) -> int | None:
-    """The most sequences the methods of ``suites`` want decoded together (``Method.n_parallel``;
-    None: none asks for a number of its own)."""
-    wanted = [m.n_parallel for name, m in methods().items() if name in suites and m.n_parallel]
-    return max(wanted, default=None)
+    """The sequences a run of ``suites`` decodes together when every one of their methods asks
+    for more than the default (``Method.n_parallel``: the fewest of them); None when one asks
+    for nothing (a suite of long generations beside one of short forced scorings keeps the
+    default: its streams would grow to the whole context, n_parallel times)."""
+    wanted = [m.n_parallel for name, m in methods().items() if name in suites]
+    if not wanted or None in wanted:
+        return None
+    return min(n for n in wanted if n is not None)
 
 
 def suites_named(names: Sequence[str]) -> list[Suite]:

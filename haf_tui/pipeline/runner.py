@@ -91,6 +91,7 @@ class HafRunner:
         self._started = 0.0
         self._done_at_start = 0
         self._accounted = 0.0  # (running time up to here is in the run's seconds_running)
+        self._accounting = threading.Lock()  # (the scorer thread and the main one add time)
         # every instance's generations per stage as far as known, and the work per rate unit
         self.totals = RunTotals(self.stages, stage_units(config), 0)
         self._context = SuiteContext("", config, similarity)
@@ -142,7 +143,7 @@ class HafRunner:
             self._fail(run_id, summary, exc)
             raise
         summary.seconds = time.perf_counter() - started
-        self.store.update_run(run_id, status=summary.status, seconds=self._unaccounted())
+        self._store_time(run_id, status=summary.status)
         self._emit("run-finished", summary, message=summary.status)
         return summary
 
@@ -199,9 +200,7 @@ class HafRunner:
         # when the disk is still full this fails too: once this process is gone, the run is
         # shown interrupted all the same (its writer is dead)
         with contextlib.suppress(StoreError):
-            self.store.update_run(
-                run_id, status=summary.status, error=error, seconds=self._unaccounted()
-            )
+            self._store_time(run_id, status=summary.status, error=error)
 
     def _stored_answers(
         self, run_id: str, todo: list[InstanceRecord], keys: set[tuple[str, str, int]]
@@ -267,7 +266,7 @@ class HafRunner:
         ]
         self.store.save_instance_result(_instance_result(run_id, instance, outcomes))
         if time.perf_counter() - self._accounted >= ACCOUNT_SECONDS:
-            self.store.update_run(run_id, seconds=self._unaccounted())
+            self._store_time(run_id)
         self._note_planned(work)
         summary.instances_done += 1
         finished_here = summary.instances_done - self._done_at_start
@@ -277,12 +276,16 @@ class HafRunner:
         message = "; ".join(o.summary for o in outcomes if o.summary)
         self._emit("instance", summary, instance_id=instance.instance_id, eta=eta, message=message)
 
-    def _unaccounted(self) -> float:
-        """The running time since it was last added to the run's ``seconds_running`` (now it
-        is)."""
-        now = time.perf_counter()
-        seconds, self._accounted = now - self._accounted, now
-        return seconds
+    def _store_time(
+        self, run_id: str, *, status: str | None = None, error: str | None = None
+    ) -> None:
+        """Add the running time since it was last stored to the run's ``seconds_running``
+        (with a new status or error); counted once whichever thread stores it, and kept for
+        the next call when the store refuses the write."""
+        with self._accounting:
+            now = time.perf_counter()
+            self.store.update_run(run_id, status=status, error=error, seconds=now - self._accounted)
+            self._accounted = now
 
     def expected_generations(self) -> dict[str, int]:
         """Generations a run is expected to need per stage: what the instances' plans know,

@@ -93,7 +93,8 @@ def write_campaign_report(
 ) -> list[Path]:
     """Write the campaign's report into ``out_dir`` (see the module); returns the paths
     written. CampaignReportError (one line) for an unknown format, a run the store lacks, or
-    an existing file without ``force``; nothing is written then."""
+    an existing file without ``force`` (nothing is written then), or a file that cannot be
+    written (each file is whole or absent; the line says how many were written before it)."""
     if not formats:
         raise CampaignReportError("no report format asked for")
     report = build_campaign_report(store, campaign, cells)
@@ -107,7 +108,15 @@ def write_campaign_report(
             raise CampaignReportError(
                 f"{out / name} exists: not replaced without --force"
             ) from None
+    written: list[Path] = []
     for target, content in zip(targets, files.values(), strict=True):
-        with atomic_target(target) as temporary:
-            temporary.write_bytes(content)
+        try:
+            with atomic_target(target) as temporary:
+                temporary.write_bytes(content)
+        except OSError as exc:  # (a file where a folder goes, no permission, a full disk)
+            done = f"; {len(written)} of {len(files)} files were written" if written else ""
+            raise CampaignReportError(
+                f"cannot write {target}: {exc.strerror or exc}{done}"
+            ) from exc
+        written.append(target)
     return [out / name for name in files]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeVar, cast
 
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from haf_tui.tui.app import HafApp
 
 ResultType = TypeVar("ResultType")
+SNAPSHOT_SECONDS = 5.0
+"""While another process writes, how often a polling screen takes a fresh snapshot."""
 
 
 class HafScreen(Screen[ResultType]):
@@ -29,6 +32,9 @@ class HafScreen(Screen[ResultType]):
     Worker state changes do not bubble in Textual, so each screen forwards its own; the app's
     ``on_work_failed`` is the one place errors are shown.
     """
+
+    _snapshot_taken = 0.0
+    """When :meth:`poll_due` last took a fresh snapshot (``time.monotonic``)."""
 
     focused: Reactive[Widget | None] = Reactive(None, repaint=False)
     """As Screen's, without repainting the whole screen on every focus change (~25 ms at
@@ -42,6 +48,18 @@ class HafScreen(Screen[ResultType]):
     def shown_metrics(self) -> Sequence[MetricSpec]:
         """The metrics this screen shows, which ``?`` defines (empty: the default ones)."""
         return ()
+
+    def poll_due(self) -> bool:
+        """Whether a periodic re-read should run now (the screen is shown); while another
+        process writes, a fresh snapshot is taken first, at most every
+        :data:`SNAPSHOT_SECONDS`."""
+        if not self.is_current:
+            return False
+        reader = self.reader
+        if reader.reads_copy and time.monotonic() - self._snapshot_taken >= SNAPSHOT_SECONDS:
+            self._snapshot_taken = time.monotonic()
+            reader.refresh()
+        return True
 
     @property
     def reader(self) -> StoreReader:

@@ -27,8 +27,6 @@ from haf_tui.tui.widgets.key_footer import KeyFooter
 
 POLL_SECONDS = 3.0
 """How often the grid is read again while it is shown (a campaign running elsewhere moves)."""
-SNAPSHOT_SECONDS = 5.0
-"""While another process writes, how often a fresh snapshot is taken."""
 NO_CAMPAIGNS = "no campaigns in this database: haf campaign run GRID.toml starts one"
 
 
@@ -70,13 +68,8 @@ class CampaignScreen(HafScreen[None]):
     def poll(self) -> None:
         """Read again (a fresh snapshot at most every few seconds while another process
         writes)."""
-        if not self.is_current:
-            return
-        reader = self.reader
-        if reader.reads_copy and time.monotonic() - self._snapshot_taken >= SNAPSHOT_SECONDS:
-            self._snapshot_taken = time.monotonic()
-            reader.refresh()
-        self.load_campaigns(poll=True)
+        if self.poll_due():
+            self.load_campaigns(poll=True)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="campaigns")
     def load_campaigns(self, poll: bool = False) -> None:

@@ -36,8 +36,6 @@ FIT_COLUMNS = (
 out (``+`` shows every column in full)."""
 POLL_SECONDS = 3.0
 """How often the runs list reads the database again while it is shown (a CLI run appears)."""
-SNAPSHOT_SECONDS = 5.0
-"""While another process writes, how often a fresh snapshot is taken for the list."""
 
 
 def pending_title(overview: RunOverview, kept: list[PendingAnnotation]) -> str:
@@ -93,13 +91,8 @@ class HomeScreen(RunAdminScreen):
     def poll_runs(self) -> None:
         """While the list is shown, read it again (a run another process started appears);
         from a fresh snapshot at most every few seconds while another process writes."""
-        if not self.is_current:
-            return
-        reader = self.reader
-        if reader.reads_copy and time.monotonic() - self._snapshot_taken >= SNAPSHOT_SECONDS:
-            self._snapshot_taken = time.monotonic()
-            reader.refresh()
-        self.load_runs(poll=True)
+        if self.poll_due():
+            self.load_runs(poll=True)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="home")
     def load_runs(self, poll: bool = False) -> None:

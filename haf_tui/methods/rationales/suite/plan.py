@@ -250,8 +250,8 @@ class RationalePlan:
                 tasks += self._perturb(
                     top_k(scores, self.occlusion_k), OCCLUSION_WITHOUT, OCCLUSION_ONLY
                 )
-        if task.stage == PERTURB or task.stage == CLASSIFY:
-            tasks += self._more_random()
+        # (any forced reply: a RANDOM mask's text may be a leave-one-out text, scored as one)
+        tasks += self._more_random()
         return tasks, None
 
     def _prompts(self) -> list[Task]:
