@@ -400,34 +400,29 @@ def summary_table(results: dict[str, Any]) -> list[str]:
     ]
     for section in ("decoding", "decoding_busy"):
         for key, row in results.get(section, {}).items():
-            if not key.startswith("batch_"):
-                continue
-            medians = ", ".join(f"{k} {v}" for k, v in row["median"].items())
-            for ratio in ("engine_over_ceiling", "engine_over_single"):
-                lines.append(
-                    f"| {key} {ratio} | {row['condition']} | {medians} tokens/s | "
-                    f"{_ratio_cell(row[ratio])} | {row['load_before'][0]} -> "
-                    f"{row['load_after'][0]} |"
+            if key.startswith("batch_"):
+                lines += _ratio_rows(
+                    key, row, ("engine_over_ceiling", "engine_over_single"), "tokens/s"
                 )
     for section in ("pipeline", "pipeline_busy"):
-        row = results.get(section)
-        if row:
-            medians = ", ".join(f"{k} {v}" for k, v in row["median"].items())
-            lines.append(
-                f"| pipeline batched_over_sequential | {row['condition']} | {medians} "
-                f"instances/h | {_ratio_cell(row['batched_over_sequential'])} | "
-                f"{row['load_before'][0]} -> {row['load_after'][0]} |"
-            )
-    row = results.get("rationales_speed")
-    if row:
-        medians = ", ".join(f"{k} {v}" for k, v in row["median"].items())
-        for ratio in ("after_over_ceiling", "after_over_before"):
-            lines.append(
-                f"| rationales {ratio} | {row['condition']} | {medians} scored texts/s | "
-                f"{_ratio_cell(row[ratio])} | {row['load_before'][0]} -> "
-                f"{row['load_after'][0]} |"
-            )
+        if row := results.get(section):
+            lines += _ratio_rows("pipeline", row, ("batched_over_sequential",), "instances/h")
+    if row := results.get("rationales_speed"):
+        lines += _ratio_rows(
+            "rationales", row, ("after_over_ceiling", "after_over_before"), "scored texts/s"
+        )
     return lines
+
+
+def _ratio_rows(name: str, row: dict[str, Any], ratios: tuple[str, ...], unit: str) -> list[str]:
+    """One table row per ratio of an interleaved comparison: its medians, the ratio and the
+    load before and after."""
+    medians = ", ".join(f"{k} {v}" for k, v in row["median"].items())
+    return [
+        f"| {name} {ratio} | {row['condition']} | {medians} {unit} | "
+        f"{_ratio_cell(row[ratio])} | {row['load_before'][0]} -> {row['load_after'][0]} |"
+        for ratio in ratios
+    ]
 
 
 if __name__ == "__main__":

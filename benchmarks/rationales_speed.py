@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.method import compare, load_average
+from benchmarks.throughput import fill_batch
 from haf_tui.config import DecodingSettings, RunConfig
 from haf_tui.datasets.samples import import_paper_sample
 from haf_tui.inference.base import Generation, GenerationRequest
@@ -189,14 +190,7 @@ def raw_prompt_rate(backend: LlamaCppBackend, prompts: list[list[int]], n_stream
                 for position, token in enumerate(tokens)
             ]
             for start in range(0, len(entries), n_batch):
-                chunk = entries[start : start + n_batch]
-                for index, (seq_id, position, token, logits) in enumerate(chunk):
-                    batch.token[index] = token
-                    batch.pos[index] = position
-                    batch.n_seq_id[index] = 1
-                    batch.seq_id[index][0] = seq_id
-                    batch.logits[index] = logits
-                batch.n_tokens = len(chunk)
+                fill_batch(batch, entries[start : start + n_batch])
                 c.llama_decode(ctx, batch)
             tokens_done += len(entries)
         return float(tokens_done) / (time.perf_counter() - started)

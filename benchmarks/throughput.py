@@ -96,6 +96,17 @@ def _agreement(
     }
 
 
+def fill_batch(batch: Any, entries: list[tuple[int, int, int, bool]]) -> None:
+    """Put ``(seq_id, position, token, logits wanted)`` entries into a ``llama_batch``."""
+    for index, (seq_id, position, token, logits) in enumerate(entries):
+        batch.token[index] = token
+        batch.pos[index] = position
+        batch.n_seq_id[index] = 1
+        batch.seq_id[index][0] = seq_id
+        batch.logits[index] = logits
+    batch.n_tokens = len(entries)
+
+
 class RawDecodeCeiling:
     """What ``llama_decode`` gives at a batch size with no Python around it but the loop: a
     context made like the batched engine's, the prompts evaluated (not timed), then one
@@ -119,14 +130,7 @@ class RawDecodeCeiling:
         self._c.llama_free(self._ctx)
 
     def _fill(self, entries: list[tuple[int, int, int, bool]]) -> None:
-        batch = self._batch
-        for index, (seq_id, position, token, logits) in enumerate(entries):
-            batch.token[index] = token
-            batch.pos[index] = position
-            batch.n_seq_id[index] = 1
-            batch.seq_id[index][0] = seq_id
-            batch.logits[index] = logits
-        batch.n_tokens = len(entries)
+        fill_batch(self._batch, entries)
 
     def tokens_per_second(self, lengths: list[int]) -> float:
         """Decode tokens/s after the prompts, sequence ``i`` making ``lengths[i]`` tokens."""
