@@ -61,6 +61,20 @@ class HafScreen(Screen[ResultType]):
             reader.refresh()
         return True
 
+    def open_run(self, run_id: str, status: str | None) -> None:
+        """A run still going (started here, or stored as running or created) opens its live
+        progress; any other run, the explorer."""
+        session = self.haf_app.session
+        live = session.find(run_id) if session is not None else None
+        if (live is not None and live.active) or status in {"running", "created"}:
+            from haf_tui.tui.screens.monitor import MonitorScreen
+
+            self.app.push_screen(MonitorScreen(run_id))
+        else:
+            from haf_tui.tui.screens.explorer import ExplorerScreen
+
+            self.app.push_screen(ExplorerScreen(run_id))
+
     @property
     def reader(self) -> StoreReader:
         """The app's read access to the database."""

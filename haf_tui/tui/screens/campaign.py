@@ -164,14 +164,7 @@ class CampaignScreen(HafScreen[None]):
         if cell is None or cell.run_id is None:
             self.notify("this cell has no run yet: haf campaign run GRID.toml", severity="warning")
             return
-        if cell.status in {"running", "created"}:
-            from haf_tui.tui.screens.monitor import MonitorScreen
-
-            self.app.push_screen(MonitorScreen(cell.run_id))
-            return
-        from haf_tui.tui.screens.explorer import ExplorerScreen
-
-        self.app.push_screen(ExplorerScreen(cell.run_id))
+        self.open_run(cell.run_id, cell.status)
 
     def action_compare(self) -> None:
         """The comparison view on the campaign's runs."""

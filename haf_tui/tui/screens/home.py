@@ -205,14 +205,7 @@ class HomeScreen(RunAdminScreen):
         if run_id is None:
             self.haf_app.action_new_run()
             return
-        session = self.haf_app.session
-        live = session.find(run_id) if session is not None else None
-        if (live is not None and live.active) or self.selected_status() in {"running", "created"}:
-            from haf_tui.tui.screens.monitor import MonitorScreen
-
-            self.app.push_screen(MonitorScreen(run_id))
-        else:
-            self.action_explore()
+        self.open_run(run_id, self.selected_status())
 
     @on(DataTable.RowSelected, "#runs")
     def row_selected(self) -> None:
