@@ -33,6 +33,16 @@ def haf_home() -> Path:
     return Path(user_data_dir("haf-tui", appauthor=False))
 
 
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask, which ``taskset`` and container
+    CPU sets narrow), not every CPU of the machine: llama.cpp's threads spin-wait, so more
+    threads than CPUs slows every decode down."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # (no affinity on this platform)
+        return os.cpu_count() or 1
+
+
 def env_flag(*names: str) -> bool:
     """Whether the first of the environment variables ``names`` that is set says yes
     (1/true/yes/on), as huggingface-hub reads its flags."""

@@ -12,6 +12,23 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+def _one_share_of_the_cpus_per_worker() -> None:
+    """Under ``pytest -n N`` each worker (and what it starts) runs on its own share of the
+    CPUs, so N workers' llama.cpp and torch threads (as many as the CPUs a process may run
+    on) never outnumber the CPUs: llama.cpp's threads spin-wait for each other, and more
+    of them than CPUs made decodes many times slower."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if not worker.startswith("gw") or workers < 2 or not hasattr(os, "sched_setaffinity"):
+        return
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) >= workers:
+        os.sched_setaffinity(0, cpus[int(worker[2:]) % workers :: workers])
+
+
+_one_share_of_the_cpus_per_worker()
+
+
 def shared_dir() -> Path:
     """The ``shared/`` folder beside the checkout (``HAF_SHARED_DIR`` overrides)."""
     override = os.environ.get("HAF_SHARED_DIR")

@@ -113,7 +113,10 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         help="layers offloaded to the GPU; -1: all, 0: CPU (default: all when built with GPU)",
     )
     run.add_argument(
-        "--threads", type=int, help="CPU threads for llama.cpp (default: llama.cpp's choice)"
+        "--threads",
+        type=int,
+        help="CPU threads for llama.cpp (default: the CPUs haf may run on, or half of them "
+        "where that decodes faster)",
     )
     run.add_argument(
         "--parallel",

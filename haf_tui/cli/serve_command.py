@@ -4,7 +4,6 @@ any CPU, for ``haf run --server`` (``inference.serve`` builds it; uvicorn serves
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import socket
 import threading
@@ -14,6 +13,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from haf_tui.defaults import available_cpus
 from haf_tui.inference.serve import (
     ServeSettings,
     check_serve_settings,
@@ -72,7 +72,7 @@ def add_serve_parser(
     serve.add_argument(
         "--threads",
         type=int,
-        help="CPU threads per copy (default: half the CPU cores, shared among the copies)",
+        help="CPU threads per copy (default: half the CPUs haf may run on, shared by the copies)",
     )
     serve.add_argument(
         "--extra-buffers",
@@ -85,7 +85,7 @@ def add_serve_parser(
 def serve_settings(args: argparse.Namespace) -> ServeSettings:
     """The command line's settings, defaults filled in."""
     parallel = max(1, args.parallel)
-    threads = args.threads or max(1, (os.cpu_count() or 2) // 2 // parallel)
+    threads = args.threads or max(1, available_cpus() // 2 // parallel)
     gpu_layers = default_gpu_layers() if args.n_gpu_layers is None else args.n_gpu_layers
     return ServeSettings(
         model=Path(args.model).expanduser(),

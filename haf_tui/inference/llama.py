@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ctypes
 import math
-import os
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -25,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from haf_tui.config import DecodingSettings
+from haf_tui.defaults import available_cpus
 from haf_tui.inference.backend import Backend
 from haf_tui.inference.base import (
     GeneratedToken,
@@ -204,10 +204,11 @@ class LlamaCppBackend(Backend):
         self.n_batch = n_batch
         self.offload_supported = bool(self._c.llama_supports_gpu_offload())
         self.n_gpu_layers = n_gpu_layers if self.offload_supported else 0
-        threads = self.n_threads = n_threads or os.cpu_count() or 1
+        threads = self.n_threads = n_threads or available_cpus()
         self.thread_candidates = thread_ladder(threads) if n_threads is None else (threads,)
-        """The thread counts decodes may use: all the machine's and their halvings, tried and
-        picked by measured speed (:class:`ThreadTuner`); only the count asked for, if any."""
+        """The thread counts decodes may use: every CPU this process may run on and their
+        halvings, tried and picked by measured speed (:class:`ThreadTuner`); only the count
+        asked for, if any."""
         try:
             self.llm = open_llama(
                 self.info.path,
