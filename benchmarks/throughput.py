@@ -33,8 +33,9 @@ from haf_tui.datasets import builtin_sample
 from haf_tui.datasets.model import Dataset
 from haf_tui.datasets.samples import import_paper_sample, paper_sample_files
 from haf_tui.inference.base import GeneratedToken, Generation, GenerationRequest, ListSource
-from haf_tui.inference.batched import BatchedLlamaEngine, ThreadTuner, batched_context_params
+from haf_tui.inference.batched import BatchedLlamaEngine, batched_context_params
 from haf_tui.inference.llama import LlamaCppBackend
+from haf_tui.inference.threads import ThreadTuner
 from haf_tui.methods.haf.core.prompts import justify_messages, reliance_messages, stance_prompts
 
 BATCH_SIZES = (1, 4, 8, 16)
@@ -158,7 +159,7 @@ class RawDecodeCeiling:
             if not live:
                 break
             self._fill([(i, positions[i], int(tokens[i]), True) for i in live])
-            threads = self._tuner.choose()
+            threads = self._tuner.choose(len(live))
             if threads != self._threads:
                 c.llama_set_n_threads(ctx, threads, threads)
                 self._threads = threads

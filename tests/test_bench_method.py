@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.method import busy_neighbour, compare, interleave, ratio_summary, rotated_order
-from haf_tui.inference.batched import ThreadTuner, thread_ladder
+from haf_tui.inference.threads import ThreadTuner, thread_ladder
 
 
 def test_rotated_order_turns_each_round() -> None:
@@ -78,7 +78,7 @@ def test_thread_ladder_halves_down_to_one() -> None:
 def _feed(tuner: ThreadTuner, cost: dict[int, float], decodes: int) -> list[int]:
     chosen = []
     for _ in range(decodes):
-        threads = tuner.choose()
+        threads = tuner.choose(4)
         chosen.append(threads)
         tuner.record(threads, cost[threads] * 4, 4)
     return chosen
@@ -109,3 +109,20 @@ def test_tuner_probes_at_once_when_the_current_count_slows_down() -> None:
     assert tuner.current == 2
     chosen = _feed(tuner, {2: 0.010, 1: 0.002}, 3)  # a neighbour takes a core
     assert chosen == [2, 1, 1] and tuner.current == 1
+
+
+def test_tuner_compares_decodes_of_like_size_only() -> None:
+    """Small decodes cost more per token than large ones at any thread count: a probe on a
+    large decode is weighed against large decodes at the current count, never the small."""
+    tuner = ThreadTuner((2, 1), probe_every=1, longest_wait=1)
+    for _ in range(4):  # 3-token decodes: 6 ms a token at either count
+        tuner.record(tuner.choose(3), 0.018, 3)
+    assert tuner.current == 2
+    assert tuner.choose(384) == 2  # nothing known at this size yet: no probe
+    chosen = []
+    for _ in range(6):  # large decodes: 2 threads 3.5 ms a token, 1 thread 4.8 ms
+        threads = tuner.choose(384)
+        chosen.append(threads)
+        tuner.record(threads, 384 * (0.0035 if threads == 2 else 0.0048), 384)
+    assert 1 in chosen  # probed...
+    assert tuner.current == 2 and tuner.switches == 0  # ...and stayed, though 4.8 ms < 6 ms

@@ -118,21 +118,34 @@ def test_a_classify_run_stores_scores_that_its_tokens_give_and_resumes(
             assert after[key] == pytest.approx(value, abs=1e-9), key
 
 
-def test_a_prompt_copied_but_for_its_last_token_scores_as_alone(embedded_backend: Any) -> None:
-    """Two identical forced replies in one batch: the second copies the first's prompt. It
-    evaluates at least two tokens after the copy: with one, the sixth built-in text scored 0.04
-    nats off (and paper-sample texts up to 0.29)."""
+def test_spellings_after_one_prompt_share_it_and_score_as_alone(embedded_backend: Any) -> None:
+    """Forced replies after one prompt in one batch: the longest (the root) evaluates the
+    prompt, and its last prompt position's logits give every reply's first token; a
+    one-token reply (``toxic``, twice here) takes nothing more, a longer one copies the root's
+    prompt and evaluates from its last token on: at least two tokens after a copy, for with
+    one the sixth built-in text scored 0.04 nats off (and paper-sample texts up to 0.29).
+    Every token's logprob is the single-sequence path's."""
     from haf_tui.datasets import builtin_sample
 
+    replies = ("toxic", "non-toxic", "Non-toxic", "toxic")
     for instance in builtin_sample().instances[:6]:
         messages = classify_messages(instance.text)
-        alone = embedded_backend.score(messages, "toxic", GREEDY)
+        alone = {r: embedded_backend.score(messages, r, GREEDY) for r in set(replies)}
         source = ListSource(
-            [GenerationRequest(messages, GREEDY, tag=k, forced="toxic") for k in range(2)]
+            [GenerationRequest(messages, GREEDY, tag=k, forced=r) for k, r in enumerate(replies)]
         )
-        embedded_backend.concurrent(2).serve(source)
-        assert source.results[1].extra["prompt_tokens_reused"] == alone.prompt_token_count - 2
-        for k in range(2):
-            assert source.results[k].tokens[0].logprob == pytest.approx(
-                alone.tokens[0].logprob, abs=1e-6
-            ), instance.instance_id
+        engine = embedded_backend.concurrent(4)
+        evaluated = engine.stats.prompt_tokens_evaluated
+        engine.serve(source)
+        prompt = alone["toxic"].prompt_token_count
+        reused = [source.results[k].extra["prompt_tokens_reused"] for k in range(4)]
+        assert reused == [prompt, 0, prompt - 1, prompt]  # riders, the root, a branch
+        assert engine.stats.prompt_tokens_evaluated - evaluated == prompt + 2 + 3  # not 4 prompts
+        for k, reply in enumerate(replies):
+            ours, theirs = source.results[k].tokens, alone[reply].tokens
+            assert [t.token_id for t in ours] == [t.token_id for t in theirs]
+            for mine, single in zip(ours, theirs, strict=True):
+                assert mine.logprob == pytest.approx(single.logprob, abs=1e-6), (
+                    instance.instance_id,
+                    reply,
+                )

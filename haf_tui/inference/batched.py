@@ -16,6 +16,9 @@ Prefix reuse: a new prompt that shares a token prefix with a sequence already in
 (a live sequence, or another prompt admitted in the same round) gets that prefix by
 ``llama_memory_seq_cp`` instead of evaluating it again: the UPHOLD-STANCE sub-prompts of one
 instance share the system message and the TEXT, and every prompt shares the system message.
+Forced replies after one prompt (a text's label spellings) share more: one evaluates the
+prompt, its last position's logits give every reply's first token, and only the replies
+with more tokens get sequences of their own (:meth:`BatchedLlamaEngine._share_forced_prompts`).
 
 Each sequence has its own KV stream (``kv_unified = False``). With one unified cache, llama.cpp
 0.3.36 gave a prompt evaluated after another sequence's cells logprobs up to 0.8 nats away
@@ -40,10 +43,8 @@ core waits on whichever of its threads the OS has descheduled.
 from __future__ import annotations
 
 import ctypes
-import math
 import time
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +59,7 @@ from haf_tui.inference.base import (
     TokenTextAssembler,
 )
 from haf_tui.inference.chat import PromptSegment, RenderedPrompt
+from haf_tui.inference.threads import ThreadTuner
 
 if TYPE_CHECKING:
     from haf_tui.inference.llama import LlamaCppBackend
@@ -87,7 +89,7 @@ class BatchStats:
         return self.prompt_tokens - self.prompt_tokens_evaluated
 
 
-@dataclass
+@dataclass(eq=False)
 class _Sequence:
     """One request in flight: its slot, tokens in the KV cache and output so far."""
 
@@ -106,12 +108,19 @@ class _Sequence:
     reused: int = 0
     source: int = -1
     forced_from: int = -1  # a forced reply: where its tokens start in prompt_tokens (-1: none)
+    siblings: list[_Sequence] = field(default_factory=list)
+    """Forced replies after the same prompt whose first token is read from this sequence's
+    logits (see :meth:`BatchedLlamaEngine._share_forced_prompts`)."""
+    first_read: bool = False  # its first forced token was read from a sibling's logits
 
     @property
     def first_output(self) -> int:
         """The first position whose logits are read: the last prompt token (sampling), or the
-        one before a forced reply's first token."""
-        return self.forced_from - 1 if self.forced_from >= 0 else len(self.prompt_tokens) - 1
+        one before a forced reply's first token (the first token itself when that one was
+        read from a sibling's logits)."""
+        if self.forced_from >= 0:
+            return self.forced_from - (0 if self.first_read else 1)
+        return len(self.prompt_tokens) - 1
 
     @property
     def evaluated_end(self) -> int:
@@ -133,90 +142,6 @@ def common_prefix_length(a: list[int], b: list[int]) -> int:
         else:
             high = middle
     return low
-
-
-def thread_ladder(most: int) -> tuple[int, ...]:
-    """The thread counts a tuner tries for a machine of ``most`` threads: ``most`` and its
-    halvings down to 1 (2 -> (2, 1); 16 -> (16, 8, 4, 2, 1))."""
-    counts = [max(most, 1)]
-    while counts[-1] > 1:
-        counts.append(counts[-1] // 2)
-    return tuple(counts)
-
-
-class ThreadTuner:
-    """Picks how many threads llama.cpp decodes with, from the decode times it measures.
-
-    ggml's CPU threads meet at a spinning barrier after every operation of the graph, so when
-    another process holds one of the cores, a decode on every core waits at each barrier for
-    the thread the OS descheduled. Measured on this project's 2-core VM with one busy process:
-    batch-16 decoding at 2 threads fell to 5-53 tokens/s where 1 thread kept 86-177; idle,
-    2 threads are the faster. The tuner decodes with its current count and, every so many
-    decodes, tries another once (round robin); it moves to the other when that took less time
-    per token than the current one's recent average (by :attr:`margin`). A probe that loses
-    doubles the wait before the next one (up to ``longest_wait`` decodes), so a count that
-    stays worse costs little; a move starts the waits again from ``probe_every``, and so does
-    a decode at the current count that took ``jump`` times its recent average (another
-    process just took a core), after a probe at once. Prompt
-    chunks and generation steps differ in cost per token, so each has a tuner of its own, kept
-    by the backend from one engine to the next.
-
-    The thread count changes no result: each output of ggml's CPU kernels is computed by one
-    thread (logits equal bit for bit at 1 and 2 threads, prompt and steps; tested).
-    """
-
-    def __init__(
-        self,
-        candidates: Sequence[int],
-        *,
-        probe_every: int = 2,
-        longest_wait: int = 64,
-        smoothing: float = 0.3,
-        margin: float = 0.05,
-        jump: float = 1.5,
-    ) -> None:
-        if not candidates or min(candidates) < 1:
-            raise ValueError("thread counts must be at least 1")
-        self.candidates = tuple(sorted(set(candidates), reverse=True))
-        self.current = self.candidates[0]
-        self.smoothing = smoothing
-        self.margin = margin
-        self.jump = jump
-        self.switches = 0
-        self.probes = 0
-        self._cost: dict[int, float] = {}  # seconds per token, recent average
-        self._first_wait = self._wait = self._countdown = probe_every
-        self._longest_wait = longest_wait
-        self._turn = 0
-
-    def choose(self) -> int:
-        """The thread count for the next decode: the current one, or now and then a probe."""
-        if len(self.candidates) == 1 or self._countdown > 0 or self.current not in self._cost:
-            return self.current
-        others = [n for n in self.candidates if n != self.current]
-        return others[self._turn % len(others)]
-
-    def record(self, threads: int, seconds: float, tokens: int) -> None:
-        """A decode of ``tokens`` tokens at ``threads`` threads took ``seconds``."""
-        if tokens <= 0 or threads not in self.candidates or len(self.candidates) == 1:
-            return
-        cost = seconds / tokens
-        if threads == self.current:
-            old = self._cost.get(threads)
-            self._cost[threads] = cost if old is None else old + self.smoothing * (cost - old)
-            self._countdown -= 1
-            if old is not None and cost > self.jump * old:  # the machine changed: look again
-                self._wait = self._countdown = 0
-            return
-        self.probes += 1
-        self._turn += 1
-        self._cost[threads] = cost
-        if cost < self._cost.get(self.current, math.inf) * (1 - self.margin):
-            self.current, self._wait = threads, self._first_wait
-            self.switches += 1
-        else:
-            self._wait = min(max(2 * self._wait, self._first_wait), self._longest_wait)
-        self._countdown = self._wait
 
 
 def batched_context_params(
@@ -378,7 +303,16 @@ class BatchedLlamaEngine:
             self.stats.requests += 1
             self.stats.prompt_tokens += len(prompt_tokens)
         self.stats.busiest = max(self.stats.busiest, len(self._active))
-        levels = self._plan_prefixes(new)
+        branches = self._share_forced_prompts(new)
+        levels = self._plan_prefixes([seq for seq in new if seq not in branches])
+        for root_level, group in enumerate(list(levels)):  # a branch copies its root's prompt
+            for root in group:
+                for branch in root.siblings:
+                    if branch in branches:
+                        branch.reused, branch.source = branch.forced_from - 1, root.seq_id
+                        while len(levels) <= root_level + 1:
+                            levels.append([])
+                        levels[root_level + 1].append(branch)
         self._holding = True
         try:
             for group in levels:
@@ -393,6 +327,40 @@ class BatchedLlamaEngine:
                 self._c.llama_memory_seq_rm(self._memory, seq_id, -1, -1)
                 self._free_ids.append(seq_id)
             self._held = []
+
+    def _share_forced_prompts(self, new: list[_Sequence]) -> list[_Sequence]:
+        """Forced replies after one prompt (a text's label spellings) share it: the one with
+        the most tokens (the root) evaluates the prompt, and the logits of its last prompt
+        position give every reply's first token. A one-token reply then needs nothing more
+        (it takes no slot and no KV cell); a longer one (a branch) copies the root's prompt
+        and evaluates from the last prompt token on. The branches are returned.
+
+        The four spellings of the classify prompt (``toxic`` one token, ``Toxic`` two,
+        ``non-toxic`` and ``Non-toxic`` three with SmolLM2) so evaluate 7 tokens after the
+        prompt instead of 11, in three sequences instead of four."""
+        by_prompt: dict[tuple[int, ...], list[_Sequence]] = {}
+        for seq in new:
+            if seq.forced_from >= 1:
+                by_prompt.setdefault(tuple(seq.prompt_tokens[: seq.forced_from]), []).append(seq)
+        branches: list[_Sequence] = []
+        for group in by_prompt.values():
+            if len(group) < 2 or not self.reuse_prefix:
+                continue
+            root = max(group, key=lambda s: (len(s.prompt_tokens), -group.index(s)))
+            for seq in group:
+                if seq is root:
+                    continue
+                root.siblings.append(seq)
+                seq.first_read = True
+                if len(seq.prompt_tokens) - seq.forced_from > 1:
+                    branches.append(seq)
+                    continue
+                new.remove(seq)  # a rider: read from the root, no slot of its own
+                del self._active[seq.seq_id]
+                self._free_ids.append(seq.seq_id)
+                self._c.llama_sampler_free(seq.sampler)
+                seq.seq_id, seq.sampler, seq.reused = -1, None, seq.forced_from
+        return branches
 
     def _copy_prefix(self, source: int, target: int, length: int) -> None:
         """Give ``target`` the first ``length`` cells of ``source``: its stream is copied
@@ -465,6 +433,12 @@ class BatchedLlamaEngine:
                 if not seq.prompt_seconds:
                     seq.prompt_seconds = time.perf_counter() - seq.started
                 if seq.forced_from >= 0:
+                    if position + 1 == seq.forced_from:
+                        for sibling in seq.siblings:
+                            sibling.prompt_seconds = seq.prompt_seconds
+                            self._read_forced(
+                                sibling, index, sibling.prompt_tokens[sibling.forced_from], source
+                            )
                     self._read_forced(seq, index, seq.prompt_tokens[position + 1], source)
                 else:
                     self._sample(seq, index, source)
@@ -505,7 +479,7 @@ class BatchedLlamaEngine:
             batch.seq_id[index][0] = seq_id
             batch.logits[index] = index in wanted
         batch.n_tokens = len(entries)
-        threads = tuner.choose()
+        threads = tuner.choose(len(entries))
         if threads != self._threads:
             self._c.llama_set_n_threads(self._ctx, threads, threads)
             self._threads = threads
@@ -562,6 +536,8 @@ class BatchedLlamaEngine:
     def _release(self, seq: _Sequence) -> None:
         """Free a finished sequence's slot (while admitting, its cells stay until the round's
         copies are made)."""
+        if seq.seq_id < 0:  # a rider (see _share_forced_prompts): no slot, no cells
+            return
         self._active.pop(seq.seq_id, None)
         self._c.llama_sampler_free(seq.sampler)
         if self._holding:

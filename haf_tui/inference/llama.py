@@ -35,9 +35,10 @@ from haf_tui.inference.base import (
     TokenCallback,
     TokenTextAssembler,
 )
-from haf_tui.inference.batched import BatchedLlamaEngine, ThreadTuner, thread_ladder
+from haf_tui.inference.batched import BatchedLlamaEngine
 from haf_tui.inference.chat import RenderedPrompt, render_named, render_template
 from haf_tui.inference.gguf import GGUFInfo, read_gguf_info
+from haf_tui.inference.threads import ThreadTuner, thread_ladder
 from haf_tui.messages import ChatMessage
 
 
@@ -381,7 +382,7 @@ class LlamaCppBackend(Backend):
             while True:
                 # the first step evaluates the prompt, each later one the token before
                 tuner = self._step_threads if count else self._prompt_threads
-                threads = tuner.choose()
+                threads = tuner.choose(1 if count else len(prompt_tokens))
                 if threads != self._threads:
                     self._c.llama_set_n_threads(self.llm.ctx, threads, threads)
                     self._threads = threads
