@@ -91,6 +91,7 @@ class PlanSource:
         self.plans, self.decoding = plans, decoding
         self.waiting: list[GenerationRequest] = []
         self.logprobs: dict[tuple[int, str, int], float] = {}
+        self.forced_asked: dict[tuple[int, str, int], tuple[Any, str]] = {}
         for number, plan in enumerate(plans):
             self._add(number, plan.start())
 
@@ -117,6 +118,10 @@ class PlanSource:
         reply = Reply.of_generation(generation)
         if task.forced is not None:
             self.logprobs[(number, task.stage, task.sub_index)] = reply.logprob_sum
+            self.forced_asked[(number, task.stage, task.sub_index)] = (
+                request.messages,
+                task.forced,
+            )
         more, _ = self.plans[number].advance(task, reply)
         self._add(number, more)
 
@@ -163,6 +168,7 @@ def drive(
         "seeds": [plan.random_asked for plan in plans],
         "asked": [dict(plan.asked) for plan in plans],
         "logprobs": source.logprobs,
+        "forced_asked": source.forced_asked,
         "randoms": [plan.random_effects() for plan in plans],
         "texts_by_post": [list(plan.scored) for plan in plans],
     }
@@ -231,6 +237,23 @@ def _logprob_agreement(before: dict[str, Any], after: dict[str, Any]) -> dict[st
     gaps = [abs(before["logprobs"][k] - after["logprobs"][k]) for k in shared]
     return {
         "forced_compared": len(shared),
+        "logprob_abs_diff_max": float(f"{max(gaps, default=0):.2e}"),
+    }
+
+
+def _single_path_agreement(backend: LlamaCppBackend, after: dict[str, Any]) -> dict[str, Any]:
+    """Every forced reply the "after" arm scored, scored again alone (one sequence, its whole
+    prompt evaluated at once: the reference): how many logprobs equal it to the bit, and how
+    far the others are (llama.cpp's results can depend on how a decode was split into
+    micro-batches)."""
+    greedy = DecodingSettings(temperature=0.0, max_new_tokens=4)
+    gaps = []
+    for key, (messages, forced) in after["forced_asked"].items():
+        alone = backend.score(messages, forced, greedy)
+        gaps.append(abs(sum(t.logprob for t in alone.tokens) - after["logprobs"][key]))
+    return {
+        "forced_compared": len(gaps),
+        "equal": sum(gap == 0.0 for gap in gaps),
         "logprob_abs_diff_max": float(f"{max(gaps, default=0):.2e}"),
     }
 
@@ -304,5 +327,6 @@ def bench_rationales_speed(
         "gpu_prompt_tokens_per_s_assumed": GPU_PROMPT_TOKENS_PER_S,
         "random_difference": _random_difference(last["before"], last["after"]),
         "logprob_agreement": _logprob_agreement(last["before"], last["after"]),
+        "after_vs_single_path": _single_path_agreement(backend, last["after"]),
         "load_end": load_average(),
     }
