@@ -249,8 +249,8 @@ def _single_path_agreement(backend: LlamaCppBackend, after: dict[str, Any]) -> d
     greedy = DecodingSettings(temperature=0.0, max_new_tokens=4)
     gaps = []
     for key, (messages, forced) in after["forced_asked"].items():
-        alone = backend.score(messages, forced, greedy)
-        gaps.append(abs(sum(t.logprob for t in alone.tokens) - after["logprobs"][key]))
+        alone = Reply.of_generation(backend.score(messages, forced, greedy)).logprob_sum
+        gaps.append(abs(alone - after["logprobs"][key]))
     return {
         "forced_compared": len(gaps),
         "equal": sum(gap == 0.0 for gap in gaps),

@@ -126,3 +126,10 @@ def test_tuner_compares_decodes_of_like_size_only() -> None:
         tuner.record(threads, 384 * (0.0035 if threads == 2 else 0.0048), 384)
     assert 1 in chosen  # probed...
     assert tuner.current == 2 and tuner.switches == 0  # ...and stayed, though 4.8 ms < 6 ms
+
+
+def test_a_probe_at_a_size_the_current_count_has_no_cost_at_moves_nothing() -> None:
+    tuner = ThreadTuner((2, 1), probe_every=1, longest_wait=1)
+    tuner.record(2, 0.04, 4)  # the current count, at 4 tokens
+    tuner.record(1, 0.04, 400)  # a probe at 400 tokens, far cheaper a token: no like-size cost
+    assert tuner.current == 2 and tuner.switches == 0 and tuner.probes == 1

@@ -115,8 +115,8 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     run.add_argument(
         "--threads",
         type=int,
-        help="CPU threads for llama.cpp (default: the CPUs haf may run on, or half of them "
-        "where that decodes faster)",
+        help="CPU threads for llama.cpp (default: the CPUs haf may run on, or fewer where "
+        "that decodes faster)",
     )
     run.add_argument(
         "--parallel",

@@ -3,7 +3,6 @@ them by measured decode times (used by the single-sequence path and the batched 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 
@@ -71,7 +70,7 @@ class ThreadTuner:
         self._longest_wait = longest_wait
         self._turn = 0
 
-    def choose(self, tokens: int = 1) -> int:
+    def choose(self, tokens: int) -> int:
         """The thread count for the next decode (of ``tokens`` tokens): the current one, or
         now and then a probe (once the current count's cost at that size is known)."""
         known = (self.current, size_class(tokens)) in self._cost
@@ -95,7 +94,8 @@ class ThreadTuner:
         self.probes += 1
         self._turn += 1
         self._cost[threads, size] = cost
-        if cost < self._cost.get((self.current, size), math.inf) * (1 - self.margin):
+        current = self._cost.get((self.current, size))  # (unknown at this size: no move)
+        if current is not None and cost < current * (1 - self.margin):
             self.current, self._wait = threads, self._first_wait
             self.switches += 1
         else:
