@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from textual.app import App, ComposeResult
 from textual.widgets import Input, Label, Select, SelectionList, Static, Switch
 
-from haf_tui.config import RunConfig
+from haf_tui.config import ModelSettings, RunConfig
 from haf_tui.methods.declare import Method
 from haf_tui.methods.options import setting_options
 from haf_tui.methods.registry import methods
@@ -148,3 +148,28 @@ async def test_a_runtime_method_shows_its_fields_and_builds_its_settings(
         form.query_one("#set-toy-loud", Switch).value = False
         form.restore(answers)
         assert form.query_one("#set-toy-loud", Switch).value is True
+
+
+async def test_sequences_at_once_follow_the_picked_methods_unless_typed() -> None:
+    """A rationales-only run starts at the method's 32 (``Method.n_parallel``, as ``haf
+    run``); with HAF beside it, at the run's default; a value the user typed stays."""
+    app = FormApp()
+    async with app.run_test(size=(100, 60)) as pilot:
+        form = app.query_one(RunSettingsForm)
+        suites = form.query_one("#set-suites", SelectionList)
+        parallel = form.query_one("#set-parallel", Input)
+        default = str(ModelSettings().n_parallel)
+        assert parallel.value == default
+        suites.deselect_all()
+        suites.select("rationales")
+        await pilot.pause()
+        assert parallel.value == "32" and form.build(None).model.n_parallel == 32
+        suites.select("haf")
+        await pilot.pause()
+        assert parallel.value == default
+        suites.deselect("haf")
+        await pilot.pause()
+        parallel.value = "12"
+        suites.select("classify")
+        await pilot.pause()
+        assert parallel.value == "12"

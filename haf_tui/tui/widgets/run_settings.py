@@ -18,7 +18,7 @@ from textual.widgets.select import InvalidSelectValueError
 
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig, SimilaritySettings
 from haf_tui.defaults import DEMO_MAX_NEW_TOKENS, DEMO_SEED
-from haf_tui.methods.registry import default_suites, methods
+from haf_tui.methods.registry import default_suites, methods, preferred_parallel
 from haf_tui.tui.widgets.method_fields import MethodFields, MethodSettingsError
 
 # (input id, section, field, label): the run's own settings (no method's)
@@ -40,6 +40,12 @@ PAPER_DECODING = {
 """The paper's run seed and answer length (the form's defaults for any model but the embedded)."""
 DEMO_DECODING = {"set-seed": DEMO_SEED, "set-max-new": DEMO_MAX_NEW_TOKENS}
 """The demo's (``haf run --demo``): the form's defaults when the embedded model runs alone."""
+
+
+def parallel_for(suites: tuple[str, ...] | list[str]) -> str:
+    """The sequences at once a run of ``suites`` starts with: what their methods ask for
+    (``Method.n_parallel``, as ``haf run`` takes it), else the run's default."""
+    return str(preferred_parallel(suites) or ModelSettings().n_parallel)
 
 
 def _defaults() -> dict[tuple[str, str], Any]:
@@ -82,6 +88,7 @@ class RunSettingsForm(VerticalScroll):
     def __init__(self, *, offload_supported: bool = False, id: str | None = None) -> None:
         super().__init__(id=id)
         self.offload_supported = offload_supported
+        self._auto_parallel = ""  # the sequences at once the form last chose itself
 
     def compose(self) -> ComposeResult:
         """The suites, the run's own settings, each method's, then the error line (and the
@@ -93,6 +100,7 @@ class RunSettingsForm(VerticalScroll):
                 *[(name, name, name in chosen) for name in methods()], id="set-suites"
             )
         defaults = _defaults()
+        defaults[("model", "n_parallel")] = self._auto_parallel = parallel_for(chosen)
         for input_id, section, name, label in NUMBER_FIELDS:
             with Horizontal():
                 yield Label(label, classes="field-label")
@@ -129,10 +137,16 @@ class RunSettingsForm(VerticalScroll):
 
     @on(SelectionList.SelectedChanged, "#set-suites")
     def _suites_changed(self) -> None:
-        """Grey the settings of the methods not picked."""
+        """Grey the settings of the methods not picked, and start the sequences at once at
+        what the picked methods ask for (a value the user typed stays)."""
         picked = self._suites()
         for fields in self.query(MethodFields):
             fields.set_class(fields.method.name not in picked, "-unused")
+        wanted = parallel_for(picked)
+        field = self.query_one("#set-parallel", Input)
+        if field.value.strip() == self._auto_parallel:
+            field.value = wanted
+        self._auto_parallel = wanted
 
     def follow_models(self, embedded_only: bool) -> None:
         """The seed and answer length the picked models start with: the demo's for the embedded
@@ -208,7 +222,9 @@ class RunSettingsForm(VerticalScroll):
         return values
 
     def restore(self, values: dict[str, Any]) -> None:
-        """Fill the fields from :meth:`answers` (unknown ids and values are skipped)."""
+        """Fill the fields from :meth:`answers` (unknown ids and values are skipped; the
+        restored sequences at once stay as they were saved)."""
+        self._auto_parallel = ""
         for field_id, value in values.items():
             found = self.query(f"#{field_id}")
             if not found:
