@@ -189,9 +189,8 @@ def _config(args: argparse.Namespace) -> RunConfig:
         "servers": server_specs(args) or None,
     }
     suites = tuple(s.strip() for s in args.suites.split(",") if s.strip())
-    wanted = preferred_parallel(suites)  # (a method's own, unless --parallel says)
-    if args.parallel is None and wanted and wanted > ModelSettings().n_parallel:
-        model_fields["n_parallel"] = wanted
+    if args.parallel is None:  # (the methods' own, unless --parallel says)
+        model_fields["n_parallel"] = preferred_parallel(suites)
     model = ModelSettings(**{k: v for k, v in model_fields.items() if v is not None})
     return RunConfig(
         model=model,

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from importlib import metadata
 from typing import Any, Final
 
-from haf_tui.config import SETTINGS_MODELS, RunConfig, register_settings
+from haf_tui.config import SETTINGS_MODELS, ModelSettings, RunConfig, register_settings
 from haf_tui.methods.base import Suite, Task
 from haf_tui.methods.declare import Method, MetricSpec, PanelSpec, RateUnit
 from haf_tui.reports.queries import METHOD_QUERY_DIRS, add_queries_dir
@@ -166,14 +166,16 @@ def default_suites() -> tuple[str, ...]:
     return tuple(name for name, method in methods().items() if method.default)
 
 
-def preferred_parallel(suites: Sequence[str]) -> int | None:
-    """The sequences a run of ``suites`` decodes together when every one of their methods asks
-    for more than the default (``Method.n_parallel``: the fewest of them); None when one asks
-    for nothing (a suite of long generations beside one of short forced scorings keeps the
-    default: its streams would grow to the whole context, n_parallel times)."""
+def preferred_parallel(suites: Sequence[str]) -> int:
+    """The sequences a run of ``suites`` decodes together unless the user says: the fewest
+    their methods ask for (``Method.n_parallel``) when every one of them asks for more than a
+    run's default, else the default (a suite of long generations beside one of short forced
+    scorings keeps it: its streams would grow to the whole context, n_parallel times). ``haf
+    run`` and the wizard both start from it."""
+    default = ModelSettings().n_parallel
     wanted = [m.n_parallel for name, m in methods().items() if name in suites]
-    if not wanted or None in wanted:
-        return None
+    if not wanted or any(n is None or n <= default for n in wanted):
+        return default
     return min(n for n in wanted if n is not None)
 
 

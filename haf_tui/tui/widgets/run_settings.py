@@ -42,12 +42,6 @@ DEMO_DECODING = {"set-seed": DEMO_SEED, "set-max-new": DEMO_MAX_NEW_TOKENS}
 """The demo's (``haf run --demo``): the form's defaults when the embedded model runs alone."""
 
 
-def parallel_for(suites: tuple[str, ...] | list[str]) -> str:
-    """The sequences at once a run of ``suites`` starts with: what their methods ask for
-    (``Method.n_parallel``, as ``haf run`` takes it), else the run's default."""
-    return str(preferred_parallel(suites) or ModelSettings().n_parallel)
-
-
 def _defaults() -> dict[tuple[str, str], Any]:
     sections: dict[str, Any] = {"decoding": DecodingSettings(), "model": ModelSettings()}
     return {
@@ -100,7 +94,7 @@ class RunSettingsForm(VerticalScroll):
                 *[(name, name, name in chosen) for name in methods()], id="set-suites"
             )
         defaults = _defaults()
-        defaults[("model", "n_parallel")] = self._auto_parallel = parallel_for(chosen)
+        defaults[("model", "n_parallel")] = self._auto_parallel = str(preferred_parallel(chosen))
         for input_id, section, name, label in NUMBER_FIELDS:
             with Horizontal():
                 yield Label(label, classes="field-label")
@@ -142,7 +136,7 @@ class RunSettingsForm(VerticalScroll):
         picked = self._suites()
         for fields in self.query(MethodFields):
             fields.set_class(fields.method.name not in picked, "-unused")
-        wanted = parallel_for(picked)
+        wanted = str(preferred_parallel(picked))
         field = self.query_one("#set-parallel", Input)
         if field.value.strip() == self._auto_parallel:
             field.value = wanted
