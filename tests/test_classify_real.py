@@ -13,6 +13,7 @@ import pytest
 from haf_tui.config import DecodingSettings, RunConfig
 from haf_tui.inference.base import GenerationRequest, ListSource
 from haf_tui.methods.classify.core.labels import SPELLINGS, classify_messages, label_scores
+from tests.support.logprob_agreement import assert_tokens_agree, round_trip_prefix
 
 pytestmark = pytest.mark.real_model
 
@@ -20,16 +21,15 @@ GREEDY = DecodingSettings(temperature=0.0, max_new_tokens=6)
 
 
 def test_a_forced_reply_has_the_logprobs_its_sampling_had(embedded_backend: Any) -> None:
+    """Teacher forcing a sampled reply gives its tokens the logprobs sampling reported, up to
+    the rounding of another code path (tests/support/logprob_agreement.py)."""
     messages = classify_messages("you are an idiot")
     sampled = embedded_backend.generate(messages, GREEDY)
-    forced = embedded_backend.score(messages, sampled.text, GREEDY)
-    assert forced.finish_reason == "forced" and forced.text == sampled.text
+    reply = round_trip_prefix(embedded_backend, sampled.tokens)
+    forced = embedded_backend.score(messages, reply, GREEDY)
+    assert forced.finish_reason == "forced" and forced.text == reply
     assert forced.prompt_token_count == sampled.prompt_token_count
-    assert [t.token_id for t in forced.tokens] == [t.token_id for t in sampled.tokens]
-    assert [t.logprob for t in forced.tokens] == pytest.approx(
-        [t.logprob for t in sampled.tokens], abs=1e-5
-    )
-    assert forced.tokens[0].top_ids == sampled.tokens[0].top_ids
+    assert_tokens_agree(forced.tokens, sampled.tokens[: len(forced.tokens)])
 
 
 def test_the_four_spellings_batched_equal_one_at_a_time(embedded_backend: Any) -> None:
