@@ -65,7 +65,8 @@ def test_a_pending_cell_takes_its_models_finished_pace_over_a_running_ones(
         _run(store, "r2", "interrupted", 10.0, 1)  # (under way, or stopped)
         status = campaign_status(store, grid)
     finished, running, pending = status.cells
-    assert (finished.status, running.status, pending.status) == ("finished", "interrupted", "pending")
+    statuses = (finished.status, running.status, pending.status)
+    assert statuses == ("finished", "interrupted", "pending")
     assert running.eta_seconds == pytest.approx(30.0)  # (its own pace: 3 left at 10 s)
     assert pending.eta_seconds == pytest.approx(4.0)  # (the finished cell's: 4 at 1 s)
     assert status.eta_seconds == pytest.approx(34.0) and status.eta_complete
@@ -121,7 +122,9 @@ MODEL_TEX = (
 
 
 @pytest.fixture(scope="module")
-def report_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[str, str, str]]]:
+def report_store(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, list[tuple[str, str, str]]]:
     """The campaign report tests' store (four HAF runs, a rationales run), its cells."""
     path = tmp_path_factory.mktemp("guards-campaign") / "runs.duckdb"
     return path, campaign_db(path, n_instances=6)

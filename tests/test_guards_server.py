@@ -68,7 +68,7 @@ GOOD = {
             "finish_reason": "stop",
             "logprobs": {"tokens": ["ok"], "token_logprobs": [-0.1], "top_logprobs": None},
         }
-    ]
+    ],
 }
 
 
