@@ -131,7 +131,9 @@ def export_result(
     path = check_target(target, databases, overwrite=overwrite)
     check_reading_sql(sql)
     options = "(FORMAT parquet)" if fmt == "parquet" else "(FORMAT csv, HEADER true)"
-    writer = duckdb.connect()
+    # (Synchronous writes: DuckDB 2.0's asynchronous writer deadlocks, now and then, aborting
+    # a write that failed, a full disk or a file size limit: the export hung for good.)
+    writer = duckdb.connect(config={"async_threads": 0})
     try:
         with sandboxed_cursor(connection) as cursor, atomic_target(path) as temporary:
             try:
