@@ -14,7 +14,12 @@ import pytest
 from haf_tui.config import DecodingSettings
 from haf_tui.inference.base import InferenceError
 from haf_tui.inference.serve import check_exposure, is_loopback
-from haf_tui.inference.serve_guard import GuardSettings, ServeGuard, authorized
+from haf_tui.inference.serve_guard import (
+    GuardSettings,
+    ServeGuard,
+    addressed_to_loopback,
+    authorized,
+)
 from haf_tui.inference.serve_limits import OneLine, RateLimit
 from haf_tui.inference.serve_requests import (
     Completion,
@@ -97,6 +102,20 @@ def test_the_api_key_is_compared_exactly(header: bytes | None, ok: bool) -> None
     headers = [(b"authorization", header)] if header is not None else []
     assert authorized({"headers": headers}, "the-key-123") is ok
     assert authorized({"headers": headers}, None)  # no key asked: everyone
+
+
+@pytest.mark.parametrize(
+    ("host", "ok"),
+    [(b"127.0.0.1:8080", True), (b"localhost:8080", True), (b"LOCALHOST", True),
+     (b"[::1]:8080", True), (b"127.9.9.9", True), (None, True), (b"evil.example:8080", False),
+     (b"evil.example", False), (b"10.0.0.5:8080", False), (b"[2001:db8::1]:80", False),
+     (b"localhost.evil.example", False), (b"127.0.0.1.evil.example", False)],
+)  # fmt: skip
+def test_without_a_key_only_requests_to_a_loopback_name_are_served(
+    host: bytes | None, ok: bool
+) -> None:
+    headers = [(b"host", host)] if host is not None else []
+    assert addressed_to_loopback({"headers": headers}) is ok
 
 
 async def _leaky_app(scope: Any, receive: Any, send: Any) -> None:

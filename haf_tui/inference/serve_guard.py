@@ -1,13 +1,15 @@
 """The ASGI layer in front of llama-cpp-python's server app in ``haf serve``: only the two
 routes haf's client uses (``GET /v1/models``, ``POST /v1/completions``; no ``/docs``, chat,
 embeddings or tokenizer routes), the API key when one is set, the body read up to a cap and
-checked (:mod:`haf_tui.inference.serve_requests`) before the model sees it, and every error
+checked (:mod:`haf_tui.inference.serve_requests`) before the model sees it, without a key
+only requests addressed to a loopback name (no DNS rebinding from a web page), and every error
 answered as OpenAI's ``{"error": {"message", "type"}}`` with no traceback, path or library
 in it (the app's own error bodies are replaced)."""
 
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -31,6 +33,8 @@ ROUTES: Final[dict[str, str]] = {"/v1/models": "GET", "/v1/completions": "POST"}
 GENERIC: Final[dict[int, str]] = {
     400: "invalid request",
     401: "missing or wrong API key",
+    403: "without an API key this server answers only requests addressed to 127.0.0.1, [::1] "
+    "or localhost",
     404: "not found",
     405: "method not allowed",
     413: "request too large",
@@ -82,6 +86,24 @@ def authorized(scope: Scope, api_key: str | None) -> bool:
     scheme, _, given = _header(scope, b"authorization").partition(b" ")
     expected = api_key.encode()
     return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), expected)
+
+
+def addressed_to_loopback(scope: Scope) -> bool:
+    """Whether the request's ``Host`` names a loopback address or ``localhost`` (or is absent):
+    a web page that rebinds its own name to 127.0.0.1 sends its own name, and is refused."""
+    host = _header(scope, b"host").decode("latin-1").strip().lower()
+    if not host:
+        return True
+    if host.startswith("["):
+        name = host[1 : host.find("]")] if "]" in host else host
+    else:
+        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 async def read_body(receive: Receive, limit: int) -> bytes:
@@ -167,6 +189,8 @@ class ServeGuard:
         """Refuse what haf's client would not send; the ``receive`` to hand on."""
         if not authorized(scope, self.settings.api_key):
             raise RefusedRequestError(401, GENERIC[401])
+        if self.settings.api_key is None and not addressed_to_loopback(scope):
+            raise RefusedRequestError(403, GENERIC[403])
         method = ROUTES.get(str(scope.get("path", "")))
         if method is None:
             raise RefusedRequestError(404, GENERIC[404])
