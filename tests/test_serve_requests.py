@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -191,3 +192,60 @@ def test_other_hosts_need_a_key(host: str) -> None:
     with pytest.raises(InferenceError, match="--api-key"):
         check_exposure(host, None)
     check_exposure(host, "a-key-of-some-length")
+
+
+class _Transport:
+    """A transport that records whether it was aborted."""
+
+    def __init__(self) -> None:
+        self.aborted = False
+
+    def abort(self) -> None:
+        self.aborted = True
+
+    def close(self) -> None:
+        self.aborted = True
+
+    def is_closing(self) -> bool:
+        return self.aborted
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"peername": ("127.0.0.1", 1), "sockname": ("127.0.0.1", 2)}.get(name, default)
+
+
+async def test_past_the_cap_the_oldest_idle_connection_goes_else_the_new_one() -> None:
+    pytest.importorskip("uvicorn")
+    import asyncio
+
+    import uvicorn
+    from uvicorn.server import ServerState
+
+    from haf_tui.inference.serve_limits import capped_protocol
+
+    protocol = capped_protocol(2, first_request_s=60)
+    config = uvicorn.Config(app=_leaky_app, http=protocol, log_config=None)
+    state = ServerState()
+    loop = asyncio.get_running_loop()
+
+    def connect() -> tuple[Any, _Transport]:
+        connection, transport = protocol(config, state, {}, loop), _Transport()
+        connection.connection_made(transport)
+        return connection, transport
+
+    (first, first_t), (second, second_t) = connect(), connect()
+    third, third_t = connect()  # past the cap: the oldest idle one (no request yet) goes
+    assert first_t.aborted and not second_t.aborted and not third_t.aborted
+    assert state.connections == {second, third}
+    second.cycle = SimpleNamespace(response_complete=False)  # answering a request
+    third.cycle = SimpleNamespace(response_complete=True)  # between keep-alive requests
+    third.timeout_keep_alive_task = loop.call_later(60, lambda: None)
+    fourth, fourth_t = connect()  # the idle keep-alive one goes, not the busy one
+    assert third_t.aborted and not second_t.aborted and not fourth_t.aborted
+    fourth.cycle = SimpleNamespace(response_complete=False)
+    _, fifth_t = connect()  # none idle: the new one goes
+    assert fifth_t.aborted and not second_t.aborted and not fourth_t.aborted
+    assert state.connections == {second, fourth}
+    third.timeout_keep_alive_task.cancel()
+    for connection in (first, second, third, fourth):
+        connection.cycle = None
+        connection.connection_lost(None)

@@ -38,11 +38,17 @@ def capped_protocol(max_connections: int, first_request_s: float = FIRST_REQUEST
             if len(self.connections) > max_connections:
                 idle = [c for c in self.connections if c is not self and _idle(c)]
                 if not idle:
-                    log.warning("connection refused: %d open, none idle", max_connections)
+                    log.warning(
+                        "%d connections open (the cap), none idle: a new one closed",
+                        max_connections,
+                    )
+                    self.connections.discard(self)
                     transport.abort()  # type: ignore[attr-defined]
                     return
                 oldest = min(idle, key=lambda c: getattr(c, "opened", 0.0))
-                log.warning("an idle connection closed: %d open", max_connections)
+                log.warning(
+                    "%d connections open (the cap): the oldest idle one closed", max_connections
+                )
                 oldest.transport.abort()
                 self.connections.discard(oldest)
             self.first_request = self.loop.call_later(first_request_s, self._no_request)
