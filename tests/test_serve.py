@@ -115,6 +115,16 @@ def test_a_run_through_haf_serve_with_a_v1_url(served: tuple[Served, str], tmp_p
 
 
 @pytest.mark.real_model
+def test_without_a_key_a_page_that_rebinds_its_name_is_refused(served: tuple[Served, str]) -> None:
+    _, url = served
+    rebound = httpx.get(f"{url}/v1/models", headers={"Host": "evil.example"}, timeout=30)
+    assert rebound.status_code == 403 and "127.0.0.1" in rebound.json()["error"]["message"]
+    port = url.rsplit(":", 1)[1]
+    named = httpx.get(f"{url}/v1/models", headers={"Host": f"localhost:{port}"}, timeout=30)
+    assert named.status_code == 200
+
+
+@pytest.mark.real_model
 def test_sigterm_stops_it_in_one_line(tmp_path: Path) -> None:
     served = Served(tmp_path, parallel=1)
     try:

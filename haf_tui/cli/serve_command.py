@@ -4,6 +4,7 @@ any CPU, for ``haf run --server`` (``inference.serve`` builds it; uvicorn serves
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import socket
 import threading
@@ -13,17 +14,22 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from haf_tui.defaults import available_cpus
+from haf_tui.defaults import available_cpus, embedded_model_path
 from haf_tui.inference.serve import (
+    DEFAULT_MAX_CONNECTIONS,
     ServeSettings,
+    check_exposure,
     check_serve_settings,
     create_serve_app,
     default_gpu_layers,
     listening_socket,
 )
+from haf_tui.inference.serve_limits import KEEP_ALIVE_SECONDS, capped_protocol, configure_logging
 
 DEFAULT_PORT = 8080
 DEFAULT_N_CTX = 4096
+EMBEDDED = "embedded"
+API_KEY_VARIABLE = "HAF_SERVE_API_KEY"
 
 
 def add_serve_parser(
@@ -40,9 +46,29 @@ def add_serve_parser(
             "Ctrl-C or SIGTERM stops it."
         ),
     )
-    serve.add_argument("--model", required=True, help="the GGUF file to serve")
     serve.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
+        "--model",
+        required=True,
+        help=f"the GGUF file to serve, or {EMBEDDED!r} (the default model)",
+    )
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default: 127.0.0.1); any other than this machine's "
+        "loopback needs --api-key",
+    )
+    serve.add_argument(
+        "--api-key",
+        default=os.environ.get(API_KEY_VARIABLE) or None,
+        help="the key clients must send as 'Authorization: Bearer KEY' (at least 8 "
+        f"characters; default: ${API_KEY_VARIABLE}, which keeps it out of the process list)",
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=int,
+        default=DEFAULT_MAX_CONNECTIONS,
+        help="connections open at once; further ones are closed at once "
+        f"(default: {DEFAULT_MAX_CONNECTIONS})",
     )
     serve.add_argument(
         "--port",
@@ -87,13 +113,16 @@ def serve_settings(args: argparse.Namespace) -> ServeSettings:
     parallel = max(1, args.parallel)
     threads = args.threads or max(1, available_cpus() // 2 // parallel)
     gpu_layers = default_gpu_layers() if args.n_gpu_layers is None else args.n_gpu_layers
+    model = embedded_model_path() if args.model == EMBEDDED else Path(args.model).expanduser()
     return ServeSettings(
-        model=Path(args.model).expanduser(),
+        model=model,
         n_gpu_layers=gpu_layers,
         parallel=args.parallel,
         n_ctx=args.n_ctx,
         threads=threads,
         extra_buffers=args.extra_buffers,
+        api_key=args.api_key,
+        max_connections=args.max_connections,
     )
 
 
@@ -110,6 +139,7 @@ def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
 def serve_command(args: argparse.Namespace) -> int:
     """Load the model, listen, print the URL once ready and serve until Ctrl-C or SIGTERM."""
     settings = serve_settings(args)
+    check_exposure(args.host, settings.api_key)
     check_serve_settings(settings)
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)  # while the model loads
     try:
@@ -166,7 +196,16 @@ def _serve(app: Any, sock: socket.socket, url: str, settings: ServeSettings) -> 
             self.handle_exit(sig, frame)
             self._captured_signals.clear()
 
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    configure_logging()
+    config = uvicorn.Config(
+        app,
+        http=capped_protocol(settings.max_connections),
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+    )
     server = Server(config)
     server.run(sockets=[sock])
     return signal.Signals(server.signals[0]).name if server.signals else "shut down"

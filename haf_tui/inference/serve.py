@@ -9,10 +9,16 @@ served by uvicorn) made safe and parallel for HAF runs.
   (llama.cpp releases the GIL); more requests wait in a queue, none is refused.
 - Its ``/v1/completions`` returns raw log-probabilities (``logits_all``), which the server
   backend's probe accepts (``inference.server``).
+- One request cannot kill or exhaust it: :mod:`~haf_tui.inference.serve_guard` lets through
+  only what haf's client sends (no grammar, bounded log-probabilities, the prompt and
+  ``max_tokens`` within the context, the API key when one is set) and answers errors without
+  internals; :mod:`~haf_tui.inference.serve_limits` caps connections and log lines.
+  ``/v1/models`` names the GGUF's file, not its path.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -22,12 +28,16 @@ from typing import Any
 from haf_tui.inference.base import InferenceError
 from haf_tui.inference.gguf import read_gguf_info
 from haf_tui.inference.llama import extra_buffer_types, gpu_offload_supported
+from haf_tui.inference.serve_guard import GuardSettings, ServeGuard
+
+DEFAULT_MAX_CONNECTIONS = 64
 
 
 @dataclass(frozen=True)
 class ServeSettings:
     """What ``haf serve`` loads and how: the GGUF, GPU layers (-1 all), model copies (requests
-    decoded at once), context per copy, CPU threads per copy, llama.cpp's extra buffers."""
+    decoded at once), context per copy, CPU threads per copy, llama.cpp's extra buffers, the
+    API key clients must send (None: none) and the most connections open at once."""
 
     model: Path
     n_gpu_layers: int
@@ -35,6 +45,8 @@ class ServeSettings:
     n_ctx: int
     threads: int
     extra_buffers: bool = False
+    api_key: str | None = None
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
 
 
 def default_gpu_layers() -> int:
@@ -52,10 +64,41 @@ def check_serve_settings(settings: ServeSettings) -> None:
         raise InferenceError(f"--n-ctx {settings.n_ctx}: at least 16 tokens")
     if settings.threads < 1:
         raise InferenceError(f"--threads {settings.threads}: at least one thread")
+    if settings.max_connections < 1:
+        raise InferenceError(f"--max-connections {settings.max_connections}: at least one")
+    if settings.api_key is not None and (
+        len(settings.api_key) < 8 or not settings.api_key.isascii() or " " in settings.api_key
+    ):
+        raise InferenceError("--api-key: at least 8 characters, ASCII, no spaces")
     if settings.n_gpu_layers != 0 and not gpu_offload_supported():
         raise InferenceError(
             f"--n-gpu-layers {settings.n_gpu_layers}: this llama.cpp build has no GPU offload "
             "(install a CUDA or Metal build of llama-cpp-python, or leave it at 0)"
+        )
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names only this machine's loopback addresses (``0.0.0.0``, ``::`` and
+    the empty host listen on every interface: not loopback)."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        return False
+    addresses = {info[4][0] for info in infos}
+    return bool(addresses) and all(ipaddress.ip_address(a).is_loopback for a in addresses)
+
+
+def check_exposure(host: str, api_key: str | None) -> None:
+    """One-line :class:`InferenceError` for a server reachable from other machines without
+    an API key."""
+    if api_key is None and not is_loopback(host):
+        raise InferenceError(
+            f"--host {host or repr(host)} lets other machines reach the model: give --api-key KEY "
+            "(clients send it as 'Authorization: Bearer KEY'), or listen on 127.0.0.1"
         )
 
 
@@ -82,6 +125,7 @@ def _model_settings(settings: ServeSettings) -> Any:
 
     return ModelSettings(
         model=str(settings.model),
+        model_alias=settings.model.name,  # /v1/models names the file, not where it lives
         n_gpu_layers=settings.n_gpu_layers,
         n_ctx=settings.n_ctx,
         n_threads=settings.threads,
@@ -110,9 +154,21 @@ def _pooled(proxies: list[Any]) -> Callable[[], AsyncIterator[Any]]:
     return get_llama_proxy
 
 
+def _added_tokens(llama: Any) -> int:
+    """The tokens llama-cpp-python's ``create_completion`` adds around a text prompt: a first
+    (CLS or BOS) when the model adds one, a last (SEP or EOS) when the model adds an EOS or
+    has a SEP token."""
+    model = llama._model
+    first = model.token_cls() if model.token_cls() != -1 else llama.token_bos()
+    adds_first = model.add_bos_token() and first != -1
+    adds_last = model.add_eos_token() or model.token_sep() != -1
+    return int(bool(adds_first)) + int(bool(adds_last))
+
+
 def create_serve_app(settings: ServeSettings) -> Any:
-    """The FastAPI app of llama-cpp-python's server with ``settings.parallel`` copies of the
-    model loaded (extra buffers as asked), each request served by a free copy."""
+    """llama-cpp-python's server app with ``settings.parallel`` copies of the model loaded
+    (extra buffers as asked), each request served by a free copy, behind :class:`ServeGuard`
+    (only haf's requests, checked; the API key; errors without internals)."""
     import llama_cpp.server.app as server_app
     from llama_cpp.server.model import LlamaProxy
     from llama_cpp.server.settings import ServerSettings
@@ -123,10 +179,20 @@ def create_serve_app(settings: ServeSettings) -> Any:
             server_settings=ServerSettings(interrupt_requests=False),
             model_settings=[model_settings],
         )
-        proxies = [server_app._llama_proxy]
+        proxies: list[Any] = [server_app._llama_proxy]
         proxies += [LlamaProxy(models=[model_settings]) for _ in range(settings.parallel - 1)]
     pooled = _pooled(proxies)
     # the completion routes call the module's get_llama_proxy by name; the others Depend on it
     app.dependency_overrides[server_app.get_llama_proxy] = pooled
     server_app.get_llama_proxy = pooled
-    return app
+    llama = proxies[0]()
+    extra = _added_tokens(llama)
+
+    def count_tokens(prompt: str) -> int:
+        return extra + len(llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
+
+    n_vocab = int(llama.n_vocab())
+    guard = GuardSettings(
+        settings.n_ctx, n_vocab, settings.api_key, count_tokens, settings.model.name
+    )
+    return ServeGuard(app, guard)

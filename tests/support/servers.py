@@ -9,8 +9,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import IO
 
 import httpx
 import pytest
@@ -23,30 +24,42 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def serve_command(port: int, n_ctx: int = 2048, parallel: int = 1) -> list[str]:
-    """The ``haf serve`` command line of the embedded GGUF on 127.0.0.1:``port``."""
+def serve_command(
+    port: int, n_ctx: int = 2048, parallel: int = 1, extra: Sequence[str] = ()
+) -> list[str]:
+    """The ``haf serve`` command line of the embedded GGUF on 127.0.0.1:``port`` (``extra``:
+    more options, e.g. ``--api-key``)."""
     from haf_tui.defaults import embedded_model_path
 
     command = [sys.executable, "-m", "haf_tui.cli", "serve", "--model", str(embedded_model_path())]
     command += ["--host", "127.0.0.1", "--port", str(port), "--n-ctx", str(n_ctx)]
-    return [*command, "--threads", "1", "--parallel", str(parallel)]
+    return [*command, "--threads", "1", "--parallel", str(parallel), *extra]
 
 
 def start_server(
-    n_ctx: int = 2048, wait_s: float = 90, parallel: int = 1
+    n_ctx: int = 2048,
+    wait_s: float = 90,
+    parallel: int = 1,
+    extra: Sequence[str] = (),
+    api_key: str | None = None,
+    stderr: int | IO[bytes] = subprocess.STDOUT,
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """``haf serve`` with the embedded GGUF, answering; skips the test when llama-cpp-python's
-    ``[server]`` extra is not installed."""
+    """``haf serve`` with the embedded GGUF, answering (``extra``: more options; ``api_key``:
+    the one given there, sent while waiting; ``stderr``: where its log goes, with its output
+    by default); skips the test when llama-cpp-python's ``[server]`` extra is not
+    installed."""
     pytest.importorskip("uvicorn", reason="llama-cpp-python's [server] extra is not installed")
     port = free_port()
-    command = serve_command(port, n_ctx, parallel)
+    command = serve_command(port, n_ctx, parallel, extra)
     url = f"http://127.0.0.1:{port}"
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     with tempfile.TemporaryFile() as output:  # what it said, should it exit early
-        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, stdout=output, stderr=stderr)
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline:
             try:
-                if httpx.get(f"{url}/v1/models", timeout=1).status_code == 200:
+                answer = httpx.get(f"{url}/v1/models", headers=headers, timeout=1)
+                if answer.status_code == 200:
                     return process, url
             except httpx.HTTPError:
                 pass
