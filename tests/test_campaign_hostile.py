@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widgets import DataTable, Static
 
 from haf_tui.campaign import GridError, load_grid
 from haf_tui.campaign.cells import plan_campaign
@@ -311,3 +312,39 @@ def test_the_status_of_a_300_by_300_grid_takes_seconds(
     assert len(lines) == 90_003 and lines[-1].startswith("0/90000 cells finished")
     assert lines[2].split() == ["m0", "d0", "pending", "0/?", "?", "0", "0"]
     assert seconds < 30, f"{seconds:.1f} s"  # (138 s before; about 3 s here)
+
+
+async def test_the_workbench_shows_markup_like_labels_as_text(tmp_path: Path) -> None:
+    """The campaigns screen (``k``): the name and labels in its line, grid and cell line."""
+    from haf_tui.store import RunRecord
+    from haf_tui.store.campaigns import ClaimedCell, claim_cell, save_campaign
+    from haf_tui.tui import create_app
+    from tests.support import settle
+
+    grid = load_grid(_grid(tmp_path, MARKUP_GRID))
+    db = tmp_path / "c.duckdb"
+    model, first = grid.models[0].label, grid.datasets[0].label
+    with open_store(db) as store:
+        save_campaign(store, grid.name, str(grid.path))
+        claim_cell(store, grid.name, ClaimedCell(model, first, "run-a", "f", {}, 0))
+        store.create_run(
+            RunRecord(
+                run_id="run-a", status="finished", dataset_id="builtin-sample", n_planned=2,
+                config_json="{}", model_file="m.gguf", similarity_model="s",
+                similarity_kind="bi-encoder",
+            )
+        )  # fmt: skip
+    app = create_app(db)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("k")
+        await settle(pilot)
+        screen = app.screen
+        line = str(screen.query_one("#campaign-line", Static).render())
+        assert line.startswith("campaign [/]: 1/2 cells finished"), line
+        table = screen.query_one("#campaign-grid", DataTable)
+        labels = [str(c.label) for c in table.columns.values()]
+        assert labels == ["model", "[/] d \\", "$\\alpha$ [x]"]
+        assert str(table.get_row_at(0)[0]) == "[bold]m[/bold] [/]"
+        cell = str(screen.query_one("#campaign-cell", Static).render())
+        assert "[bold]m[/bold] [/] × [/] d \\" in cell
