@@ -131,7 +131,7 @@ class _ScriptedFile(ScriptedRationaleModel):
 
 
 def _scripted_models(*_: Any) -> LoadedModels:
-    return LoadedModels(_ScriptedFile(), FlatSimilarity())  # type: ignore[arg-type]
+    return LoadedModels(_ScriptedFile(), FlatSimilarity())
 
 
 def test_labels_that_look_like_markup_are_printed_as_text(
