@@ -135,13 +135,16 @@ def _resolved(path: Path, grid_path: Path, what: str, shown: object) -> Path:
         raise GridError(f"{grid_path}: {what} {shown}: cannot follow {path}: {reason}") from exc
 
 
-def _regular_file(file: Path, grid_path: Path, what: str, shown: object) -> None:
-    """A file a grid names is a regular file (not a folder, a FIFO or a device)."""
+def _regular_file(
+    file: Path, grid_path: Path, what: str, shown: object, *, folder_ok: bool = False
+) -> None:
+    """A file a grid names is a regular file (or, ``folder_ok``, a folder): never a FIFO or a
+    device, which would block the reader or never end."""
     try:
         mode = file.stat().st_mode
     except OSError as exc:
         raise GridError(f"{grid_path}: {what} {shown} not found (looked at {file})") from exc
-    if not stat.S_ISREG(mode):
+    if not (stat.S_ISREG(mode) or (folder_ok and stat.S_ISDIR(mode))):
         raise GridError(f"{grid_path}: {what} {shown}: {_not_a_file(mode)} ({file})")
 
 
@@ -231,7 +234,7 @@ def _dataset(item: Any, folder: Path, grid_path: Path) -> DatasetEntry:
         file = _resolved(
             folder / Path(str(item["file"])).expanduser(), grid_path, "dataset file", item["file"]
         )
-        _regular_file(file, grid_path, "dataset file", item["file"])
+        _regular_file(file, grid_path, "dataset file", item["file"], folder_ok=True)
         item.setdefault("label", item.get("name") or Path(str(item["file"])).stem)
         item["file"] = str(file)
         item.setdefault("name", "file")
