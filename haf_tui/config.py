@@ -8,6 +8,9 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 DEFAULT_SIMILARITY_MODEL = "all-MiniLM-L6-v2"
+MAX_N_CTX = 1 << 24
+"""The largest context size (tokens) a run asks for: above any model's trained context, and
+times 64 sequences still within llama.cpp's 32-bit context size."""
 SettingsT = TypeVar("SettingsT", bound=BaseModel)
 
 
@@ -31,7 +34,7 @@ class ModelSettings(BaseModel):
 
     path: str | None = None
     chat_format: str | None = Field(None, description="None: the GGUF's template, else by arch")
-    n_ctx: int = Field(4096, ge=256)
+    n_ctx: int = Field(4096, ge=256, le=MAX_N_CTX)
     n_gpu_layers: int = Field(-1, ge=-1, description="-1: all layers when offload is built in")
     n_threads: int | None = Field(None, ge=1)
     n_batch: int = Field(512, ge=1)

@@ -9,11 +9,13 @@ method registry when the campaign is planned.
 
 from __future__ import annotations
 
+import os
+import stat
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from haf_tui.vocabulary import HafError
 
@@ -21,6 +23,8 @@ EMBEDDED = "embedded"
 """A model entry naming the embedded default GGUF."""
 FILE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
 """A dataset entry ending so is a file (relative to the grid file)."""
+MAX_GRID_BYTES = 16 * 1024 * 1024
+"""A grid file larger than this is refused unread (a 300 × 300 grid is about 30 kB)."""
 
 
 class GridError(HafError):
@@ -62,8 +66,9 @@ class Grid(BaseModel):
     datasets: tuple[DatasetEntry, ...]
     suites: tuple[str, ...] = ()
     """Empty: ``haf run``'s default suites."""
-    limit: int | None = Field(None, ge=1)
-    seed: int | None = Field(None, ge=0)
+    limit: StrictInt | None = Field(None, ge=1)
+    """(Strict: ``limit = true`` is not 1.)"""
+    seed: StrictInt | None = Field(None, ge=0)
     settings: dict[str, Any] = Field(default_factory=dict)
     """``haf run`` options by flag name (``max-new-tokens = 32``), read by its parser."""
     servers: tuple[str, ...] = ()
@@ -81,14 +86,66 @@ def load_grid(path: str | Path) -> Grid:
     """Read and check a grid file (:class:`GridError` on any problem)."""
     grid_path = Path(path).expanduser()
     try:
-        raw = tomllib.loads(grid_path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise GridError(f"cannot read {grid_path}: {exc.strerror}") from exc
+        raw = tomllib.loads(_grid_bytes(grid_path).decode("utf-8-sig"))  # (a BOM is no text)
     except UnicodeDecodeError as exc:
         raise GridError(f"{grid_path} is not UTF-8 text: {exc.reason}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise GridError(f"{grid_path}: not valid TOML: {exc}") from exc
     return parse_grid(raw, grid_path)
+
+
+def _grid_bytes(grid_path: Path) -> bytes:
+    """The grid file's bytes: a regular file only, opened without waiting (a FIFO or a device
+    is refused, never read), at most :data:`MAX_GRID_BYTES`."""
+    try:
+        handle = os.open(grid_path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:  # (missing, no permission, a symlink loop)
+        raise GridError(f"cannot read {grid_path}: {exc.strerror or exc}") from exc
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode):
+            raise GridError(f"cannot read {grid_path}: {_not_a_file(info.st_mode)}")
+        if info.st_size > MAX_GRID_BYTES:
+            raise GridError(
+                f"{grid_path} holds {info.st_size:,} bytes: a grid file is at most "
+                f"{MAX_GRID_BYTES:,}"
+            )
+        with os.fdopen(os.dup(handle), "rb") as file:
+            return file.read(MAX_GRID_BYTES + 1)
+    except OSError as exc:
+        raise GridError(f"cannot read {grid_path}: {exc.strerror or exc}") from exc
+    finally:
+        os.close(handle)
+
+
+def _not_a_file(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "it is a folder, not a file"
+    if stat.S_ISFIFO(mode):
+        return "it is a named pipe (FIFO), not a file"
+    return "it is not a regular file (a device or a socket)"
+
+
+def _resolved(path: Path, grid_path: Path, what: str, shown: object) -> Path:
+    """``path``'s real path; a symlink loop (or a path the system cannot follow) is one line."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError) as exc:  # (RuntimeError: Python 3.11's symlink loop)
+        reason = getattr(exc, "strerror", None) or "a symlink loop"
+        raise GridError(f"{grid_path}: {what} {shown}: cannot follow {path}: {reason}") from exc
+
+
+def _regular_file(
+    file: Path, grid_path: Path, what: str, shown: object, *, folder_ok: bool = False
+) -> None:
+    """A file a grid names is a regular file (or, ``folder_ok``, a folder): never a FIFO or a
+    device, which would block the reader or never end."""
+    try:
+        mode = file.stat().st_mode
+    except OSError as exc:
+        raise GridError(f"{grid_path}: {what} {shown} not found (looked at {file})") from exc
+    if not (stat.S_ISREG(mode) or (folder_ok and stat.S_ISDIR(mode))):
+        raise GridError(f"{grid_path}: {what} {shown}: {_not_a_file(mode)} ({file})")
 
 
 def parse_grid(raw: dict[str, Any], grid_path: Path) -> Grid:
@@ -99,7 +156,8 @@ def parse_grid(raw: dict[str, Any], grid_path: Path) -> Grid:
             f"{grid_path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(TOP_KEYS))}, "
             "[servers])"
         )
-    folder = grid_path.resolve().parent
+    real_path = _resolved(grid_path, grid_path, "the grid file", "itself")
+    folder = real_path.parent
     models = _entries(raw, "models", grid_path, lambda e: _model(e, folder, grid_path))
     datasets = _entries(raw, "datasets", grid_path, lambda e: _dataset(e, folder, grid_path))
     suites = raw.get("suites", ())
@@ -112,7 +170,7 @@ def parse_grid(raw: dict[str, Any], grid_path: Path) -> Grid:
         raise GridError(f"{grid_path}: database: a file path in quotes")
     try:
         return Grid(
-            path=grid_path.resolve(),
+            path=real_path,
             name=raw.get("name") or grid_path.stem,
             database=(folder / Path(database).expanduser()) if database else None,
             models=tuple(models),
@@ -154,9 +212,8 @@ def _model(item: Any, folder: Path, grid_path: Path) -> ModelEntry:
     if path == EMBEDDED:
         item["path"] = None
     else:
-        file = (folder / Path(str(path)).expanduser()).resolve()
-        if not file.is_file():
-            raise GridError(f"{grid_path}: model file {path} not found (looked at {file})")
+        file = _resolved(folder / Path(str(path)).expanduser(), grid_path, "model file", path)
+        _regular_file(file, grid_path, "model file", path)
         item["path"] = str(file)
     item.setdefault("label", EMBEDDED if path == EMBEDDED else Path(str(path)).stem)
     if isinstance(item.get("servers"), str):
@@ -174,9 +231,10 @@ def _dataset(item: Any, folder: Path, grid_path: Path) -> DatasetEntry:
         raise GridError(f"{grid_path}: a dataset is a name, a file or a table, not {item!r}")
     item = dict(item)
     if item.get("file"):
-        file = (folder / Path(str(item["file"])).expanduser()).resolve()
-        if not file.exists():
-            raise GridError(f"{grid_path}: dataset file {item['file']} not found (at {file})")
+        file = _resolved(
+            folder / Path(str(item["file"])).expanduser(), grid_path, "dataset file", item["file"]
+        )
+        _regular_file(file, grid_path, "dataset file", item["file"], folder_ok=True)
         item.setdefault("label", item.get("name") or Path(str(item["file"])).stem)
         item["file"] = str(file)
         item.setdefault("name", "file")

@@ -139,14 +139,16 @@ def _run_cell(
             result = execute_run(
                 store, run_id, started.config, models, listener=listener, stop_event=stop
             )
-    except KeyboardInterrupt:
-        if store.get_run(run_id).status == "created":
-            store.update_run(run_id, status="interrupted")
-        raise
     except (HafError, ValueError) as exc:  # (the runner marked the run failed)
+        if store.get_run(run_id).status == "created":  # (it failed before the runner began)
+            store.update_run(run_id, status="failed")
         summary.cells[cell.label] = (run_id, "failed")
         hooks.failed(cell, first_line(exc))
         return
+    except BaseException:  # (Ctrl-C, or a face's hook failing): never left "created"
+        if store.get_run(run_id).status == "created":
+            store.update_run(run_id, status="interrupted")
+        raise
     summary.cells[cell.label] = (run_id, result.status)
     hooks.done(cell, result)
 

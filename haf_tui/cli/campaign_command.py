@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, NoReturn, cast
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import Progress
+from rich.text import Text
 
 from haf_tui.campaign.cells import PlannedCell, plan_campaign
 from haf_tui.campaign.grid import Grid, GridError, load_grid
@@ -27,6 +27,7 @@ from haf_tui.campaign.status import (
     duration_text,
 )
 from haf_tui.cli.fit_table import Column, fit_table
+from haf_tui.cli.plain_table import print_plain_table
 from haf_tui.cli.run_command import (
     _config,
     _CtrlC,
@@ -166,6 +167,12 @@ def _setting_argv(
     return [f"--{name}={value}"]
 
 
+def _line(*parts: str | tuple[str, str]) -> Text:
+    """A line of plain text and (text, style) parts: a grid's name, its labels and paths are
+    text, never rich markup (``[/]`` is printed, ``a \\`` keeps one backslash)."""
+    return Text.assemble(*parts)
+
+
 def _run(
     args: argparse.Namespace, grid: Grid, base: RunConfig, store: Store, console: Console
 ) -> int:
@@ -173,30 +180,38 @@ def _run(
     if plan.refused:
         err = Console(stderr=True, soft_wrap=True)
         for line in plan.refused:
-            err.print(f"[red]error:[/] {escape(line)}", highlight=False)
+            err.print(_line(("error:", "red"), f" {line}"))
         return 2
     cells = len(plan.cells)
     console.print(
-        f"campaign [bold]{grid.name}[/]: {len(grid.models)} model(s) × {len(grid.datasets)} "
-        f"dataset(s) = {cells} cells, one after another; database {store.path}"
+        _line(
+            "campaign ",
+            (grid.name, "bold"),
+            f": {len(grid.models)} model(s) × {len(grid.datasets)} dataset(s) = {cells} cells, "
+            f"one after another; database {store.path}",
+        )
     )
     resume = f"haf campaign run {args.grid}"
     try:
         with _CtrlC(console) as ctrl_c:
             summary = run_campaign(store, plan, hooks=_hooks(console), stop_event=ctrl_c.event)
     except KeyboardInterrupt:
-        Console(stderr=True).print(f"interrupted: {resume} resumes the campaign")
+        Console(stderr=True).print(_line(f"interrupted: {resume} resumes the campaign"))
         return 130
     if summary.stopped:
-        console.print(f"stopped: {resume} resumes the campaign")
+        console.print(_line(f"stopped: {resume} resumes the campaign"))
         return 130
     failed = [label for label, (_, status) in summary.cells.items() if status == "failed"]
     if failed:
-        console.print(f"[red]{len(failed)} cell(s) failed[/] ({', '.join(failed)}): {resume}")
+        console.print(
+            _line((f"{len(failed)} cell(s) failed", "red"), f" ({', '.join(failed)}): {resume}")
+        )
         return 1
     console.print(
-        f"campaign {grid.name}: all {cells} cells finished; haf campaign report {args.grid} "
-        "--out DIR writes its tables"
+        _line(
+            f"campaign {grid.name}: all {cells} cells finished; haf campaign report {args.grid} "
+            "--out DIR writes its tables"
+        )
     )
     return 0
 
@@ -204,28 +219,31 @@ def _run(
 def _hooks(console: Console) -> CampaignHooks:
     def skipped(cell: PlannedCell) -> None:
         run_id = cell.claim.run_id if cell.claim else "?"
-        console.print(f"[dim]{cell.label}: run {run_id} finished before, skipped[/]")
+        console.print(_line((f"{cell.label}: run {run_id} finished before, skipped", "dim")))
 
     def loading(cell: PlannedCell) -> None:
-        console.print(f"loading {cell.model.label} (once for its cells) ...")
+        console.print(_line(f"loading {cell.model.label} (once for its cells) ..."))
 
     @contextmanager
     def progress(cell: PlannedCell, started: StartedRun) -> Iterator[ProgressListener]:
         how = "resuming" if cell.run is not None else "new"
-        console.print(f"{cell.label}: run [bold]{started.run_id}[/] ({how})")
+        console.print(_line(f"{cell.label}: run ", (started.run_id, "bold"), f" ({how})"))
         with Progress(*progress_columns(), console=console, transient=True) as bars:
             yield _ProgressBars(bars, run_stages(started.config)).show
 
     def done(cell: PlannedCell, summary: RunSummary) -> None:
-        mark = "[green]✓[/]" if summary.status == "finished" else "[yellow]…[/]"
+        mark = ("✓", "green") if summary.status == "finished" else ("…", "yellow")
         counts = ", ".join(f"{k} {v}" for k, v in summary.generations.items())
         console.print(
-            f"{mark} {cell.label}: run {summary.run_id} {summary.status}: "
-            f"{summary.instances_done}/{summary.instances_total} instances; {counts}"
+            _line(
+                mark,
+                f" {cell.label}: run {summary.run_id} {summary.status}: "
+                f"{summary.instances_done}/{summary.instances_total} instances; {counts}",
+            )
         )
 
     def failed(cell: PlannedCell, message: str) -> None:
-        console.print(f"[red]✗ {escape(cell.label)} failed:[/] {escape(message)}", highlight=False)
+        console.print(_line((f"✗ {cell.label} failed:", "red"), f" {message}"))
 
     return CampaignHooks(skipped, loading, progress, done, failed)
 
@@ -240,6 +258,10 @@ STATUS_COLUMNS = (
     Column("seconds", 7, justify="right"),
     Column("run", 5, shrink_to=8),
 )
+
+RICH_TABLE_ROWS = 1000
+"""More cells than this are listed as plain aligned lines (a rich table of a 300 × 300 grid
+took minutes to render)."""
 
 
 def _print_status(status: CampaignStatus, console: Console) -> None:
@@ -256,8 +278,12 @@ def _print_status(status: CampaignStatus, console: Console) -> None:
         )
         for cell in status.cells
     ]
-    table, _ = fit_table(f"campaign {status.name}", STATUS_COLUMNS, rows, console.width)
-    console.print(table)
+    if len(rows) > RICH_TABLE_ROWS:
+        print_plain_table(console, f"campaign {status.name}", STATUS_COLUMNS, rows)
+    else:
+        table, _ = fit_table("", STATUS_COLUMNS, rows, console.width)
+        table.title = Text(f"campaign {status.name}")  # (a name is text, never markup)
+        console.print(table)
     left = len(status.cells) - status.finished
     if not left:
         eta = "nothing left"
@@ -273,7 +299,13 @@ def _duration(seconds: float | None) -> str:
 
 
 def _report(args: argparse.Namespace, grid: Grid, store: Store, console: Console) -> int:
-    from haf_tui.campaign.report import write_campaign_report  # (matplotlib, scipy: on demand)
+    from haf_tui.campaign.report import (  # (matplotlib, scipy: on demand)
+        CampaignReportError,
+        write_campaign_report,
+    )
+
+    if not args.out.strip():  # (Path("") is the current folder)
+        raise CampaignReportError("--out is empty: give the folder to write the report into")
 
     cells = [
         (cell.model, cell.dataset, cell.run_id)
@@ -286,5 +318,5 @@ def _report(args: argparse.Namespace, grid: Grid, store: Store, console: Console
         store, grid.name, cells, args.format or ["markdown"], Path(args.out), force=args.force
     )
     for path in written:
-        console.print(str(path), highlight=False)
+        console.print(_line(str(path)))
     return 0

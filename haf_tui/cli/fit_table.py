@@ -49,14 +49,11 @@ def _cell(value: str, width: int, *, fold: bool) -> Text:
     return Text("\n".join(text.rstrip() for text in lines if text.strip()))
 
 
-def fit_table(
-    title: str, columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int
-) -> tuple[Table, list[str]]:
-    """A rich table of ``rows`` at most ``width`` wide, and the names of the columns left out
-    (least important first dropped). Each kept column gets a fixed width: at least its
-    ``shrink_to``, then what remains goes to the shrinkable columns, up to their
-    longest value: first to the folded ones (fewer lines), then to the elided ones in the
-    order of their rank."""
+def fit_widths(
+    columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int
+) -> dict[int, int]:
+    """The kept columns (by index) and their widths in a table of ``rows`` at most ``width``
+    wide (see :func:`fit_table`)."""
     natural = [max([len(c.name), *(len(row[k]) for row in rows)]) for k, c in enumerate(columns)]
     floor = [
         min(natural[k], c.shrink_to) if c.shrink_to is not None else natural[k]
@@ -75,8 +72,20 @@ def fit_table(
         grow = min(max(spare, 0), natural[k] - widths[k])
         widths[k] += grow
         spare -= grow
+    return widths
+
+
+def fit_table(
+    title: str, columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int
+) -> tuple[Table, list[str]]:
+    """A rich table of ``rows`` at most ``width`` wide, and the names of the columns left out
+    (least important first dropped). Each kept column gets a fixed width: at least its
+    ``shrink_to``, then what remains goes to the shrinkable columns, up to their
+    longest value: first to the folded ones (fewer lines), then to the elided ones in the
+    order of their rank."""
+    widths = fit_widths(columns, rows, width)
     table = Table(title=title)
-    shown = sorted(kept)
+    shown = sorted(widths)
     for k in shown:
         column = columns[k]
         table.add_column(

@@ -37,6 +37,7 @@ from haf_tui.inference.base import (
 )
 from haf_tui.inference.batched import BatchedLlamaEngine
 from haf_tui.inference.chat import RenderedPrompt, render_named, render_template
+from haf_tui.inference.context_size import check_context_size
 from haf_tui.inference.gguf import GGUFInfo, read_gguf_info
 from haf_tui.inference.threads import ThreadTuner, thread_ladder
 from haf_tui.messages import ChatMessage
@@ -188,6 +189,7 @@ class LlamaCppBackend(Backend):
         """``vocab_only``: the tokenizer and chat template without the weights (a server
         backend renders and maps tokens with it; it cannot generate)."""
         self.info = read_gguf_info(model_path)
+        check_context_size(n_ctx, self.info)  # (before llama.cpp allocates for it)
         self.name = self.info.path.name
         if chat_format in (None, "auto"):
             self.chat_format = (

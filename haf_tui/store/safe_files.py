@@ -1,7 +1,8 @@
 """Files the tool writes itself (an export, ``haf export``): never over the open database, over
 an existing file only when asked to, and whole or not at all.
 
-- :func:`check_target`: refuses a path that is the database, its write-ahead log or its holder
+- :func:`check_target`: the path to write (a symlink there is replaced, never followed);
+  refuses a path that is the database, its write-ahead log or its holder
   note, however it is spelled (relative, ``..``, a symlink, a hard link: real paths and
   ``os.path.samefile`` are compared), a folder, and an existing file unless ``overwrite``
   (:class:`TargetExistsError`, so a face can ask first).
@@ -65,10 +66,12 @@ def _same_file(target: Path, protected: Path) -> bool:
 
 
 def check_target(target: Path, databases: Iterable[Path], *, overwrite: bool = False) -> Path:
-    """The real path to write ``target`` at; StoreError (one line) when it is one of the
-    ``databases``' files or a folder, :class:`TargetExistsError` when it exists and
-    ``overwrite`` is not given."""
-    path = Path(os.path.realpath(Path(target).expanduser()))
+    """The path to write ``target`` at (its folder's real path, its own name: a symlink there
+    is replaced by the file, its target never written); StoreError (one line) when it is one
+    of the ``databases``' files or a folder, :class:`TargetExistsError` when it exists (a
+    link, even a dangling one) and ``overwrite`` is not given."""
+    spelled = Path(target).expanduser()
+    path = Path(os.path.realpath(spelled.parent)) / spelled.name
     for protected in database_files(databases):
         if _same_file(Path(target).expanduser(), protected):
             raise StoreError(
@@ -77,7 +80,7 @@ def check_target(target: Path, databases: Iterable[Path], *, overwrite: bool = F
             )
     if path.is_dir():
         raise StoreError(f"{target} is a folder: give a file name")
-    if path.exists() and not overwrite:
+    if os.path.lexists(path) and not overwrite:
         raise TargetExistsError(f"{target} exists: not replaced without asking", path=path)
     return path
 

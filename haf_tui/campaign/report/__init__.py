@@ -7,6 +7,7 @@ into place; a file that exists is replaced only with ``force`` (else one line na
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
@@ -92,22 +93,31 @@ def write_campaign_report(
     force: bool = False,
 ) -> list[Path]:
     """Write the campaign's report into ``out_dir`` (see the module); returns the paths
-    written. CampaignReportError (one line) for an unknown format, a run the store lacks, or
-    an existing file without ``force`` (nothing is written then), or a file that cannot be
+    written. CampaignReportError (one line) for an unknown format, a run the store lacks, a
+    folder in it that links outside it, or an existing file without ``force`` (nothing is
+    written then; a symlink is replaced, its target never written), or a file that cannot be
     written (each file is whole or absent; the line says how many were written before it)."""
     if not formats:
         raise CampaignReportError("no report format asked for")
     report = build_campaign_report(store, campaign, cells)
     files = report_files(report, formats)
     out = Path(out_dir).expanduser()
+    inside = Path(os.path.realpath(out))
     targets: list[Path] = []
     for name in files:
         try:
-            targets.append(check_target(out / name, [store.path], overwrite=force))
+            target = check_target(out / name, [store.path], overwrite=force)
         except TargetExistsError:
             raise CampaignReportError(
                 f"{out / name} exists: not replaced without --force"
             ) from None
+        if not target.parent.is_relative_to(inside):  # (a folder inside it is a link out)
+            folder = (out / name).parent
+            raise CampaignReportError(
+                f"{folder} is a link to {target.parent}, outside {out}: not followed; "
+                "remove it or give another --out"
+            )
+        targets.append(target)
     written: list[Path] = []
     for target, content in zip(targets, files.values(), strict=True):
         try:

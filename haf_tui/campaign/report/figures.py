@@ -33,6 +33,8 @@ def _pyplot() -> Any:
     matplotlib.rcParams.update(
         {
             "svg.fonttype": "none",
+            "text.usetex": False,  # (labels are the user's text: never TeX, never mathtext)
+            "text.parse_math": False,
             "svg.hashsalt": "haf-campaign",
             "pdf.fonttype": 42,
             "font.size": 9,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -112,7 +113,8 @@ class CampaignScreen(HafScreen[None]):
             self._show_cell()
             return
         which = f" ({self.index + 1} of {len(self.grids)}: ] next)" if len(self.grids) > 1 else ""
-        line.update(campaign_line(grid) + which + (f" · {grid.note}" if grid.note else ""))
+        # (a grid's name and labels are text, never markup: Text, not str)
+        line.update(Text(campaign_line(grid) + which + (f" · {grid.note}" if grid.note else "")))
         rows = tuple(
             (model, *(cell_text(grid.cell(model, dataset)) for dataset in grid.datasets))
             for model in grid.models
@@ -123,9 +125,9 @@ class CampaignScreen(HafScreen[None]):
         keep = table.cursor_coordinate if self._shown and self._shown[0] == grid.name else None
         self._shown = shown
         table.clear(columns=True)
-        table.add_columns("model", *grid.datasets)
-        for row in rows:
-            table.add_row(*row)
+        table.add_columns("model", *(Text(dataset) for dataset in grid.datasets))
+        for model, *cells in rows:
+            table.add_row(Text(model), *cells)
         if keep is not None and keep.row < table.row_count:
             table.move_cursor(row=keep.row, column=keep.column, animate=False)
         elif table.row_count and len(grid.datasets):
@@ -146,7 +148,7 @@ class CampaignScreen(HafScreen[None]):
     def _show_cell(self) -> None:
         cell = self.selected_cell()
         text = cell_detail(cell) if cell is not None else ""
-        self.query_one("#campaign-cell", Static).update(text)
+        self.query_one("#campaign-cell", Static).update(Text(text))
 
     @on(DataTable.CellHighlighted, "#campaign-grid")
     def cell_highlighted(self) -> None:
