@@ -17,6 +17,7 @@ import pytest
 from haf_tui import reports
 from haf_tui.datasets import builtin_sample, load_file, paper_datasets, preview_file
 from haf_tui.datasets.labels import (
+    HATEXPLAIN_CLASSES,
     PAPER_RULES,
     LabelError,
     LabelRule,
@@ -27,8 +28,8 @@ from haf_tui.datasets.labels import (
 )
 from haf_tui.datasets.samples import import_paper_sample
 from haf_tui.datasets.validation import BAD_LABEL
-from haf_tui.store import open_store
-from haf_tui.store.records import RunRecord
+from haf_tui.store import Store, open_store
+from haf_tui.store.records import InstanceRecord, RunRecord
 from tests.conftest import REPO_ROOT, shared_dir
 
 TEXTS = [
@@ -184,32 +185,57 @@ def test_a_csv_of_ones_and_zeros_imports_with_its_rule_and_the_classify_report_c
     assert "labels: 1 → toxic, 0 → non-toxic (guessed)" in shown.stdout, shown.stderr
     with open_store(db) as store:
         ((dataset_id,),) = store.reader().execute("SELECT dataset_id FROM datasets").fetchall()
-        store.create_run(
-            RunRecord(
-                run_id="r1",
-                status="finished",
-                dataset_id=dataset_id,
-                n_planned=4,
-                config_json="{}",
-                model_file="m.gguf",
-                similarity_model="s",
-                similarity_kind="bi-encoder",
-            )
+        row = _classified(store, dataset_id, {"1": 1.0, "2": 0.0, "3": 0.0, "4": 0.0})
+    assert row["n_gold"] == 4 and row["pct_correct"] == pytest.approx(75.0)  # 3 of 4 right
+
+
+def _classified(store: Store, dataset_id: str, predicted: dict[str, float]) -> dict[str, Any]:
+    """The classification report's row of a classify run over ``dataset_id`` that predicted
+    ``predicted`` (ŷ toxic: 1.0) per instance."""
+    store.create_run(
+        RunRecord(
+            run_id="r1",
+            status="finished",
+            dataset_id=dataset_id,
+            n_planned=len(predicted),
+            config_json="{}",
+            model_file="m.gguf",
+            similarity_model="s",
+            similarity_kind="bi-encoder",
         )
-        predicted = {"1": 1.0, "2": 0.0, "3": 0.0, "4": 0.0}  # 3 of 4 right
-        for instance_id, toxic in predicted.items():
-            for metric, value in (
-                ("classify_p_toxic", 0.8 if toxic else 0.2),
-                ("classify_label_mass", 0.9),
-                ("classify_toxic", toxic),
-            ):
-                store.connection.execute(
-                    "INSERT INTO instance_metrics VALUES (?, ?, ?, ?, 1)",
-                    ["r1", instance_id, metric, value],
-                )
-        columns, rows = reports.run_named(store, "classification", None)
-        (row,) = [dict(zip(columns, r, strict=True)) for r in rows]
-    assert row["n_gold"] == 4 and row["pct_correct"] == pytest.approx(75.0)
+    )
+    for instance_id, toxic in predicted.items():
+        for metric, value in (
+            ("classify_p_toxic", 0.8 if toxic else 0.2),
+            ("classify_label_mass", 0.9),
+            ("classify_toxic", toxic),
+        ):
+            store.connection.execute(
+                "INSERT INTO instance_metrics VALUES (?, ?, ?, ?, 1)",
+                ["r1", instance_id, metric, value],
+            )
+    columns, rows = reports.run_named(store, "classification", None)
+    (row,) = [dict(zip(columns, r, strict=True)) for r in rows]
+    return row
+
+
+def test_every_hatexplain_post_is_gold_by_its_class_in_the_classify_report(
+    tmp_path: Path,
+) -> None:
+    classes = {"p1": "hatespeech", "p2": "offensive", "p3": "normal", "p4": "undecided"}
+    with open_store(tmp_path / "haf.duckdb") as store:
+        instances = [
+            InstanceRecord(instance_id=k, position=n, text=TEXTS[n], label=label)
+            for n, (k, label) in enumerate(classes.items())
+        ]
+        store.save_dataset(
+            "hx", "hx", "hx", instances, {"label_rule": HATEXPLAIN_CLASSES.model_dump()}
+        )
+        row = _classified(store, "hx", {"p1": 1.0, "p2": 0.0, "p3": 0.0, "p4": 1.0})
+    assert row["n_gold"] == 3 and row["pct_correct"] == pytest.approx(100 * 2 / 3)
+    assert [HATEXPLAIN_CLASSES.gold(c)[0] for c in classes.values()] == [
+        "toxic", "toxic", "non-toxic", None
+    ]  # fmt: skip
 
 
 def test_a_free_text_label_column_is_refused_in_one_line_and_nothing_is_stored(
