@@ -95,6 +95,8 @@ class FilePreview(BaseModel):
     mapping: ColumnMapping | None = None
     notes: list[str] = Field(default_factory=list)
     labels: dict[str, ColumnLabel] = Field(default_factory=dict)
+    rule_rows: list[dict[str, Any]] = Field(default_factory=list, exclude=True)
+    """The first :data:`RULE_ROWS` rows, that the label rules are guessed from."""
 
     @property
     def label(self) -> ColumnLabel | None:
@@ -141,6 +143,7 @@ def preview_file(path: str | Path, rows: int = 10, *, encoding: str | None = Non
         mapping=mapping,
         notes=notes,
         labels=labels,
+        rule_rows=records,
     )
 
 

@@ -256,6 +256,20 @@ def parse_label_map(specs: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, .
     return tuple(toxic), tuple(non_toxic)
 
 
+def parse_statement(text: str) -> tuple[float | None, tuple[str, ...]]:
+    """A rule as a user types it (the wizard): a number is the threshold of a score column,
+    else ``toxic=A,B`` and/or ``non-toxic=C`` separated by spaces or ``;``; empty: guess."""
+    text = text.strip()
+    if not text:
+        return None, ()
+    value = number(text)
+    if value is not None:
+        return value, ()
+    specs = tuple(p for p in text.replace(";", " ").split() if p)
+    parse_label_map(specs)  # (LabelError now, for a statement that is neither)
+    return None, specs
+
+
 def stated_rule(
     values: Iterable[Any],
     column: str,
