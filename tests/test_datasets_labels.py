@@ -321,3 +321,17 @@ def test_each_paper_sample_yields_gold_for_every_row_with_its_rule() -> None:
     assert said["toxigen"].startswith("score ≥ 0.5 → toxic, below → non-toxic (paper; human")
     assert said["implicit_toxicity"].startswith("1 → toxic, 0 → non-toxic (paper;")
     json.dumps(said)  # (the rules are plain data)
+
+
+def test_a_file_labelled_by_another_rule_is_another_dataset(tmp_path: Path) -> None:
+    path = tmp_path / "scores.csv"
+    path.write_text(
+        "text,toxicity\n"
+        + "".join(f'"{t}",{s}\n' for t, s in zip(TEXTS, (0.9, 0.6, 0.2, 0.7), strict=True)),
+        encoding="utf-8",
+    )
+    guessed, stated = load_file(path), load_file(path, label_threshold=0.65)
+    assert [i.label for i in guessed.instances] == ["toxic", "toxic", "non-toxic", "toxic"]
+    assert [i.label for i in stated.instances] == ["toxic", "non-toxic", "non-toxic", "toxic"]
+    assert guessed.dataset_id != stated.dataset_id
+    assert rule_of(stated.meta) == LabelRule(kind="score", threshold=0.65, origin="stated")
