@@ -175,7 +175,8 @@ def _score_rule(numbers: list[float], column: str, threshold: float | None) -> L
         return LabelRule(kind="score", threshold=DEFAULT_THRESHOLD)
     raise LabelError(
         f"label column {column!r} holds numbers from {low:g} to {high:g}, neither 0/1 nor a "
-        "score in 0..1: state the score at which a text is toxic with --label-threshold T"
+        "score in 0..1: state the score at which a text is toxic with --label-threshold T "
+        "(haf datasets import FILE; the wizard's label rule: T)"
     )
 
 
@@ -212,7 +213,8 @@ def guess_rule(values: Iterable[Any], column: str, *, threshold: float | None = 
     unknown = keys - TOXIC_WORDS - NON_TOXIC_WORDS - NO_GOLD_WORDS
     raise LabelError(
         f"label column {column!r} holds {_listed(unknown)}: say which values mean toxic with "
-        "--label-map toxic=A,B (the others are non-toxic)"
+        "--label-map toxic=A,B (haf datasets import FILE; the wizard's label rule: toxic=A,B; "
+        "the others are non-toxic)"
     )
 
 
