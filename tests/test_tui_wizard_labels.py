@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+import pytest
 from textual.widgets import Select
 
 from haf_tui.tui import create_app
@@ -19,6 +20,12 @@ TEXTS = [
     "What a lovely afternoon we had at the park with the children today.",
     "Nobody asked for your garbage opinion, so keep it to yourself from now on.",
 ]
+
+
+@pytest.fixture(autouse=True)
+def _private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wizard keeps its last answers under the HAF home: this test's own."""
+    monkeypatch.setenv("HAF_HOME", str(tmp_path / "home"))
 
 
 async def test_the_column_step_shows_the_label_rule_and_refuses_free_text(
