@@ -4,7 +4,9 @@
 --   toxic (pct_toxic, ŷ = argmax p(y | x)), the mean p(toxic | x), the share whose label mass
 --   (the probability of answering with a label at all) is below 0.5 (pct_low_mass: the model
 --   wanted to say something else), accuracy against the gold label where it is toxic or
---   non-toxic (n_gold, pct_correct), and agreement with HAF's JUSTIFY stance where that is
+--   non-toxic (n_gold, pct_correct; the instance's label as its dataset's label rule stored
+--   it, and every HateXplain post's class: hatespeech or offensive is toxic, normal
+--   non-toxic, undecided no gold), and agreement with HAF's JUSTIFY stance where that is
 --   toxic or non-toxic (n_stance, pct_agree_stance). RATIONALES.md §4.1.
 -- params: run_ids (VARCHAR[]; default []; runs to show, empty list = all runs)
 WITH selected AS (
@@ -24,7 +26,9 @@ scores AS (
 ),
 joined AS (
     SELECT sc.run_id, sc.instance_id, sc.p_toxic, sc.label_mass, sc.predicted_toxic,
-           s.model_file, s.dataset_id, i.label, r.stance
+           s.model_file, s.dataset_id, r.stance,
+           CASE WHEN i.label IN ('toxic', 'hatespeech', 'offensive') THEN 'toxic'
+                WHEN i.label IN ('non-toxic', 'normal') THEN 'non-toxic' END AS label
     FROM scores sc
     JOIN selected s USING (run_id)
     JOIN instances i ON i.dataset_id = s.dataset_id AND i.instance_id = sc.instance_id

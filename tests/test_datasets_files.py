@@ -78,7 +78,7 @@ def test_a_label_column_can_be_optional(tmp_path: Path) -> None:
     [("utf-8-sig", b""), ("utf-16", b""), ("cp1252", b""), ("utf-16-le", b"")],
 )
 def test_encodings_are_detected(tmp_path: Path, encoding: str, bom: bytes) -> None:
-    text = "text,label\n“Café” is not a toxic word,non-toxic\nNaïve people say naïve things,x\n"
+    text = "text,label\n“Café” is not a toxic word,non-toxic\nNaïve people say naïve things,toxic\n"
     path = tmp_path / "e.csv"
     path.write_bytes(bom + text.encode(encoding))
     dataset = load_file(path)
@@ -127,8 +127,11 @@ def test_tsv_jsonl_json_and_parquet_with_a_mapping(tmp_path: Path) -> None:
     for path in (tsv, jsonl, array, parquet):
         dataset = load_file(path, mapping)
         assert [i.instance_id for i in dataset.instances] == ["p0", "p1", "p2"], path
-        assert [i.label for i in dataset.instances] == ["0", "1", "0"], path
-        assert dataset.instances[2].extra == {"grp": "g2"}, path
+        assert [i.label for i in dataset.instances] == ["non-toxic", "toxic", "non-toxic"], path
+        raw: list[object] = ["0", "1", "0"] if path.suffix == ".tsv" else [0, 1, 0]
+        assert [i.extra["label_raw"] for i in dataset.instances] == raw, path
+        assert dataset.instances[2].extra["grp"] == "g2", path
+        assert dataset.meta["label_rule"]["kind"] == "binary", path
         assert dataset.meta["mapping"]["text"] == "post"
     assert load_file(jsonl, mapping).dataset_id != load_file(jsonl).dataset_id
 

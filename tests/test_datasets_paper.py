@@ -128,7 +128,8 @@ def test_civil_comments_from_a_hub_shaped_cache_offline(tmp_path: Path) -> None:
     assert [i.instance_id for i in dataset.instances] == [str(k) for k in order]
     assert [i.extra["source_row"] for i in dataset.instances] == [rows[k] for k in order]
     by_id = {i.instance_id: i for i in dataset.instances}
-    assert by_id["3"].label == "0.8035714"  # float32 digits, as the paper's CSV writes them
+    assert by_id["3"].label == "toxic"
+    assert by_id["3"].extra["label_raw"] == "0.8035714"  # float32 digits, as in the paper CSV
     assert by_id["3"].extra["identity_attack"] == pytest.approx(0.4, rel=1e-6)
     assert set(by_id["0"].extra) >= {"severe_toxicity", "obscene", "sexual_explicit", "score"}
     assert dataset.meta["filtered"] == {
@@ -212,8 +213,9 @@ def test_hatexplain_from_the_hubs_parquet_conversion(tmp_path: Path) -> None:
     by_post = {i.extra["post_id"]: i for i in dataset.instances}
     assert set(by_post) == {"1_gab", "2_twitter"}
     first = by_post["1_gab"]
-    assert first.text == " ".join(long_tokens) and first.label == "1.0"
-    assert by_post["2_twitter"].label == "0.6666666666666666"
+    assert first.text == " ".join(long_tokens) and first.extra["label_raw"] == "1.0"
+    assert by_post["2_twitter"].extra["label_raw"] == "0.6666666666666666"
+    assert {i.label for i in dataset.instances} == {"toxic"}
     assert [a["label"] for a in first.extra["annotators"]] == ["hatespeech", "hatespeech",
                                                                "offensive"]  # fmt: skip
     assert first.extra["annotators"][2] == {"label": "offensive", "annotator_id": 5,
@@ -251,7 +253,7 @@ def test_hatexplain_from_the_original_json_keeps_the_train_split_order(tmp_path:
     # candidates in train order: b (index 0), a (index 1); c is not in the train split
     order = sample_indices(2, 2, 17)
     assert [i.extra["post_id"] for i in dataset.instances] == [["b", "a"][k] for k in order]
-    assert {i.label for i in dataset.instances} == {"1.0", "0.6666666666666666"}
+    assert {i.extra["label_raw"] for i in dataset.instances} == {"1.0", "0.6666666666666666"}
 
 
 def _rtp_part(text: str, toxicity: float | None) -> dict[str, Any]:
@@ -284,7 +286,7 @@ def test_real_toxicity_prompts_joins_prompt_and_continuation(tmp_path: Path) -> 
     texts = {i.text: i for i in dataset.instances}
     assert set(texts) == {rows[0][0] + rows[0][1], rows[1][0] + rows[1][1]}
     first = texts[rows[0][0] + rows[0][1]]
-    assert first.label == "0.9" and first.instance_id == "1"  # mild (row 2) is index 0
+    assert first.extra["label_raw"] == "0.9" and first.instance_id == "1"  # mild (row 2) is index 0
     assert first.extra["prompt"]["text"] == rows[0][0] and first.extra["challenging"] is False
     assert dataset.meta["filtered"] == {
         v.FILTER_NO_SCORE: 1,
@@ -311,7 +313,8 @@ def test_implicit_toxicity_joins_context_and_response(tmp_path: Path, shape: str
     assert only.text == (
         "CONTEXT:\nMy neighbours are from abroad.\n\nRESPONSE:\nLock your doors, then."
     )
-    assert only.label == "1" and only.extra["context"] == records[1]["context"]
+    assert (only.label, only.extra["label_raw"]) == ("toxic", "1")
+    assert only.extra["context"] == records[1]["context"]
     assert dataset.meta["filtered"] == {v.FILTER_NOT_TOXIC: 1, v.FILTER_SHORT: 1}
 
 
@@ -346,7 +349,7 @@ def test_toxigen_scales_human_toxicity_like_the_paper(tmp_path: Path) -> None:
     from_files = load_paper_dataset("toxigen", files=[folder])
     assert from_files.meta["origin"] == {"files": [str(folder / "train-00000-of-00001.parquet")]}
     assert [i.text for i in from_files.instances] == [i.text for i in dataset.instances]
-    labels = sorted(i.label for i in dataset.instances)
+    labels = sorted(i.extra["label_raw"] for i in dataset.instances)
     # the exact strings of the paper's processed_toxigen.csv
     assert labels == ["0.58333333325", "0.8333333332499999", "0.9166666667500001", "1.0"]
     assert {i.extra["target_group"] for i in dataset.instances} == {"women"}
@@ -383,7 +386,7 @@ def test_the_paper_samples_import_with_1024_instances_and_the_seed_17_draw() -> 
         with path.open(encoding="utf-8", newline="") as handle:
             first = next(csv.DictReader(handle))
         instance = dataset.instances[0]
-        assert (instance.instance_id, instance.text, instance.label) == (
+        assert (instance.instance_id, instance.text, instance.extra["label_raw"]) == (
             first["index"],
             first["input_text"],
             first["given_label"],

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,8 @@ from haf_tui.datasets import (
     paper_datasets,
     preview_file,
 )
-from haf_tui.store.dataset_catalog import skip_summary, skipped_rows
+from haf_tui.datasets.labels import rule_of
+from haf_tui.store.dataset_catalog import label_counts, skip_summary, skipped_rows
 from haf_tui.store.db import Store, default_db_path, open_snapshot, open_store
 
 TEXT_PREVIEW = 100
@@ -61,6 +64,21 @@ def add_datasets_parser(commands: argparse._SubParsersAction[argparse.ArgumentPa
     imp.add_argument("--id-column", help="the column holding instance ids (default: row number)")
     imp.add_argument("--label-column", help="the column holding labels (rows without: skipped)")
     imp.add_argument(
+        "--label-threshold",
+        type=float,
+        metavar="T",
+        help="the label column is a score: T or more is toxic (default when it is a score "
+        "in 0..1: 0.5)",
+    )
+    imp.add_argument(
+        "--label-map",
+        action="append",
+        default=[],
+        metavar="toxic=A,B",
+        help="the label values that mean toxic (toxic=A,B) or non-toxic (non-toxic=C); the "
+        "others are the other side (repeatable)",
+    )
+    imp.add_argument(
         "--extra-column", action="append", default=[], help="a column kept with each instance"
     )
     imp.add_argument("--encoding", help="read the file with this encoding (default: detected)")
@@ -97,6 +115,8 @@ def import_command(args: argparse.Namespace, store: Store, console: Console) -> 
         max_chars=args.max_chars,
         sample=args.sample,
         seed=args.seed,
+        label_threshold=args.label_threshold,
+        label_map=tuple(args.label_map),
     )
     for dataset in datasets:
         row, new = import_dataset(store, dataset)
@@ -107,6 +127,8 @@ def import_command(args: argparse.Namespace, store: Store, console: Console) -> 
             highlight=False,
             soft_wrap=True,
         )
+        for line in label_lines(dataset.meta, Counter(i.label for i in dataset.instances)):
+            console.print(line, highlight=False, soft_wrap=True, markup=False)
         if dataset.meta.get("matches_paper") is False:
             console.print(
                 f"[yellow]{dataset.meta['sample']['population']} rows after preprocessing, the "
@@ -177,6 +199,27 @@ def _describe(row: DatasetRow) -> list[str]:
     return lines
 
 
+def label_lines(meta: dict[str, Any], counts: Mapping[str | None, int]) -> list[str]:
+    """How a dataset's labels became gold: its rule and how many instances have each gold
+    (or a warning: no gold for a label column stored before label rules, or none at all)."""
+    rule = rule_of(meta)
+    toxic, non_toxic = counts.get("toxic", 0), counts.get("non-toxic", 0)
+    lines = [f"label note: {meta['label_note']}"] if meta.get("label_note") else []
+    if rule is None:
+        if any(label is not None and n for label, n in counts.items()):
+            lines.append(
+                "labels: no label rule stored (imported before label rules): they are not "
+                "gold, the classify report counts none; import the file again under a new --name"
+            )
+        return lines
+    rest = sum(counts.values()) - toxic - non_toxic
+    lines.append(f"labels: {rule.describe()}")
+    lines.append(
+        f"gold: {toxic} toxic, {non_toxic} non-toxic" + (f", {rest} without gold" if rest else "")
+    )
+    return lines
+
+
 def _excerpt(text: Any) -> str:
     value = " ".join(str(text).split())
     return value if len(value) <= TEXT_PREVIEW else value[: TEXT_PREVIEW - 1] + "…"
@@ -188,6 +231,8 @@ def show_command(args: argparse.Namespace, store: Store, console: Console) -> in
     console.print(f"[bold]{row.name}[/] ({row.dataset_id})", highlight=False, soft_wrap=True)
     for line in _describe(row):
         console.print(line, highlight=False, soft_wrap=True)
+    for line in label_lines(row.meta, label_counts(store, row.dataset_id)):
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
     filtered = row.meta.get("filtered") or {}
     if filtered:
         table = Table("reason", "rows", title="left out by the paper's preprocessing")
@@ -236,6 +281,8 @@ def preview_command(args: argparse.Namespace, console: Console) -> int:
         highlight=False,
         soft_wrap=True,
     )
+    if preview.label is not None:
+        console.print(preview.label.line(), highlight=False, soft_wrap=True, markup=False)
     table = Table(*preview.columns, title=f"first {len(preview.rows)} rows")
     for record in preview.rows:
         table.add_row(*(_excerpt(record.get(c, "")) for c in preview.columns))

@@ -1,9 +1,11 @@
 """Local dataset files: column mapping, preview, and loading with validation.
 
 A file (CSV, TSV, JSONL, JSON, Parquet) needs a text column; an id column, a label column and
-extra columns (kept with each instance) are optional. :func:`preview_file` shows the first rows
-and a guessed mapping; :func:`load_file` reads every row, skipping (with the reason) those that
-cannot be evaluated, and :func:`sample_dataset` draws a seeded sample.
+extra columns (kept with each instance) are optional. A label column's values become gold
+labels through a :class:`~haf_tui.datasets.labels.LabelRule` (guessed or stated, stored in the
+dataset's meta). :func:`preview_file` shows the first rows, a guessed mapping and label rule;
+:func:`load_file` reads every row, skipping (with the reason) those that cannot be evaluated,
+and :func:`sample_dataset` draws a seeded sample.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from typing import Any, Final
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from haf_tui.datasets.labels import LabelRule, NotALabelError, stated_rule
 from haf_tui.datasets.model import Dataset, DatasetError
 from haf_tui.datasets.readers import BROKEN_LINE, Record, read_table
 from haf_tui.datasets.validation import (
+    BAD_LABEL,
     DEFAULT_MAX_CHARS,
     RowValidator,
     SkippedRow,
@@ -29,6 +33,8 @@ from haf_tui.store.records import InstanceRecord
 TEXT_COLUMNS: Final = ("text", "input_text", "comment_text", "content", "sentence", "post", "tweet")
 ID_COLUMNS: Final = ("id", "index", "instance_id", "post_id", "idx")
 LABEL_COLUMNS: Final = ("label", "given_label", "toxicity", "toxic", "class", "labels")
+RULE_ROWS: Final = 1000
+"""Rows a preview reads to guess the label rule (it shows fewer)."""
 
 
 class ColumnMapping(BaseModel):
@@ -53,9 +59,32 @@ class ColumnMapping(BaseModel):
             )
 
 
+class ColumnLabel(BaseModel):
+    """What a column would be as the label: its rule, or why it cannot be one (``asks``:
+    the rule must be stated, the column itself could be a label)."""
+
+    rule: LabelRule | None = None
+    problem: str | None = None
+    asks: bool = False
+
+    def line(self) -> str:
+        """One line: the rule, or the problem."""
+        return f"label: {self.rule.describe()}" if self.rule else f"label: {self.problem}"
+
+
+def column_label(values: list[Any], column: str) -> ColumnLabel:
+    """The label rule ``column``'s values call for, or why it cannot be a label."""
+    try:
+        return ColumnLabel(rule=stated_rule(values, column))
+    except NotALabelError as exc:
+        return ColumnLabel(problem=str(exc))
+    except DatasetError as exc:
+        return ColumnLabel(problem=str(exc), asks=True)
+
+
 class FilePreview(BaseModel):
-    """The first rows of a file as read, its encoding and format, and a guessed mapping
-    (None when no column looks like text)."""
+    """The first rows of a file as read, its encoding and format, a guessed mapping (None when
+    no column looks like text), and what each column would be as the label (``labels``)."""
 
     path: str
     format: str
@@ -65,6 +94,14 @@ class FilePreview(BaseModel):
     n_rows: int
     mapping: ColumnMapping | None = None
     notes: list[str] = Field(default_factory=list)
+    labels: dict[str, ColumnLabel] = Field(default_factory=dict)
+    rule_rows: list[dict[str, Any]] = Field(default_factory=list, exclude=True)
+    """The first :data:`RULE_ROWS` rows, that the label rules are guessed from."""
+
+    @property
+    def label(self) -> ColumnLabel | None:
+        """The guessed label column's rule or problem (None: no label column guessed)."""
+        return self.labels.get(self.mapping.label) if self.mapping and self.mapping.label else None
 
 
 def _pick(columns: list[str], candidates: tuple[str, ...]) -> str | None:
@@ -89,20 +126,24 @@ def guess_mapping(columns: list[str], rows: list[Record] | None = None) -> Colum
 
 
 def preview_file(path: str | Path, rows: int = 10, *, encoding: str | None = None) -> FilePreview:
-    """The first ``rows`` rows of a dataset file, its encoding, and a guessed mapping."""
-    table = read_table(path, encoding=encoding, limit=rows)
-    records = [r for _, r in table.rows]
-    mapping = guess_mapping(table.columns, records)
+    """The first ``rows`` rows of a dataset file, its encoding, a guessed mapping, and the
+    label rule of each column (from the first :data:`RULE_ROWS` rows)."""
+    table = read_table(path, encoding=encoding, limit=max(rows, RULE_ROWS))
+    records = [r for _, r in table.rows if BROKEN_LINE not in r]
+    mapping = guess_mapping(table.columns, records[:rows])
     notes = [] if mapping else ["no column looks like text: choose the text column"]
+    labels = {c: column_label([r.get(c) for r in records], c) for c in table.columns}
     return FilePreview(
         path=str(table.path),
         format=table.format,
         encoding=table.encoding,
         columns=table.columns,
-        rows=records,
+        rows=[r for _, r in table.rows[:rows]],
         n_rows=table.n_rows,
         mapping=mapping,
         notes=notes,
+        labels=labels,
+        rule_rows=records,
     )
 
 
@@ -114,6 +155,39 @@ def _value(record: Record, column: str | None) -> Any:
     return None if column is None else record.get(column)
 
 
+def _label_rule(
+    records: list[Record],
+    mapping: ColumnMapping,
+    guessed: bool,
+    rule: LabelRule | None,
+    threshold: float | None,
+    label_map: tuple[str, ...],
+) -> tuple[ColumnMapping, LabelRule | None, str | None]:
+    """The mapping (without a guessed label column that is not a label: with a note why) and
+    the label rule: ``rule``, else stated by ``threshold``/``label_map``, else guessed."""
+    if mapping.label is None:
+        if threshold is not None or label_map:
+            raise DatasetError("--label-threshold and --label-map need a label column")
+        return mapping, None, None
+    if rule is not None:
+        return mapping, rule, None
+    values = [r.get(mapping.label) for r in records if BROKEN_LINE not in r]
+    try:
+        return (
+            mapping,
+            stated_rule(values, mapping.label, threshold=threshold, label_map=label_map),
+            None,
+        )
+    except NotALabelError as exc:
+        if not guessed:
+            raise
+        return mapping.model_copy(update={"label": None}), None, f"{exc}: no label column used"
+
+
+def _raw(value: Any) -> Any:
+    return value if isinstance(value, str | int | float | bool) else str(value)
+
+
 def load_file(
     path: str | Path,
     mapping: ColumnMapping | None = None,
@@ -122,16 +196,26 @@ def load_file(
     encoding: str | None = None,
     max_chars: int = DEFAULT_MAX_CHARS,
     label_required: bool | None = None,
+    label_rule: LabelRule | None = None,
+    label_threshold: float | None = None,
+    label_map: tuple[str, ...] = (),
 ) -> Dataset:
     """Every evaluable row of a dataset file as instances; the others skipped with why.
 
     Without ``mapping`` the columns are guessed (``text``/``input_text``, ``id``/``index``,
     ``label``/``given_label``). With a label column, rows without a label are skipped unless
-    ``label_required`` is False. A file that cannot be read raises one DatasetError.
+    ``label_required`` is False; its values become gold labels through ``label_rule``, else
+    the rule ``label_threshold`` or ``label_map`` states, else the one its values call for
+    (:mod:`haf_tui.datasets.labels`: a LabelError when it cannot be guessed or the column is
+    not a label; a guessed label column that is not one is dropped, with a note in the meta);
+    each instance keeps its gold as its label and the value as read in ``extra["label_raw"]``,
+    a row whose value the rule does not read is skipped. A file that cannot be read raises
+    one DatasetError.
     """
     table = read_table(path, encoding=encoding)
     if not table.rows:
         raise DatasetError(f"dataset file {table.path} has no rows")
+    guessed = mapping is None
     if mapping is None:
         mapping = guess_mapping(table.columns, [r for _, r in table.rows[:50]])
         if mapping is None:
@@ -141,6 +225,10 @@ def load_file(
                 "--dataset NAME"
             )
     mapping.check(table.columns, table.path)
+    records = [r for _, r in table.rows]
+    mapping, rule, label_note = _label_rule(
+        records, mapping, guessed, label_rule, label_threshold, label_map
+    )
     required = mapping.label is not None if label_required is None else label_required
     validator = RowValidator(max_chars=max_chars, label_required=required)
     instances: list[InstanceRecord] = []
@@ -155,6 +243,13 @@ def load_file(
         raw_id = _value(record, mapping.id)
         instance_id = str(number) if raw_id is None or raw_id == "" else str(raw_id)
         extras = {c: record.get(c) for c in mapping.extra}
+        gold, problem = (None, None)
+        if rule is not None and label is not None and str(label).strip():
+            gold, problem = rule.stored(label)
+            extras["label_raw"] = _raw(label)
+        if problem:
+            skipped.append(SkippedRow(number, f"{BAD_LABEL}: {problem}", excerpt(text)))
+            continue
         reason = validator.reason(text, instance_id, label, *extras.values())
         if reason:
             skipped.append(SkippedRow(number, reason, excerpt(text)))
@@ -164,12 +259,14 @@ def load_file(
                 instance_id=instance_id,
                 position=len(instances),
                 text=str(text),
-                label=None if label is None or label == "" else str(label),
+                label=gold,
                 extra=extras,
             )
         )
     digest = hashlib.sha256(table.path.read_bytes())
     digest.update(mapping.model_dump_json().encode() + f"|{max_chars}|{required}".encode())
+    if rule is not None:
+        digest.update(rule.key().encode())
     meta = {
         "kind": "file",
         "format": table.format,
@@ -178,6 +275,10 @@ def load_file(
         "max_chars": max_chars,
         "n_rows": table.n_rows,
     }
+    if rule is not None:
+        meta["label_rule"] = rule.model_dump()
+    if label_note:
+        meta["label_note"] = label_note
     return Dataset(
         f"{_slug(table.path.stem)}-{digest.hexdigest()[:12]}",
         name or table.path.stem,

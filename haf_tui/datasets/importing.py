@@ -37,6 +37,8 @@ def load_source(
     max_chars: int = DEFAULT_MAX_CHARS,
     sample: int | None = None,
     seed: int = DEFAULT_SEED,
+    label_threshold: float | None = None,
+    label_map: tuple[str, ...] = (),
 ) -> list[Dataset]:
     """The dataset(s) ``source`` names, read and validated (not stored yet).
 
@@ -47,9 +49,16 @@ def load_source(
     - a folder: every paper-sample CSV in it;
     - ``acorn`` with ``files`` = its ``ACORN.jsonl`` (or a folder holding it), or an
       ACORN-shaped file given without ``mapping``: the judge's meta-evaluation data;
-    - any other file: its rows through ``mapping`` (guessed when None), optionally sampled.
+    - any other file: its rows through ``mapping`` (guessed when None), its labels through
+      the rule ``label_threshold`` or ``label_map`` states (else guessed), optionally sampled.
     """
     path = Path(source).expanduser()
+    stated = label_threshold is not None or bool(label_map)
+    if stated and not path.is_file():
+        raise DatasetError(
+            "--label-threshold and --label-map go with a file: the paper's datasets have "
+            "their own rule (haf datasets show NAME)"
+        )
     if is_acorn_name(source) and (files or not path.exists()):
         if not files:
             raise DatasetError(
@@ -82,12 +91,20 @@ def load_source(
             raise DatasetError("--name needs a single file, not a folder")
         return [import_paper_sample(p, name=name) for p in found]
     if path.is_file():
-        if is_paper_sample(path) and mapping is None:
+        if is_paper_sample(path) and mapping is None and not stated:
             dataset = import_paper_sample(path, name=name)
-        elif mapping is None and is_acorn_file(path):
+        elif mapping is None and not stated and is_acorn_file(path):
             dataset = load_acorn(path, name=name, encoding=encoding, max_chars=max_chars)
         else:
-            dataset = load_file(path, mapping, name=name, encoding=encoding, max_chars=max_chars)
+            dataset = load_file(
+                path,
+                mapping,
+                name=name,
+                encoding=encoding,
+                max_chars=max_chars,
+                label_threshold=label_threshold,
+                label_map=label_map,
+            )
         return [sample_dataset(dataset, sample, seed) if sample else dataset]
     known = ", ".join(d.key for d in paper_datasets())
     raise DatasetError(f"no file or paper dataset {source!r} (paper datasets: {known})")

@@ -43,6 +43,8 @@ class Dataset:
 
 def builtin_sample() -> Dataset:
     """Short texts written for this project: clearly toxic, clearly not, and ambiguous."""
+    from haf_tui.datasets.labels import BUILTIN_RULE  # (labels' errors are DatasetErrors)
+
     raw = files("haf_tui.data").joinpath("sample.jsonl").read_text(encoding="utf-8")
     rows = [json.loads(line) for line in raw.splitlines() if line.strip()]
     instances = [
@@ -54,5 +56,5 @@ def builtin_sample() -> Dataset:
         "built-in sample",
         "haf_tui/data/sample.jsonl",
         instances,
-        meta={"kind": "builtin"},
+        meta={"kind": "builtin", "label_rule": BUILTIN_RULE.model_dump()},
     )

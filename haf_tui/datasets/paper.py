@@ -27,6 +27,7 @@ from typing import Final, Literal
 from haf_tui.datasets import preprocess
 from haf_tui.datasets.files import sample_indices
 from haf_tui.datasets.hub import HubSource, fetch, matching_files
+from haf_tui.datasets.labels import HATEXPLAIN_CLASSES, PAPER_RULES
 from haf_tui.datasets.model import Dataset, DatasetError
 from haf_tui.datasets.preprocess import Preprocess
 from haf_tui.datasets.readers import (
@@ -37,7 +38,13 @@ from haf_tui.datasets.readers import (
     parquet_records,
     text_records,
 )
-from haf_tui.datasets.validation import FILTER_NOT_SAMPLED, RowValidator, SkippedRow, excerpt
+from haf_tui.datasets.validation import (
+    BAD_LABEL,
+    FILTER_NOT_SAMPLED,
+    RowValidator,
+    SkippedRow,
+    excerpt,
+)
 from haf_tui.store.records import InstanceRecord
 
 DEFAULT_SAMPLE: Final = 1024
@@ -251,6 +258,10 @@ def load_paper_dataset(
     paper's seed reproduces ``../shared/data/haf-paper-samples``. ``selection="every_post"``:
     every post instead of the paper's preprocessing (HateXplain, for the rationales suite;
     the other datasets have only the paper's), its unusable posts stored as skipped rows.
+    An instance's label is its gold by the paper's rule (:data:`~haf_tui.datasets.labels.
+    PAPER_RULES`; every HateXplain post: its annotators' class, read by
+    :data:`~haf_tui.datasets.labels.HATEXPLAIN_CLASSES`), the score as read in
+    ``extra["label_raw"]``; the rule is in the meta.
     """
     spec = paper_dataset(name)
     if n <= 0:
@@ -281,9 +292,15 @@ def load_paper_dataset(
     validator = RowValidator(max_chars=preprocess.MAX_CHARS, label_required=True)
     instances: list[InstanceRecord] = []
     skipped: list[SkippedRow] = list(selection_made.skipped)
+    rule = HATEXPLAIN_CLASSES if every_post else PAPER_RULES[spec.key]
     for index in indices:
         c = selection_made.candidates[index]
-        reason = validator.reason(c.text, str(index), c.label)
+        label, problem = rule.stored(c.label)
+        if every_post and problem is None:
+            label = c.label  # (the class itself: the rationales report counts by it)
+        reason = (
+            f"{BAD_LABEL}: {problem}" if problem else validator.reason(c.text, str(index), label)
+        )
         if reason:
             skipped.append(SkippedRow(c.row, reason, excerpt(c.text)))
             continue
@@ -293,15 +310,15 @@ def load_paper_dataset(
                 instance_id=str(index),
                 position=len(instances),
                 text=c.text,
-                label=c.label,
-                extra=extra,
+                label=label,
+                extra={**extra, "label_raw": c.label},
             )
         )
     filtered = dict(selection_made.filtered)
     if population > len(indices):
         filtered[FILTER_NOT_SAMPLED] = population - len(indices)
     sample = {"seed": seed, "n": len(indices), "population": population, "indices": indices}
-    key = json.dumps([spec.key, origin, sample], sort_keys=True).encode()
+    key = json.dumps([spec.key, origin, sample, rule.key()], sort_keys=True).encode()
     meta = {
         "kind": "paper",
         "selection": "every_post" if every_post else "paper",
@@ -313,6 +330,7 @@ def load_paper_dataset(
         "paper_population": spec.paper_population,
         "matches_paper": population == spec.paper_population,
         "sample": sample,
+        "label_rule": rule.model_dump(),
     }
     return Dataset(
         f"{spec.key}-n{len(indices)}-s{seed}-{hashlib.sha256(key).hexdigest()[:10]}",

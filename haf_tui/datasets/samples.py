@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Final
 
 from haf_tui.datasets.files import ColumnMapping, load_file, sample_indices
+from haf_tui.datasets.labels import PAPER_RULES
 from haf_tui.datasets.model import Dataset, DatasetError
 from haf_tui.datasets.paper import DEFAULT_SEED, find_paper_dataset
 from haf_tui.datasets.readers import read_table
@@ -71,7 +72,9 @@ def paper_sample_files(folder: str | Path) -> list[Path]:
 
 def import_paper_sample(path: str | Path, *, name: str | None = None) -> Dataset:
     """A paper-sample CSV as a dataset named ``paper-sample:NAME`` (rows that cannot be
-    evaluated are skipped with their reason, like any file's)."""
+    evaluated are skipped with their reason, like any file's); its ``given_label`` becomes
+    gold by the paper's rule for NAME (:data:`~haf_tui.datasets.labels.PAPER_RULES`), else
+    by the rule its values call for."""
     file_path = Path(path).expanduser()
     table = read_table(file_path, limit=1)
     if tuple(table.columns) != SAMPLE_COLUMNS:
@@ -80,7 +83,9 @@ def import_paper_sample(path: str | Path, *, name: str | None = None) -> Dataset
             f"not {', '.join(SAMPLE_COLUMNS)}"
         )
     key = sample_key(file_path)
-    base = load_file(file_path, SAMPLE_MAPPING, name=name or SAMPLE_PREFIX + key)
+    base = load_file(
+        file_path, SAMPLE_MAPPING, name=name or SAMPLE_PREFIX + key, label_rule=PAPER_RULES.get(key)
+    )
     indices: list[int] = []
     instances = []
     for instance in base.instances:
@@ -89,8 +94,13 @@ def import_paper_sample(path: str | Path, *, name: str | None = None) -> Dataset
         except ValueError:
             index = -1
         indices.append(index)
-        score = _float(instance.label)
-        extra = {"source_index": index, "paper_dataset": key, "score": score}
+        raw = instance.extra.get("label_raw")
+        extra = {
+            "source_index": index,
+            "paper_dataset": key,
+            "score": _float(raw),
+            "label_raw": raw,
+        }
         instances.append(instance.model_copy(update={"extra": extra}))
     sample: dict[str, object] = {"n": len(instances), "indices": indices}
     spec = find_paper_dataset(key)
@@ -108,8 +118,8 @@ def import_paper_sample(path: str | Path, *, name: str | None = None) -> Dataset
     return Dataset(dataset_id, base.name, base.source, instances, base.skipped, meta)
 
 
-def _float(value: str | None) -> float | None:
+def _float(value: object) -> float | None:
     try:
-        return float(value) if value is not None else None
+        return float(str(value)) if value is not None else None
     except ValueError:
         return None

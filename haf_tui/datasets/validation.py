@@ -23,6 +23,8 @@ NOT_UTF8: Final = "not UTF-8"
 DUPLICATE_ID: Final = "duplicate id"
 DUPLICATE_TEXT: Final = "duplicate text"
 NO_LABEL: Final = "no label"
+BAD_LABEL: Final = "label the label rule does not read"
+"""A label the dataset's label rule gives no gold for (the reason goes on: which value)."""
 NOT_JSON: Final = "not valid JSON"
 NOT_OBJECT: Final = "not a JSON object"
 

@@ -4,7 +4,7 @@ faces: model files, the llama.cpp build's GPU support, model downloads."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,9 @@ from haf_tui.datasets import (
     paper_datasets,
 )
 from haf_tui.datasets import preview_file as read_preview
+from haf_tui.datasets.files import ColumnLabel, column_label
 from haf_tui.datasets.hub import fetch, hub_cache_dir, hub_offline
+from haf_tui.datasets.labels import parse_statement, stated_rule
 from haf_tui.inference.llama import gpu_offload_supported
 from haf_tui.inference.model_catalog import (
     ModelEntry,
@@ -30,6 +32,7 @@ from haf_tui.store.db import Store
 __all__ = [
     "DEFAULT_SAMPLE",
     "DEFAULT_SEED",
+    "ColumnLabel",
     "FileTable",
     "ModelEntry",
     "PaperCache",
@@ -37,20 +40,37 @@ __all__ = [
     "discover_models",
     "download_model",
     "gpu_offload_supported",
+    "label_check",
     "paper_cache_state",
+    "parse_statement",
     "preview_file",
 ]
 
 
 @dataclass(frozen=True)
 class FileTable:
-    """The first rows of a dataset file as a table, the columns guessed for each role, and a
-    line on what was read."""
+    """The first rows of a dataset file as a table, the columns guessed for each role, a
+    line on what was read, and the first values of each column (``values``: what its label
+    rule is guessed from, :func:`label_check`)."""
 
     columns: list[str]
     rows: list[list[Any]]
     guessed: dict[str, str | None]
     note: str
+    values: dict[str, list[Any]] = field(default_factory=dict)
+
+
+def label_check(values: list[Any], column: str, statement: str = "") -> ColumnLabel:
+    """What ``column`` would be as the label: the rule ``statement`` states (a threshold, or
+    ``toxic=A,B``), else the one its values call for; or why it cannot be one."""
+    try:
+        threshold, label_map = parse_statement(statement)
+        if threshold is None and not label_map:
+            return column_label(values, column)
+        rule = stated_rule(values, column, threshold=threshold, label_map=label_map)
+    except DatasetError as exc:
+        return ColumnLabel(problem=str(exc))
+    return ColumnLabel(rule=rule)
 
 
 def dataset_sources(store: Store | None) -> list[tuple[str, str]]:
@@ -72,9 +92,11 @@ def dataset_sources(store: Store | None) -> list[tuple[str, str]]:
 
 
 def preview_file(path: str, rows: int = 8) -> FileTable:
-    """A dataset file's first ``rows`` rows, as it will be read."""
+    """A dataset file's first ``rows`` rows, as it will be read, and the first values of each
+    column (for its label rule)."""
     preview = read_preview(path, rows)
     table = [[row.get(column, "") for column in preview.columns] for row in preview.rows]
+    values = {c: [r.get(c) for r in preview.rule_rows] for c in preview.columns}
     mapping = preview.mapping
     guessed = {
         "text": mapping.text if mapping else None,
@@ -85,7 +107,7 @@ def preview_file(path: str, rows: int = 8) -> FileTable:
     note = f"{preview.n_rows} rows ({preview.format}{encoding})"
     if preview.notes:
         note += "; " + "; ".join(preview.notes)
-    return FileTable(preview.columns, table, guessed, note)
+    return FileTable(preview.columns, table, guessed, note, values)
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,10 @@ class DatasetChoice:
     text_column: str | None = None
     id_column: str | None = None
     label_column: str | None = None
+    label_threshold: float | None = None
+    """A file's label column is a score, toxic from this value up (None: its rule guessed)."""
+    label_map: tuple[str, ...] = ()
+    """A file's label values that mean toxic (``toxic=A,B``) or non-toxic (``non-toxic=C``)."""
     files: tuple[str, ...] = ()
     offline: bool | None = None
     """A paper dataset from the local cache only (True), or as ``HF_HUB_OFFLINE`` says."""
@@ -143,7 +147,12 @@ def resolve_dataset(
             mapping = ColumnMapping(
                 text=choice.text_column, id=choice.id_column, label=choice.label_column
             )
-        dataset = load_file(choice.name, mapping)
+        dataset = load_file(
+            choice.name,
+            mapping,
+            label_threshold=choice.label_threshold,
+            label_map=choice.label_map,
+        )
     elif choice.kind == "paper-sample":
         dataset = import_paper_sample(choice.name)
     elif choice.kind == "stored" and store is not None:

@@ -89,6 +89,19 @@ def skipped_rows(
     return [(int(r[0]), r[1], r[2]) for r in store.reader().execute(sql, [dataset_id]).fetchall()]
 
 
+def label_counts(store: Store, dataset_id: str) -> dict[str | None, int]:
+    """How many of a dataset's instances have each label (None: no label)."""
+    rows = (
+        store.reader()
+        .execute(
+            "SELECT label, count(*) FROM instances WHERE dataset_id = ? GROUP BY label",
+            [dataset_id],
+        )
+        .fetchall()
+    )
+    return {r[0]: int(r[1]) for r in rows}
+
+
 def skip_summary(store: Store, dataset_id: str, first: int = 5) -> list[tuple[str, int, list[int]]]:
     """Per skip reason: how many rows, and the first ``first`` row numbers (most rows first)."""
     rows = (

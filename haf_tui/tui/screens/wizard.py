@@ -145,8 +145,7 @@ class WizardScreen(HafScreen[None]):
         except Exception as exc:  # one line for the user, whatever the reader raised
             self.post_message(PreviewReady([], [], {}, "", first_line(exc)))
             return
-        rows = [list(row) for row in preview.rows]
-        self.post_message(PreviewReady(preview.columns, rows, preview.guessed, preview.note))
+        self.post_message(PreviewReady.of(preview))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="wizard-probe")
     def run_probe(
@@ -208,7 +207,7 @@ class WizardScreen(HafScreen[None]):
             picker.note(message.error)
             return
         unedited = not self.edited()
-        picker.show_preview(message.columns, message.rows, message.guessed, message.note)
+        picker.show_preview(*message.shown())
         if unedited and self.baseline is not None:
             self.baseline = self.answers()  # (the kept mapping, shown again: not an edit)
 

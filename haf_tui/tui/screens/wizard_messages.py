@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from textual.message import Message
 
 from haf_tui.datasets import Dataset
-from haf_tui.pipeline.choices import ModelEntry
+from haf_tui.pipeline.choices import FileTable, ModelEntry
 from haf_tui.pipeline.estimate import TimeEstimate
 from haf_tui.pipeline.models import LoadedModels
 
@@ -27,10 +28,24 @@ class PreviewReady(Message):
     """A dataset file was read for its preview (or could not be: ``error``)."""
 
     columns: list[str]
-    rows: list[list[object]]
+    rows: list[list[Any]]
     guessed: dict[str, str | None]
     note: str
     error: str | None = None
+    values: dict[str, list[Any]] = field(default_factory=dict)
+    """The file's first values per column (its label rules)."""
+
+    @classmethod
+    def of(cls, table: FileTable) -> PreviewReady:
+        """The preview of a file as read."""
+        rows = [list(row) for row in table.rows]
+        return cls(table.columns, rows, table.guessed, table.note, values=table.values)
+
+    def shown(
+        self,
+    ) -> tuple[list[str], list[list[Any]], dict[str, str | None], str, dict[str, list[Any]]]:
+        """What the dataset step shows (:meth:`DatasetPicker.show_preview`'s arguments)."""
+        return self.columns, self.rows, self.guessed, self.note, self.values
 
 
 @dataclass

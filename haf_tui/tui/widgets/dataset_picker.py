@@ -26,6 +26,7 @@ from haf_tui.pipeline.choices import (
     paper_cache_state,
 )
 from haf_tui.pipeline.runs import DatasetChoice
+from haf_tui.tui.widgets.label_rule_field import LabelRuleField
 from haf_tui.tui.widgets.measured_table import MeasuredTable
 
 FILE_SOURCE = "file:"
@@ -127,6 +128,7 @@ class DatasetPicker(VerticalScroll):
             with Horizontal(id="mapping"):
                 for role in ("text", "id", "label"):
                     yield Select[str]([], prompt=f"{role} column", id=f"ds-col-{role}")
+            yield LabelRuleField(id="label-rule")
             yield MeasuredTable(id="preview", zebra_stripes=True)
 
     def _options(self) -> list[tuple[str, str]]:
@@ -154,6 +156,7 @@ class DatasetPicker(VerticalScroll):
             "columns": {role: value for role, value in columns.items() if value},
             "limit": self.query_one("#ds-limit", Input).value,
             "seed": self.query_one("#ds-seed", Input).value,
+            "label_rule": self.query_one(LabelRuleField).statement(),
         }
 
     def restore(self, values: dict[str, Any]) -> None:
@@ -162,6 +165,7 @@ class DatasetPicker(VerticalScroll):
         self.query_one("#ds-limit", Input).value = str(values.get("limit", ""))
         self.query_one("#ds-seed", Input).value = str(values.get("seed", "")) or str(DEFAULT_SEED)
         self.query_one("#ds-path", Input).value = str(values.get("path", ""))
+        self.query_one(LabelRuleField).set_statement(str(values.get("label_rule", "")))
         self.pending_source = str(values.get("source", BUILTIN_SOURCE))
         self.pending_columns = dict(values.get("columns", {}))
         if self.pending_source == FILE_SOURCE:
@@ -279,9 +283,15 @@ class DatasetPicker(VerticalScroll):
             self.post_message(self.PreviewRequested(event.value.strip()))
 
     def show_preview(
-        self, columns: list[str], rows: list[list[Any]], guessed: dict[str, str | None], note: str
+        self,
+        columns: list[str],
+        rows: list[list[Any]],
+        guessed: dict[str, str | None],
+        note: str,
+        values: dict[str, list[Any]] | None = None,
     ) -> None:
-        """A file's first rows, its columns offered for the mapping (``guessed`` preselected)."""
+        """A file's first rows, its columns offered for the mapping (``guessed`` preselected),
+        and the label rule of the label column (from ``values``: the first values per column)."""
         self.columns = columns
         table = self.query_one("#preview", DataTable)
         table.clear(columns=True)
@@ -300,7 +310,14 @@ class DatasetPicker(VerticalScroll):
             if value is not None:
                 select.value = value
         self.pending_columns = {}
+        rule = self.query_one(LabelRuleField)
+        rule.column = self._column("label")
+        rule.set_values(values or {})
         self.note(note)
+
+    @on(Select.Changed, "#ds-col-label")
+    def _label_column_changed(self) -> None:
+        self.query_one(LabelRuleField).set_column(self._column("label"))
 
     def note(self, text: str) -> None:
         """A line under the form (what was read, or what is wrong)."""
@@ -333,6 +350,11 @@ class DatasetPicker(VerticalScroll):
             text = self._column("text")
             if text is None:
                 raise ValueError("pick the text column")
+            rule = self.query_one(LabelRuleField)
+            problem = rule.problem()
+            if problem is not None:
+                raise ValueError(problem)
+            threshold, label_map = rule.stated() if self._column("label") else (None, ())
             return DatasetChoice(
                 "file",
                 path,
@@ -341,6 +363,8 @@ class DatasetPicker(VerticalScroll):
                 text_column=text,
                 id_column=self._column("id"),
                 label_column=self._column("label"),
+                label_threshold=threshold,
+                label_map=label_map,
             )
         if source == BUILTIN_SOURCE:
             return DatasetChoice("builtin", "sample", sample_size=limit, seed=seed)
