@@ -101,6 +101,7 @@ class StandIn(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.plan, self.models = plan, models
         self.requests = 0
+        self.bodies: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         self.stopping = threading.Event()
 
@@ -153,6 +154,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         with self.server.lock:
             self.server.requests += 1
+            self.server.bodies.append(body)
             number = self.server.requests
         self._reply(self.server.plan(number, body))
 
@@ -210,6 +212,23 @@ def test_a_good_answer_is_taken(serve: Callable[..., StandIn]) -> None:
     assert all(token.token_id >= 0 for token in generation.tokens)
     assert generation.prompt_token_count == 10
     backend.close()
+
+
+def test_the_request_names_the_model_except_to_llama_cpp_python(
+    serve: Callable[..., StandIn],
+) -> None:
+    """OpenAI's API asks for the model (llama-server answers with a default name without
+    it); llama-cpp-python's server would echo any name while serving its default, so it is
+    asked for none and names the model it serves."""
+    server = serve()
+    _backend(server).generate(MESSAGES, SETTINGS)
+    assert server.bodies[-1]["model"] == MODEL
+    folder = f"/models/{MODEL}"  # (an answer naming it without the folder is the same model)
+    plain = serve(models={"data": [{"id": folder, "owned_by": "me"}]})
+    backend = _backend(plain)
+    assert backend.servers()[0].kind == "llama-cpp-python"
+    backend.generate(MESSAGES, SETTINGS)
+    assert "model" not in plain.bodies[-1]
 
 
 @pytest.mark.parametrize(

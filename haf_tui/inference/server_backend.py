@@ -404,7 +404,12 @@ class ServerPool:
     ) -> dict[str, Any] | str:
         """The server's answer, or why a retry may help (a timeout, a refused or dropped
         connection, a 5xx, an answer over its deadline or size cap: :mod:`.server_http`);
-        any other refusal is a one-line :class:`ServerError`."""
+        any other refusal is a one-line :class:`ServerError`. The request names the model the
+        server named on ``/v1/models`` (OpenAI's API asks for it; llama-server answers with a
+        default name without it), except to llama-cpp-python's server, which would echo any
+        name given while serving its default: asked for none, it names the model it serves."""
+        if live.info.kind != "llama-cpp-python":
+            body = {**body, "model": live.info.model}
         sized = bounds_of(body)
         bounds = Bounds(
             self.backend.deadline or sized.deadline,

@@ -2,7 +2,8 @@
 §3), after :func:`~haf_tui.inference.server_answers.checked_answer` checked its form.
 
 - the model: the answer's ``model`` is the one the server named on ``/v1/models`` when the
-  run began (a server that switches model mid-run is refused, not recorded as the old one);
+  run began (by name, without folders: :func:`~haf_tui.inference.server.same_model`; a
+  server that switches model mid-run is refused, not recorded as the old one);
 - at most the ``max_tokens`` asked for; a ``"length"`` finish has at least one token;
 - ``usage.prompt_tokens``, where given, a whole number from 0 to the context's size;
 - every token, and every key of its top log-probabilities, a piece of the model's vocabulary
@@ -19,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from haf_tui.inference.server import same_model
 from haf_tui.inference.server_answers import BadAnswerError, Position
 
 PARTIAL = "\ufffd"
@@ -71,7 +73,7 @@ def check_against_request(
     """Refuse (:class:`BadAnswerError`) an answer that does not agree with ``expected`` or
     holds a token ``known`` does not know."""
     model = answer.get("model")
-    if model != expected.model:
+    if not isinstance(model, str) or not same_model(model, expected.model):
         raise BadAnswerError(
             f"an answer from model {_short(model)}, not {expected.model!r} that it served when "
             "the run began"
