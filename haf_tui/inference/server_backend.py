@@ -1,3 +1,4 @@
+# Over 400 lines: the pool's loop, retries and teacher forcing are one piece (see server_reading).
 """A run on inference servers (issue 16): the tool stays the client, the scheduler and the
 store. The chat template is rendered here, by the same renderer as the in-process path (a
 vocabulary-only load of the same GGUF), so the stored prompt is what the model saw; the text
@@ -6,13 +7,15 @@ temperature, top-p, top-k, token cap and ``logprobs``; the returned tokens are m
 offsets by the same assembler as in process.
 
 Several endpoints serve at once (``URL#N``: N requests in flight there, default 4), from one
-asyncio loop with bounded in-flight requests. A timeout, a refused connection or a 5xx is
+asyncio loop with bounded in-flight requests. A timeout, a refused connection, a 5xx, or an
+answer over its request's size cap or whole-request deadline (:mod:`.server_http`) is
 retried with backoff on the least busy endpoint still alive; an endpoint that fails
 :data:`DEAD_AFTER` times in a row is dropped and its work goes to the others; when none is
 left the run stops with one line (it resumes like any interrupted run, nothing duplicated:
 a request's result is handed over once, after its answer came). Every answer is checked
-before it is used (:mod:`haf_tui.inference.server_answers`): a bad one is a failure of its
-server like a 5xx, never a stored row. When the run is asked to stop, the requests in flight
+before it is used (:mod:`haf_tui.inference.server_answers`, and against its request, the
+vocabulary and the model the server named: :mod:`haf_tui.inference.server_checks`): a bad
+one is a failure of its server like a 5xx, never a stored row. When the run is asked to stop, the requests in flight
 get :data:`STOP_GRACE_SECONDS`, then are cancelled (a hanging server does not hold the run),
 as they are when the run stops on an error: no request task outlives the loop.
 
@@ -68,6 +71,7 @@ RETRIES: Final = 6
 """Tries of one request, over all endpoints, before the run stops."""
 BACKOFF_SECONDS: Final = (0.2, 0.5, 1.0, 2.0, 4.0)
 TIMEOUT_SECONDS: Final = 600.0
+"""httpx's timeout of each read; the whole request has its own deadline (:mod:`.server_http`)."""
 STOP_GRACE_SECONDS: Final = 2.0
 """How long requests in flight may still come back once a run is asked to stop; then they
 are cancelled (a server that hangs would hold the run for its whole timeout otherwise)."""
