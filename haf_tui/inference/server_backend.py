@@ -15,9 +15,10 @@ left the run stops with one line (it resumes like any interrupted run, nothing d
 a request's result is handed over once, after its answer came). Every answer is checked
 before it is used (:mod:`haf_tui.inference.server_answers`, and against its request, the
 vocabulary and the model the server named: :mod:`haf_tui.inference.server_checks`): a bad
-one is a failure of its server like a 5xx, never a stored row. When the run is asked to stop, the requests in flight
-get :data:`STOP_GRACE_SECONDS`, then are cancelled (a hanging server does not hold the run),
-as they are when the run stops on an error: no request task outlives the loop.
+one is a failure of its server like a 5xx, never a stored row. When the run is asked to
+stop, the requests in flight get :data:`STOP_GRACE_SECONDS`, then are cancelled (a hanging
+server does not hold the run), as they are when the run stops on an error: no request task
+outlives the loop.
 
 Teacher-forced scoring (the classify, rationales and judge suites) goes one forced token per
 request: the token is made the only choice by ``logit_bias`` and its raw log-probability is
