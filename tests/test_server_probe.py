@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import httpx
 import pytest
 
 from haf_tui.inference.server import (
@@ -36,11 +35,10 @@ def llama_server() -> Iterator[str]:
 
 @pytest.mark.real_model
 def test_llama_cpp_python_s_server_is_identified_and_raw(llama_server: str) -> None:
-    with httpx.Client(timeout=30) as client:
-        info = identify_server(client, llama_server)
-        assert info.kind == "llama-cpp-python"
-        assert info.model.endswith(".gguf") and info.version != "unknown"
-        check_raw_logprobs(client, info)  # does not raise
+    info = identify_server(llama_server)
+    assert info.kind == "llama-cpp-python"
+    assert info.model.endswith(".gguf") and info.version != "unknown"
+    check_raw_logprobs(info)  # does not raise
     assert info.as_record()["url"] == llama_server
 
 
@@ -49,10 +47,9 @@ def test_llama_cpp_python_s_server_is_identified_and_raw(llama_server: str) -> N
 def test_a_v1_url_names_the_same_server(llama_server: str, suffix: str) -> None:
     # vLLM's documentation gives http://host:8000/v1; it failed with "no OpenAI-compatible
     # /v1/models answer" (issue 28 §2)
-    with httpx.Client(timeout=30) as client:
-        info = identify_server(client, llama_server + suffix)
-        assert info.url == llama_server and info.kind == "llama-cpp-python"
-        check_raw_logprobs(client, info)
+    info = identify_server(llama_server + suffix)
+    assert info.url == llama_server and info.kind == "llama-cpp-python"
+    check_raw_logprobs(info)
 
 
 def test_server_urls_are_normalised_in_one_place() -> None:
@@ -99,19 +96,18 @@ def test_a_server_with_processed_logprobs_is_refused_with_its_flag() -> None:
     thread.start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
     try:
-        with httpx.Client(timeout=5) as client:
-            info = identify_server(client, url)
-            assert info.kind == "vllm"
-            with pytest.raises(ServerError, match="--logprobs-mode raw_logprobs"):
-                check_raw_logprobs(client, info)
+        info = identify_server(url)
+        assert info.kind == "vllm"
+        with pytest.raises(ServerError, match="--logprobs-mode raw_logprobs"):
+            check_raw_logprobs(info)
     finally:
         server.shutdown()
         server.server_close()
 
 
 def test_an_address_without_a_server_is_one_line() -> None:
-    with httpx.Client(timeout=2) as client, pytest.raises(ServerError, match="no OpenAI"):
-        identify_server(client, f"http://127.0.0.1:{free_port()}")
+    with pytest.raises(ServerError, match="no OpenAI"):
+        identify_server(f"http://127.0.0.1:{free_port()}")
 
 
 def test_kinds_and_the_raw_rule() -> None:

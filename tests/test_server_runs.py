@@ -36,12 +36,20 @@ class KillAfter:
         self.after: dict[str, int] = {}
         self.post = ServerPool._post
 
+    def as_method(self) -> Any:
+        """The pool's ``_post`` with the kill (a function: bound to the pool it runs in)."""
+
+        async def post(pool: Any, client: Any, live: Any, body: dict[str, Any]) -> Any:
+            return await self(pool, client, live, body)
+
+        return post
+
     @property
     def killed(self) -> bool:
         return self.victim.poll() is not None
 
-    async def __call__(self, client: Any, live: Any, body: dict[str, Any]) -> Any:
-        answer = await self.post(client, live, body)
+    async def __call__(self, pool: Any, client: Any, live: Any, body: dict[str, Any]) -> Any:
+        answer = await self.post(pool, client, live, body)
         if isinstance(answer, dict):
             tally = self.after if self.killed else self.before
             tally[live.endpoint.url] = tally.get(live.endpoint.url, 0) + 1
@@ -75,7 +83,7 @@ def test_a_server_killed_mid_run_leaves_its_work_to_the_other(
     victim, victim_url = start_server()
     try:
         killer = KillAfter(victim, victim_url, answers=3)
-        monkeypatch.setattr(ServerPool, "_post", staticmethod(killer))
+        monkeypatch.setattr(ServerPool, "_post", killer.as_method())
         db = tmp_path / "haf.duckdb"
         argv = ["--db", str(db), *RUN_ARGS, "--server", f"{victim_url}#2"]
         argv += ["--server", f"{healthy_server}#2"]
@@ -102,7 +110,7 @@ def test_with_no_server_left_the_run_stops_and_resumes_on_another(
     victim, victim_url = start_server()
     try:
         killer = KillAfter(victim, victim_url, answers=3)
-        monkeypatch.setattr(ServerPool, "_post", staticmethod(killer))
+        monkeypatch.setattr(ServerPool, "_post", killer.as_method())
         assert main(["--db", str(db), *RUN_ARGS, "--server", f"{victim_url}#1"]) == 2
     finally:
         stop(victim)

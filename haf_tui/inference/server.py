@@ -16,6 +16,7 @@ the row that follows it), so teacher-forced scoring cannot use them."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ import httpx
 
 from haf_tui.config import DecodingSettings
 from haf_tui.inference.base import InferenceError
+from haf_tui.inference.server_http import START_BOUNDS, Bounds, OverBoundError, fetch_json
 
 DEFAULT_CONCURRENCY: Final = 4
 """Requests in flight on an endpoint unless its ``URL#N`` says otherwise."""
@@ -71,17 +73,13 @@ def server_base_url(url: str) -> str:
     return base
 
 
-def _get(client: httpx.Client, url: str) -> Any | None:
+def _get(url: str, bounds: Bounds) -> Any | None:
+    """A GET's JSON answer, or None (no answer, not 200, not JSON, or over its bounds)."""
     try:
-        response = client.get(url)
-    except httpx.HTTPError:
+        status, answer = fetch_json("GET", url, bounds)
+    except (httpx.HTTPError, OverBoundError):
         return None
-    if response.status_code != 200:
-        return None
-    try:
-        return response.json()
-    except ValueError:
-        return None
+    return answer if status == 200 else None
 
 
 def server_kind(models: Mapping[str, Any], version: Any | None, props: Any | None) -> str:
@@ -98,15 +96,50 @@ def server_kind(models: Mapping[str, Any], version: Any | None, props: Any | Non
     return "openai-compatible"
 
 
-def identify_server(client: httpx.Client, url: str) -> ServerInfo:
-    """Ask ``url`` who it is; a one-line :class:`ServerError` when it does not answer as an
-    OpenAI-compatible server."""
+def served_model(models: Any) -> str:
+    """The model a ``/v1/models`` answer names first (``{"data": [{"id": ...}, ...]}``);
+    a :class:`ServerError` naming the shape otherwise."""
+    data = models.get("data") if isinstance(models, dict) else None
+    first = data[0] if isinstance(data, list) and data else None
+    model = first.get("id") if isinstance(first, dict) else None
+    if not isinstance(model, str) or not model:
+        shown = json.dumps(models)[:80] if models is not None else "no JSON"
+        raise ServerError(
+            f"a /v1/models answer of another shape ({shown}): an OpenAI-compatible server "
+            'answers {"data": [{"id": MODEL, ...}]}'
+        )
+    return model
+
+
+def same_model(first: str, second: str) -> bool:
+    """Whether two model names a server gives name the same model: the same last path part
+    (two ``haf serve`` of one GGUF from different folders)."""
+    return model_name(first) == model_name(second)
+
+
+def model_name(model: str) -> str:
+    """A served model's name without the folders before it."""
+    return model.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+
+
+def identify_server(url: str, bounds: Bounds = START_BOUNDS) -> ServerInfo:
+    """Ask ``url`` who it is, each request within ``bounds``; a one-line
+    :class:`ServerError` when it does not answer as an OpenAI-compatible server."""
     base = server_base_url(url)
-    models = _get(client, f"{base}/v1/models")
-    if not isinstance(models, dict) or not models.get("data"):
+    try:
+        status, models = fetch_json("GET", f"{base}/v1/models", bounds)
+    except OverBoundError as exc:
+        raise ServerError(f"{base}: /v1/models {exc}") from exc
+    except httpx.HTTPError:
+        status, models = 0, None
+    if status != 200 or models is None:
         raise ServerError(f"{base}: no OpenAI-compatible /v1/models answer (is a server there?)")
-    version = _get(client, f"{base}/version")
-    props = _get(client, f"{base}/props")
+    try:
+        model = served_model(models)
+    except ServerError as exc:
+        raise ServerError(f"{base}: {exc}") from exc
+    version = _get(f"{base}/version", bounds)
+    props = _get(f"{base}/props", bounds)
     kind = server_kind(models, version, props)
     found = ""
     if isinstance(version, dict):
@@ -120,11 +153,12 @@ def identify_server(client: httpx.Client, url: str) -> ServerInfo:
             found = f"client-side {metadata.version('llama-cpp-python')}"
         except metadata.PackageNotFoundError:
             found = ""
-    model = str(models["data"][0].get("id", ""))
     return ServerInfo(base, kind, found or "unknown", model)
 
 
-def first_top_logprobs(client: httpx.Client, url: str, temperature: float) -> dict[str, float]:
+def first_top_logprobs(
+    url: str, temperature: float, bounds: Bounds = START_BOUNDS
+) -> dict[str, float]:
     """The top log-probabilities of the first generated token of :data:`PROBE_PROMPT`."""
     body = {
         "prompt": PROBE_PROMPT,
@@ -137,16 +171,18 @@ def first_top_logprobs(client: httpx.Client, url: str, temperature: float) -> di
         "post_sampling_probs": False,
     }
     try:
-        response = client.post(f"{server_base_url(url)}/v1/completions", json=body)
-    except httpx.HTTPError as exc:
+        status, answer = fetch_json(
+            "POST", f"{server_base_url(url)}/v1/completions", bounds, body=body
+        )
+    except (httpx.HTTPError, OverBoundError) as exc:
         raise ServerError(f"{url}: /v1/completions failed: {exc}") from exc
-    if response.status_code != 200:
-        raise ServerError(f"{url}: /v1/completions answered {response.status_code}")
+    if status != 200:
+        raise ServerError(f"{url}: /v1/completions answered {status}")
     try:
-        logprobs = response.json()["choices"][0]["logprobs"]
+        logprobs = answer["choices"][0]["logprobs"]
         top = logprobs["top_logprobs"][0]
         return {str(token): float(value) for token, value in top.items()}
-    except (ValueError, KeyError, IndexError, TypeError) as exc:
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
         raise ServerError(f"{url}: /v1/completions returned no top_logprobs") from exc
 
 
@@ -159,10 +195,10 @@ def logprobs_are_raw(first: Mapping[str, float], second: Mapping[str, float]) ->
     return bool(finite) and all(abs(first[t] - second[t]) <= RAW_TOLERANCE for t in finite)
 
 
-def check_raw_logprobs(client: httpx.Client, info: ServerInfo) -> None:
+def check_raw_logprobs(info: ServerInfo, bounds: Bounds = START_BOUNDS) -> None:
     """Refuse (one-line :class:`ServerError`) a server whose log-probabilities depend on the
     sampling temperature: processed, not raw."""
-    tops = [first_top_logprobs(client, info.url, t) for t in PROBE_TEMPERATURES]
+    tops = [first_top_logprobs(info.url, t, bounds) for t in PROBE_TEMPERATURES]
     if not logprobs_are_raw(*tops):
         flag = FLAGS.get(info.kind, "make the server return raw (pre-sampling) log-probabilities")
         raise ServerError(

@@ -1,3 +1,4 @@
+# Over 400 lines: the pool's loop, retries and teacher forcing are one piece (see server_reading).
 """A run on inference servers (issue 16): the tool stays the client, the scheduler and the
 store. The chat template is rendered here, by the same renderer as the in-process path (a
 vocabulary-only load of the same GGUF), so the stored prompt is what the model saw; the text
@@ -6,15 +7,18 @@ temperature, top-p, top-k, token cap and ``logprobs``; the returned tokens are m
 offsets by the same assembler as in process.
 
 Several endpoints serve at once (``URL#N``: N requests in flight there, default 4), from one
-asyncio loop with bounded in-flight requests. A timeout, a refused connection or a 5xx is
+asyncio loop with bounded in-flight requests. A timeout, a refused connection, a 5xx, or an
+answer over its request's size cap or whole-request deadline (:mod:`.server_http`) is
 retried with backoff on the least busy endpoint still alive; an endpoint that fails
 :data:`DEAD_AFTER` times in a row is dropped and its work goes to the others; when none is
 left the run stops with one line (it resumes like any interrupted run, nothing duplicated:
 a request's result is handed over once, after its answer came). Every answer is checked
-before it is used (:mod:`haf_tui.inference.server_answers`): a bad one is a failure of its
-server like a 5xx, never a stored row. When the run is asked to stop, the requests in flight
-get :data:`STOP_GRACE_SECONDS`, then are cancelled (a hanging server does not hold the run),
-as they are when the run stops on an error: no request task outlives the loop.
+before it is used (:mod:`haf_tui.inference.server_answers`, and against its request, the
+vocabulary and the model the server named: :mod:`haf_tui.inference.server_checks`): a bad
+one is a failure of its server like a 5xx, never a stored row. When the run is asked to
+stop, the requests in flight get :data:`STOP_GRACE_SECONDS`, then are cancelled (a hanging
+server does not hold the run), as they are when the run stops on an error: no request task
+outlives the loop.
 
 Teacher-forced scoring (the classify, rationales and judge suites) goes one forced token per
 request: the token is made the only choice by ``logit_bias`` and its raw log-probability is
@@ -24,6 +28,7 @@ whole label in one request: see :mod:`haf_tui.inference.server`)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -53,8 +58,12 @@ from haf_tui.inference.server import (
     check_raw_logprobs,
     completion_body,
     identify_server,
+    same_model,
 )
-from haf_tui.inference.server_answers import BadAnswerError, checked_answer
+from haf_tui.inference.server_answers import BadAnswerError
+from haf_tui.inference.server_checks import Expected
+from haf_tui.inference.server_http import Bounds, OverBoundError, bounded_request, bounds_of
+from haf_tui.inference.server_reading import AnswerReading
 from haf_tui.messages import ChatMessage
 
 DEAD_AFTER: Final = 3
@@ -63,6 +72,7 @@ RETRIES: Final = 6
 """Tries of one request, over all endpoints, before the run stops."""
 BACKOFF_SECONDS: Final = (0.2, 0.5, 1.0, 2.0, 4.0)
 TIMEOUT_SECONDS: Final = 600.0
+"""httpx's timeout of each read; the whole request has its own deadline (:mod:`.server_http`)."""
 STOP_GRACE_SECONDS: Final = 2.0
 """How long requests in flight may still come back once a run is asked to stop; then they
 are cancelled (a server that hangs would hold the run for its whole timeout otherwise)."""
@@ -83,7 +93,7 @@ class _Live:
     errors: list[str] = field(default_factory=list)
 
 
-class ServerBackend(Backend):
+class ServerBackend(AnswerReading, Backend):
     """Generation on OpenAI-compatible servers, with the local GGUF's template and tokenizer
     (no layers on a GPU here: the servers decide their own)."""
 
@@ -96,6 +106,8 @@ class ServerBackend(Backend):
         n_ctx: int = 4096,
         timeout: float = TIMEOUT_SECONDS,
         check: bool = True,
+        deadline: float | None = None,
+        max_answer_bytes: int | None = None,
     ):
         if not endpoints:
             raise ServerError("no server given")
@@ -105,14 +117,20 @@ class ServerBackend(Backend):
         self.chat_format = self.local.chat_format
         self.n_ctx = n_ctx
         self.timeout = timeout
-        with httpx.Client(timeout=30) as client:
-            infos = [identify_server(client, e.url) for e in endpoints]
-            if check:
-                for info in infos:
-                    check_raw_logprobs(client, info)
+        self.deadline, self.max_answer_bytes = deadline, max_answer_bytes
+        """Each request's bounds (None: sized from the request, :mod:`.server_http`)."""
+        infos = [identify_server(e.url) for e in endpoints]
+        for info in infos[1:]:
+            if not same_model(info.model, infos[0].model):
+                raise ServerError(
+                    f"the servers serve different models: {infos[0].url} {infos[0].model!r}, "
+                    f"{info.url} {info.model!r}"
+                )
+        if check:
+            for info in infos:
+                check_raw_logprobs(info)
         self.endpoints = [_Live(e, i) for e, i in zip(endpoints, infos, strict=True)]
         self.name = f"{self.info.path.name} on {len(endpoints)} server(s)"
-        self._ids: dict[str, int] | None = None
 
     def servers(self) -> list[ServerInfo]:
         """Who serves the run."""
@@ -179,79 +197,6 @@ class ServerBackend(Backend):
         source = ListSource([request])
         ServerPool(self).serve(source)
         return source.results[0]
-
-    # ------------------------------------------------------------------ answers
-
-    def token_id(self, text: str) -> int:
-        """The vocabulary id whose piece decodes to ``text`` (-1: none, e.g. a token the
-        server printed as part of a character)."""
-        if self._ids is None:
-            ids: dict[str, int] = {}
-            for token_id in range(self.local.n_vocab):
-                piece = self.local.token_piece(token_id)
-                try:
-                    ids.setdefault(piece.decode("utf-8"), token_id)
-                except UnicodeDecodeError:
-                    continue
-            self._ids = ids
-        return self._ids.get(text, -1)
-
-    @staticmethod
-    def positions(
-        answer: dict[str, Any],
-    ) -> tuple[dict[str, Any], list[tuple[str, float, dict[str, float]]]]:
-        """An answer's first choice and, per generated token, its text, raw logprob and top
-        log-probabilities, each checked (a :class:`BadAnswerError` saying what came back
-        otherwise: :func:`~haf_tui.inference.server_answers.checked_answer`)."""
-        return checked_answer(answer)
-
-    def token(
-        self,
-        assembler: TokenTextAssembler,
-        text: str,
-        logprob: float,
-        top: dict[str, float],
-        token_id: int | None = None,
-    ) -> GeneratedToken:
-        """One returned token with its offsets (``token_id`` given: a forced token, whose
-        exact bytes come from the local vocabulary)."""
-        if token_id is None:
-            token_id, piece = self.token_id(text), text.encode("utf-8")
-        else:
-            piece = self.local.token_piece(token_id)
-        shown, byte_offset, char_offset = assembler.add(piece)
-        ranked = sorted(top.items(), key=lambda item: -item[1])
-        return GeneratedToken(
-            token_id,
-            piece,
-            shown,
-            byte_offset,
-            char_offset,
-            logprob,
-            tuple(self.token_id(str(t)) for t, _ in ranked),
-            tuple(v for _, v in ranked),
-            tuple(str(t) for t, _ in ranked),
-        )
-
-    def generation(
-        self, prompt: RenderedPrompt, answer: dict[str, Any], seconds: float, url: str
-    ) -> Generation:
-        """A server's answer as a :class:`Generation` (tokens, raw logprobs, offsets)."""
-        choice, positions = self.positions(answer)
-        assembler = TokenTextAssembler()
-        tokens = [self.token(assembler, text, value, top) for text, value, top in positions]
-        usage = answer.get("usage")
-        prompt_tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
-        return Generation(
-            prompt_text=prompt.text,
-            prompt_token_count=prompt_tokens if isinstance(prompt_tokens, int) else 0,
-            text=assembler.finish(),
-            tokens=tokens,
-            finish_reason=str(choice.get("finish_reason") or "stop"),
-            seconds=seconds,
-            chat_format=self.chat_format,
-            extra={"server": url, "folded_system": prompt.folded_system},
-        )
 
 
 class ServerPool:
@@ -391,9 +336,10 @@ class ServerPool:
             answer = await self._post(client, live, body)
             if isinstance(answer, str):
                 return self._failed(live, request, tries, answer)
+            expected = Expected(max_new, live.info.model, backend.n_ctx)
             try:
                 generation = backend.generation(
-                    prompt, answer, time.perf_counter() - started, live.endpoint.url
+                    prompt, answer, time.perf_counter() - started, live.endpoint.url, expected
                 )
             except BadAnswerError as exc:  # a server fault: retried elsewhere
                 return self._failed(live, request, tries, f"returned {exc}")
@@ -429,7 +375,8 @@ class ServerPool:
             if isinstance(answer, str):
                 return self._failed(live, request, tries, answer)
             try:
-                _, positions = backend.positions(answer)
+                expected = Expected(1, live.info.model, backend.n_ctx)
+                _, positions = backend.positions(answer, expected)
                 if not positions:
                     raise BadAnswerError("no token for a forced one")
             except BadAnswerError as exc:  # a server fault: retried elsewhere
@@ -457,25 +404,36 @@ class ServerPool:
         )
         return request, tries, generation
 
-    @staticmethod
     async def _post(
-        client: httpx.AsyncClient, live: _Live, body: dict[str, Any]
+        self, client: httpx.AsyncClient, live: _Live, body: dict[str, Any]
     ) -> dict[str, Any] | str:
         """The server's answer, or why a retry may help (a timeout, a refused or dropped
-        connection, a 5xx); any other refusal is a one-line :class:`ServerError`."""
+        connection, a 5xx, an answer over its deadline or size cap: :mod:`.server_http`);
+        any other refusal is a one-line :class:`ServerError`. The request names the model the
+        server named on ``/v1/models`` (OpenAI's API asks for it; llama-server answers with a
+        default name without it), except to llama-cpp-python's server, which would echo any
+        name given while serving its default: asked for none, it names the model it serves."""
+        if live.info.kind != "llama-cpp-python":
+            body = {**body, "model": live.info.model}
+        sized = bounds_of(body)
+        bounds = Bounds(
+            self.backend.deadline or sized.deadline,
+            self.backend.max_answer_bytes or sized.max_bytes,
+        )
+        url = f"{live.endpoint.url}/v1/completions"
         try:
-            response = await client.post(f"{live.endpoint.url}/v1/completions", json=body)
+            status, data = await bounded_request(client, "POST", url, bounds, body=body)
         except httpx.HTTPError as exc:
             return type(exc).__name__
-        if response.status_code >= 500:
-            return f"HTTP {response.status_code}"
-        if response.status_code != 200:
-            raise ServerError(
-                f"{live.endpoint.url} refused a request: HTTP {response.status_code} "
-                f"{response.text[:160]}"
-            )
+        except OverBoundError as exc:
+            return str(exc)
+        if status >= 500:
+            return f"HTTP {status}"
+        if status != 200:
+            shown = data[:160].decode("utf-8", errors="replace")
+            raise ServerError(f"{live.endpoint.url} refused a request: HTTP {status} {shown}")
         try:
-            answer = response.json()
+            answer = json.loads(data)
         except ValueError:
             return "an answer that is not JSON"
         return answer if isinstance(answer, dict) else "an answer that is not an object"

@@ -43,6 +43,7 @@ from haf_tui.methods.registry import first_tasks, methods, settle_config, suites
 from haf_tui.pipeline.events import ProgressListener, ignore_progress
 from haf_tui.pipeline.models import LoadedModels, file_sha256, load_models, package_versions
 from haf_tui.pipeline.runner import HafRunner, RunControl, RunSummary
+from haf_tui.pipeline.served import ServedModelError, check_resumed_model, record_servers
 from haf_tui.store import Store, StoreError
 from haf_tui.store.dataset_catalog import find_datasets
 from haf_tui.store.records import RunRecord
@@ -196,10 +197,20 @@ class StartedRun:
 
 def start_or_resume(store: Store, request: RunRequest) -> StartedRun:
     """Load the models, then create the run (a new one) or read its stored config (a
-    resume); nothing is written when something is refused."""
+    resume: refused when the GGUF is not the run's file or the servers serve another model;
+    servers not recorded yet are added to the run's record); nothing is written when
+    something is refused."""
     if request.resume_run_id:
         run_id, config = run_config_of(store, request.resume_run_id, **request.overrides)
         models = request.preloaded or load_models(config)
+        record = store.get_run(run_id)
+        try:  # the run's own GGUF, served the run's model (issue 33 §3)
+            check_resumed_model(record, models.backend)
+        except ServedModelError:
+            if request.preloaded is None:
+                models.backend.close()
+            raise
+        record_servers(store, record, models.backend)
         return StartedRun(run_id, config, models)
     if request.config is None or request.dataset is None:
         raise ValueError("a new run needs a config and a dataset")

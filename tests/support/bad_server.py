@@ -42,6 +42,8 @@ SCENARIOS = (
     "http-500-once",
     "hang",
 )
+MODEL = "stand-in.gguf"
+"""The model the stand-in names on /v1/models and in every answer."""
 TOKENS = ["The", " text", " is", " toxic", "."]
 LOGPROBS = [-0.25, -1.5, -0.5, -2.0, -0.75]
 
@@ -55,6 +57,7 @@ def good_answer(tokens: list[str] | None = None) -> dict[str, Any]:
         {token: value, " other": value - 1.0} for token, value in zip(texts, values, strict=True)
     ]
     return {
+        "model": MODEL,
         "choices": [
             {
                 "text": "".join(texts),
@@ -123,7 +126,7 @@ class StandIn(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path == "/v1/models":
-            self._send({"data": [{"id": "stand-in.gguf", "owned_by": "stand-in"}]})
+            self._send({"data": [{"id": MODEL, "owned_by": "stand-in"}]})
         elif self.path == "/stats":
             with self.lock:
                 self._send(dict(self.counts))

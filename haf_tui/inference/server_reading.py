@@ -1,0 +1,114 @@
+"""How a server backend reads an answer (issue 16; checked as of issue 33 §3): its tokens
+checked (:mod:`.server_answers`, :mod:`.server_checks`), mapped to the local vocabulary's ids
+and to text offsets by the same assembler as in process."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haf_tui.inference.base import GeneratedToken, Generation, TokenTextAssembler
+from haf_tui.inference.chat import RenderedPrompt
+from haf_tui.inference.llama import LlamaCppBackend
+from haf_tui.inference.server_answers import Position, checked_answer
+from haf_tui.inference.server_checks import Expected, check_against_request
+
+
+class AnswerReading:
+    """A server backend's reading of answers, over ``local`` (the GGUF's vocabulary, loaded
+    here) and its ``chat_format``."""
+
+    local: LlamaCppBackend
+    chat_format: str
+    _ids: dict[str, int] | None = None
+    _pieces: set[str] | None = None
+
+    def token_id(self, text: str) -> int:
+        """The vocabulary id whose piece decodes to ``text`` (-1: none, e.g. a token the
+        server printed as part of a character)."""
+        if self._ids is None:
+            ids: dict[str, int] = {}
+            for token_id in range(self.local.n_vocab):
+                piece = self.local.token_piece(token_id)
+                try:
+                    ids.setdefault(piece.decode("utf-8"), token_id)
+                except UnicodeDecodeError:
+                    continue
+            self._ids = ids
+        return self._ids.get(text, -1)
+
+    def known(self, text: str) -> bool:
+        """Whether ``text`` is a piece of the model's vocabulary, plain or special."""
+        if self._pieces is None:
+            pieces = set()
+            for token_id in range(self.local.n_vocab):
+                for special in (False, True):
+                    try:
+                        pieces.add(self.local.token_piece(token_id, special=special).decode())
+                    except UnicodeDecodeError:
+                        continue
+            self._pieces = pieces
+        return text in self._pieces
+
+    def positions(
+        self, answer: dict[str, Any], expected: Expected
+    ) -> tuple[dict[str, Any], list[Position]]:
+        """An answer's first choice and, per generated token, its text, raw logprob and top
+        log-probabilities, each checked, and the answer checked against its request and the
+        vocabulary (a :class:`BadAnswerError` saying what came back otherwise:
+        :mod:`~haf_tui.inference.server_answers`, :mod:`~haf_tui.inference.server_checks`)."""
+        choice, positions = checked_answer(answer)
+        check_against_request(answer, choice, positions, expected, self.known)
+        return choice, positions
+
+    def token(
+        self,
+        assembler: TokenTextAssembler,
+        text: str,
+        logprob: float,
+        top: dict[str, float],
+        token_id: int | None = None,
+    ) -> GeneratedToken:
+        """One returned token with its offsets (``token_id`` given: a forced token, whose
+        exact bytes come from the local vocabulary)."""
+        if token_id is None:
+            token_id, piece = self.token_id(text), text.encode("utf-8")
+        else:
+            piece = self.local.token_piece(token_id)
+        shown, byte_offset, char_offset = assembler.add(piece)
+        ranked = sorted(top.items(), key=lambda item: -item[1])
+        return GeneratedToken(
+            token_id,
+            piece,
+            shown,
+            byte_offset,
+            char_offset,
+            logprob,
+            tuple(self.token_id(str(t)) for t, _ in ranked),
+            tuple(v for _, v in ranked),
+            tuple(str(t) for t, _ in ranked),
+        )
+
+    def generation(
+        self,
+        prompt: RenderedPrompt,
+        answer: dict[str, Any],
+        seconds: float,
+        url: str,
+        expected: Expected,
+    ) -> Generation:
+        """A server's answer as a :class:`Generation` (tokens, raw logprobs, offsets)."""
+        choice, positions = self.positions(answer, expected)
+        assembler = TokenTextAssembler()
+        tokens = [self.token(assembler, text, value, top) for text, value, top in positions]
+        usage = answer.get("usage")
+        prompt_tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        return Generation(
+            prompt_text=prompt.text,
+            prompt_token_count=prompt_tokens if isinstance(prompt_tokens, int) else 0,
+            text=assembler.finish(),
+            tokens=tokens,
+            finish_reason=str(choice.get("finish_reason") or "stop"),
+            seconds=seconds,
+            chat_format=self.chat_format,
+            extra={"server": url, "folded_system": prompt.folded_system},
+        )
