@@ -33,7 +33,7 @@ from haf_tui.cli.read_commands import (
 from haf_tui.cli.run_command import add_run_parser, run_command
 from haf_tui.cli.serve_command import add_serve_parser, serve_command
 from haf_tui.methods.declare import MethodCommand
-from haf_tui.methods.registry import methods
+from haf_tui.methods.registry import left_out, methods
 from haf_tui.store import open_snapshot, open_store
 from haf_tui.vocabulary import HafError
 
@@ -145,6 +145,10 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``haf``; errors are one line on stderr and exit status 2."""
     parser = build_parser()
+    for line in left_out():  # a broken plug-in: one line each, the rest works
+        Console(stderr=True, soft_wrap=True).print(
+            f"[yellow]warning:[/] {escape(line)}", highlight=False
+        )
     args = parser.parse_args(argv)
     console = Console()
     if args.command is None:
