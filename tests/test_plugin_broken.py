@@ -20,6 +20,9 @@ from haf_tui.methods.guard import MethodFailedError
 from haf_tui.methods.registry import left_out, methods
 from haf_tui.pipeline.runner import HafRunner
 from haf_tui.store import open_store
+from haf_tui.tui import create_app
+from haf_tui.tui.screens.home import HomeScreen
+from tests.support import settle
 from tests.test_scheduler import FlatSimilarity, ScriptedBackend, _store_with_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,24 +40,41 @@ class Suite(ToySuite):
 {suite_body}
 
 METHOD = dataclasses.replace(
-    TOY, name="{name}", suite=Suite(), settings=None, flag_prefix="", panels=(),
+    TOY, name="{name}", suite=Suite(), settings={settings}, flag_prefix="", panels=(),
     list_columns=(), summary_reports=(), reports={reports}{extra},
 )
 """
 
 
-def toy_like(name: str, suite_body: str = "", extra: str = "", reports: str = "()") -> str:
+def toy_like(
+    name: str, suite_body: str = "", extra: str = "", reports: str = "()", settings: str = "None"
+) -> str:
     """A plug-in module: the toy method under another name, its suite's body and the
     Method's fields changed as given."""
     body = suite_body or "    pass"
-    return TOY_LIKE.format(name=name, suite_body=body, extra=extra, reports=reports)
+    return TOY_LIKE.format(
+        name=name, suite_body=body, extra=extra, reports=reports, settings=settings
+    )
 
 
 BROKEN = {
     "crash": 'raise RuntimeError("boom at import")\n',
     "notamethod": "METHOD = 42\n",
     "dup": toy_like("dup", '    stages = ("justify",)'),
+    "intsettings": toy_like("intsettings", settings="int"),
 }
+FLAG_CLASH = toy_like("clash", settings="ClashSettings").replace(
+    "class Suite(",
+    """from pydantic import BaseModel, Field
+
+
+class ClashSettings(BaseModel):
+    limit: int = Field(1, json_schema_extra={"flag": "--limit"})
+    word: str = "w"
+
+
+class Suite(""",
+)
 WIPER = toy_like(
     "instance",
     extra=', migrations=(MethodMigration(1, "mine", '
@@ -106,7 +126,12 @@ def broken(tmp_path: Path) -> Iterator[Path]:
 def test_broken_plug_ins_are_left_out_in_one_line_each_and_haf_works(
     broken: Path, tmp_path: Path
 ) -> None:
-    assert [line.split("'")[1] for line in left_out()] == ["crash", "dup", "notamethod"]
+    assert [line.split("'")[1] for line in left_out()] == [
+        "crash",
+        "dup",
+        "intsettings",
+        "notamethod",
+    ]
     assert "dup" not in methods() and "justify" in methods()["haf"].suite.stages
     version = haf("--version")
     assert version.returncode == 0 and version.stdout.startswith("haf-tui ")
@@ -115,6 +140,8 @@ def test_broken_plug_ins_are_left_out_in_one_line_each_and_haf_works(
         "warning: method 'crash' (crash_plugin.method:METHOD) could not be loaded: "
         "RuntimeError: boom at import — left out, the others work",
         "warning: method 'dup' reuses the stage(s) ['justify'] — left out, the others work",
+        "warning: method 'intsettings': its settings are not a pydantic model — left out, "
+        "the others work",
         "warning: method 'notamethod' (notamethod_plugin.method:METHOD) is a int, not a "
         "Method — left out, the others work",
     ]
@@ -123,6 +150,28 @@ def test_broken_plug_ins_are_left_out_in_one_line_each_and_haf_works(
     runs = haf("--db", str(db), "runs")
     assert runs.returncode == 0, runs.stderr
     assert runs.stderr.splitlines() == warnings
+
+
+async def test_the_workbench_opens_and_says_which_plug_ins_were_left_out(
+    broken: Path, tmp_path: Path
+) -> None:
+    app = create_app(tmp_path / "none.duckdb")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, HomeScreen)
+        said = [str(n.message) for n in app._notifications if "left out" in str(n.message)]
+        assert len(said) == 4 and said[0].startswith("method 'crash'")
+
+
+def test_a_plug_in_flag_that_haf_run_has_is_left_out_in_one_line(tmp_path: Path) -> None:
+    with plugins_installed(tmp_path / "site", {"clash": FLAG_CLASH}):
+        shown = haf("run", "--help")
+    assert shown.returncode == 0
+    assert shown.stderr.splitlines() == [
+        "warning: method 'clash': its flag --limit is left out (argument --limit: conflicting "
+        "option string: --limit); the setting keeps its default"
+    ]
+    assert "--clash-word TEXT" in shown.stdout
 
 
 def test_a_method_that_could_own_haf_s_tables_is_refused_and_the_file_keeps_them(

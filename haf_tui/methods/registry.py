@@ -17,10 +17,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from importlib import metadata
 from typing import Any, Final, cast
 
+from pydantic import BaseModel
+
 from haf_tui.config import SETTINGS_MODELS, ModelSettings, RunConfig, register_settings
 from haf_tui.methods.base import Suite, Task
 from haf_tui.methods.declare import Method, MetricSpec, PanelSpec, RateUnit
 from haf_tui.methods.guard import GuardedSuite
+from haf_tui.methods.options import setting_options
 from haf_tui.reports.queries import METHOD_QUERY_DIRS, add_queries_dir
 from haf_tui.reports.registry import REPORTS, register_report
 from haf_tui.store.method_tables import (
@@ -91,6 +94,26 @@ def _check_reports(method: Method[Any]) -> None:
         raise MethodLoadError(f"method {method.name!r} reuses the report name(s) {clash}")
 
 
+def _check_settings(method: Method[Any]) -> None:
+    """Refuse settings that are no pydantic model, or whose flags are another method's."""
+    if method.settings is None:
+        return
+    if not (isinstance(method.settings, type) and issubclass(method.settings, BaseModel)):
+        raise MethodLoadError(f"method {method.name!r}: its settings are not a pydantic model")
+    taken = {
+        option.flag: name
+        for name, other in _loaded.items()
+        if name != method.name
+        for option in setting_options(other)
+    }
+    for option in setting_options(method):
+        if option.flag in taken:
+            raise MethodLoadError(
+                f"method {method.name!r}: its flag {option.flag} is the method "
+                f"{taken[option.flag]!r}'s"
+            )
+
+
 def _install(method: Method[Any]) -> None:
     if method.suite.name != method.name:
         raise MethodLoadError(f"method {method.name!r} holds the suite {method.suite.name!r}")
@@ -104,6 +127,7 @@ def _install(method: Method[Any]) -> None:
     if clash:
         raise MethodLoadError(f"method {method.name!r} reuses the stage(s) {sorted(clash)}")
     _check_reports(method)
+    _check_settings(method)
     try:
         register_method_migrations(method.name, method.migrations, others=_loaded)
     except MethodTableError as error:
