@@ -121,6 +121,7 @@ def report_command(args: argparse.Namespace, store: Store, console: Console) -> 
         try:
             result = report.run(store, {"run_ids": run_ids})
             notes = _run_notes(report, result, store) if args.format == "table" else []
+            _print(console, result.title, result.columns, result.rows, args.format)
         except Exception as error:  # a report (a plug-in's) that fails: one line, the rest print
             failed += 1
             Console(stderr=True, soft_wrap=True).print(
@@ -128,7 +129,6 @@ def report_command(args: argparse.Namespace, store: Store, console: Console) -> 
                 highlight=False,
             )
             continue
-        _print(console, result.title, result.columns, result.rows, args.format)
         for warning in notes:
             console.print(warning, style="yellow", highlight=False)
     if args.format == "table":

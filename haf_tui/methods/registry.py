@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from haf_tui.config import SETTINGS_MODELS, ModelSettings, RunConfig, register_settings
 from haf_tui.methods.base import Suite, Task
 from haf_tui.methods.declare import Method, MetricSpec, PanelSpec, RateUnit
-from haf_tui.methods.guard import GuardedSuite
+from haf_tui.methods.guard import GuardedSuite, guarded
 from haf_tui.methods.options import setting_options
 from haf_tui.reports.queries import METHOD_QUERY_DIRS, add_queries_dir
 from haf_tui.reports.registry import REPORTS, register_report
@@ -77,7 +77,13 @@ def _load_entry_point(entry: metadata.EntryPoint) -> Method[Any]:
             f"method {entry.name!r} ({entry.value}) is called {found.name!r}: "
             "its entry point must bear its name"
         )
-    return dataclasses.replace(found, suite=cast(Suite, GuardedSuite(found.suite, found.name)))
+    name = found.name
+    return dataclasses.replace(
+        found,
+        suite=cast(Suite, GuardedSuite(found.suite, name)),
+        units=guarded(name, "units", found.units) if callable(found.units) else found.units,
+        node=guarded(name, "node", found.node) if callable(found.node) else found.node,
+    )
 
 
 def _check_reports(method: Method[Any]) -> None:
