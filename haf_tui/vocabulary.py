@@ -66,3 +66,11 @@ def first_line(exc: BaseException) -> str:
     (DuckDB's messages run on with context; some errors carry no message)."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def error_line(exc: BaseException) -> str:
+    """An error as one line for a user: haf's own errors say it all; another (a plug-in's
+    bug) is named by its type too."""
+    if isinstance(exc, HafError):
+        return first_line(exc)
+    return f"{type(exc).__name__}: {first_line(exc)}"

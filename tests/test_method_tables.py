@@ -254,3 +254,61 @@ def test_an_older_file_opens_read_only_through_the_migrated_copy(
         assert store.query_user("SELECT count(*) FROM toy_scores")[1] == [(0,)]
     with open_store(path, read_only=True) as store:  # still not written in place
         assert store.copied
+
+
+@pytest.mark.parametrize(
+    ("name", "taken"),
+    [
+        ("instance", "haf's own table instance_"),
+        ("INSTANCE", "haf's own table instance_"),
+        ("campaign", "haf's own table campaign_cells"),
+        ("method", "haf's own table method_migrations"),
+        ("parse", "haf's own table parse_diagnostics"),
+        ("reason", "haf's own table reason_metrics"),
+        ("skipped", "haf's own table skipped_rows"),
+        ("schema", "haf's own table schema_migrations"),
+        ("instance_results", "haf's instance_… tables"),
+        ("run", "haf's run_… tables"),
+        ("Note_x", "haf's note_… tables"),
+    ],
+)
+def test_a_method_whose_tables_could_be_haf_s_is_refused(name: str, taken: str) -> None:
+    with pytest.raises(store_method_tables.MethodTableError) as refused:
+        store_method_tables.check_method_name(name)
+    assert f"method {name!r}: its tables ({name}_…) could be {taken}" in str(refused.value)
+
+
+@pytest.mark.parametrize("name", ["haf", "classify", "rationales", "judge", "toy", "runner"])
+def test_the_built_in_and_other_names_are_accepted(name: str) -> None:
+    store_method_tables.check_method_name(name, others=["haf", "classify", "rationales"])
+
+
+@pytest.mark.parametrize(("name", "other"), [("toy_x", "toy"), ("toy", "toy_x"), ("Toy", "toy")])
+def test_a_method_whose_tables_could_be_another_method_s_is_refused(name: str, other: str) -> None:
+    with pytest.raises(store_method_tables.MethodTableError, match=f"the method {other!r}"):
+        store_method_tables.check_method_name(name, others=[other])
+
+
+def test_every_core_table_is_named_as_the_reserved_words_say() -> None:
+    """A later core migration that names a table outside the rule fails here: add its
+    leading word to RESERVED_WORDS (a method of that name is then refused)."""
+    for table in store_method_tables.core_tables():
+        word = table.split("_", 1)[0]
+        if "_" in table:
+            assert word in store_method_tables.RESERVED_WORDS, table
+        else:
+            assert table in store_method_tables.EXACT_CORE_NAMES, table
+    assert {"instance_notes", "campaign_cells", "schema_migrations"} <= (
+        store_method_tables.core_tables()
+    )
+
+
+@pytest.mark.usefixtures("fresh_registry")
+def test_a_migration_writing_a_table_by_another_case_is_still_checked(tmp_path: Path) -> None:
+    path = tmp_path / "h.duckdb"
+    open_store(path).close()
+    register_method(
+        toy(SCORES, MethodMigration(2, "rows", "INSERT INTO TOY_scores VALUES (1, 2, 3)"))
+    )
+    with open_store(path) as store:
+        assert store.query("SELECT count(*) FROM toy_scores")[1] == [(1,)]

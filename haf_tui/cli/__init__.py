@@ -32,10 +32,11 @@ from haf_tui.cli.read_commands import (
 )
 from haf_tui.cli.run_command import add_run_parser, run_command
 from haf_tui.cli.serve_command import add_serve_parser, serve_command
+from haf_tui.cli.settings_options import REFUSED_FLAGS
 from haf_tui.methods.declare import MethodCommand
-from haf_tui.methods.registry import methods
+from haf_tui.methods.registry import left_out, methods
 from haf_tui.store import open_snapshot, open_store
-from haf_tui.vocabulary import HafError
+from haf_tui.vocabulary import HafError, error_line
 
 READ_COMMANDS = ("report", "query", "runs", "export")
 WRITE_COMMANDS = ("run", "import", "models")
@@ -60,7 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_read_parsers(commands)
     add_datasets_parser(commands)
     for command in method_commands().values():
-        command.add_parser(commands)
+        try:
+            command.add_parser(commands)
+        except Exception as error:  # a plug-in's own command: one line, the rest works
+            REFUSED_FLAGS.append(f"the command {command.name!r} is left out: {error_line(error)}")
     add_serve_parser(commands)
     for name, sub in _all_subparsers(commands):
         if name in NO_DATABASE_COMMANDS:
@@ -145,6 +149,10 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``haf``; errors are one line on stderr and exit status 2."""
     parser = build_parser()
+    for line in [*left_out(), *REFUSED_FLAGS]:  # a broken plug-in: one line each, the rest works
+        Console(stderr=True, soft_wrap=True).print(
+            f"[yellow]warning:[/] {escape(line)}", highlight=False
+        )
     args = parser.parse_args(argv)
     console = Console()
     if args.command is None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from haf_tui import reports
@@ -26,6 +27,7 @@ from haf_tui.store import (
 )
 from haf_tui.store.db import Store
 from haf_tui.store.readers import RUN_TABLES, export_run_table, run_stops
+from haf_tui.vocabulary import error_line
 
 FORMATS = ("table", "csv", "json", "markdown")
 FORMAT_HELP = "table: for the terminal; csv, json or markdown: for other tools"
@@ -113,21 +115,36 @@ def report_command(args: argparse.Namespace, store: Store, console: Console) -> 
     run_ids = [store.get_run(r).run_id for r in args.run]
     asked = args.report or _summary_names(store, run_ids)
     names = dict.fromkeys(n for a in asked for n in (a, *reports.get_report(a).companions))
+    failed = 0
     for name in names:
         report = reports.get_report(name)
-        result = report.run(store, {"run_ids": run_ids})
-        _print(console, result.title, result.columns, result.rows, args.format)
-        if report.run_note and args.format == "table" and "run" in result.columns:
-            for row in result.rows:
-                warning = report.run_note(store, row[result.columns.index("run")])
-                if warning:
-                    console.print(warning, style="yellow", highlight=False)
+        try:
+            result = report.run(store, {"run_ids": run_ids})
+            notes = _run_notes(report, result, store) if args.format == "table" else []
+            _print(console, result.title, result.columns, result.rows, args.format)
+        except Exception as error:  # a report (a plug-in's) that fails: one line, the rest print
+            failed += 1
+            Console(stderr=True, soft_wrap=True).print(
+                f"[red]error:[/] report {name!r} failed: {escape(error_line(error))}",
+                highlight=False,
+            )
+            continue
+        for warning in notes:
+            console.print(warning, style="yellow", highlight=False)
     if args.format == "table":
         _print_stops(store, run_ids, console)
         newest = run_ids[-1] if run_ids else next(iter(store.list_runs()), {}).get("run_id")
         if newest:
             suggest_instance(store, newest, console, shown=tuple(names))
-    return 0
+    return 2 if failed else 0
+
+
+def _run_notes(report: reports.Report, result: reports.ReportResult, store: Store) -> list[str]:
+    """The report's warning lines about the runs of its rows."""
+    if report.run_note is None or "run" not in result.columns:
+        return []
+    notes = (report.run_note(store, row[result.columns.index("run")]) for row in result.rows)
+    return [note for note in notes if note]
 
 
 def _summary_names(store: Store, run_ids: Sequence[str]) -> list[str]:

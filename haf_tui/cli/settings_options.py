@@ -21,9 +21,15 @@ def _type(option: SettingOption) -> Any:
     return parse
 
 
+REFUSED_FLAGS: list[str] = []
+"""One line per method flag left out because ``haf run`` has it already (a plug-in's)."""
+
+
 def add_setting_options(parser: argparse.ArgumentParser) -> None:
     """A group of flags per method with settings (``--suites`` names the methods a run
-    holds; a method's flags only count when it is one of them)."""
+    holds; a method's flags only count when it is one of them); a flag ``haf run`` has
+    already is left out (the setting keeps its default), and :data:`REFUSED_FLAGS` says so."""
+    REFUSED_FLAGS.clear()
     for method in methods().values():
         options = setting_options(method)
         if not options:
@@ -32,30 +38,40 @@ def add_setting_options(parser: argparse.ArgumentParser) -> None:
             f"the {method.title} suite (--suites …,{method.name})", method.description
         )
         for option in options:
-            help_text = option.help
-            if option.range_text():
-                help_text = f"{help_text} ({option.range_text()})"
-            extra: dict[str, Any] = {}
-            if option.kind == "choice":
-                extra["choices"] = option.choices
-            if option.kind == "flag":
-                group.add_argument(
-                    option.flag,
-                    dest=option.dest,
-                    action=argparse.BooleanOptionalAction,
-                    default=option.default,
-                    help=help_text,
+            try:
+                _add_option(group, option)
+            except argparse.ArgumentError as error:
+                REFUSED_FLAGS.append(
+                    f"method {method.name!r}: its flag {option.flag} is left out ({error}); "
+                    "the setting keeps its default"
                 )
-                continue
-            group.add_argument(
-                option.flag,
-                dest=option.dest,
-                type=_type(option),
-                default=option.default if option.kind != "list" else option.shown_default,
-                metavar=_metavar(option),
-                help=help_text,
-                **extra,
-            )
+
+
+def _add_option(group: argparse._ArgumentGroup, option: SettingOption) -> None:
+    help_text = option.help
+    if option.range_text():
+        help_text = f"{help_text} ({option.range_text()})"
+    extra: dict[str, Any] = {}
+    if option.kind == "choice":
+        extra["choices"] = option.choices
+    if option.kind == "flag":
+        group.add_argument(
+            option.flag,
+            dest=option.dest,
+            action=argparse.BooleanOptionalAction,
+            default=option.default,
+            help=help_text,
+        )
+        return
+    group.add_argument(
+        option.flag,
+        dest=option.dest,
+        type=_type(option),
+        default=option.default if option.kind != "list" else option.shown_default,
+        metavar=_metavar(option),
+        help=help_text,
+        **extra,
+    )
 
 
 METAVARS = {"int": "N", "float": "X", "list": "A,B", "text": "TEXT"}

@@ -11,14 +11,19 @@ ask this module, never a method by name.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Iterator, Mapping, Sequence
 from importlib import metadata
-from typing import Any, Final
+from typing import Any, Final, cast
+
+from pydantic import BaseModel
 
 from haf_tui.config import SETTINGS_MODELS, ModelSettings, RunConfig, register_settings
 from haf_tui.methods.base import Suite, Task
 from haf_tui.methods.declare import Method, MetricSpec, PanelSpec, RateUnit
+from haf_tui.methods.guard import GuardedSuite, guarded
+from haf_tui.methods.options import setting_options
 from haf_tui.reports.queries import METHOD_QUERY_DIRS, add_queries_dir
 from haf_tui.reports.registry import REPORTS, register_report
 from haf_tui.store.method_tables import (
@@ -27,7 +32,7 @@ from haf_tui.store.method_tables import (
     register_method_migrations,
 )
 from haf_tui.store.records import InstanceRecord
-from haf_tui.vocabulary import HafError
+from haf_tui.vocabulary import HafError, first_line
 
 ENTRY_POINT_GROUP: Final = "haf_tui.methods"
 BUILT_IN: Final = (
@@ -40,6 +45,7 @@ BUILT_IN: Final = (
 methods from entry points come after them, by name."""
 
 _loaded: dict[str, Method[Any]] = {}
+_left_out: list[str] = []
 
 
 class UnknownSuiteError(HafError, ValueError):
@@ -60,13 +66,58 @@ def _load_entry_point(entry: metadata.EntryPoint) -> Method[Any]:
     except Exception as error:  # any error of a third-party package: one line naming it
         raise MethodLoadError(
             f"method {entry.name!r} ({entry.value}) could not be loaded: "
-            f"{type(error).__name__}: {error}"
+            f"{type(error).__name__}: {first_line(error)}"
         ) from error
     if not isinstance(found, Method):
         raise MethodLoadError(
             f"method {entry.name!r} ({entry.value}) is a {type(found).__name__}, not a Method"
         )
-    return found
+    if not isinstance(found.name, str) or found.name != entry.name:
+        raise MethodLoadError(
+            f"method {entry.name!r} ({entry.value}) is called {found.name!r}: "
+            "its entry point must bear its name"
+        )
+    name = found.name
+    return dataclasses.replace(
+        found,
+        suite=cast(Suite, GuardedSuite(found.suite, name)),
+        units=guarded(name, "units", found.units) if callable(found.units) else found.units,
+        node=guarded(name, "node", found.node) if callable(found.node) else found.node,
+    )
+
+
+def _check_reports(method: Method[Any]) -> None:
+    """Refuse a method whose report names are taken: by haf's own reports or another
+    method's (registering it would replace theirs)."""
+    previous = _loaded.get(method.name)
+    mine = {report.name for report in previous.reports} if previous else set()
+    others = {r.name for name, m in _loaded.items() if name != method.name for r in m.reports}
+    taken = others | (set(REPORTS) - others - mine)
+    clash = sorted(
+        r.name for r in method.reports if r.name in taken and REPORTS.get(r.name) is not r
+    )
+    if clash:
+        raise MethodLoadError(f"method {method.name!r} reuses the report name(s) {clash}")
+
+
+def _check_settings(method: Method[Any]) -> None:
+    """Refuse settings that are no pydantic model, or whose flags are another method's."""
+    if method.settings is None:
+        return
+    if not (isinstance(method.settings, type) and issubclass(method.settings, BaseModel)):
+        raise MethodLoadError(f"method {method.name!r}: its settings are not a pydantic model")
+    taken = {
+        option.flag: name
+        for name, other in _loaded.items()
+        if name != method.name
+        for option in setting_options(other)
+    }
+    for option in setting_options(method):
+        if option.flag in taken:
+            raise MethodLoadError(
+                f"method {method.name!r}: its flag {option.flag} is the method "
+                f"{taken[option.flag]!r}'s"
+            )
 
 
 def _install(method: Method[Any]) -> None:
@@ -81,8 +132,10 @@ def _install(method: Method[Any]) -> None:
     clash = taken.intersection(method.suite.stages)
     if clash:
         raise MethodLoadError(f"method {method.name!r} reuses the stage(s) {sorted(clash)}")
+    _check_reports(method)
+    _check_settings(method)
     try:
-        register_method_migrations(method.name, method.migrations)
+        register_method_migrations(method.name, method.migrations, others=_loaded)
     except MethodTableError as error:
         raise MethodLoadError(str(error)) from error
     if method.settings is not None:
@@ -96,14 +149,33 @@ def _install(method: Method[Any]) -> None:
 
 
 def methods() -> dict[str, Method[Any]]:
-    """Every method by name: the built-in ones, then those of the entry point group."""
+    """Every method by name: the built-in ones, then those of the entry point group. An
+    installed method that cannot be loaded (it raises on import, is no :class:`Method`,
+    reuses a stage, could own haf's tables) is left out, and :func:`left_out` says why in one
+    line: one broken package never locks the user out of the others, nor of haf."""
     if not _loaded:
+        _left_out.clear()
         for module in BUILT_IN:
             _install(importlib.import_module(module).METHOD)
         for entry in _entry_points():
-            if entry.name not in _loaded:
+            if entry.name in _loaded:
+                continue
+            try:
                 _install(_load_entry_point(entry))
+            except MethodLoadError as error:
+                _left_out.append(f"{error} — left out, the others work")
+            except Exception as error:  # a third-party method's own bug, as it installs
+                _left_out.append(
+                    f"method {entry.name!r} ({entry.value}) could not be loaded: "
+                    f"{type(error).__name__}: {first_line(error)} — left out, the others work"
+                )
     return _loaded
+
+
+def left_out() -> list[str]:
+    """One line for each installed method :func:`methods` left out, saying why."""
+    methods()
+    return list(_left_out)
 
 
 def _uninstall(method: Method[Any]) -> None:
@@ -278,6 +350,7 @@ __all__ = [
     "UnknownSuiteError",
     "default_suites",
     "first_tasks",
+    "left_out",
     "method_named",
     "method_of_stage",
     "methods",

@@ -21,6 +21,7 @@ import duckdb
 from haf_tui.store.connection import StoreError
 from haf_tui.store.method_tables import (
     MethodMigration,
+    owns,
     registered_method_migrations,
     table_prefix,
 )
@@ -125,7 +126,7 @@ def _checked_statements(method: str, migration: MethodMigration, where: str) -> 
     for statement in parsed:
         if statement.type in _DML:
             target = _DML_TARGET.match(statement.query)
-            if target is None or not target.group(1).startswith(prefix):
+            if target is None or not owns(method, target.group(1)):
                 raise StoreError(
                     f"{where} refused: it may only write rows into tables named {prefix}…"
                 )
@@ -155,8 +156,8 @@ def _check_catalog(
             and database is not None
             and catalog == database[0]
             and schema == "main"
-            and str(name).startswith(prefix)
-            and (on_table is None or str(on_table).startswith(prefix))
+            and owns(method, str(name))
+            and (on_table is None or owns(method, str(on_table)))
         )
         if not own:
             shown = name if on_table is None else f"{name} on {on_table}"
@@ -166,8 +167,8 @@ def _check_catalog(
             )
     pinned = con.execute(
         "SELECT table_name, referenced_table FROM duckdb_constraints() "
-        "WHERE constraint_type = 'FOREIGN KEY' AND starts_with(table_name, ?) "
-        "AND NOT starts_with(referenced_table, ?) LIMIT 1",
+        "WHERE constraint_type = 'FOREIGN KEY' AND starts_with(lower(table_name), lower(?)) "
+        "AND NOT starts_with(lower(referenced_table), lower(?)) LIMIT 1",
         [prefix, prefix],
     ).fetchone()
     if pinned:
@@ -208,7 +209,7 @@ def insert_method_rows(
 
 
 def _check_row_table(table: str) -> None:
-    owners = [m for m in registered_method_migrations() if table.startswith(table_prefix(m))]
+    owners = [m for m in registered_method_migrations() if owns(m, table)]
     if not _NAME.match(table) or not owners:
         raise StoreError(
             f"rows for {table!r}: not a table of a method that declares migrations "

@@ -8,15 +8,71 @@ applies the registered migrations a file lacks, after the core ones. A method's 
 numbered from 1 in its own sequence; they may only create, change or drop tables (views,
 indexes, sequences) named ``<method>_…``, never haf's own.
 
+That namespace is provably the method's own: a method whose ``<method>_`` could begin a core
+table's name (``instance`` would own ``instance_results``), today's (:func:`core_tables`) or a
+later one (each is named ``<word>_…`` for a word of :data:`RESERVED_WORDS`, or is one of
+:data:`EXACT_CORE_NAMES`; a test keeps the migrations to that rule), or whose namespace
+overlaps another loaded method's (``toy`` and ``toy_x``), is refused when it loads. DuckDB's
+names ignore case, and so does every comparison here.
+
 Nothing here imports DuckDB: a method's declarations import this module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Final
 
+from haf_tui.store.migrations import MIGRATIONS
 from haf_tui.vocabulary import HafError
+
+RESERVED_WORDS: Final = frozenset(
+    {
+        # the leading words of today's core tables
+        "campaign",
+        "instance",
+        "method",
+        "parse",
+        "reason",
+        "schema",
+        "skipped",
+        # kept for later core tables (and DuckDB's own catalogs)
+        "annotation",
+        "core",
+        "dataset",
+        "duckdb",
+        "generation",
+        "information",
+        "label",
+        "metric",
+        "model",
+        "note",
+        "pg",
+        "run",
+        "side",
+        "sqlite",
+        "store",
+        "system",
+        "temp",
+        "token",
+    }
+)
+"""Core tables are named ``<word>_…`` for one of these words (or one of
+:data:`EXACT_CORE_NAMES`): no method may be called ``<word>`` or ``<word>_…``."""
+
+EXACT_CORE_NAMES: Final = frozenset(
+    {"campaigns", "datasets", "generations", "instances", "rationales", "reasons", "runs", "tokens"}
+)
+"""Core tables named by one word, no ``_`` after it: a method of that name is no threat (its
+tables are ``<name>_…``, as the built-in ``rationales`` method's would be)."""
+
+_CREATED = re.compile(
+    r"\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:UNIQUE\s+)?(?:TABLE|VIEW|INDEX|SEQUENCE|MACRO|TYPE)\s+"
+    r"(?:IF\s+NOT\s+EXISTS\s+)?\"?([A-Za-z_][A-Za-z0-9_]*)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -43,6 +99,45 @@ def table_prefix(method: str) -> str:
     return f"{method}_"
 
 
+def owns(method: str, name: str) -> bool:
+    """Whether a table (view, index, sequence) called ``name`` is in ``method``'s namespace
+    (``<method>_…``, case ignored as DuckDB ignores it)."""
+    return name.casefold().startswith(table_prefix(method).casefold())
+
+
+def core_tables() -> frozenset[str]:
+    """Every table, view, index, sequence, macro and type the core migrations create (and
+    ``schema_migrations``), lower-cased."""
+    created = {m.group(1).casefold() for _, _, sql in MIGRATIONS for m in _CREATED.finditer(sql)}
+    return frozenset({*created, "schema_migrations"})
+
+
+def check_method_name(method: str, others: Iterable[str] = ()) -> None:
+    """Refuse (one line) a method whose tables could be a core table (today's or a later
+    one's) or another method's: ``others`` are the names of the methods loaded beside it."""
+    folded = method.casefold()
+    if not folded or not re.fullmatch(r"[a-z][a-z0-9_]*", folded):
+        raise MethodTableError(
+            f"method {method!r}: a method's name is a letter, then letters, digits or _"
+        )
+    core = sorted(name for name in core_tables() if owns(method, name))
+    word = folded.split("_", 1)[0]
+    if core or word in RESERVED_WORDS:
+        taken = f"haf's own table {core[0]}" if core else f"haf's {word}_… tables"
+        raise MethodTableError(
+            f"method {method!r}: its tables ({table_prefix(method)}…) could be {taken} "
+            "(rename the method)"
+        )
+    for other in others:
+        if other == method:
+            continue
+        if other.casefold() == folded or owns(other, method) or owns(method, other):
+            raise MethodTableError(
+                f"method {method!r}: its tables ({table_prefix(method)}…) could be those of "
+                f"the method {other!r} (rename one of them)"
+            )
+
+
 def check_method_migrations(method: str, migrations: Sequence[MethodMigration]) -> None:
     """Refuse (one line) migrations that are not numbered 1, 2, … or lack a description or
     SQL."""
@@ -58,8 +153,12 @@ def check_method_migrations(method: str, migrations: Sequence[MethodMigration]) 
             )
 
 
-def register_method_migrations(method: str, migrations: Sequence[MethodMigration]) -> None:
-    """Apply ``method``'s migrations from now on, whenever a file lacks them (checked first)."""
+def register_method_migrations(
+    method: str, migrations: Sequence[MethodMigration], others: Iterable[str] = ()
+) -> None:
+    """Apply ``method``'s migrations from now on, whenever a file lacks them (its name, beside
+    the methods called ``others``, and its migrations checked first)."""
+    check_method_name(method, others)
     check_method_migrations(method, migrations)
     if migrations:
         METHOD_MIGRATIONS[method] = tuple(migrations)

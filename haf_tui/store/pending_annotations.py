@@ -6,6 +6,11 @@ JSON object per line, the database named in each; rewritten to a temporary file 
 place, under a file lock), shown as pending, and stored by :func:`store_pending` as soon as a
 writer can be had: the workbench tries every few seconds and when it starts.
 
+The queue is a side file (:mod:`haf_tui.store.side_files`): one that cannot be read (bad bytes,
+a folder or a FIFO in its place, more than :data:`PENDING_LIMIT`) is set aside, never written
+over unread, and said once (:func:`take_notices`); one that did not change since it was last
+read (its stamp) is not read again, however often the workbench asks.
+
 Why a queue and not a second database for annotations that no run writer holds: the notes stay
 in the one database, where ``haf query --name notes``, the SQL screen, reports and deleting a
 run see them (DuckDB's sandbox reads no other file), and a queue is only ever a few lines.
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import threading
@@ -38,13 +44,20 @@ from haf_tui.store.annotations import (
 )
 from haf_tui.store.connection import StoreError
 from haf_tui.store.db import Store
+from haf_tui.store.side_files import FileStamp, read_side_file, stamp_of
 
 PENDING_FILE = "pending-annotations.jsonl"
 """The queue's file name under ``$HAF_HOME``."""
 
 Kind = Literal["label", "tags", "note", "bookmark"]
 
+PENDING_LIMIT = 1 << 20
+"""The largest queue read (bytes): a queue is a few lines, a bigger file is none of ours."""
+
 _LOCK = threading.Lock()  # (threads of this process; the file lock: other processes)
+_read_cache: dict[Path, tuple[FileStamp, list[str]]] = {}
+_blocked: set[Path] = set()
+_notices: list[str] = []
 
 
 class PendingAnnotation(BaseModel):
@@ -144,12 +157,41 @@ def _locked_queue() -> Iterator[Path]:
 
 
 def _read_lines(path: Path) -> list[str]:
-    try:
-        return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except FileNotFoundError:
-        return []
+    """The queue's lines: read again only when its file changed; a file that cannot be read
+    is set aside (a notice said once), or, when it cannot be, left as it is and never written
+    over (:class:`StoreError` for a write)."""
+    stamp = stamp_of(path)
+    cached = _read_cache.get(path)
+    if stamp is not None and cached is not None and cached[0] == stamp:
+        return list(cached[1])
+    read = read_side_file(path, _lines, what="the pending annotations", limit=PENDING_LIMIT)
+    if read.notice and read.notice not in _notices:
+        _notices.append(read.notice)
+    if read.blocked:
+        _blocked.add(path)
+    else:
+        _blocked.discard(path)
+    lines = read.value or []
+    if read.stamp is not None:
+        _read_cache[path] = (read.stamp, lines)
+    else:
+        _read_cache.pop(path, None)
+    return list(lines)
 
 
+def _lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def take_notices() -> list[str]:
+    """The one-line notices about the queue's file not yet shown (each said once)."""
+    with _LOCK:
+        taken = list(_notices)
+        _notices.clear()
+    return taken
+
+
+@functools.lru_cache(maxsize=4096)  # (the poller asks every few seconds: parsed once)
 def _parse(line: str) -> PendingAnnotation | None:
     """A line of the queue (None: not one of ours; such a line is kept as it is)."""
     try:
@@ -159,7 +201,10 @@ def _parse(line: str) -> PendingAnnotation | None:
 
 
 def _write_lines(path: Path, lines: list[str]) -> None:
-    """Replace the queue (a temporary file renamed into place; none left when empty)."""
+    """Replace the queue (a temporary file renamed into place; none left when empty); never
+    over a file that could not be read."""
+    if path in _blocked:
+        raise StoreError(f"the pending annotations ({path}) cannot be read: not written over")
     if not lines:
         path.unlink(missing_ok=True)
         return
@@ -184,10 +229,10 @@ def _key_of(line: str) -> tuple[str, str, str, str | None] | None:
 def pending(db_path: Path) -> list[PendingAnnotation]:
     """The annotations of ``db_path`` waiting, oldest first."""
     path = pending_path()
-    if not path.exists():
-        return []
     key = db_key(db_path)
-    items = (_parse(line) for line in _read_lines(path))
+    with _LOCK:
+        lines = _read_lines(path)
+    items = (_parse(line) for line in lines)
     return [item for item in items if item is not None and item.db == key]
 
 

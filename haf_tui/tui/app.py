@@ -24,10 +24,12 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from haf_tui.methods.registry import left_out
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.runs import RunRequest, execute_run, start_or_resume
 from haf_tui.store import Store, StoreError
 from haf_tui.store.pending_annotations import PendingAnnotation, pending, pending_path
+from haf_tui.store.pending_annotations import take_notices as pending_notices
 from haf_tui.tui.live import EventBatcher, LiveSession, RunJob
 from haf_tui.tui.messages import RunUpdate, WorkFailed
 from haf_tui.tui.screens.confirm import ConfirmScreen
@@ -94,6 +96,8 @@ class HafApp(App[None]):
     def on_mount(self) -> None:
         """Start on the runs list; a closed terminal (SIGHUP) or SIGTERM ends the app."""
         self.push_screen(HomeScreen())
+        for line in left_out():  # a broken plug-in: said once, the rest works
+            self.notify(line, title="method left out", severity="warning", timeout=12)
         self.freeze_after_load()
         self.warm_imports()
         self._storing_pending = False
@@ -159,6 +163,8 @@ class HafApp(App[None]):
     def store_pending_annotations(self) -> None:
         """Store the annotations kept while another process wrote the database, once it lets
         go (a worker; tried every few seconds while any are pending)."""
+        for notice in pending_notices():  # (its file set aside: said once)
+            self.notify(notice, severity="warning", timeout=12)
         if not self._storing_pending and pending_path().exists():  # (a stat when none)
             self._storing_pending = True
             self._store_pending_now()

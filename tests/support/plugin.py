@@ -49,3 +49,49 @@ def toy_installed(site: Path) -> Iterator[Path]:
         else:
             os.environ["PYTHONPATH"] = old_path
         reload_methods()
+
+
+def install_plugin(site: Path, name: str, source: str) -> Path:
+    """A plug-in method called ``name`` whose module is ``source`` (its ``METHOD``, or
+    whatever it does on import), installed under ``site`` with its entry point; the toy
+    package is there too, importable (no entry point), for ``source`` to build on."""
+    site.mkdir(parents=True, exist_ok=True)
+    if not (site / "toy_method").exists():
+        shutil.copytree(SOURCE, site / "toy_method", ignore=shutil.ignore_patterns("__pycache__"))
+    package = site / f"{name}_plugin"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "method.py").write_text(source)
+    info = site / f"{name}_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        f"[haf_tui.methods]\n{name} = {name}_plugin.method:METHOD\n"
+    )
+    return site
+
+
+@contextmanager
+def plugins_installed(site: Path, plugins: dict[str, str]) -> Iterator[Path]:
+    """The plug-ins (name → module source) installed in ``site`` and found by the registry
+    (in this process and, through ``PYTHONPATH``, in its children), removed afterwards."""
+    from haf_tui.methods.registry import reload_methods
+
+    for name, source in plugins.items():
+        install_plugin(site, name, source)
+    sys.path.insert(0, str(site))
+    old_path = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), old_path) if p)
+    packages = ("toy_method", *(f"{name}_plugin" for name in plugins))
+    try:
+        reload_methods()
+        yield site
+    finally:
+        sys.path.remove(str(site))
+        for module in [m for m in sys.modules if m.split(".")[0] in packages]:
+            del sys.modules[module]
+        if old_path is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old_path
+        reload_methods()

@@ -368,6 +368,8 @@ class SqlScreen(SqlFileActions, HafScreen[None]):
         try:
             if record:
                 sql_history.append_history(sql, self.reader.path)
+                for notice in sql_history.take_notices():  # (the history set aside: said once)
+                    self.app.call_from_thread(self.notify, notice, severity="warning", timeout=12)
             with self.reader.reading() as store:
                 params = with_run_ids(store, params)
                 columns, rows = store.query_user_page(

@@ -20,7 +20,7 @@ from textual.widgets.option_list import Option
 from haf_tui.reports import QueryError, QueryParam, coerce_param, resolve_run_id
 from haf_tui.store import Store, TargetExistsError
 from haf_tui.tui.screens.confirm import ConfirmScreen
-from haf_tui.tui.sql_history import HistoryEntry, load_history, search_history
+from haf_tui.tui.sql_history import HistoryEntry, load_history, search_history, take_notices
 from haf_tui.tui.sql_messages import ExportExists, ExportFinished, HistoryRead, SqlFailed
 from haf_tui.tui.widgets.sql_params import ParamField
 from haf_tui.vocabulary import first_line
@@ -215,6 +215,8 @@ class HistoryScreen(ModalScreen[str | None]):
     def listed(self, message: HistoryRead) -> None:
         """List every entry (or say there are none yet)."""
         self.entries = message.entries
+        for notice in take_notices():  # (the history set aside: said once)
+            self.notify(notice, severity="warning", timeout=12)
         self.fill(self.query_one("#history-filter", Input).value)
         if not self.entries:
             self.query_one("#history-list", OptionList).add_option(

@@ -104,10 +104,11 @@ class WizardScreen(HafScreen[None]):
     def on_mount(self) -> None:
         """Offer the last answers, then scan for models and datasets."""
         self.sub_title = "new evaluation"
-        last = load_answers()
+        last, notice = load_answers()  # (a file that cannot be read: set aside, said once)
+        self._say(notice)
         if last is not None:
             self.query_one(ModelPicker).restore(last.models)
-            self.query_one(DatasetPicker).restore(last.dataset)
+            self.query_one(DatasetPicker).restore(last.dataset.model_dump())
             self.query_one(RunSettingsForm).restore(last.settings)
         self._show_step()
         self.scan()
@@ -338,13 +339,17 @@ class WizardScreen(HafScreen[None]):
     def keep_on_quit(self) -> None:
         """The app quits: keep edited answers for the next time."""
         if self.edited():
-            save_answers(self.answers())
+            self._say(save_answers(self.answers()))
+
+    def _say(self, notice: str | None) -> None:
+        if notice:
+            self.app.notify(notice, severity="warning", timeout=12)
 
     def _leave(self, leave: bool | None) -> None:
         if not leave:
             return
         if self.edited():
-            save_answers(self.answers())
+            self._say(save_answers(self.answers()))
         if self.preloaded is not None:
             self.preloaded.backend.close()
             self.preloaded = None
@@ -373,7 +378,7 @@ class WizardScreen(HafScreen[None]):
         if self.dataset is None:
             self._error("the dataset is still being read (or could not be): see above")
             return
-        save_answers(self.answers())
+        self._say(save_answers(self.answers()))
         configs = self.configs()
         jobs = [
             RunJob(entry.label, RunRequest(config=config, dataset=self.dataset))

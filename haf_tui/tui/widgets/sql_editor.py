@@ -61,6 +61,7 @@ class SqlEditor(TextArea):
     def restore(self) -> str:
         """Load the buffers of the last session; returns the text of the one shown."""
         self.buffers = sql_history.load_buffers()
+        self.say_notices()
         self._show(self.buffers.current)
         return self._kept
 
@@ -122,6 +123,12 @@ class SqlEditor(TextArea):
             self._keep_timer = None
         self.buffer.text = self._kept
         sql_history.save_buffers(self.buffers)
+        self.say_notices()
+
+    def say_notices(self) -> None:
+        """Say what happened to a file of the buffers or history (set aside, not writable)."""
+        for notice in sql_history.take_notices():
+            self.app.notify(notice, severity="warning", timeout=12)
 
     def on_unmount(self) -> None:
         """A change not yet written (the app closing): write it."""
