@@ -217,3 +217,19 @@ def test_a_short_api_key_is_one_line(tmp_path: Path) -> None:
     result = _haf_serve(*argv, tmp_path=tmp_path)
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert "at least 8 characters" in result.stderr and result.stdout == ""
+
+
+def test_haf_s_client_sends_the_key_from_the_environment(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``haf run --server`` against a keyed ``haf serve``: without HAF_SERVE_API_KEY one line
+    saying a key is wanted and where it goes; with it, the server is identified and probed."""
+    from haf_tui.inference.server import ServerError, check_raw_logprobs, identify_server
+
+    monkeypatch.delenv("HAF_SERVE_API_KEY", raising=False)
+    with pytest.raises(ServerError, match="wants an API key; set HAF_SERVE_API_KEY"):
+        identify_server(server.url)
+    monkeypatch.setenv("HAF_SERVE_API_KEY", KEY)
+    info = identify_server(server.url)
+    assert info.kind == "llama-cpp-python"
+    check_raw_logprobs(info)  # a completion, sent with the key

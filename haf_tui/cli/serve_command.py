@@ -25,11 +25,11 @@ from haf_tui.inference.serve import (
     listening_socket,
 )
 from haf_tui.inference.serve_limits import KEEP_ALIVE_SECONDS, capped_protocol, configure_logging
+from haf_tui.inference.server_http import API_KEY_VARIABLE
 
 DEFAULT_PORT = 8080
 DEFAULT_N_CTX = 4096
 EMBEDDED = "embedded"
-API_KEY_VARIABLE = "HAF_SERVE_API_KEY"
 
 
 def add_serve_parser(

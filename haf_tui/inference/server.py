@@ -26,7 +26,13 @@ import httpx
 
 from haf_tui.config import DecodingSettings
 from haf_tui.inference.base import InferenceError
-from haf_tui.inference.server_http import START_BOUNDS, Bounds, OverBoundError, fetch_json
+from haf_tui.inference.server_http import (
+    API_KEY_VARIABLE,
+    START_BOUNDS,
+    Bounds,
+    OverBoundError,
+    fetch_json,
+)
 
 DEFAULT_CONCURRENCY: Final = 4
 """Requests in flight on an endpoint unless its ``URL#N`` says otherwise."""
@@ -132,6 +138,11 @@ def identify_server(url: str, bounds: Bounds = START_BOUNDS) -> ServerInfo:
         raise ServerError(f"{base}: /v1/models {exc}") from exc
     except httpx.HTTPError:
         status, models = 0, None
+    if status in (401, 403):
+        raise ServerError(
+            f"{base}: /v1/models answered {status}: the server wants an API key; set "
+            f"{API_KEY_VARIABLE}=KEY (sent as 'Authorization: Bearer KEY')"
+        )
     if status != 200 or models is None:
         raise ServerError(f"{base}: no OpenAI-compatible /v1/models answer (is a server there?)")
     try:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -80,6 +81,22 @@ def _size(count: int) -> str:
     return f"{count / (1 << 20):.1f} MiB" if count >= 1 << 20 else f"{count:,} bytes"
 
 
+API_KEY_VARIABLE: Final = "HAF_SERVE_API_KEY"
+"""The environment variable holding a server's API key: ``haf serve`` reads it, and every
+request here sends it as ``Authorization: Bearer KEY`` when it is set (llama-server's and
+vLLM's ``--api-key`` take the same header)."""
+
+
+def request_headers() -> dict[str, str]:
+    """The headers of every request: no compression (the cap counts the bytes as they come)
+    and the API key when :data:`API_KEY_VARIABLE` holds one."""
+    headers = {"Accept-Encoding": "identity"}
+    key = os.environ.get(API_KEY_VARIABLE, "").strip()
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    return headers
+
+
 async def bounded_request(
     client: httpx.AsyncClient,
     method: str,
@@ -90,7 +107,7 @@ async def bounded_request(
 ) -> tuple[int, bytes]:
     """The status and body of one request, read within ``bounds`` (an
     :class:`OverBoundError` otherwise; httpx's own errors pass through)."""
-    headers = {"Accept-Encoding": "identity"}  # (the cap counts the bytes as they come)
+    headers = request_headers()
     try:
         async with asyncio.timeout(bounds.deadline):
             async with client.stream(method, url, json=body, headers=headers) as response:
