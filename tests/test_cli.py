@@ -191,6 +191,9 @@ def test_datasets_import_show_and_list_a_file_of_bad_rows(
     assert main([*db, "datasets", "preview", str(path)]) == 0
     assert "guessed columns: text=body" in capsys.readouterr().out  # the longest texts
     args = ["--text-column", "body", "--id-column", "id", "--label-column", "y"]
+    assert main([*db, "datasets", "import", str(path), *args, "--max-chars", "55"]) == 2
+    assert "label column 'y' holds x: say which values mean toxic" in _error(capsys)
+    args += ["--label-map", "toxic=toxic"]  # (x: the rest, non-toxic)
     assert main([*db, "datasets", "import", str(path), *args, "--max-chars", "55"]) == 0
     out = capsys.readouterr().out
     assert "imported texts" in out and "1 instances, 5 rows skipped" in out

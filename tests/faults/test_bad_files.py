@@ -200,9 +200,9 @@ def test_a_context_too_large_for_memory_is_one_line(tmp_path: Path) -> None:
     )
     trained = read_gguf_info(embedded_model_path()).context_length
     assert result.returncode == 2, result.stderr
-    assert result.stderr.strip() == (
-        "error: the context of 10000000 tokens does not fit in memory: lower --n-ctx "
-        f"(the model was trained with {trained})"
+    assert result.stderr.strip() == (  # refused before llama.cpp allocates (issue 33 §3)
+        f"error: --n-ctx 10,000,000 is too large: {embedded_model_path().name} was trained "
+        f"with {trained:,} tokens; give at most {trained:,}"
     )
     with open_store(db, read_only=True) as store:
         assert store.list_runs() == []
