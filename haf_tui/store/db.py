@@ -75,6 +75,26 @@ def default_db_path() -> Path:
     return Path(override).expanduser() if override else haf_home() / "haf.duckdb"
 
 
+def other_databases(missing: Path) -> list[Path]:
+    """Databases haf may have written elsewhere: ``./.haf/haf.duckdb`` (where ``make run`` kept
+    them before it used the user's data folder) and the user's data folder's, when they are
+    not ``missing``."""
+    from platformdirs import user_data_dir
+
+    candidates = [Path.cwd() / ".haf" / "haf.duckdb"]
+    candidates.append(Path(user_data_dir("haf-tui", appauthor=False)) / "haf.duckdb")
+    seen = missing.resolve()
+    return [c for c in candidates if c.is_file() and c.resolve() != seen]
+
+
+def _where_runs_are(missing: Path) -> str:
+    """What to do when ``missing`` is not there: where runs are, else how to make one."""
+    found = other_databases(missing)
+    if found:
+        return f"runs are in {found[0]}: pass --db {found[0]} (or set HAF_DB to it)"
+    return "run `haf run` first or pass --db"
+
+
 class Store:
     """Runs, datasets and everything a run produced, in one DuckDB file."""
 
@@ -649,7 +669,7 @@ def open_store(
     and leaves a note saying ``purpose`` next to the file while it holds it."""
     db_path = Path(path).expanduser() if path else default_db_path()
     if read_only and not db_path.is_file():
-        raise StoreError(f"no database at {db_path}: run `haf run` first or pass --db")
+        raise StoreError(f"no database at {db_path}: {_where_runs_are(db_path)}")
     if db_path.is_dir():
         raise StoreError(f"{db_path} is a folder, not a database file")
     if not read_only:

@@ -1,0 +1,57 @@
+"""One database whichever way haf is started (issue 34 §1): ``make run`` and ``make tui`` use
+haf's own data folder, as ``.venv/bin/haf`` and ``haf`` do; a command that finds no database
+names where runs are."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from haf_tui.cli import main
+from haf_tui.store import open_store
+from tests.support import one_line_error
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_the_makefile_sets_haf_home_for_tests_and_benchmarks_only() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("HAF_HOME", "MAKEFLAGS", "MFLAGS")}
+    probe = 'show-home: ; @echo "home=[$$HAF_HOME]"'
+    shown = subprocess.run(
+        ["make", "-s", "-C", str(REPO), "--eval", probe, "show-home"],
+        capture_output=True, text=True, env=env, check=True,
+    )  # fmt: skip
+    assert shown.stdout.strip() == "home=[]"  # run and tui: haf's own folder
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    assert "test test-fast bench: export HAF_HOME ?= $(CURDIR)/.haf" in makefile
+
+
+def test_no_database_here_names_the_one_in_the_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    checkout = tmp_path / "checkout"
+    kept = checkout / ".haf" / "haf.duckdb"
+    kept.parent.mkdir(parents=True)
+    open_store(kept).close()
+    monkeypatch.chdir(checkout)
+    monkeypatch.setenv("HAF_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("HAF_DB", raising=False)
+    assert main(["report"]) == 2
+    line = one_line_error(capsys)
+    assert line.startswith(f"error: no database at {tmp_path / 'home' / 'haf.duckdb'}")
+    assert f"runs are in {kept}: pass --db {kept}" in line
+
+
+def test_no_database_anywhere_says_how_to_make_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HAF_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr("platformdirs.user_data_dir", lambda *a, **k: str(tmp_path / "none"))
+    assert main(["report"]) == 2
+    assert "run `haf run` first or pass --db" in one_line_error(capsys)
