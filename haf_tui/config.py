@@ -124,6 +124,12 @@ class RunConfig(BaseModel):
     similarity: SimilaritySettings = SimilaritySettings()
     dataset_id: str = "builtin-sample"
     limit: int | None = Field(None, ge=1)
+    until_complete: int | None = Field(
+        None,
+        ge=1,
+        description="evaluate the texts in order until this many went through every stage of "
+        "the run (at most limit); the texts after them are left out of the run",
+    )
     suites: tuple[str, ...] = Field(
         ("haf",),
         description="the evaluation suites run on every instance (a run stored "

@@ -105,8 +105,10 @@ async def test_the_embedded_model_starts_from_the_demo_and_the_estimate_says_mea
         assert wizard.query_one("#set-seed", Input).value == "23"
         assert wizard.query_one("#set-max-new", Input).value == "256"
         [(_, config)] = wizard.configs()
-        demo = demo_config()
-        assert config.model_dump(exclude={"model"}) == demo.model_dump(exclude={"model"})
+        demo = demo_config()  # (the wizard's demo texts: the first 8, not haf run --demo's rule)
+        texts = {"model", "limit", "until_complete"}
+        assert config.model_dump(exclude=texts) == demo.model_dump(exclude=texts)
+        assert (config.limit, config.until_complete) == (8, None)
         assert config.model.path is None and demo.model.path is None
         note = wizard.review_note
         assert "8 instances of built-in sample" in note, note

@@ -21,7 +21,13 @@ from rich.progress import (
 from haf_tui.cli.read_commands import suggest_instance
 from haf_tui.cli.settings_options import add_setting_options, settings_from_args
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig, SimilaritySettings
-from haf_tui.defaults import DEMO_LIMIT, DEMO_MAX_NEW_TOKENS, DEMO_SEED, EMBEDDED_MODEL_NAME
+from haf_tui.defaults import (
+    DEMO_MAX_NEW_TOKENS,
+    DEMO_MAX_TEXTS,
+    DEMO_SEED,
+    DEMO_UNTIL_COMPLETE,
+    EMBEDDED_MODEL_NAME,
+)
 from haf_tui.methods.registry import (
     SUITES,
     default_suites,
@@ -53,9 +59,9 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     run.add_argument(
         "--demo",
         action="store_true",
-        help=f"the embedded model ({EMBEDDED_MODEL_NAME}) on the first {DEMO_LIMIT} texts of the "
-        f"built-in sample, seed {DEMO_SEED}, at most {DEMO_MAX_NEW_TOKENS} new tokens per answer "
-        "(each unless given)",
+        help=f"the embedded model ({EMBEDDED_MODEL_NAME}) on the built-in sample's texts in order "
+        f"until {DEMO_UNTIL_COMPLETE} went through every stage (at most {DEMO_MAX_TEXTS}), seed "
+        f"{DEMO_SEED}, at most {DEMO_MAX_NEW_TOKENS} new tokens per answer (each unless given)",
     )
     run.add_argument("--resume", metavar="RUN_ID", help="continue a run where it stopped")
     run.add_argument("--model", help=f"a GGUF file (default: the embedded {EMBEDDED_MODEL_NAME})")
@@ -74,6 +80,14 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         "--dataset PAPER_NAME: that paper dataset's downloaded file",
     )
     run.add_argument("--limit", type=int, help="evaluate only the first N instances (default: all)")
+    run.add_argument(
+        "--until-complete",
+        type=int,
+        metavar="N",
+        help="evaluate the instances in order until N went through every stage of the run "
+        f"(at most --limit); the rest are left out ({DEMO_UNTIL_COMPLETE} of at most "
+        f"{DEMO_MAX_TEXTS} with --demo)",
+    )
     run.add_argument(
         "--suites",
         "--suite",
@@ -177,7 +191,8 @@ def _config(args: argparse.Namespace) -> RunConfig:
         top_logprobs=args.top_logprobs,
         **(demo | {k: v for k, v in given.items() if v is not None}),
     )
-    limit = args.limit if args.limit is not None else (DEMO_LIMIT if args.demo else None)
+    limit = args.limit if args.limit is not None else (DEMO_MAX_TEXTS if args.demo else None)
+    until = args.until_complete or (DEMO_UNTIL_COMPLETE if args.demo else None)
     model_fields = {
         "path": None if args.demo else args.model,
         "chat_format": args.chat_format,
@@ -197,6 +212,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
         decoding=decoding,
         similarity=SimilaritySettings(model=args.similarity_model, kind=args.similarity_kind),
         limit=limit,
+        until_complete=until,
         suites=suites,
         settings=settings_from_args(args, suites),
     )

@@ -36,6 +36,7 @@ from haf_tui.pipeline.totals import InstanceCounts, RunTotals, instance_counts, 
 from haf_tui.similarity import SimilarityModel
 from haf_tui.store import Store, StoreError, StoreWriteError
 from haf_tui.store.records import InstanceRecord, InstanceResult
+from haf_tui.store.run_limits import limit_run
 from haf_tui.vocabulary import nan_for_null
 
 ACCOUNT_SECONDS = 10.0
@@ -95,6 +96,7 @@ class HafRunner:
         # every instance's generations per stage as far as known, and the work per rate unit
         self.totals = RunTotals(self.stages, stage_units(config), 0)
         self._context = SuiteContext("", config, similarity)
+        self._complete = 0  # (instances that went through every stage: until_complete)
 
     def _server(self) -> ConcurrentBackend:
         """Batched decoding when the backend offers it and more than one sequence is asked
@@ -110,13 +112,18 @@ class HafRunner:
         summary = RunSummary(run_id, "running", len(finished), len(instances), counts)
         self._context = SuiteContext(run_id, self.config, self.similarity)
         todo = [i for i in instances if i.instance_id not in finished]
+        self._complete = sum(
+            1 for i in finished if {k[1] for k in keys if k[0] == i} >= set(self.stages)
+        )
         started = self._accounted = time.perf_counter()
         run_queue: RunQueue | None = None
         try:  # (a Ctrl-C from here on, set-up included, leaves the run interrupted)
             self.totals = self._first_totals(len(instances), keys, finished, todo)
             server = self._server()
             stored = self._stored_answers(run_id, todo, keys)
+            done_before = [i.position for i in instances if i.instance_id in finished]
             run_queue = self._queue(todo, stored, summary, server.n_parallel)
+            run_queue.keep_before(max(done_before, default=-1) + 1)
             self.store.update_run(run_id, status="running")
             self._emit("run-started", summary, message=f"{len(finished)} of {len(instances)} done")
             self._started = started = self._accounted = time.perf_counter()
@@ -132,6 +139,9 @@ class HafRunner:
                 scorer.join()
             if run_queue.failure is not None:
                 raise run_queue.failure
+            if run_queue.left_out and not self.stop_event.is_set():
+                summary.instances_total -= run_queue.left_out
+                limit_run(self.store, run_id, summary.instances_total)
             done = summary.instances_done == summary.instances_total
             summary.status = "finished" if done else "interrupted"
         except RunAbortedError:
@@ -176,7 +186,7 @@ class HafRunner:
         return RunQueue(
             todo,
             stored,
-            window=1 if n_parallel == 1 else 2 * n_parallel,
+            window=1 if n_parallel == 1 else _window(self.config, n_parallel),
             batch=n_parallel,
             control=self.control,
             hooks=QueueHooks(
@@ -186,10 +196,22 @@ class HafRunner:
                 ),
                 settings_for=lambda seed: self.config.decoding.model_copy(update={"seed": seed}),
                 emit=lambda kind, **details: self._emit(kind, summary, **details),
+                enough=self._enough,
             ),
             stream_tokens=self.stream_tokens,
             scorer_capacity=2 * n_parallel,
         )
+
+    def _count_if_complete(self, work: InstanceWork) -> None:
+        """An instance whose generations are all stored went through every stage of the run
+        when each was asked (``until_complete`` counts them)."""
+        if set(work.asked) >= set(self.stages):
+            self._complete += 1
+
+    def _enough(self) -> bool:
+        """Whether ``until_complete`` instances went through every stage of the run."""
+        until = self.config.until_complete
+        return until is not None and self._complete >= until
 
     def _fail(self, run_id: str, summary: RunSummary, exc: BaseException) -> None:
         """Record how the run ended: interrupted (resumable) on Ctrl-C or when the database
@@ -226,6 +248,7 @@ class HafRunner:
                 continue
             try:
                 if isinstance(item, InstanceWork):
+                    self._count_if_complete(item)
                     self._finish_instance(run_id, item, summary)
                     continue
                 tag, generation, carried = item
@@ -240,6 +263,8 @@ class HafRunner:
                 self.totals.add_generation(stage, generation)
                 self._note_planned(tag.work)
                 self._emit("generation", summary, stage=stage, instance_id=instance.instance_id)
+                if tag.work.outstanding == 1:  # (counted before the queue takes another text)
+                    self._count_if_complete(tag.work)
                 if run_queue.instance_stored(tag.work):
                     self._finish_instance(run_id, tag.work, summary)
             except BaseException as exc:
@@ -324,6 +349,12 @@ class HafRunner:
                 message=message,
             )
         )
+
+
+def _window(config: RunConfig, n_parallel: int) -> int:
+    """Instances in flight at once: two batches' worth, or one when the run stops taking texts
+    once it has enough (``until_complete``: fewer texts begun past that point)."""
+    return n_parallel if config.until_complete else 2 * n_parallel
 
 
 def _planned_from_keys(

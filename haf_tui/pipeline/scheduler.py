@@ -92,6 +92,9 @@ class QueueHooks:
     seed_of: Callable[[InstanceRecord, Task], int]
     settings_for: Callable[[int], DecodingSettings]
     emit: Callable[..., None]
+    enough: Callable[[], bool] = lambda: False
+    """Whether the run has what it asked for (``RunConfig.until_complete``): no instance is
+    admitted after it says so, and those in flight finish."""
 
 
 class RunQueue:
@@ -110,6 +113,7 @@ class RunQueue:
         scorer_capacity: int,
     ):
         self._waiting = deque(instances)
+        self._keep_before = 0
         self._stored = stored
         self._window = max(window, 1)
         self._batch = max(batch, 1)  # requests the backend decodes at once
@@ -122,6 +126,13 @@ class RunQueue:
         self._lock = threading.Condition()
         self.results: queue.Queue[Finished] = queue.Queue(maxsize=max(scorer_capacity, 1))
         self.failure: BaseException | None = None
+        self.left_out = 0
+        """Instances never admitted because the run had enough (``QueueHooks.enough``)."""
+
+    def keep_before(self, position: int) -> None:
+        """Instances before ``position`` are admitted even once the run has enough (a resume:
+        the texts before the last finished one are part of the run)."""
+        self._keep_before = position
 
     # RequestSource
 
@@ -142,6 +153,10 @@ class RunQueue:
         complete: list[InstanceWork] = []
         with self._lock:
             while True:
+                first = self._waiting[0].position if self._waiting else -1
+                if first >= self._keep_before and self._hooks.enough():
+                    self.left_out = len(self._waiting)
+                    self._waiting.clear()
                 while len(self._ready) < limit and self._waiting and self._in_flight < self._window:
                     work = self._admit(self._waiting.popleft())
                     if work is not None:
