@@ -18,7 +18,7 @@ DEMO_MAX_NEW_TOKENS = 256
 DEMO_LIMIT = 8
 DEMO_SEED = 23
 """The demo's run seed and size on the embedded model (``haf run --demo``, ``make run``, and the
-wizard's defaults for that model): chosen (README, "The demo") so that the 135M model gives a
+wizard's defaults for that model): chosen (docs/demo.md, "The demo") so that the 135M model gives a
 stance with listed reasons on several of the first texts of the built-in sample, and every
 stage runs."""
 

@@ -49,7 +49,7 @@ def test_the_demo_shows_every_stage_and_the_metrics(demo_db: Path) -> None:
     """What ``make run`` promises: instances through all four stages, tokens with raw
     logprobs in every stage, and defined SoS, DiS, UII, UEI and RS or RN. (The demo's seed was
     chosen on this project's AMD CPUs, where 5 of 8 go on: llama.cpp's batched CPU kernels sum
-    in a CPU-dependent order, and on its Xeon VMs 1 of 8 went on; README, "The demo".)"""
+    in a CPU-dependent order, and on its Xeon VMs 1 of 8 went on; docs/demo.md.)"""
     with open_store(demo_db, read_only=True) as store:
         _, through = store.query(
             "SELECT instance_id FROM generations GROUP BY instance_id "
