@@ -2,9 +2,9 @@
 
 :data:`KEY_TABLE` is the one place the keys are defined. The screens' ``BINDINGS`` are checked
 against it (``tests/test_tui_keys.py``: every key a haf screen or widget binds is in the table,
-bound to an action the table lists for it), and the ``?`` help and the key table of docs/usage.md are
-written from it. Shifted letters are destructive or heavy verbs; destructive ones ask first.
-Editors (the SQL screen, the wizard) use ctrl keys, because letters type there.
+bound to an action the table lists for it), and the ``?`` help and the key table of
+docs/usage.md are written from it. Shifted letters are destructive or heavy verbs; destructive
+ones ask first. Editors (the SQL screen, the wizard) use ctrl keys, because letters type there.
 """
 
 from __future__ import annotations
