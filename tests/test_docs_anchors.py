@@ -161,7 +161,10 @@ def test_every_declared_metric_is_defined_on_its_method_page(name: str) -> None:
 @pytest.mark.parametrize(
     ("heading", "anchor"),
     [
-        ("## 5. The annotators' rationales (ground truth)", "5-the-annotators-rationales-ground-truth"),
+        (
+            "## 5. The annotators' rationales (ground truth)",
+            "5-the-annotators-rationales-ground-truth",
+        ),
         ("### 3.2 The prompts", "32-the-prompts"),
         ("## 4. Confidence of a span (TokenSAR)", "4-confidence-of-a-span-tokensar"),
         ("### 5.2 Krippendorff's alpha", "52-krippendorffs-alpha"),
