@@ -85,7 +85,7 @@ def choice_by_name(name: str, file: str | None, store: Store) -> DatasetChoice:
     id, a paper dataset's name, a file (with a paper dataset's name: that dataset's
     downloaded file), ``run:RUN_ID``: that run's JUSTIFY explanations (to judge them), or
     ``edits:RUN_ID``: those and their edits (the judge's sensitivity,
-    docs/methods/judge.md#56-sensitivity-to-explanation-edits);
+    docs/methods/judge.md#56-sensitivity-to-edits);
     ``paper-sample:NAME`` not stored yet: the paper's sample file of NAME
     (:func:`~haf_tui.datasets.paper_sample_file`)."""
     if name.startswith(EXPLANATIONS_PREFIX):

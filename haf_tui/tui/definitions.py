@@ -3,7 +3,7 @@
 
 Plain Python (no Textual): the widgets and the help screen read it. The metrics are the
 methods' declarations (their ``MetricSpec``s, from the registry); the formulas are the
-method pages' (``docs/methods/haf.md#4-confidence-of-a-span-tokensar``,
+method pages' (``docs/methods/haf.md#4-confidence-tokensar``,
 ``docs/methods/haf.md#5-metrics``); R: the JUSTIFY reasons, C: a span's TokenSAR confidence, g:
 the similarity model, h = 1 − g.
 """

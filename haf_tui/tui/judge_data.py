@@ -1,5 +1,5 @@
 """What the explorer shows of the judge suite (``docs/methods/judge.md#41-the-item``,
-``docs/methods/judge.md#43-constrained-answers-and-expected-scores``) for one instance: per judge
+``docs/methods/judge.md#43-constrained-answers``) for one instance: per judge
 run, each criterion's label with p(label), the label mass and E where defined, and whether Supports
 names the other label than the stance the explanation argued for ("≠ stance"); gathered from the
 ``judge_*`` instance metrics by :func:`judgement` and read for several instances at once by

@@ -71,7 +71,7 @@ def add_judge_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "sensitivity",
         help="a judge run over edited explanations (haf run --suites judge --dataset "
         "edits:RUN_ID): % of labels changed per edit and criterion "
-        "(docs/methods/judge.md#56-sensitivity-to-explanation-edits)",
+        "(docs/methods/judge.md#56-sensitivity-to-edits)",
     )
     sensitivity.add_argument(
         "--run", required=True, help="the judge run (its dataset: edits:RUN_ID)"

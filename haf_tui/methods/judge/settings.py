@@ -1,5 +1,5 @@
 """The judge method's run settings (``docs/methods/judge.md#3-prompts``,
-``docs/methods/judge.md#4-toxicity-items-and-robust-judging``), stored under
+``docs/methods/judge.md#4-toxicity-items``), stored under
 ``RunConfig.settings["judge"]``."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ NAME = "judge"
 
 class JudgeSettings(BaseModel):
     """How the judge suite rates explanations (``docs/methods/judge.md#3-prompts``,
-    ``docs/methods/judge.md#4-toxicity-items-and-robust-judging``)."""
+    ``docs/methods/judge.md#4-toxicity-items``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -26,7 +26,7 @@ class JudgeSettings(BaseModel):
         "(docs/methods/judge.md#3-prompts); default = the paper's Default instructions (a "
         "wording's name, not this option's default); nonsense, shuffled, paraphrased, verbose, "
         "repeated, swapped: invariance wordings "
-        "(docs/methods/judge.md#55-invariance-to-prompt-wording: compare with haf judge meta "
+        "(docs/methods/judge.md#55-prompt-wording: compare with haf judge meta "
         "--variant-run)",
         json_schema_extra={"metavar": "WORDING"},
     )
@@ -34,8 +34,8 @@ class JudgeSettings(BaseModel):
         "constrained",
         description="constrained: each criterion's label by its labels' teacher-forced "
         "log-probabilities, slot by slot "
-        "(docs/methods/judge.md#43-constrained-answers-and-expected-scores); free: a greedy "
-        "answer, parsed (docs/methods/judge.md#42-reading-a-free-answer)",
+        "(docs/methods/judge.md#43-constrained-answers); free: a greedy "
+        "answer, parsed (docs/methods/judge.md#42-free-answers)",
         json_schema_extra={"label": "answers"},
     )
     calls: Literal["compound", "single"] = Field(

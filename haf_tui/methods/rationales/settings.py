@@ -33,7 +33,7 @@ class RationaleSettings(BaseModel):
         "top_ratio",
         description="how many words a rationale holds: the model decides, the size of the "
         "human rationale, a share of the words, or k "
-        "(docs/methods/rationales.md#33-how-many-words-selection-strategies)",
+        "(docs/methods/rationales.md#33-selection-strategies)",
         json_schema_extra={"label": "how many"},
     )
     k: int = Field(
@@ -79,7 +79,7 @@ class RationaleSettings(BaseModel):
     gold: Literal["hard", "union"] = Field(
         "hard",
         description="the annotators' gold of the hard metrics: marked by half of them, or by "
-        "any (docs/methods/rationales.md#5-the-annotators-rationales-ground-truth)",
+        "any (docs/methods/rationales.md#5-ground-truth-the-annotators-rationales)",
     )
     spans: Literal["runs", "tokens"] = Field(
         "runs",

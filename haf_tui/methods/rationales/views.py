@@ -60,7 +60,7 @@ RATIONALE_METRICS: Final[tuple[MetricSpec, ...]] = (
         "rationale_alignment_f1",
         "align F1",
         "token F1 between the prompted rationale and the occlusion rationale "
-        "(docs/methods/rationales.md#64-agreement-between-rationales)",
+        "(docs/methods/rationales.md#64-agreement)",
         undefined_when="undefined for the unbound strategy or an empty occlusion rationale",
     ),
 )

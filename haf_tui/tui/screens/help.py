@@ -28,7 +28,7 @@ heavy or destructive verbs, and destructive ones ask first.
 MORE_NUMBERS = """\
 ## Other numbers
 
-Defined in `docs/methods/haf.md#4-confidence-of-a-span-tokensar`, `docs/methods/haf.md#5-metrics`
+Defined in `docs/methods/haf.md#4-confidence-tokensar`, `docs/methods/haf.md#5-metrics`
 and `docs/methods/classify.md#2-label-scores`; R: the JUSTIFY reasons, g: similarity,
 h = 1 − g.
 

@@ -1,5 +1,5 @@
 """The judge suite's ratings of one explanation (``docs/methods/judge.md#41-the-item``,
-``docs/methods/judge.md#43-constrained-answers-and-expected-scores``): per criterion the label with
+``docs/methods/judge.md#43-constrained-answers``): per criterion the label with
 p(label), the label mass (marked "low" below 0.5), E where defined and the probability of each
 allowed label; "≠ stance" when Supports names the other label than the stance the explanation argued
 for; then the judged item (question, choices, explanation).

@@ -1,5 +1,5 @@
 """The judge's answer format as a GBNF grammar
-(``docs/methods/judge.md#43-constrained-answers-and-expected-scores``): one ``n. label`` line per
+(``docs/methods/judge.md#43-constrained-answers``): one ``n. label`` line per
 criterion of a prompt's numbering, each label one of the criterion's allowed labels (Supports: one
 letter per answer choice and ``none``). Constrained judging decides each slot by the teacher-forced
 log-probabilities of exactly these labels, so the format holds by construction; the grammar states

@@ -1,4 +1,4 @@
-"""Reading a judge's free-text answer (``docs/methods/judge.md#42-reading-a-free-answer``): rules
+"""Reading a judge's free-text answer (``docs/methods/judge.md#42-free-answers``): rules
 only, no LLM fallback. Total: any text gives a result, never an exception; a criterion whose line is
 missing or whose value matches no rule is a failure (excluded from that criterion's metrics, its
 share reported).

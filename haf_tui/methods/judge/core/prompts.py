@@ -1,5 +1,5 @@
 """Judge prompts (``docs/methods/judge.md#3-prompts``, ``docs/methods/judge.md#41-the-item``,
-``docs/methods/judge.md#55-invariance-to-prompt-wording``): the Default and Verbatim prompts, the
+``docs/methods/judge.md#55-prompt-wording``): the Default and Verbatim prompts, the
 six invariance variants, the toxicity item and the answer format. Pure, no I/O.
 
 A judge conversation is one user message per item (the shots', then the rated item's), each

@@ -1,4 +1,4 @@
-"""Sensitivity to explanation edits (``docs/methods/judge.md#56-sensitivity-to-explanation-edits``,
+"""Sensitivity to explanation edits (``docs/methods/judge.md#56-sensitivity-to-edits``,
 [D §4.3.1, Fig. 4.4]), offline on the tool's own toxicity explanations *(adaptation)*: pairs
 (original, edited) and, for each edit and criterion, the % of pairs whose label changed. The
 targeted criterion should change (equivariance: the diagonal high); the others should not

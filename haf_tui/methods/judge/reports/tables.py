@@ -260,7 +260,7 @@ def sensitivity_table(store: Store, run_id: str) -> ReportResult:
     return ReportResult(
         "judge-sensitivity",
         "Sensitivity to explanation edits (Fig. 4.4; "
-        "docs/methods/judge.md#56-sensitivity-to-explanation-edits) — % of pairs whose label "
+        "docs/methods/judge.md#56-sensitivity-to-edits) — % of pairs whose label "
         "changed, "
         f"run {full_id}",
         columns,

@@ -1,6 +1,6 @@
 """Prompting-based rationale prompts and selection rules
 (``docs/methods/rationales.md#32-the-prompts``,
-``docs/methods/rationales.md#33-how-many-words-selection-strategies``): pure, no I/O. The toxicity
+``docs/methods/rationales.md#33-selection-strategies``): pure, no I/O. The toxicity
 prompts are modelled word for word on P2's Table 13; all of a prompt goes in the user message (as
 HAF's)."""
 

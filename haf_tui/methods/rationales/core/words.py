@@ -1,4 +1,4 @@
-"""Words, masks and matching (``docs/methods/rationales.md#2-words-masks-and-matching``): pure, no
+"""Words, masks and matching (``docs/methods/rationales.md#2-words-and-masks``): pure, no
 I/O.
 
 The unit is the word token: HateXplain's ``post_tokens`` as given, else ``text.split()`` with
