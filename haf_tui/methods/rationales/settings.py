@@ -79,7 +79,7 @@ class RationaleSettings(BaseModel):
     gold: Literal["hard", "union"] = Field(
         "hard",
         description="the annotators' gold of the hard metrics: marked by half of them, or by "
-        "any (docs/methods/rationales.md#5-ground-truth-the-annotators-rationales)",
+        "any (docs/methods/rationales.md#5-ground-truth)",
     )
     spans: Literal["runs", "tokens"] = Field(
         "runs",

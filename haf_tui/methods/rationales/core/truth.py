@@ -1,5 +1,5 @@
 """The gold rationale of an instance from its annotators
-(``docs/methods/rationales.md#5-ground-truth-the-annotators-rationales``,
+(``docs/methods/rationales.md#5-ground-truth``,
 ``docs/methods/rationales.md#2-words-and-masks``): pure.
 
 HateXplain keeps per post its ``post_tokens`` and ``rationales`` (0, 2 or 3 masks over the
