@@ -46,7 +46,8 @@ P1_TEXT = (
 )
 P1_TOKENS = P1_TEXT.split(" ")
 P1_MARKED = ({4, 5, 7, 12, 13, 15}, {5, 7, 8, 9, 11, 12, 13, 15}, {4, 5, 7, 13, 15})
-"""P1's Table 5 post (spec RATIONALES.md §8 example 2, 17 words) and its annotators' marks."""
+"""P1's Table 5 post (17 words) and its annotators' marks
+(docs/methods/rationales.md#5-ground-truth)."""
 POSTS_1024 = 1024
 GPU_PROMPT_TOKENS_PER_S = 20_000.0
 """Assumed prompt tokens/s of the batched engine with the 135M model on one datacentre GPU

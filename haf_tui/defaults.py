@@ -18,7 +18,7 @@ DEMO_MAX_NEW_TOKENS = 256
 DEMO_LIMIT = 8
 DEMO_SEED = 23
 """The demo's run seed and size on the embedded model (the wizard's defaults for that model):
-chosen (README, "The demo") so that the 135M model gives a stance with listed reasons on
+chosen (docs/demo.md) so that the 135M model gives a stance with listed reasons on
 several of the first texts of the built-in sample, and every stage runs."""
 DEMO_UNTIL_COMPLETE = 3
 DEMO_MAX_TEXTS = 16

@@ -7,7 +7,7 @@
 --   non-toxic (n_gold, pct_correct; the instance's label as its dataset's label rule stored
 --   it, and every HateXplain post's class: hatespeech or offensive is toxic, normal
 --   non-toxic, undecided no gold), and agreement with HAF's JUSTIFY stance where that is
---   toxic or non-toxic (n_stance, pct_agree_stance). RATIONALES.md §4.1.
+--   toxic or non-toxic (n_stance, pct_agree_stance). docs/methods/classify.md#2-label-scores.
 -- params: run_ids (VARCHAR[]; default []; runs to show, empty list = all runs)
 WITH selected AS (
     SELECT run_id, model_file, dataset_id

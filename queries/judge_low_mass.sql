@@ -2,7 +2,7 @@
 -- title: Judge — label-mass warnings: labels the answer format forced
 -- description: Every (instance, criterion) of a constrained judge run whose label mass
 --   Σ exp lp(l) over the criterion's allowed labels is below $mass_threshold: the model wanted
---   to answer something other than a label, so its label says little (JUDGE.md §4.3). code =
+--   to answer something other than a label, so its label says little (docs/methods/judge.md#43-constrained-answers). code =
 --   the chosen label's code. Lowest mass first per run.
 -- params: run_ids (VARCHAR[]; default []; runs to show, empty list = all runs),
 --   mass_threshold (DOUBLE; default 0.5; a label mass below it is a warning)

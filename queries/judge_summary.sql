@@ -12,7 +12,7 @@
 --   (toxic → a, non-toxic → b); n_maybe = instances with the maybe stance (reported apart).
 --   Label mass (constrained): pct_low_mass = % of instances with some criterion's mass below
 --   $mass_threshold; n_low_mass of n_masses labels. pct_failed (free): % of the criterion
---   answers that gave no readable label, n_failed of them. JUDGE.md §2, §4.1–4.3.
+--   answers that gave no readable label, n_failed of them. docs/methods/judge.md.
 -- params: run_ids (VARCHAR[]; default []; runs to show, empty list = all runs),
 --   mass_threshold (DOUBLE; default 0.5; a label mass below it is a warning)
 WITH selected AS (

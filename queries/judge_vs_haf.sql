@@ -5,7 +5,7 @@
 --   source run's instance metrics. overall = the Overall label's code (1–5), overall_expected
 --   = E = Σ p(l)·code(l) (constrained mode); mean = the mean normalised score over the
 --   criteria with a label (Supports left out, Factual N/A left out, Unnecessary information
---   inverted; JUDGE.md §2), n_criteria of them; supports_matches = 1 when Supports names the
+--   inverted; docs/methods/judge.md#2-the-eight-criteria), n_criteria of them; supports_matches = 1 when Supports names the
 --   stance the explanation argued for, 0 when it names the other, NULL for maybe or no label;
 --   min_mass = the lowest label mass of the instance (constrained). sos, dis: the source run's
 --   instance values (NULL where undefined). Spearman ρ over these rows: haf report --report

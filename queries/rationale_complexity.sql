@@ -11,7 +11,7 @@
 --   defined; n_undefined = those with Σv = 0 (an empty rationale, or all-zero occlusion
 --   scores), where entropy and Gini are undefined (stored NULL, left out of the means).
 --   selection = the strategy with its k or ratio; variant = the prompt (normal, short).
---   RATIONALES.md §6.3.
+--   docs/methods/rationales.md#63-complexity.
 -- params: run_ids (VARCHAR[]; default []; runs to show, empty list = all runs)
 WITH selected AS (
     SELECT run_id, model_file, dataset_id,

@@ -14,7 +14,7 @@
 --   random_tolerance): comp, suff, flip_rate and words_removed weigh each instance alike (a
 --   row 1/n_i of its instance's n_i seeds), *_sd and n_seeds are over the seeds every
 --   instance has. selection = the strategy with its k or ratio; variant = the
---   prompt (normal, short). RATIONALES.md §6.2, §6.5.
+--   prompt (normal, short). docs/methods/rationales.md#62-faithfulness, docs/methods/rationales.md#65-reports.
 -- params: run_ids (VARCHAR[]; default []; runs to show, empty list = all runs)
 WITH selected AS (
     SELECT run_id, model_file, dataset_id,

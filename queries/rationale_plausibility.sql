@@ -14,7 +14,7 @@
 --   over seeds of the per-seed dataset value; *_sd the sample standard deviation over seeds
 --   (n_seeds of them; NULL with one seed); with adaptive RANDOM (instances with different
 --   numbers of seeds) over the seeds every instance has. selection = the strategy with its k or ratio;
---   variant = the prompt (normal, short). RATIONALES.md §6.1, §6.5.
+--   variant = the prompt (normal, short). docs/methods/rationales.md#61-plausibility, docs/methods/rationales.md#65-reports.
 -- params: run_ids (VARCHAR[]; default []; runs to show, empty list = all runs)
 WITH selected AS (
     SELECT run_id, model_file, dataset_id,

@@ -19,9 +19,9 @@
 --   majority label, hatespeech / offensive / normal / undecided; a number, the share saying
 --   toxic, as toxic or non-toxic), the undecided ones (n_undecided: no two annotators agree,
 --   no gold label: only ŷ is shown), those whose post tokens do not make their text
---   (n_tokens_mismatch: no gold rationale, RATIONALES.md §2) and the dataset's posts skipped
+--   (n_tokens_mismatch: no gold rationale, docs/methods/rationales.md#2-words-and-masks) and the dataset's posts skipped
 --   for a rationale mask of the wrong length (n_bad_mask, §5; haf datasets show --skipped).
---   RATIONALES.md §6.5.
+--   docs/methods/rationales.md#65-reports.
 -- params: run_ids (VARCHAR[]; default []; runs to show, empty list = all runs)
 WITH selected AS (
     SELECT run_id, model_file, dataset_id,

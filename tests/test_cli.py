@@ -56,7 +56,7 @@ def test_the_demo_shows_every_stage_and_the_metrics(demo_db: Path) -> None:
     sample tried), tokens with raw logprobs in every stage, and defined SoS, DiS, UII, UEI and
     RS or RN. (Which texts go on depends on the CPU: llama.cpp's batched CPU kernels sum in a
     CPU-dependent order; 5 of the first 8 went on on this project's AMD VMs, 1 on its Xeon
-    VMs; README, "The demo".)"""
+    VMs; docs/demo.md.)"""
     with open_store(demo_db, read_only=True) as store:
         _, through = store.query(
             "SELECT instance_id FROM generations GROUP BY instance_id "

@@ -116,7 +116,7 @@ def test_a_rationales_run_on_hatexplain_scores_plausibility_faithfulness_and_res
 def test_haf_run_suite_rationales_on_a_hatexplain_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """What the README tells a user to type, with the suite's options."""
+    """What docs/suites.md tells a user to type, with the suite's options."""
     from haf_tui.cli import main
     from haf_tui.store import open_store
 

@@ -24,7 +24,7 @@ from haf_tui.tui.widgets.panel_view import PanelView
 from tests.support import settle, static_text
 
 DOCS_SCREENSHOT_ENV = "HAF_DOCS_SCREENSHOT"
-"""Set to a path (docs/compare.svg) to write the README's screenshot there."""
+"""Set to a path (docs/compare.svg) to write the screenshot of docs/usage.md there."""
 
 
 @pytest.fixture(scope="module")
@@ -220,7 +220,7 @@ def test_compare_snapshot(snap_compare: Any, db: Path, size: tuple[int, int], pa
 
 
 async def test_the_readme_screenshot(db: Path, tmp_path: Path) -> None:
-    """Writes the README's picture where ``HAF_DOCS_SCREENSHOT`` says (else to tmp_path)."""
+    """Writes docs/usage.md's picture where ``HAF_DOCS_SCREENSHOT`` says (else to tmp_path)."""
     target = Path(os.environ.get(DOCS_SCREENSHOT_ENV) or tmp_path / "compare.svg")
     app = create_app(db)
     async with app.run_test(size=(120, 36)) as pilot:

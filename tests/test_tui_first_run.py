@@ -159,7 +159,7 @@ async def test_another_model_keeps_the_papers_settings(tmp_path: Path) -> None:
 
 
 def _demo_run(seconds: float) -> PastRun:
-    """The demo as the README measured it: 5 of 8 went on with 47 reasons, 65 answers."""
+    """The demo as docs/demo.md measured it: 5 of 8 went on with 47 reasons, 65 answers."""
     return PastRun(
         EMBEDDED,
         demo_config(),

@@ -161,7 +161,7 @@ def test_judge_panel_snapshot_120x40(snap_compare: Any, judge_db: Path) -> None:
 
 def test_help_defines_every_judge_number() -> None:
     help_text = help_markdown()
-    assert "Judge (`JUDGE.md`, metrics key `8`" in help_text
+    assert "Judge (`docs/methods/judge.md`, metrics key `8`" in help_text
     for term in (
         "**label**",
         "**p(label)**",

@@ -1,7 +1,7 @@
 """One key means one thing (issue 18 §8): every key a haf screen, widget or the app binds is
 in the vocabulary of ``haf_tui/tui/keys.py`` with its one verb; the moved keys work (explorer
 ``]`` / ``[``, ``<`` / ``>``, ``t``, ``l``, ``v``; metrics ``space``, ``g``; monitor ``C``
-asks); the README and the ``?`` help show the table."""
+asks); docs/usage.md and the ``?`` help show the table."""
 
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ from haf_tui.tui.screens.monitor import MonitorScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.token_view import TokenView
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+USAGE = Path(__file__).resolve().parents[1] / "docs" / "usage.md"
+"""Where the workbench's key table is documented (moved out of the README, issue 34 §2)."""
 
 
 def haf_classes() -> list[type[DOMNode]]:
@@ -104,9 +105,9 @@ def test_the_old_double_meanings_are_gone() -> None:
     assert bound[("MetricsScreen", "g")] == "pooling"
 
 
-def test_the_readme_shows_the_key_table() -> None:
-    assert markdown_table() in README.read_text(encoding="utf-8"), (
-        "README.md's workbench section must hold the key table: python -m haf_tui.tui.keys"
+def test_the_usage_page_shows_the_key_table() -> None:
+    assert markdown_table() in USAGE.read_text(encoding="utf-8"), (
+        "docs/usage.md's workbench section must hold the key table: python -m haf_tui.tui.keys"
     )
 
 

@@ -1,7 +1,7 @@
-"""ACORN, the human-rated explanations the judge is meta-evaluated on (spec ``JUDGE.md`` §5
-"Data"): ``ACORN.jsonl`` (GitHub ``a-brassard/ACORN``, Hugging Face ``anab/ACORN``, MIT) read
-into a :class:`Dataset` whose instances carry the judge item, the five workers' ratings and
-the voted ratings as §2 codes.
+"""ACORN, the human-rated explanations the judge is meta-evaluated on
+(``docs/methods/judge.md#5-meta-evaluation`` "Data"): ``ACORN.jsonl`` (GitHub ``a-brassard/ACORN``,
+Hugging Face ``anab/ACORN``, MIT) read into a :class:`Dataset` whose instances carry the judge item,
+the five workers' ratings and the voted ratings as §2 codes.
 
 Each row holds ``question``, ``choices``, ``label`` (the correct answer's index),
 ``explanation``, the voted ratings (top-level ``supports`` … ``contrastive``, or a

@@ -1,8 +1,8 @@
-"""A run's JUSTIFY explanations as a dataset, for a judge run (spec ``JUDGE.md`` §4.1): each
-instance keeps its text and gold label, and carries the item the judge rates (the question
-with the TEXT, the choices toxic / not toxic, the reasons as a numbered list without the
-decision sentence) and the stance the explanation argued for. An explanation without reasons
-is skipped (there is nothing to rate).
+"""A run's JUSTIFY explanations as a dataset, for a judge run
+(``docs/methods/judge.md#41-the-item``): each instance keeps its text and gold label, and carries
+the item the judge rates (the question with the TEXT, the choices toxic / not toxic, the reasons as
+a numbered list without the decision sentence) and the stance the explanation argued for. An
+explanation without reasons is skipped (there is nothing to rate).
 
 With ``edits`` (``--dataset edits:RUN_ID``, §5.6) each explanation also comes edited: the
 reasons of another text (``<id>~related``) and, for an explanation of more than 3 sentences,

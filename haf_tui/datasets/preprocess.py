@@ -266,7 +266,8 @@ def hate_explain(rows: Rows) -> Selection:
 
 
 UNDECIDED: Final = "undecided"
-"""A HateXplain post's label when no two annotators agree (RATIONALES.md §5)."""
+"""A HateXplain post's label when no two annotators agree
+(docs/methods/rationales.md#5-ground-truth)."""
 
 
 def majority_label(annotators: list[dict[str, Any]]) -> str:
@@ -281,7 +282,8 @@ def hate_explain_every_post(rows: Rows) -> Selection:
     """HateXplain for the rationales suite: every post of the split (normal and undecided ones
     too, no length window), labelled by its annotators' majority (``undecided`` when all three
     differ); a post one of whose rationale masks is not as long as its tokens is a skipped row
-    (RATIONALES.md §5), a post without tokens is left out."""
+    (docs/methods/rationales.md#5-ground-truth), a post without tokens
+    is left out."""
     candidates: list[Candidate] = []
     filtered: Counter[str] = Counter()
     skipped: list[SkippedRow] = []

@@ -50,8 +50,8 @@ FILTER_NOT_TOXIC: Final = "label is not toxic (1)"
 FILTER_FEW_ANNOTATORS: Final = "fewer than 2 annotators say hate or offensive"
 FILTER_NOT_SAMPLED: Final = "not drawn by the seeded sample"
 SKIP_BAD_MASK: Final = "a rationale mask of the wrong length"
-"""A HateXplain post one of whose annotator masks is not as long as its tokens (RATIONALES.md
-§5: skipped with an error record)."""
+"""A HateXplain post one of whose annotator masks is not as long as its tokens
+(docs/methods/rationales.md §5: skipped with an error record)."""
 
 DEFAULT_MAX_CHARS: Final = 20_000
 EXCERPT_CHARS: Final = 80

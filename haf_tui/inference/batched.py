@@ -25,7 +25,7 @@ Each sequence has its own KV stream (``kv_unified = False``). With one unified c
 from the same prompt evaluated alone (measured on Gemma 3 270M); with a stream per
 sequence the results equal the single-sequence path's bit for bit in our tests, but for
 rare ones where a decode was split into micro-batches differently (2 of 432 rationales
-scorings at 32 in flight, within 0.0062 nats; none at 8: README, rationales). Copying a
+scorings at 32 in flight, within 0.0062 nats; none at 8: docs/suites.md, rationales). Copying a
 prefix between streams copies the stream's buffers (a few milliseconds), then drops the cells
 past the prefix.
 

@@ -84,7 +84,8 @@ def choice_by_name(name: str, file: str | None, store: Store) -> DatasetChoice:
     """The dataset a command line names: ``sample`` (built-in), a stored dataset's name or
     id, a paper dataset's name, a file (with a paper dataset's name: that dataset's
     downloaded file), ``run:RUN_ID``: that run's JUSTIFY explanations (to judge them), or
-    ``edits:RUN_ID``: those and their edits (the judge's sensitivity, spec JUDGE.md §5.6);
+    ``edits:RUN_ID``: those and their edits (the judge's sensitivity,
+    docs/methods/judge.md#56-sensitivity-to-edits);
     ``paper-sample:NAME`` not stored yet: the paper's sample file of NAME
     (:func:`~haf_tui.datasets.paper_sample_file`)."""
     if name.startswith(EXPLANATIONS_PREFIX):
@@ -118,7 +119,7 @@ def paper_selection(suites: Sequence[str]) -> Literal["paper", "every_post"]:
     """Which posts of a paper dataset a run evaluates, from what its methods want
     (``Method.posts``): the paper's selection when one of them wants it (one run's instances
     are shared by its suites), every post when one wants that (the rationales method:
-    HateXplain's normal posts too, RATIONALES.md), else the paper's."""
+    HateXplain's normal posts too, docs/methods/rationales.md), else the paper's."""
     wanted = {method.posts for name, method in methods().items() if name in suites}
     return "every_post" if "every_post" in wanted and "paper" not in wanted else "paper"
 

@@ -118,7 +118,7 @@ class GenerationRecord:
 
 @dataclass
 class RationaleRecord:
-    """One rationale of an instance (spec ``RATIONALES.md``) with every number it has.
+    """One rationale of an instance (``docs/methods/rationales.md``) with every number it has.
 
     ``source``: ``prompt_gold`` / ``prompt_predicted`` (asked with the gold or the predicted
     label shown), ``occlusion`` (top-k by leave-one-out scores), ``human`` (HARD),

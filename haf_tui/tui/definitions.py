@@ -3,8 +3,9 @@
 
 Plain Python (no Textual): the widgets and the help screen read it. The metrics are the
 methods' declarations (their ``MetricSpec``s, from the registry); the formulas are the
-spec's (``HAF.md`` §4–5); R: the JUSTIFY reasons, C: a span's TokenSAR confidence, g: the
-similarity model, h = 1 − g.
+method pages' (``docs/methods/haf.md#4-confidence-tokensar``,
+``docs/methods/haf.md#5-metrics``); R: the JUSTIFY reasons, C: a span's TokenSAR confidence, g:
+the similarity model, h = 1 − g.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""What the explorer shows of the judge suite (spec ``JUDGE.md`` §4.1, §4.3) for one
-instance: per judge run, each criterion's label with p(label), the label mass and E where
-defined, and whether Supports names the other label than the stance the explanation argued for
-("≠ stance"); gathered from the ``judge_*`` instance metrics by :func:`judgement` and read for
-several instances at once by :func:`read_judgements`.
+"""What the explorer shows of the judge suite (``docs/methods/judge.md#41-the-item``,
+``docs/methods/judge.md#43-constrained-answers``) for one instance: per judge
+run, each criterion's label with p(label), the label mass and E where defined, and whether Supports
+names the other label than the stance the explanation argued for ("≠ stance"); gathered from the
+``judge_*`` instance metrics by :func:`judgement` and read for several instances at once by
+:func:`read_judgements`.
 
 In a HAF run's explorer the judge runs are those over its explanations (same instance ids); in
 a judge run's explorer, the run itself, with the judged item."""

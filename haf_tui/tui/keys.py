@@ -2,9 +2,9 @@
 
 :data:`KEY_TABLE` is the one place the keys are defined. The screens' ``BINDINGS`` are checked
 against it (``tests/test_tui_keys.py``: every key a haf screen or widget binds is in the table,
-bound to an action the table lists for it), and the ``?`` help and the README's key table are
-written from it. Shifted letters are destructive or heavy verbs; destructive ones ask first.
-Editors (the SQL screen, the wizard) use ctrl keys, because letters type there.
+bound to an action the table lists for it), and the ``?`` help and the key table of
+docs/usage.md are written from it. Shifted letters are destructive or heavy verbs; destructive
+ones ask first. Editors (the SQL screen, the wizard) use ctrl keys, because letters type there.
 """
 
 from __future__ import annotations
@@ -241,7 +241,7 @@ def action_fits(row: KeyVerb, action: str) -> bool:
 
 
 def markdown_table(rows: Iterable[KeyVerb] = KEY_TABLE) -> str:
-    """The key table as Markdown (the ``?`` help and the README show it)."""
+    """The key table as Markdown (the ``?`` help and docs/usage.md show it)."""
     lines = ["| key | verb | where |", "|---|---|---|"]
     for row in rows:
         if row.only_on:
@@ -251,5 +251,5 @@ def markdown_table(rows: Iterable[KeyVerb] = KEY_TABLE) -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # `python -m haf_tui.tui.keys`: the table for README.md
+if __name__ == "__main__":  # `python -m haf_tui.tui.keys`: the table for docs/usage.md
     print(markdown_table())

@@ -1,4 +1,4 @@
-"""What the explorer's rationale view shows of one instance (spec ``RATIONALES.md``): its
+"""What the explorer's rationale view shows of one instance (``docs/methods/rationales.md``): its
 word tokens, its rows of the ``rationales`` table, its annotators' gold and its
 ``rationale_*`` metrics, gathered by :func:`rationale_data`."""
 

@@ -1,1 +1,2 @@
-"""classify: label scores p(y | x) by teacher forcing (spec ``RATIONALES.md`` §4.1)."""
+"""classify: label scores p(y | x) by teacher forcing
+(``docs/methods/classify.md#2-label-scores``)."""

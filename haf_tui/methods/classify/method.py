@@ -12,7 +12,8 @@ from haf_tui.methods.declare import Method
 METHOD: Method[BaseModel] = Method(
     name="classify",
     title="classify",
-    description="label scores p(y | x) by teacher forcing (RATIONALES.md §4.1)",
+    description="label scores p(y | x) by teacher forcing "
+    "(docs/methods/classify.md#2-label-scores)",
     suite=CLASSIFY,
     default=True,
     metrics=CLASSIFY_METRICS,

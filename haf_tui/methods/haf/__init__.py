@@ -1,1 +1,1 @@
-"""HAF (spec ``HAF.md``): JUSTIFY, UPHOLD-REASON and UPHOLD-STANCE, and six metrics."""
+"""HAF (``docs/methods/haf.md``): JUSTIFY, UPHOLD-REASON and UPHOLD-STANCE, and six metrics."""

@@ -12,7 +12,7 @@ METHOD: Method[HafSettings] = Method(
     name="haf",
     title="HAF",
     description="Human-Aligned Faithfulness: JUSTIFY, UPHOLD-REASON, UPHOLD-STANCE and six "
-    "metrics (HAF.md)",
+    "metrics (docs/methods/haf.md)",
     suite=HAF,
     settings=HafSettings,
     flag_prefix="haf",

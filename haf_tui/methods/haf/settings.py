@@ -1,5 +1,5 @@
 """HAF's run settings: the prompting style, the stages a run holds, the parse rules and the
-metric weights (spec ``HAF.md`` §1–5), stored under ``RunConfig.settings["haf"]``."""
+metric weights (``docs/methods/haf.md``), stored under ``RunConfig.settings["haf"]``."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""The 8-criterion LLM judge of explanation quality (spec ``JUDGE.md``)."""
+"""The 8-criterion LLM judge of explanation quality (``docs/methods/judge.md``)."""

@@ -1,5 +1,5 @@
 """``haf judge``, the judge method's own command (declared in its ``Method.commands``): how far
-to trust a judge run (spec ``JUDGE.md`` §5).
+to trust a judge run (``docs/methods/judge.md#5-meta-evaluation``).
 
 - ``meta``: its labels on human-rated explanations (an ACORN import) against the raters:
   Krippendorff's α with the LLM replacing a rater (Table 4.1), Spearman ρ with the majority
@@ -70,7 +70,8 @@ def add_judge_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     sensitivity = actions.add_parser(
         "sensitivity",
         help="a judge run over edited explanations (haf run --suites judge --dataset "
-        "edits:RUN_ID): % of labels changed per edit and criterion (JUDGE.md 5.6)",
+        "edits:RUN_ID): % of labels changed per edit and criterion "
+        "(docs/methods/judge.md#56-sensitivity-to-edits)",
     )
     sensitivity.add_argument(
         "--run", required=True, help="the judge run (its dataset: edits:RUN_ID)"

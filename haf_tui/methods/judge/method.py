@@ -21,7 +21,7 @@ METHOD: Method[JudgeSettings] = Method(
     name="judge",
     title="judge",
     description="an 8-criterion LLM judge of explanation quality and its meta-evaluation "
-    "(JUDGE.md)",
+    "(docs/methods/judge.md)",
     suite=JUDGE,
     settings=JudgeSettings,
     flag_prefix="judge",

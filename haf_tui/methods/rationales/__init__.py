@@ -1,1 +1,1 @@
-"""Token rationales of a toxicity decision (spec ``RATIONALES.md``)."""
+"""Token rationales of a toxicity decision (``docs/methods/rationales.md``)."""

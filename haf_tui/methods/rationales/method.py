@@ -19,7 +19,7 @@ METHOD: Method[RationaleSettings] = Method(
     name="rationales",
     title="rationales",
     description="which words explain the decision: plausibility against annotators, "
-    "faithfulness by removal, complexity (RATIONALES.md)",
+    "faithfulness by removal, complexity (docs/methods/rationales.md)",
     suite=RATIONALES,
     settings=RationaleSettings,
     flag_prefix="rationale",

@@ -1,4 +1,4 @@
-"""The rationales method's run settings (spec ``RATIONALES.md`` §3–§6), stored under
+"""The rationales method's run settings (``docs/methods/rationales.md``), stored under
 ``RunConfig.settings["rationales"]``."""
 
 from __future__ import annotations
@@ -20,17 +20,20 @@ DEFAULT_RANDOM_TOLERANCE = 0.05
 
 
 class RationaleSettings(BaseModel):
-    """How the rationales suite asks and perturbs (spec ``RATIONALES.md`` §3–§6)."""
+    """How the rationales suite asks and perturbs (``docs/methods/rationales.md``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     variant: Variant = Field(
-        "normal", description="prompt version (§3.2)", json_schema_extra={"label": "prompt"}
+        "normal",
+        description="prompt version (docs/methods/rationales.md#32-the-prompts)",
+        json_schema_extra={"label": "prompt"},
     )
     strategy: Strategy = Field(
         "top_ratio",
         description="how many words a rationale holds: the model decides, the size of the "
-        "human rationale, a share of the words, or k (§3.3)",
+        "human rationale, a share of the words, or k "
+        "(docs/methods/rationales.md#33-selection-strategies)",
         json_schema_extra={"label": "how many"},
     )
     k: int = Field(
@@ -43,13 +46,16 @@ class RationaleSettings(BaseModel):
         description="Top-Ratio's ratio; None: the dataset's mean |HARD|/n, set at run creation",
     )
     removal: Literal["delete", "underscore"] = Field(
-        "delete", description="how removed words go (§4.3): deleted, or each replaced by _"
+        "delete",
+        description="how removed words go (docs/methods/rationales.md#43-removing-words): "
+        "deleted, or each replaced by _",
     )
     random_seeds: int = Field(
         100,
         ge=0,
         le=1000,
-        description="random masks of the RANDOM flip baseline (§6.2); with a tolerance, the "
+        description="random masks of the RANDOM flip baseline "
+        "(docs/methods/rationales.md#62-faithfulness); with a tolerance, the "
         "most it asks",
         json_schema_extra={"flag": "--rationale-seeds", "label": "RANDOM masks"},
     )
@@ -73,11 +79,12 @@ class RationaleSettings(BaseModel):
     gold: Literal["hard", "union"] = Field(
         "hard",
         description="the annotators' gold of the hard metrics: marked by half of them, or by "
-        "any (§5)",
+        "any (docs/methods/rationales.md#5-ground-truth)",
     )
     spans: Literal["runs", "tokens"] = Field(
         "runs",
-        description="IoU-F1's predicted spans (§6.1): runs of consecutive tokens, or each "
+        description="IoU-F1's predicted spans "
+        "(docs/methods/rationales.md#61-plausibility): runs of consecutive tokens, or each "
         "token its own span (HateXplain's own evaluation)",
     )
     max_new_tokens: int = Field(64, ge=1, le=4096, description="cap of a prompted answer")

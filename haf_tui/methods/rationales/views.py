@@ -59,7 +59,8 @@ RATIONALE_METRICS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec(
         "rationale_alignment_f1",
         "align F1",
-        "token F1 between the prompted rationale and the occlusion rationale (§6.4)",
+        "token F1 between the prompted rationale and the occlusion rationale "
+        "(docs/methods/rationales.md#64-agreement)",
         undefined_when="undefined for the unbound strategy or an empty occlusion rationale",
     ),
 )

@@ -28,7 +28,9 @@ heavy or destructive verbs, and destructive ones ask first.
 MORE_NUMBERS = """\
 ## Other numbers
 
-Spec `HAF.md` §4–5 and `RATIONALES.md` §4.1; R: the JUSTIFY reasons, g: similarity, h = 1 − g.
+Defined in `docs/methods/haf.md#4-confidence-tokensar`, `docs/methods/haf.md#5-metrics`
+and `docs/methods/classify.md#2-label-scores`; R: the JUSTIFY reasons, g: similarity,
+h = 1 − g.
 
 - **C, C(Y)**: TokenSAR confidence of a span, exp(−relevance-weighted NLL of its tokens); a
   token's **relevance** R_i = 1 − g(span, span without the token), its **weight** R_i / Σ R
@@ -42,9 +44,10 @@ Spec `HAF.md` §4–5 and `RATIONALES.md` §4.1; R: the JUSTIFY reasons, g: simi
 """
 
 MORE_TEXT = """\
-Rationales (`RATIONALES.md` §6, metrics key `7`; `haf report --report rationales`): R̂ is a
-rationale's words, R the annotators' (HARD: the words at least half of them mark); prompted =
-asked of the model, occlusion = the k words whose removal lowers the log-odds of ŷ most (a_i).
+Rationales (`docs/methods/rationales.md#6-metrics`, metrics key `7`; `haf report --report
+rationales`): R̂ is a rationale's words, R the annotators' (HARD: the words at least half of
+them mark); prompted = asked of the model, occlusion = the k words whose removal lowers the
+log-odds of ŷ most (a_i).
 
 - **IOU (IoU-F1)**: spans are runs of marked words; a predicted span matches when its IoU with
   a gold span is ≥ 0.5; F1 of the mean precision (matches / predicted spans) and the mean
@@ -65,8 +68,8 @@ asked of the model, occlusion = the k words whose removal lowers the log-odds of
 - **align F1**: token F1 between the prompted and the occlusion rationale of the same k;
   **annotator IoU**: mean |A∩B| / |A∪B| over pairs of annotators.
 
-Judge (`JUDGE.md`, metrics key `8`; `haf report --report judge`, `judge-vs-haf`; `haf judge
-sensitivity`, `haf judge meta`): an LLM rates each explanation on ACORN's eight criteria;
+Judge (`docs/methods/judge.md`, metrics key `8`; `haf report --report judge`, `judge-vs-haf`;
+`haf judge sensitivity`, `haf judge meta`): an LLM rates each explanation on ACORN's eight criteria;
 a label's code is its place on the criterion's scale (Overall 1–5, New information 0–3, no 0 /
 yes 1, Factual N/A −1, Supports a 0 / b 1 / none −1).
 

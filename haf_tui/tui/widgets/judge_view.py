@@ -1,7 +1,8 @@
-"""The judge suite's ratings of one explanation (spec ``JUDGE.md`` §4.1, §4.3): per criterion
-the label with p(label), the label mass (marked "low" below 0.5), E where defined and the
-probability of each allowed label; "≠ stance" when Supports names the other label than the
-stance the explanation argued for; then the judged item (question, choices, explanation).
+"""The judge suite's ratings of one explanation (``docs/methods/judge.md#41-the-item``,
+``docs/methods/judge.md#43-constrained-answers``): per criterion the label with
+p(label), the label mass (marked "low" below 0.5), E where defined and the probability of each
+allowed label; "≠ stance" when Supports names the other label than the stance the explanation argued
+for; then the judged item (question, choices, explanation).
 
 The tree's texts (:func:`judge_title`, :func:`criterion_text`) and the view's lines
 (:func:`judge_lines`) are pure functions of a :class:`~haf_tui.tui.judge_data.Judgement`, so

@@ -1,8 +1,8 @@
-"""The rationales of one instance (spec ``RATIONALES.md``), side by side per word: which words
-the model named when asked (the prompted rationale), how much leaving each out moves its
-log-odds (occlusion a_i, a heat colour: warm > 0, cool ≤ 0) and what share of the annotators
-marked it (SOFT); the words it named that are not in the text; then per rationale source the
-faithfulness numbers with the texts actually scored, plausibility and complexity.
+"""The rationales of one instance (``docs/methods/rationales.md``), side by side per word: which
+words the model named when asked (the prompted rationale), how much leaving each out moves its
+log-odds (occlusion a_i, a heat colour: warm > 0, cool ≤ 0) and what share of the annotators marked
+it (SOFT); the words it named that are not in the text; then per rationale source the faithfulness
+numbers with the texts actually scored, plausibility and complexity.
 
 :func:`rationale_lines` is a pure function of the data, a width and a :class:`Palette` (the
 theme's colours), so it can be tested as plain text; :class:`RationaleView` draws its lines
@@ -240,8 +240,8 @@ def _answer_number(data: RationaleData, row: RationaleRecord) -> int:
 
 
 def _parse(answer: str, tokens: Sequence[str], k: int | None) -> list[Text]:
-    """How the answer was read (RATIONALES.md §3.4): each item kept (its words) or dropped
-    (why)."""
+    """How the answer was read (docs/methods/rationales.md#34-reading-an-answer): each item kept
+    (its words) or dropped (why)."""
     parsed = parse_rationale(answer, tokens, k)
     out = [prose(("  read as:", BOLD), ("" if parsed.items else " nothing", DIM))]
     for item in parsed.items:

@@ -24,7 +24,7 @@ EMBEDDED_FORMAT_NOTE = (
     f"{DEMO_MAX_NEW_TOKENS} tokens, as make run) were chosen so that several go on; with others, "
     "often none does."
 )
-"""What the review says before a run of the embedded model (README, "The demo")."""
+"""What the review says before a run of the embedded model (docs/demo.md, "The demo")."""
 
 
 def counted(count: int, noun: str) -> str:

@@ -1,5 +1,6 @@
-"""Labels and label scores of a classification prompt (spec ``RATIONALES.md`` §1, §3.2, §4.1):
-pure, no I/O.
+"""Labels and label scores of a classification prompt (``docs/methods/rationales.md#1-stages``,
+``docs/methods/rationales.md#32-the-prompts``, ``docs/methods/classify.md#2-label-scores``): pure,
+no I/O.
 
 Each label's spellings are teacher-forced as the start of the reply; lp(y) is the log-sum-exp
 of its spellings' summed raw log-probabilities, p(y | x) = exp lp(y) / Σ exp lp(y'), ŷ the

@@ -51,7 +51,7 @@ class ClassifyPlan:
 
 
 class ClassifySuite:
-    """Label scores p(y | x), ŷ and the label mass (spec ``RATIONALES.md`` §4.1)."""
+    """Label scores p(y | x), ŷ and the label mass (``docs/methods/classify.md#2-label-scores``)."""
 
     name = "classify"
     stages: tuple[str, ...] = (STAGE,)

@@ -1,4 +1,4 @@
-"""HAF metrics as pure functions over numbers (spec HAF.md, sections 4–6).
+"""HAF metrics as pure functions over numbers (docs/methods/haf.md).
 
 Inputs are sequences of floats or numpy arrays; scalar results are plain Python floats and
 per-reason results are ``list[float]``. Similarities ``g`` are in [0, 1]; diversity is ``1 − g``.

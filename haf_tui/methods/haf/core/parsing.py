@@ -1,6 +1,6 @@
 """Parse HAF model outputs: the JUSTIFY stance, follow-up decisions Y, and reasons with spans.
 
-Pure text processing (stdlib only). Spec: ``shared/spec/HAF.md`` section 3. The default
+Pure text processing (stdlib only). Spec: ``docs/methods/haf.md#3-reading-an-answer``. The default
 ``rules="reference"`` reproduces the authors' reference parser (``uofthcdslab/HAF``,
 ``utils/helpers.py``) exactly: decision sentence, stance label and reason texts.
 

@@ -50,7 +50,7 @@ HAF_METRICS: Final[tuple[MetricSpec, ...]] = (
         undefined_when="defined only for non-toxic stances",
     ),
 )
-"""HAF's six metrics, in the paper's order (spec ``HAF.md`` §5)."""
+"""HAF's six metrics, in the paper's order (``docs/methods/haf.md#5-metrics``)."""
 
 JUSTIFY_CONFIDENCE: Final = MetricSpec(
     "decision_confidence_justify",

@@ -1,6 +1,6 @@
-"""The eight ACORN criteria (spec ``JUDGE.md`` §2): ids, names, label sets with their codes,
-the guideline text and label anchors quoted from the human rating guidelines, and the Default
-prompt's question for each. Pure constants, no I/O.
+"""The eight ACORN criteria (``docs/methods/judge.md#2-the-eight-criteria``): ids, names, label sets
+with their codes, the guideline text and label anchors quoted from the human rating guidelines, and
+the Default prompt's question for each. Pure constants, no I/O.
 
 Ids are ACORN's rating field names (``supports`` … ``contrastive``). Label names are the
 strings of the answer format (``a``, ``none``, ``4``, ``no``, ``N/A``, ``sufficient``).

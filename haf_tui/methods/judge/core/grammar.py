@@ -1,9 +1,10 @@
-"""The judge's answer format as a GBNF grammar (spec ``JUDGE.md`` §4.3): one ``n. label`` line
-per criterion of a prompt's numbering, each label one of the criterion's allowed labels
-(Supports: one letter per answer choice and ``none``). Constrained judging decides each slot
-by the teacher-forced log-probabilities of exactly these labels, so the format holds by
-construction; the grammar states it for llama.cpp (``LlamaGrammar.from_string``) and for a
-server that takes GBNF. Pure: no llama.cpp here."""
+"""The judge's answer format as a GBNF grammar
+(``docs/methods/judge.md#43-constrained-answers``): one ``n. label`` line per
+criterion of a prompt's numbering, each label one of the criterion's allowed labels (Supports: one
+letter per answer choice and ``none``). Constrained judging decides each slot by the teacher-forced
+log-probabilities of exactly these labels, so the format holds by construction; the grammar states
+it for llama.cpp (``LlamaGrammar.from_string``) and for a server that takes GBNF. Pure: no llama.cpp
+here."""
 
 from __future__ import annotations
 

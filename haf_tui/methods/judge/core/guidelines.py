@@ -1,6 +1,7 @@
-"""The human rating guidelines as far as spec ``JUDGE.md`` §2–3 quotes them: the general
-instruction, the three examples (guidelines §4) and the FAQ (guidelines §6); the criteria
-section is built from :mod:`haf_tui.methods.judge.core.criteria`. Pure constants and text assembly.
+"""The human rating guidelines as far as ``docs/methods/judge.md#2-the-eight-criteria``,
+``docs/methods/judge.md#3-prompts`` quotes them: the general instruction, the three examples
+(guidelines §4) and the FAQ (guidelines §6); the criteria section is built from
+:mod:`haf_tui.methods.judge.core.criteria`. Pure constants and text assembly.
 
 *(decision)* The spec quotes the guidelines, not their layout: sections are headed
 ``Task description``, ``Criteria``, ``Examples`` and ``FAQ``; a criterion is its form name, a

@@ -1,6 +1,6 @@
-"""The judge's meta-evaluation tables (spec ``JUDGE.md`` §5, [D §4.2–4.4]): Krippendorff's α
-of the humans and with the LLM replacing a rater (Table 4.1), Spearman ρ against the vote
-(Table 4.2), the LLM as an additional rater (§5.3, Fig. 4.3), MAE/NMAE/bias (Table 4.5) and
+"""The judge's meta-evaluation tables (``docs/methods/judge.md#5-meta-evaluation``, [D §4.2–4.4]):
+Krippendorff's α of the humans and with the LLM replacing a rater (Table 4.1), Spearman ρ against
+the vote (Table 4.2), the LLM as an additional rater (§5.3, Fig. 4.3), MAE/NMAE/bias (Table 4.5) and
 the change rates under prompt variants (Table 4.4). Pure: items in, rows out, computed with
 :mod:`haf_tui.methods.judge.core.metrics`; no I/O, no store.
 

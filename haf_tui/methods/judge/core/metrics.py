@@ -1,4 +1,4 @@
-"""Meta-evaluation statistics of the judge (spec ``JUDGE.md`` §5.1–5.5): Krippendorff's α,
+"""Meta-evaluation statistics of the judge (``docs/methods/judge.md``): Krippendorff's α,
 Spearman ρ, majority votes, the LLM as a replacing or additional rater, MAE/NMAE/bias and the
 change rate. Pure, no I/O; every protocol that samples takes a seed.
 

@@ -1,7 +1,7 @@
-"""Reading a judge's free-text answer (spec ``JUDGE.md`` §4.2): rules only, no LLM fallback.
-Total: any text gives a result, never an exception; a criterion whose line is missing or whose
-value matches no rule is a failure (excluded from that criterion's metrics, its share
-reported).
+"""Reading a judge's free-text answer (``docs/methods/judge.md#42-free-answers``): rules
+only, no LLM fallback. Total: any text gives a result, never an exception; a criterion whose line is
+missing or whose value matches no rule is a failure (excluded from that criterion's metrics, its
+share reported).
 
 Per criterion the line is found by its number in the prompt's order (``6.``; Shuffled: the
 variant's numbers) or by its name (``New information:``); the value after it maps

@@ -1,5 +1,6 @@
-"""Judge prompts (spec ``JUDGE.md`` §3, §4.1, §5.5): the Default and Verbatim prompts, the six
-invariance variants, the toxicity item and the answer format. Pure, no I/O.
+"""Judge prompts (``docs/methods/judge.md#3-prompts``, ``docs/methods/judge.md#41-the-item``,
+``docs/methods/judge.md#55-prompt-wording``): the Default and Verbatim prompts, the
+six invariance variants, the toxicity item and the answer format. Pure, no I/O.
 
 A judge conversation is one user message per item (the shots', then the rated item's), each
 shot answered by an assistant message in the answer format; the raw prompt string is the

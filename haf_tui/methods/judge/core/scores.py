@@ -1,7 +1,7 @@
-"""Label distributions and expected scores from per-label log-probabilities (spec ``JUDGE.md``
-§4.3, the pure part), and the Supports cross-check with the predicted stance (§2, §4.1). Pure,
-no model: the caller teacher-forces each allowed label string after the slot's prefix and
-passes lp(l) = Σ log-softmax over its tokens.
+"""Label distributions and expected scores from per-label log-probabilities
+(``docs/methods/judge.md`` §4.3, the pure part), and the Supports cross-check with the predicted
+stance (§2, §4.1). Pure, no model: the caller teacher-forces each allowed label string after the
+slot's prefix and passes lp(l) = Σ log-softmax over its tokens.
 
 A label may have several spellings (token sequences); its log-probability is their
 log-sum-exp. p(l) = exp lp(l) / Σ exp lp(l'); the chosen label is the argmax (ties: the first

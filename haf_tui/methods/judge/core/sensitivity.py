@@ -1,7 +1,8 @@
-"""Sensitivity to explanation edits (spec ``JUDGE.md`` §5.6, [D §4.3.1, Fig. 4.4]), offline on
-the tool's own toxicity explanations *(adaptation)*: pairs (original, edited) and, for each
-edit and criterion, the % of pairs whose label changed. The targeted criterion should change
-(equivariance: the diagonal high); the others should not (invariance).
+"""Sensitivity to explanation edits (``docs/methods/judge.md#56-sensitivity-to-edits``,
+[D §4.3.1, Fig. 4.4]), offline on the tool's own toxicity explanations *(adaptation)*: pairs
+(original, edited) and, for each edit and criterion, the % of pairs whose label changed. The
+targeted criterion should change (equivariance: the diagonal high); the others should not
+(invariance).
 
 Two edits need no rewrite model:
 

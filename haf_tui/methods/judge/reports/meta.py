@@ -1,10 +1,9 @@
-"""The judge's meta-evaluation tables (spec ``JUDGE.md`` §5) of a judge run on human-rated
-explanations (an ACORN import), for ``haf judge meta`` and the metrics screen's panel 8:
-Table 4.1 (Krippendorff's α, at the criterion's level and at the interval level), Table 4.2
-(Spearman ρ with the vote), Fig. 4.3 (the LLM as an additional rater, each gain with its
-spread over the draws), Table 4.5 (bias) and Table 4.4 (change rates across wordings). Each
-Avg row names how many criteria's values it averages. The statistics are
-:mod:`haf_tui.methods.judge.core.meta`'s."""
+"""The judge's meta-evaluation tables (``docs/methods/judge.md#5-meta-evaluation``) of a judge run
+on human-rated explanations (an ACORN import), for ``haf judge meta`` and the metrics screen's panel
+8: Table 4.1 (Krippendorff's α, at the criterion's level and at the interval level), Table 4.2
+(Spearman ρ with the vote), Fig. 4.3 (the LLM as an additional rater, each gain with its spread over
+the draws), Table 4.5 (bias) and Table 4.4 (change rates across wordings). Each Avg row names how
+many criteria's values it averages. The statistics are :mod:`haf_tui.methods.judge.core.meta`'s."""
 
 from __future__ import annotations
 
@@ -83,7 +82,8 @@ def meta_tables(
                 ReportResult(
                     "judge-alpha",
                     "Table 4.1 — Krippendorff's α: humans; the LLM replacing a random rater "
-                    f"(mean of {ITERATIONS}); at the criterion's level (§5.2)",
+                    f"(mean of {ITERATIONS}); at the criterion's level "
+                    "(docs/methods/judge.md#52-krippendorffs-alpha)",
                     ["criterion", "level", "n", "α humans", "α with LLM", "Δ"],
                     [
                         (
@@ -105,7 +105,8 @@ def meta_tables(
                 ReportResult(
                     "judge-alpha-interval",
                     "Table 4.1, interval level — Krippendorff's α with δ² = (c − k)², reported "
-                    "too (§5.2); Supports and Factual are nominal: left out",
+                    "too (docs/methods/judge.md#52-krippendorffs-alpha); Supports and Factual "
+                    "are nominal: left out",
                     ["criterion", "n", "α humans", "α with LLM", "Δ"],
                     [
                         (

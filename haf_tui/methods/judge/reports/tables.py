@@ -1,4 +1,4 @@
-"""The judge suite's reports (spec ``JUDGE.md``): what both faces show of judge runs.
+"""The judge suite's reports (``docs/methods/judge.md``): what both faces show of judge runs.
 
 - ``judge`` (query ``judge_summary``): per judge run the normalised mean of each criterion with
   its n, the Supports-mismatch rate, the label-mass warnings and the free-mode failures;
@@ -259,7 +259,9 @@ def sensitivity_table(store: Store, run_id: str) -> ReportResult:
         rows.append(tuple(values))
     return ReportResult(
         "judge-sensitivity",
-        f"Sensitivity to explanation edits (§5.6, Fig. 4.4) — % of pairs whose label changed, "
+        "Sensitivity to explanation edits (Fig. 4.4; "
+        "docs/methods/judge.md#56-sensitivity-to-edits) — % of pairs whose label "
+        "changed, "
         f"run {full_id}",
         columns,
         rows,

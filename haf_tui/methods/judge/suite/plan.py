@@ -1,4 +1,5 @@
-"""What the judge suite asks of one explanation (spec ``JUDGE.md`` §1, §4.3).
+"""What the judge suite asks of one explanation (``docs/methods/judge.md#1-the-stage``,
+``docs/methods/judge.md#43-constrained-answers``).
 
 Constrained (the default): the answer format is forced slot by slot. For criterion k the
 reply so far (``1. a`` … ``k. ``, each earlier slot with its chosen label) is given and every

@@ -1,4 +1,4 @@
-"""The judge suite (spec ``JUDGE.md``): an LLM rates each explanation on ACORN's eight
+"""The judge suite (``docs/methods/judge.md``): an LLM rates each explanation on ACORN's eight
 criteria. Instance metrics per criterion ``judge_<criterion>`` (the label's code),
 ``judge_<criterion>_mass``, ``judge_<criterion>_expected`` (ordinal and binary criteria),
 ``judge_<criterion>_p_<label>`` (the distribution, constrained mode) and

@@ -46,8 +46,8 @@ OVERALL_LEVELS: Final = (5, 4, 3, 2, 1)
 
 @dataclass(frozen=True)
 class JudgeMeta:
-    """A judge run's meta-evaluation (spec ``JUDGE.md`` §5): its prompt, the explanations
-    both humans and the judge rated, and Tables 4.1, 4.2 and 4.5."""
+    """A judge run's meta-evaluation (``docs/methods/judge.md#5-meta-evaluation``): its prompt, the
+    explanations both humans and the judge rated, and Tables 4.1, 4.2 and 4.5."""
 
     prompt: str
     n_items: int

@@ -1,4 +1,4 @@
-"""Token rationales of a toxicity decision (spec ``RATIONALES.md``): the method, pure and
+"""Token rationales of a toxicity decision (``docs/methods/rationales.md``): the method, pure and
 public. ``words``: word tokens, ``norm`` and masks; ``prompts``: the prompting-based rationale
 prompts and selection rules; ``parsing``: reading an answer into a mask; ``metrics``: ground
 truth from annotators, plausibility, faithfulness, complexity and agreement."""

@@ -1,4 +1,4 @@
-"""Rationale metrics (spec ``RATIONALES.md`` §4–6): pure, no I/O, every worked example of §8
+"""Rationale metrics (``docs/methods/rationales.md``): pure, no I/O, every worked example of §8
 a test.
 
 Masks are 0/1 sequences over an instance's word tokens; soft rationales and scores are float

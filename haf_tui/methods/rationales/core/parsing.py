@@ -1,5 +1,6 @@
-"""Reading a prompting-based rationale answer into a mask (spec ``RATIONALES.md`` §3.4): pure,
-and total — any text gives a result, never an exception.
+"""Reading a prompting-based rationale answer into a mask
+(``docs/methods/rationales.md#34-reading-an-answer``): pure, and total — any text gives a result,
+never an exception.
 
 Two readings the spec leaves open, decided here *(decision)*:
 

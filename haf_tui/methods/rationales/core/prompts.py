@@ -1,6 +1,8 @@
-"""Prompting-based rationale prompts and selection rules (spec ``RATIONALES.md`` §3.2–3.3):
-pure, no I/O. The toxicity prompts are modelled word for word on P2's Table 13; all of a
-prompt goes in the user message (as HAF's)."""
+"""Prompting-based rationale prompts and selection rules
+(``docs/methods/rationales.md#32-the-prompts``,
+``docs/methods/rationales.md#33-selection-strategies``): pure, no I/O. The toxicity
+prompts are modelled word for word on P2's Table 13; all of a prompt goes in the user message (as
+HAF's)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""The gold rationale of an instance from its annotators (spec ``RATIONALES.md`` §5, §2): pure.
+"""The gold rationale of an instance from its annotators
+(``docs/methods/rationales.md#5-ground-truth``,
+``docs/methods/rationales.md#2-words-and-masks``): pure.
 
 HateXplain keeps per post its ``post_tokens`` and ``rationales`` (0, 2 or 3 masks over the
 tokens, not aligned with the annotators). The text under test must be the tokens joined by

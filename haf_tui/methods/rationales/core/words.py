@@ -1,4 +1,5 @@
-"""Words, masks and matching (spec ``RATIONALES.md`` §2): pure, no I/O.
+"""Words, masks and matching (``docs/methods/rationales.md#2-words-and-masks``): pure, no
+I/O.
 
 The unit is the word token: HateXplain's ``post_tokens`` as given, else ``text.split()`` with
 character offsets. A rationale is a 0/1 mask over the n tokens (hard) or one score per token

@@ -1,4 +1,5 @@
-"""What the rationales suite asks of one instance, and in which order (spec ``RATIONALES.md``).
+"""What the rationales suite asks of one instance, and in which order
+(``docs/methods/rationales.md``).
 
 Every text the suite scores (the full text, each leave-one-out text, each perturbed text) is
 scored by teacher-forcing each label spelling after the classification prompt: four forced

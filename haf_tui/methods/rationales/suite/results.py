@@ -1,6 +1,6 @@
 """An instance's rationales and their numbers, from a plan that has every answer (spec
-``RATIONALES.md`` §6): plausibility against the annotators, faithfulness by removal,
-complexity, and agreement. Pure: the plan holds the scores."""
+``docs/methods/rationales.md#6-metrics``): plausibility against the annotators, faithfulness by
+removal, complexity, and agreement. Pure: the plan holds the scores."""
 
 from __future__ import annotations
 

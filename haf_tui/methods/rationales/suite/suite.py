@@ -1,4 +1,4 @@
-"""The rationales suite (spec ``RATIONALES.md``): which words explain a toxicity decision —
+"""The rationales suite (``docs/methods/rationales.md``): which words explain a toxicity decision —
 asked of the model (prompting) and found by leaving each word out (occlusion) — how well
 they match the annotators, whether removing them changes the decision, and how
 concentrated they are. Its rationales go to the store's ``rationales`` table, one row per
