@@ -30,10 +30,11 @@ RUN_ID = "20261127-101500-abcd"
 
 def test_a_judge_runs_eta_counts_the_generations_left() -> None:
     live = LiveRun("judge.gguf")
-    live.apply(ProgressEvent("run-started", "r", instances_total=2,
-                             generations_planned={"judge": 46}))  # fmt: skip
+    planned = {"judge": 46}
+    live.apply(ProgressEvent("run-started", "r", instances_total=2, generations_planned=planned))
+    done = {"judge": 44}
     live.apply(ProgressEvent("instance", "r", instances_done=1, instances_total=2,
-                             generations_done={"judge": 44}, generations_planned={"judge": 46}))  # fmt: skip
+                             generations_done=done, generations_planned=planned))  # fmt: skip
     live.started = time.monotonic() - 660.0  # 44 of 46 in 11 min: 2 more take 30 s
     assert live.eta() == pytest.approx(30.0, abs=1.0)
     assert "ETA about 30 s" in MonitorScreen._stats(live).plain
@@ -45,7 +46,9 @@ def test_a_judge_runs_eta_counts_the_generations_left() -> None:
 def test_a_judged_explanation_is_said_in_words() -> None:
     choices = ("toxic", "not toxic")
     line = judged_summary("a", choices, "toxic", True)
-    assert line == "judged: the explanation argues for a) toxic, the stance it was written for (toxic)"
+    assert (
+        line == "judged: the explanation argues for a) toxic, the stance it was written for (toxic)"
+    )
     line = judged_summary("b", choices, "toxic", False)
     assert line.endswith("argues for b) not toxic, not the stance it was written for (toxic)")
     assert judged_summary("none", choices, None, None).endswith("none of the answers")

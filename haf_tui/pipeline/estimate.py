@@ -10,8 +10,8 @@ its time (a small model often lets none go on, a larger one every one, each with
 answers), and nothing measured here says it yet; a short calibration decode of the model
 (:func:`probe_speed`) then gives JUSTIFY's time alone, said in the sentence. A run without HAF
 (rationales, a judge) has its generations from its methods' plans, so the calibration decode's
-speeds put a range on it. A known answer is always a range (``3 min – 6 min``) within a small factor, never
-one false-precise figure, with a sentence that says where it comes from.
+speeds put a range on it. A known answer is always a range (``3 min – 6 min``) within a small
+factor, never one false-precise figure, with a sentence that says where it comes from.
 """
 
 from __future__ import annotations

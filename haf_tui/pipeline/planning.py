@@ -24,6 +24,7 @@ from haf_tui.methods.registry import first_tasks, methods_of, run_stages, stage_
 from haf_tui.pipeline.models import LoadedModels
 from haf_tui.store.records import InstanceRecord
 from haf_tui.vocabulary import FOLLOWUP_STAGES, HafError
+
 ASSUMED_OUTPUT_TOKENS = 200
 """Tokens an answer is assumed to take when ``max_new_tokens`` allows more."""
 FOLLOWUP_EXTRA_PROMPT_TOKENS = 120

@@ -90,9 +90,7 @@ class RunReview(Static):
                 note.append(f"\n{label}: {estimate.text()}, from {estimate.basis}.")
         if len(runs) > 1:
             note.append("\nThe runs go one after another.")
-        if any(
-            config.model.path is None and STAGES[0] in run_stages(config) for _, config in runs
-        ):
+        if any(config.model.path is None and STAGES[0] in run_stages(config) for _, config in runs):
             note.append(f"\n{EMBEDDED_FORMAT_NOTE}")
         note.append(
             "\nThe monitor replaces each estimate with the run's observed rate and an ETA as "

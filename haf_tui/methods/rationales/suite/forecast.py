@@ -30,10 +30,9 @@ def rationale_forecast(
     plan = RationalePlan(instance, config)
     plan.start()
     asked = plan.asked
+    prompts = (1, 1) if plan.gold_label is None else (1, 2)  # (two: ŷ ≠ gold)
     if not plan.prompting:
         prompts = (0, 0)
-    else:
-        prompts = (1, 1) if plan.gold_label is None else (1, 2)
     more_texts = 2 if plan.prompting else 0  # the prompted rationale: without and only
     if plan.occlusion_k is not None and plan.tokens:
         more_texts += 2  # the occlusion rationale: without and only
