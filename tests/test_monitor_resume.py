@@ -30,14 +30,15 @@ RUN_ID = "20261127-101500-abcd"
 
 def test_a_judge_runs_eta_counts_the_generations_left() -> None:
     live = LiveRun("judge.gguf")
-    planned = {"judge": 46}
-    live.apply(ProgressEvent("run-started", "r", instances_total=2, generations_planned=planned))
+    planned = {"judge": 46}  # (a resume: 20 of them made before it)
+    live.apply(ProgressEvent("run-started", "r", instances_total=2, generations_planned=planned,
+                             generations_done={"judge": 20}))  # fmt: skip
     done = {"judge": 44}
     live.apply(ProgressEvent("instance", "r", instances_done=1, instances_total=2,
                              generations_done=done, generations_planned=planned))  # fmt: skip
-    live.started = time.monotonic() - 660.0  # 44 of 46 in 11 min: 2 more take 30 s
-    assert live.eta() == pytest.approx(30.0, abs=1.0)
-    assert "ETA about 30 s" in MonitorScreen._stats(live).plain
+    live.started = time.monotonic() - 660.0  # 24 made here in 11 min: 2 more take 55 s
+    assert live.eta() == pytest.approx(55.0, abs=1.0)
+    assert "ETA about 55 s" in MonitorScreen._stats(live).plain
     # a total that may still grow (HAF's follow-ups): the instances' pace, as before
     live.growing = ("judge",)
     assert live.eta() == pytest.approx(660.0, abs=1.0)

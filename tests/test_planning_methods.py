@@ -145,6 +145,19 @@ def test_a_run_without_explanations_is_not_offered_to_judge(tmp_path: Path) -> N
             )
         )
         store.update_run("rationales-only", status="finished", seconds=3.0)
+        # a run with HAF's follow-up answers (and their reasons) but no JUSTIFY answer
+        store.connection.execute(
+            "CREATE TEMP TABLE one_run AS SELECT * FROM runs WHERE run_id = ?", [haf_run]
+        )
+        store.connection.execute("UPDATE one_run SET run_id = 'no-justify'")
+        store.connection.execute("INSERT INTO runs SELECT * FROM one_run")
+        for table in ("generations", "reasons"):
+            store.connection.execute(
+                f"INSERT INTO {table} SELECT * REPLACE ('no-justify' AS run_id) FROM {table} "
+                "WHERE run_id = ? AND stage <> 'justify'",
+                [haf_run],
+            )
         values = [value for _, value in dataset_sources(store)]
     assert f"explanations:{haf_run}" in values, values
     assert "explanations:rationales-only" not in values, values
+    assert "explanations:no-justify" not in values, values
