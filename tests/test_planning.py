@@ -9,9 +9,9 @@ import pytest
 
 from haf_tui.config import DecodingSettings, RunConfig
 from haf_tui.datasets import builtin_sample
+from haf_tui.methods.haf.suite.forecast import ASSUMED_REASONS
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.planning import (
-    ASSUMED_REASONS,
     FOLLOWUP_EXTRA_PROMPT_TOKENS,
     ProbeResult,
     plan_run,

@@ -19,6 +19,7 @@ from haf_tui.config import RunConfig, SettingsT
 from haf_tui.methods.base import Suite
 from haf_tui.reports.registry import Report, ReportResult
 from haf_tui.store.method_tables import MethodMigration
+from haf_tui.store.records import InstanceRecord
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -32,6 +33,12 @@ RateUnit = Literal["tokens", "texts"]
 StageUnits = Mapping[str, RateUnit] | Callable[[RunConfig], Mapping[str, RateUnit]]
 """The rate unit of each stage: fixed, or read from a run's config (a mode that forces replies
 in one run and samples them in another)."""
+
+StageBounds = Mapping[str, tuple[int, int | None]]
+"""Per stage, the least and the most generations one instance may need (most None: no bound
+is known before its answers)."""
+Forecast = Callable[[InstanceRecord, RunConfig], StageBounds]
+"""A method's forecast of one instance's generations before any answer (the wizard's plan)."""
 
 
 @dataclass(frozen=True)
@@ -189,7 +196,11 @@ class Method(Generic[SettingsT]):
     ``commands``: ``haf`` sub-commands of its own; ``n_parallel``: the sequences its runs
     decode together unless the user says (``--parallel``), when it wants more than a run's
     default (forced scorings of near-identical texts share more of their prompts); a run takes
-    it when all its methods ask for more (the fewest)."""
+    it when all its methods ask for more (the fewest); ``forecast``: the least and most
+    generations per stage of one instance before any answer, where its plan's first tasks do
+    not say them (None: :meth:`InstancePlan.planned` once known, else the first tasks, the
+    plan's open stages unbounded), and ``forecast_note``: what that count assumes, in one
+    sentence for the wizard's review."""
 
     name: str
     title: str
@@ -212,6 +223,8 @@ class Method(Generic[SettingsT]):
     posts: Literal["paper", "every_post"] | None = None
     commands: tuple[MethodCommand, ...] = ()
     n_parallel: int | None = None
+    forecast: Forecast | None = None
+    forecast_note: str = ""
 
     def settings_of(self, config: RunConfig) -> SettingsT:
         """This method's settings in ``config`` (its defaults where the config has none)."""

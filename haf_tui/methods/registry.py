@@ -83,6 +83,7 @@ def _load_entry_point(entry: metadata.EntryPoint) -> Method[Any]:
         suite=cast(Suite, GuardedSuite(found.suite, name)),
         units=guarded(name, "units", found.units) if callable(found.units) else found.units,
         node=guarded(name, "node", found.node) if callable(found.node) else found.node,
+        forecast=guarded(name, "forecast", found.forecast) if found.forecast else None,
     )
 
 

@@ -28,6 +28,7 @@ from haf_tui.inference.model_catalog import (
     download_model,
 )
 from haf_tui.store.db import Store
+from haf_tui.store.readers import explained_runs
 
 __all__ = [
     "DEFAULT_SAMPLE",
@@ -75,7 +76,8 @@ def label_check(values: list[Any], column: str, statement: str = "") -> ColumnLa
 
 def dataset_sources(store: Store | None) -> list[tuple[str, str]]:
     """(label, value) of the datasets stored in ``store``, the paper's datasets, then the
-    explanations of each finished run (``run:RUN_ID``, to judge them)."""
+    explanations of each finished run that has some (``run:RUN_ID``, to judge them: a run
+    without JUSTIFY reasons, rationales-only or a judge run, is not offered)."""
     sources: list[tuple[str, str]] = []
     if store is not None:
         for row in list_datasets(store):
@@ -84,8 +86,9 @@ def dataset_sources(store: Store | None) -> list[tuple[str, str]]:
                 sources.append((label, f"stored:{row.dataset_id}"))
     for paper in paper_datasets():
         sources.append((f"{paper.title} (paper, from the Hub cache)", f"paper:{paper.key}"))
+    explained = explained_runs(store) if store is not None else set()
     for run in store.list_runs() if store is not None else []:
-        if run["status"] == "finished":
+        if run["status"] == "finished" and run["run_id"] in explained:
             label = f"explanations of run {run['run_id']} · {run['model_file']} (run:…)"
             sources.append((label, f"explanations:{run['run_id']}"))
     return sources

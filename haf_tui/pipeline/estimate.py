@@ -3,12 +3,15 @@
 In order: the last finished runs of the same model file with the same settings (seconds per
 instance), else those with the same suites and batch but other settings (their output tokens per
 second, how many of their instances went past JUSTIFY, with how many reasons, and how long their
-answers were, put through this run's stages and size), else "measuring…": how many instances go
-on past JUSTIFY decides most of a run's time (a small model often lets none go on, a larger one
-every one, each with several more answers), and nothing measured here says it yet. A short
-calibration decode of the model (:func:`probe_speed`) then gives JUSTIFY's time alone, said in
-the sentence. A known answer is always a range (``3 min – 6 min``) within a small factor, never
-one false-precise figure, with a sentence that says where it comes from.
+answers were, put through this run's stages and size), and for a run without
+HAF the seconds per generation of those runs times the generations its methods' plans give;
+else, for a run with HAF, "measuring…": how many instances go on past JUSTIFY decides most of
+its time (a small model often lets none go on, a larger one every one, each with several more
+answers), and nothing measured here says it yet; a short calibration decode of the model
+(:func:`probe_speed`) then gives JUSTIFY's time alone, said in the sentence. A run without HAF
+(rationales, a judge) has its generations from its methods' plans, so the calibration decode's
+speeds put a range on it. A known answer is always a range (``3 min – 6 min``) within a small
+factor, never one false-precise figure, with a sentence that says where it comes from.
 """
 
 from __future__ import annotations
@@ -20,9 +23,9 @@ from dataclasses import dataclass
 from haf_tui.config import RunConfig
 from haf_tui.datasets import Dataset
 from haf_tui.methods.registry import run_stages
-from haf_tui.pipeline.planning import ProbeResult, plan_run, planned_instances
+from haf_tui.pipeline.planning import ProbeResult, RunPlan, plan_run, planned_instances
 from haf_tui.store.paces import PastRun
-from haf_tui.vocabulary import FOLLOWUP_STAGES
+from haf_tui.vocabulary import FOLLOWUP_STAGES, STAGES
 
 SPREAD = 1.25
 """How far a range reaches past the fastest and slowest pace measured (runs vary)."""
@@ -101,6 +104,9 @@ def estimate_time(
         and run.output_tokens > 0
         and run.answers > 0
     ]
+    with_haf = any(stage in STAGES for stage in run_stages(config))
+    if not with_haf:
+        return _without_haf(config, dataset, model_file, mine, probe)
     if alike:
         return _from_alike_runs(config, instances, model_file, alike)
     if probe is not None and probe.decode_tokens_per_second > 0:
@@ -115,6 +121,58 @@ def estimate_time(
         )
         return TimeEstimate(None, None, basis, measuring=True)
     return TimeEstimate(None, None, f"{model_file}: no run measured here and no calibration yet")
+
+
+def _generations(plan: RunPlan) -> str:
+    """``46 generations`` or ``120 to 400 generations``, from the methods' plans."""
+    least = sum(count.least for count in plan.counts.values())
+    most = plan.total_generations
+    if any(count.most is None for count in plan.counts.values()):
+        return f"at least {least} generations"
+    return f"{most} generations" if least == most else f"{least} to {most} generations"
+
+
+def _without_haf(
+    config: RunConfig,
+    dataset: Dataset,
+    model_file: str,
+    mine: Sequence[PastRun],
+    probe: ProbeResult | None,
+) -> TimeEstimate:
+    """A run whose methods' plans say its generations (no JUSTIFY deciding what follows):
+    the seconds per generation of finished runs of ``model_file`` with the same suites and
+    batch, else the calibration decode's speeds."""
+    measured = [
+        run
+        for run in mine
+        if run.config.suites == config.suites
+        and run.config.model.n_parallel == config.model.n_parallel
+        and run.generations > 0
+    ]
+    if measured:
+        plan = plan_run(config, dataset)
+        least = sum(count.least for count in plan.counts.values())
+        pace = sum(run.seconds for run in measured) / sum(run.generations for run in measured)
+        basis = (
+            f"measured here: {_runs(len(measured))} of {model_file} with these methods took "
+            f"{pace:.2f} s per generation; this run plans {_generations(plan)}"
+        )
+        return _ranged(
+            least * pace / SHAPE_SPREAD, plan.total_generations * pace * SHAPE_SPREAD, basis
+        )
+    if probe is None or probe.decode_tokens_per_second <= 0:
+        return TimeEstimate(
+            None, None, f"{model_file}: no run measured here and no calibration yet"
+        )
+    plan = plan_run(config, dataset, probe)
+    low, high = plan.least_seconds or 0.0, plan.estimated_seconds or 0.0
+    basis = (
+        f"a calibration decode of {model_file} ({probe.batch} at once): prompts "
+        f"{probe.prompt_tokens_per_second:.0f} tok/s, generation "
+        f"{probe.decode_tokens_per_second:.1f} tok/s, for the {_generations(plan)} its methods "
+        "plan; no run like it finished here"
+    )
+    return _ranged(low / SHAPE_SPREAD, high * SHAPE_SPREAD, basis)
 
 
 def _followups(config: RunConfig) -> str:

@@ -1,28 +1,30 @@
 """What a run will cost before it starts: generations per stage, and time from a short probe.
 
-The probe decodes the first instances' JUSTIFY prompts with the batch the run will use
-(``n_parallel`` sequences at once, the same llama.cpp engine the run reuses), so the speeds it
-measures are the run's, not a single sequence's. The wizard's review step shows the plan as a
-range: every instance stopping after JUSTIFY, up to every instance going on with
-:data:`ASSUMED_REASONS` reasons. Nothing here writes to the store.
+The generations come from each method's own plan over the run's instances: its declared
+``forecast`` (the least and the most one instance may need: HAF's follow-ups none up to an
+assumed number of reasons' worth, the rationales' prompts and perturbed texts), else its
+plan's first tasks (``planned()`` once known; the judge's and classify's are exact at once).
+The probe decodes the first instances' first prompts (HAF: JUSTIFY) with the batch the run will
+use (``n_parallel`` sequences at once, the same llama.cpp engine the run reuses), so the speeds
+it measures are the run's, not a single sequence's. Nothing here writes to the store.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from haf_tui.config import RunConfig
 from haf_tui.datasets import Dataset
 from haf_tui.inference.base import GenerationRequest, ListSource
 from haf_tui.messages import ChatMessage
-from haf_tui.methods.registry import first_tasks, run_stages
+from haf_tui.methods.base import open_stages
+from haf_tui.methods.registry import first_tasks, methods_of, run_stages, stage_units
 from haf_tui.pipeline.models import LoadedModels
 from haf_tui.store.records import InstanceRecord
-from haf_tui.vocabulary import STAGES
+from haf_tui.vocabulary import FOLLOWUP_STAGES, HafError
 
-ASSUMED_REASONS = 3
-"""Reasons per instance assumed before any is known (the paper's models give 2 to 5)."""
 ASSUMED_OUTPUT_TOKENS = 200
 """Tokens an answer is assumed to take when ``max_new_tokens`` allows more."""
 FOLLOWUP_EXTRA_PROMPT_TOKENS = 120
@@ -43,16 +45,38 @@ class ProbeResult:
 
 
 @dataclass(frozen=True)
+class StageCount:
+    """A stage's generations before the run: from ``least`` to ``most`` (None: no bound is
+    known before the answers)."""
+
+    least: int
+    most: int | None
+
+    def text(self) -> str:
+        """``12``, ``0–12`` or ``≥12``."""
+        if self.most is None:
+            return f"≥{self.least}"
+        return str(self.least) if self.most == self.least else f"{self.least}–{self.most}"
+
+
+class NoInstancesError(HafError, ValueError):
+    """The dataset has no instance to plan or probe."""
+
+
+@dataclass(frozen=True)
 class RunPlan:
-    """Generations a run needs at most (``individual``: estimated) and the time it may take."""
+    """Generations a run needs (per stage, from the least to the most) and the time it may
+    take."""
 
     instances: int
     generations: dict[str, int]
+    """Per stage, the most (the least where no bound is known)."""
     estimated_seconds: float | None
-    """Every instance going on after JUSTIFY with :data:`ASSUMED_REASONS` reasons."""
+    """Every stage at its most, every answer to the token limit."""
     assumptions: str
     least_seconds: float | None = None
-    """Every instance stopping after JUSTIFY (an unclear stance or no reasons)."""
+    """Every stage at its least (HAF: every instance stopping after JUSTIFY)."""
+    counts: dict[str, StageCount] = field(default_factory=dict)
 
     def time_range(self) -> str:
         """``12 s – 1 min 40 s``, one figure when both ends agree, or ``?``."""
@@ -73,34 +97,79 @@ def planned_instances(config: RunConfig, dataset: Dataset) -> int:
     return min(available, config.limit) if config.limit else available
 
 
-def plan_generations(config: RunConfig, instances: int) -> dict[str, int]:
-    """Upper bounds per stage: every instance goes on after JUSTIFY with
-    :data:`ASSUMED_REASONS` reasons (unclear stances or no reasons stop earlier); the other
-    suites' first prompts once per instance each."""
-    counts: dict[str, int] = {}
-    for haf_stage in (s for s in run_stages(config) if s in STAGES):
-        per_instance = ASSUMED_REASONS if haf_stage == "individual" else 1
-        counts[haf_stage] = instances * per_instance
-    for stage, per_instance in _other_suites_tasks(config).items():
-        counts[stage] = counts.get(stage, 0) + instances * per_instance
-    return counts
+def instance_forecast(config: RunConfig, instance: InstanceRecord) -> dict[str, StageCount]:
+    """One instance's generations per stage of the run, by each method's own plan: its
+    ``forecast``, else its plan (exact once ``planned()`` knows, else the first tasks, its
+    open stages unbounded)."""
+    stages = run_stages(config)
+    counts: dict[str, StageCount] = {}
+    for method in methods_of(config):
+        if method.forecast is not None:
+            for stage, (least, most) in method.forecast(instance, config).items():
+                counts[stage] = StageCount(least, most)
+            continue
+        plan = method.suite.plan(instance, config)
+        asked = Counter(task.stage for task in plan.start())
+        known = plan.planned()
+        still_open = open_stages(plan, method.suite.run_stages(config))
+        for stage in method.suite.run_stages(config):
+            least = known.get(stage, 0) if known is not None else asked[stage]
+            counts[stage] = StageCount(least, None if stage in still_open else least)
+    return {stage: counts.get(stage, StageCount(0, 0)) for stage in stages}
 
 
-def _other_suites_tasks(config: RunConfig) -> Counter[str]:
-    """Per stage, how many tasks the run's suites other than HAF ask of one instance first."""
-    return Counter(task.stage for suite, task in first_tasks(config) if suite.name != "haf")
+def plan_counts(config: RunConfig, instances: Sequence[InstanceRecord]) -> dict[str, StageCount]:
+    """The run's generations per stage over ``instances``: the sum of their forecasts."""
+    least: Counter[str] = Counter()
+    most: Counter[str] = Counter()
+    unbounded: set[str] = set()
+    for instance in instances:
+        for stage, count in instance_forecast(config, instance).items():
+            least[stage] += count.least
+            if count.most is None:
+                unbounded.add(stage)
+            else:
+                most[stage] += count.most
+    return {
+        stage: StageCount(least[stage], None if stage in unbounded else most[stage])
+        for stage in run_stages(config)
+    }
 
 
-def _forced_prompts(config: RunConfig) -> int:
-    """Distinct prompts of the forced replies one instance needs (their prompt is evaluated
-    once; the replies themselves are a few tokens)."""
-    return len({task.messages for _, task in first_tasks(config) if task.forced is not None})
+def plan_generations(config: RunConfig, instances: Sequence[InstanceRecord]) -> dict[str, int]:
+    """The most generations per stage (the least where no bound is known)."""
+    return {
+        stage: count.least if count.most is None else count.most
+        for stage, count in plan_counts(config, instances).items()
+    }
 
 
-def _first_prompt(config: RunConfig, text: str) -> tuple[ChatMessage, ...]:
-    """The first prompt the run's first suite asks of a text (HAF: its JUSTIFY prompt)."""
-    instance = InstanceRecord(instance_id="", position=0, text=text)
-    return first_tasks(config, instance)[0][1].messages
+def run_instances(config: RunConfig, dataset: Dataset) -> list[InstanceRecord]:
+    """The instances the run evaluates."""
+    return list(dataset.instances[: planned_instances(config, dataset)])
+
+
+def _prompt_share(config: RunConfig, instances: Sequence[InstanceRecord]) -> float:
+    """Prompts evaluated per forced reply: forced replies to one prompt (and reply prefix)
+    share its evaluation (classify's four spellings: one prompt)."""
+    forced = prompts = 0
+    for instance in instances:
+        tasks = [task for _, task in first_tasks(config, instance) if task.forced is not None]
+        forced += len(tasks)
+        prompts += len({(task.messages, task.reply_prefix) for task in tasks})
+    return prompts / forced if forced else 1.0
+
+
+def _first_prompt(config: RunConfig, instance: InstanceRecord) -> tuple[ChatMessage, ...]:
+    """The first prompt the run's first suite asks of an instance (HAF: its JUSTIFY prompt);
+    a one-line error when its suites ask nothing of it."""
+    tasks = first_tasks(config, instance)
+    if not tasks:
+        raise NoInstancesError(
+            f"the run's suites ask nothing of instance {instance.instance_id or instance.position}"
+            " (a judge run needs a dataset of explanations: run:ID)"
+        )
+    return tasks[0][1].messages
 
 
 def probe_speed(models: LoadedModels, config: RunConfig, dataset: Dataset) -> ProbeResult:
@@ -108,12 +177,12 @@ def probe_speed(models: LoadedModels, config: RunConfig, dataset: Dataset) -> Pr
     instances, as many at once as the run will decode (``n_parallel``, at most the instances
     planned)."""
     if not dataset.instances:
-        raise ValueError(f"dataset {dataset.name} has no instances")
+        raise NoInstancesError(f"dataset {dataset.name} has no instances")
     backend = models.backend
     settings = config.decoding.model_copy(update={"max_new_tokens": PROBE_TOKENS})
     batch = max(1, min(config.model.n_parallel, planned_instances(config, dataset)))
     requests = [
-        GenerationRequest(_first_prompt(config, i.text), settings, tag=n)
+        GenerationRequest(_first_prompt(config, i), settings, tag=n)
         for n, i in enumerate(dataset.instances[:batch])
     ]
     source = ListSource(requests)
@@ -130,42 +199,47 @@ def probe_speed(models: LoadedModels, config: RunConfig, dataset: Dataset) -> Pr
 
 
 def plan_run(config: RunConfig, dataset: Dataset, probe: ProbeResult | None = None) -> RunPlan:
-    """Generations per stage and, with a probe, the time of the whole run: at most (every
-    instance goes on with :data:`ASSUMED_REASONS` reasons) and at least (all stop after
-    JUSTIFY)."""
-    instances = planned_instances(config, dataset)
-    generations = plan_generations(config, instances)
+    """Generations per stage from each method's plan and, with a probe, the time of the whole
+    run: at most (every stage at its most, answers to the token limit) and at least."""
+    instances = run_instances(config, dataset)
+    counts = plan_counts(config, instances)
+    generations = {s: c.least if c.most is None else c.most for s, c in counts.items()}
     max_new = config.decoding.max_new_tokens
     typical = min(max_new, ASSUMED_OUTPUT_TOKENS)
     assumptions = (
-        f"Generations per stage are the most the run can need ({ASSUMED_REASONS} reasons per "
-        f"instance assumed). The time goes from every instance stopping after JUSTIFY with "
-        f"answers of {typical} tokens to every one going on with answers of {max_new} tokens "
-        "(the limit: small models often run to it)."
+        f"The time goes from every stage at its least with answers of {typical} tokens to "
+        f"every one at its most with answers of {max_new} tokens (the limit: small models "
+        "often run to it)."
     )
     if probe is None or probe.decode_tokens_per_second <= 0:
-        return RunPlan(instances, generations, None, assumptions)
+        return RunPlan(len(instances), generations, None, assumptions, counts=counts)
+    units = stage_units(config)
 
-    def seconds_of(stage: str, count: int, output_tokens: int) -> float:
-        prompt = probe.prompt_tokens + (0 if stage == "justify" else FOLLOWUP_EXTRA_PROMPT_TOKENS)
-        seconds = count * output_tokens / probe.decode_tokens_per_second
-        if probe.prompt_tokens_per_second > 0:
-            seconds += count * prompt / probe.prompt_tokens_per_second
-        return seconds
+    def prompt_seconds(stage: str, count: int) -> float:
+        if probe.prompt_tokens_per_second <= 0:
+            return 0.0
+        extra = FOLLOWUP_EXTRA_PROMPT_TOKENS if stage in FOLLOWUP_STAGES else 0
+        return count * (probe.prompt_tokens + extra) / probe.prompt_tokens_per_second
 
-    # forced replies (the classify suite): one evaluation of their prompt per instance
-    forced = instances * _forced_prompts(config) * probe.prompt_tokens
-    forced_seconds = (
-        forced / probe.prompt_tokens_per_second if probe.prompt_tokens_per_second else 0
-    )
-    sampled = {stage: count for stage, count in generations.items() if stage in STAGES}
-    # at the end of a run the last answers decode nearly alone, at about one sequence's rate
-    tail = max_new / (probe.decode_tokens_per_second / max(probe.batch, 1)) if sampled else 0.0
-    most = sum(seconds_of(stage, count, max_new) for stage, count in sampled.items()) + tail
-    least = seconds_of("justify", sampled.get("justify", 0), typical)
-    return RunPlan(
-        instances, generations, most + forced_seconds, assumptions, least + forced_seconds
-    )
+    share = _prompt_share(config, instances)
+
+    def seconds(count_of: dict[str, int], output_tokens: int, tail: bool) -> float:
+        total = 0.0
+        sampled = False
+        for stage, count in count_of.items():
+            if units.get(stage, "tokens") == "texts":  # forced replies: their prompts
+                total += prompt_seconds(stage, round(count * share))
+            elif count:
+                sampled = True
+                total += prompt_seconds(stage, count)
+                total += count * output_tokens / probe.decode_tokens_per_second
+        if tail and sampled:  # the last answers decode nearly alone, at one sequence's rate
+            total += max_new / (probe.decode_tokens_per_second / max(probe.batch, 1))
+        return total
+
+    most = seconds(generations, max_new, tail=True)
+    least = seconds({s: c.least for s, c in counts.items()}, typical, tail=False)
+    return RunPlan(len(instances), generations, most, assumptions, least, counts)
 
 
 def format_duration(seconds: float | None) -> str:

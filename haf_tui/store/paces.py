@@ -25,7 +25,8 @@ SELECT r.model_file, CAST(r.config AS VARCHAR) AS config, r.seconds_running,
         AS n_answers,
        (SELECT coalesce(sum(g.output_tokens), 0) FROM generations g
         WHERE g.run_id = r.run_id AND list_contains($answer_stages::VARCHAR[], g.stage))
-        AS n_answer_tokens
+        AS n_answer_tokens,
+       (SELECT count(*) FROM generations g WHERE g.run_id = r.run_id) AS n_generations
 FROM runs r
 WHERE r.status = 'finished' AND r.seconds_running > 0
   AND list_contains($files::VARCHAR[], r.model_file)
@@ -50,6 +51,8 @@ class PastRun:
     """HAF's generations (JUSTIFY and the follow-up stages)."""
     answer_tokens: int = 0
     """Their output tokens."""
+    generations: int = 0
+    """All its generations (every suite's)."""
 
 
 def past_runs(store: Store, model_files: Sequence[str], per_model: int = 5) -> list[PastRun]:
@@ -58,7 +61,8 @@ def past_runs(store: Store, model_files: Sequence[str], per_model: int = 5) -> l
     rows = store.query(_PAST_RUNS_SQL, {"files": list(model_files), "answer_stages": stages})[1]
     kept: dict[str, int] = {}
     found: list[PastRun] = []
-    for model_file, config, seconds, done, tokens, on, reasons, answers, answer_tokens in rows:
+    for row in rows:
+        model_file, config, seconds, done, tokens, on, reasons, answers, answer_tokens = row[:9]
         if int(done) <= 0 or kept.get(str(model_file), 0) >= per_model:
             continue
         kept[str(model_file)] = kept.get(str(model_file), 0) + 1
@@ -73,6 +77,7 @@ def past_runs(store: Store, model_files: Sequence[str], per_model: int = 5) -> l
                 int(reasons),
                 int(answers),
                 int(answer_tokens),
+                int(row[9]),
             )
         )
     return found

@@ -163,6 +163,20 @@ def run_explanations(store: Store, run_id: str) -> list[Explanation]:
     ]  # fmt: skip
 
 
+_EXPLAINED_RUNS_SQL = """
+SELECT DISTINCT g.run_id FROM generations g
+JOIN reasons r ON r.run_id = g.run_id AND r.instance_id = g.instance_id
+     AND r.stage = g.stage AND r.sub_index = g.sub_index
+WHERE g.stage = 'justify'
+"""
+
+
+def explained_runs(store: Store) -> set[str]:
+    """The runs with at least one JUSTIFY explanation that lists reasons (what a judge run of
+    ``run:ID`` rates; a rationales-only or judge run has none)."""
+    return {str(row[0]) for row in store.query(_EXPLAINED_RUNS_SQL)[1]}
+
+
 _JUDGE_CODES_SQL = """
 SELECT instance_id, metric, value FROM instance_metrics
 WHERE run_id = $run_id AND metric LIKE 'judge\\_%' ESCAPE '\\'

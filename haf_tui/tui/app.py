@@ -308,6 +308,8 @@ class HafApp(App[None]):
                 run_id, config, models = started.run_id, started.config, started.models
                 job.request.preloaded = None
                 self.post_message(RunUpdate(index, status="running", run_id=run_id))
+                if job.request.resume_run_id:  # named by its model, timed from its start
+                    self.post_message(RunUpdate.resumed(index, store.get_run(run_id)))
                 batcher = EventBatcher(partial(self._post_events, index))
                 summary = execute_run(
                     store,
@@ -339,6 +341,8 @@ class HafApp(App[None]):
             live.apply(event)
         if message.run_id is not None:
             live.run_id = message.run_id
+        live.label = message.label or live.label
+        live.seconds_before = message.seconds_before or live.seconds_before
         if message.log:
             live.add_log(message.log)
         if message.status is not None:

@@ -61,6 +61,10 @@ class LiveRun:
     """The wizard's estimate of the whole run, until the first instances finish."""
     done_at_start: int | None = None
     """Instances already done when this run (or resume) started."""
+    generations_at_start: int = 0
+    """Generations already stored when this run (or resume) started."""
+    seconds_before: float = 0.0
+    """The running time a resumed run had before this session (its stored record's)."""
 
     @property
     def active(self) -> bool:
@@ -73,11 +77,23 @@ class LiveRun:
             return 0.0
         return (self.ended or time.monotonic()) - self.started
 
+    def total_elapsed(self) -> float:
+        """The run's whole running time: before a resume, and in this session."""
+        return self.seconds_before + self.elapsed()
+
     def eta(self) -> float | None:
-        """Seconds left at the pace of the instances finished since the run started (None
-        before the first one): revised at every look, so it counts down and follows the run."""
+        """Seconds left: when every stage's total is exact (the judge's, classify's), at the
+        pace of the generations made since the run started; else at that of the instances
+        finished since (None before the first one). Revised at every look, so it counts down
+        and follows the run."""
         if self.started is None or self.done_at_start is None:
             return None
+        planned = sum(self.generations_planned.values())
+        if planned and not self.growing:
+            made = sum(self.generations_done.values())
+            made_here = made - self.generations_at_start
+            if made_here > 0:
+                return self.elapsed() * max(planned - made, 0) / made_here
         finished_here = self.instances_done - self.done_at_start
         if finished_here <= 0:
             return None
@@ -119,6 +135,7 @@ class LiveRun:
             self.started = self.started or time.monotonic()
             if self.done_at_start is None:
                 self.done_at_start = event.instances_done
+                self.generations_at_start = sum(event.generations_done.values())
             self.add_log(f"run {event.run_id} started: {event.message}")
         elif event.kind == "paused":
             self.status = "paused"

@@ -8,6 +8,7 @@ from typing import Any
 from textual.message import Message
 
 from haf_tui.pipeline.events import ProgressEvent
+from haf_tui.store.records import RunRecord
 
 
 @dataclass
@@ -36,6 +37,15 @@ class RunUpdate(Message):
     status: str | None = None
     run_id: str | None = None
     log: str | None = None
+    label: str | None = None
+    """What the monitor names the run by (a resumed run: its model file, once read)."""
+    seconds_before: float | None = None
+    """A resumed run's running time before this session."""
+
+    @classmethod
+    def resumed(cls, job_index: int, record: RunRecord) -> RunUpdate:
+        """A resumed run, read: named by its model file, timed from its first start."""
+        return cls(job_index, label=record.model_file, seconds_before=record.seconds_running)
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 from haf_tui.methods.declare import Method
 from haf_tui.methods.haf.reports import HAF_REPORTS
 from haf_tui.methods.haf.settings import HafSettings
+from haf_tui.methods.haf.suite.forecast import FORECAST_NOTE, haf_forecast
 from haf_tui.methods.haf.suite.suite import HAF
 from haf_tui.methods.haf.views import HAF_COLUMNS, HAF_METRICS, HAF_PANELS, JUSTIFY_CONFIDENCE
 
@@ -24,4 +25,6 @@ METHOD: Method[HafSettings] = Method(
     list_columns=HAF_COLUMNS,
     view="stances",
     posts="paper",
+    forecast=haf_forecast,
+    forecast_note=FORECAST_NOTE,
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from haf_tui.methods.declare import Method
 from haf_tui.methods.rationales.reports import RATIONALE_REPORTS
 from haf_tui.methods.rationales.settings import RATIONALE_PARALLEL, RationaleSettings
+from haf_tui.methods.rationales.suite.forecast import FORECAST_NOTE, rationale_forecast
 from haf_tui.methods.rationales.suite.plan import CLASSIFY, OCCLUSION, PERTURB
 from haf_tui.methods.rationales.suite.suite import RATIONALES
 from haf_tui.methods.rationales.views import (
@@ -38,4 +39,6 @@ METHOD: Method[RationaleSettings] = Method(
     node=rationales_node,
     posts="every_post",
     n_parallel=RATIONALE_PARALLEL,
+    forecast=rationale_forecast,
+    forecast_note=FORECAST_NOTE,
 )

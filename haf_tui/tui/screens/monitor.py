@@ -166,7 +166,7 @@ class MonitorScreen(HafScreen[None]):
                 run.run_id or "—",
                 run.status,
                 f"{run.instances_done}/{run.instances_total or '?'}",
-                format_duration(run.elapsed()) if run.started else "—",
+                format_duration(run.total_elapsed()) if run.started else "—",
             )
             for run in session.runs
         ]

@@ -1,7 +1,8 @@
-"""The wizard's review step: per picked model, the generations per stage and the time as a
-range (or "measuring…" until the run's first instances say), with a sentence on where each
-estimate comes from (runs measured here, or a short calibration decode of that model), and what
-the embedded model does with HAF's answer format."""
+"""The wizard's review step: per picked model, the generations per stage as each method's plan
+gives them (exact, a range, or at least), the time as a range (or "measuring…" until the run's
+first instances say), with a sentence on where each estimate comes from (runs measured here,
+or a short calibration decode of that model), what each method's count assumes, and, for a run
+with HAF, what the embedded model does with HAF's answer format."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from textual.widgets import Static
 from haf_tui.config import RunConfig
 from haf_tui.datasets import Dataset
 from haf_tui.defaults import DEMO_LIMIT, DEMO_MAX_NEW_TOKENS, DEMO_SEED, EMBEDDED_MODEL_NAME
-from haf_tui.methods.registry import run_stages
+from haf_tui.methods.registry import methods_of, run_stages
 from haf_tui.pipeline.estimate import TimeEstimate
-from haf_tui.pipeline.planning import ASSUMED_REASONS, plan_run
+from haf_tui.pipeline.planning import plan_run
+from haf_tui.vocabulary import STAGES
 
 EMBEDDED_FORMAT_NOTE = (
     f"{EMBEDDED_MODEL_NAME} follows HAF's answer format only sometimes: an instance whose "
@@ -57,11 +59,16 @@ class RunReview(Static):
         if dataset is None:
             note.append("Reading the dataset …")
         else:
-            instances = plan_run(runs[0][1], dataset).instances
+            first = runs[0][1]
+            instances = plan_run(first, dataset).instances
             note.append(
                 f"{counted(instances, 'instance')} of {dataset.name}. Generations per stage "
-                f"are the most a run can need ({ASSUMED_REASONS} reasons per instance assumed)."
+                "come from each method's plan: one figure is exact, a–b goes from the least "
+                "to the most, ≥n is at least."
             )
+            for method in methods_of(first):
+                if method.forecast_note:
+                    note.append(f"\n{method.forecast_note}")
         for index, (label, config) in enumerate(runs):
             if dataset is None:
                 table.add_row(label, *["…" for _ in stages], "…")
@@ -71,7 +78,8 @@ class RunReview(Static):
             time = estimate.text() if estimate is not None else "calibrating …"
             if index in errors:
                 time = "unknown"
-            table.add_row(label, *[str(plan.generations.get(s, 0)) for s in stages], time)
+            counts = [plan.counts[s].text() if s in plan.counts else "0" for s in stages]
+            table.add_row(label, *counts, time)
             if index in errors:
                 note.append(f"\n{label}: no estimate ({errors[index]}).")
             elif estimate is None:
@@ -82,7 +90,7 @@ class RunReview(Static):
                 note.append(f"\n{label}: {estimate.text()}, from {estimate.basis}.")
         if len(runs) > 1:
             note.append("\nThe runs go one after another.")
-        if any(config.model.path is None for _, config in runs):
+        if any(config.model.path is None and STAGES[0] in run_stages(config) for _, config in runs):
             note.append(f"\n{EMBEDDED_FORMAT_NOTE}")
         note.append(
             "\nThe monitor replaces each estimate with the run's observed rate and an ETA as "

@@ -88,5 +88,7 @@ def pace_text(live: LiveRun) -> Text:
     elif live.estimate and live.active:
         text.append(f"  estimated {live.estimate} (until the first instance finishes)")
     if live.started is not None:
-        text.append(f"  elapsed {format_duration(live.elapsed())}")
+        text.append(f"  elapsed {format_duration(live.total_elapsed())}")
+        if live.seconds_before:
+            text.append(f" ({format_duration(live.elapsed())} since the resume)")
     return text

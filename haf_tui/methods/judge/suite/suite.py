@@ -21,6 +21,7 @@ from haf_tui.methods.base import (
     Task,
     unparsed_record,
 )
+from haf_tui.methods.judge.core.criteria import LETTERS
 from haf_tui.methods.judge.core.parsing import parse_judgement
 from haf_tui.methods.judge.core.scores import supports_matches
 from haf_tui.methods.judge.suite.plan import SLOT, STAGE, JudgePlan
@@ -114,7 +115,24 @@ class JudgeSuite:
         matches = supports_matches(supports, str(stance)) if stance else None
         if matches is not None:
             metrics.append(("judge_supports_matches", 1.0 if matches else 0.0, 1))
-        return SuiteOutcome(instance_metrics=metrics, summary=f"judged (supports {supports})")
+        summary = judged_summary(supports, plan.item.choices, stance, matches)
+        return SuiteOutcome(instance_metrics=metrics, summary=summary)
+
+
+def judged_summary(
+    supports: str | None, choices: Sequence[str], stance: object, matches: bool | None
+) -> str:
+    """One judged explanation in words (the monitor's log line): the answer its Supports
+    rating says it argues for, and whether that is the stance it was written for."""
+    if supports is None:
+        said = "no Supports rating was read"
+    elif supports in LETTERS and LETTERS.index(supports) < len(choices):
+        said = f"the explanation argues for {supports}) {choices[LETTERS.index(supports)]}"
+    else:
+        said = "the explanation argues for none of the answers"
+    if matches is None:
+        return f"judged: {said}"
+    return f"judged: {said}, {'' if matches else 'not '}the stance it was written for ({stance})"
 
 
 JUDGE = JudgeSuite()
