@@ -392,3 +392,17 @@ def test_verbatim_prompt() -> None:
     assert guidelines_text() in prompt
     with pytest.raises(ValueError):
         judge_prompt(ITEM, "shuffled", only="overall")
+
+
+def test_each_judge_metric_says_which_way_is_better() -> None:
+    """The stored value is the label's code: for a criterion whose higher code is worse
+    (unnecessary information present) lower is better, as the legends and ``?`` say."""
+    from haf_tui.methods.judge.core.criteria import CRITERIA
+    from haf_tui.methods.judge.views import JUDGE_METRICS
+
+    better = {spec.name: spec.better for spec in JUDGE_METRICS}
+    assert better["judge_supports"] is None
+    assert better["judge_unnecessary_info"] == "lower"
+    for crit in CRITERIA:
+        if crit.id != "supports":
+            assert better[f"judge_{crit.id}"] == ("lower" if crit.lower_is_better else "higher")

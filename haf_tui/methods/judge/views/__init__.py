@@ -17,7 +17,7 @@ JUDGE_METRICS: Final[tuple[MetricSpec, ...]] = (
             f"the judge's label code for {c.display.lower()} "
             f"({', '.join(f'{label.code} {label.name}' for label in c.labels)})",
             value_range=f"{min(lb.code for lb in c.labels)}–{max(lb.code for lb in c.labels)}",
-            better=None if c.id == "supports" else "higher",
+            better=None if c.id == "supports" else ("lower" if c.lower_is_better else "higher"),
         )
         for c in CRITERIA
     ),
