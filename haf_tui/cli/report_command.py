@@ -211,8 +211,8 @@ def _closing(
         stops = run_stops(store, with_haf)
         if stops.stopped:
             console.print(
-                f"{stops.stopped} of {stops.total} instances of the HAF runs stopped after "
-                f"JUSTIFY ({stops.reasons}); their metrics are undefined "
+                f"{stops.stopped} of {stops.total} instances stopped after JUSTIFY "
+                f"({stops.reasons}); their metrics are undefined "
                 "(haf query --name unclear_rates)."
             )
     newest = with_haf[-1] if with_haf else (every[-1] if every else None)

@@ -91,8 +91,7 @@ def _compact(columns: Sequence[str], rows: Sequence[Row], kept: list[int]) -> Ta
         padding=(0, 1, 0, 0),
     )
     for k in kept:
-        cells = [row[k] for row in rows if row[k] is not None]
-        numeric = bool(cells) and all(_is_number(c) for c in cells)
+        numeric = all(_is_number(row[k]) for row in rows if row[k] is not None)
         table.add_column(Text(columns[k]), justify="right" if numeric else "left", no_wrap=True)
     for row in rows:
         texts = (format_value(row[k]) for k in kept)
@@ -133,8 +132,9 @@ def left_out_line(left_out: Sequence[str]) -> str:
 
 
 def _short(definition: str) -> str:
-    """A metric's meaning up to its first ``:`` or ``;``, cut to :data:`LEGEND_WIDTH`."""
-    for mark in (":", ";"):
+    """A metric's meaning up to its first ``:``, ``;`` or parenthesis, cut to
+    :data:`LEGEND_WIDTH`."""
+    for mark in (":", ";", " ("):
         definition = definition.split(mark)[0]
     definition = definition.strip()
     return definition if len(definition) <= LEGEND_WIDTH else definition[: LEGEND_WIDTH - 1] + "…"
