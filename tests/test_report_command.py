@@ -49,9 +49,7 @@ def _section(out: str, title: str) -> str:
     """The lines from the table titled ``title`` to the next table's title."""
     lines = out.splitlines()
     start = next(k for k, line in enumerate(lines) if line.startswith(title))
-    end = next(
-        (k for k in range(start + 1, len(lines)) if lines[k].startswith(TITLES)), len(lines)
-    )
+    end = next((k for k in range(start + 1, len(lines)) if lines[k].startswith(TITLES)), len(lines))
     return "\n".join(lines[start:end])
 
 

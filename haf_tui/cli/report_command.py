@@ -118,11 +118,13 @@ def report_command(args: argparse.Namespace, store: Store, console: Console) -> 
     for name in names:
         suite = owners.get(name)
         runs = every if suite is None else [r for r in every if suite in suites[r]]
-        if runs:
+        if runs or not every:  # (no run stored: each table empty, under its title)
             failed += _one_report(args, store, console, name, runs)
         if suite is not None and last_of[suite] == name and args.format == "table":
             _lacking_line(console, suite, [r for r in every if suite not in suites[r]])
-    if args.format == "table":
+    if args.format == "table" and not every:
+        console.print(f"no runs in {store.path} yet: haf run --demo stores one")
+    elif args.format == "table":
         _closing(store, console, every, suites, names)
     return 2 if failed else 0
 

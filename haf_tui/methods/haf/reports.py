@@ -74,8 +74,11 @@ HAF_REPORTS: Final[tuple[Report, ...]] = (
             "(NO) or 0 (YES, MAYBE, UNCLEAR)",
         ),
         terms=(
-            ("% NO", "share of instances whose UPHOLD-REASON decision is NO (the reasons "
-             "suffice); internal: of the text's own reasons, external: of outside ones"),
+            (
+                "% NO",
+                "share of instances whose UPHOLD-REASON decision is NO (the reasons "
+                "suffice); internal: of the text's own reasons, external: of outside ones",
+            ),
         ),
     ),
     Report(
