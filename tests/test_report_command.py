@@ -144,7 +144,9 @@ def test_a_single_run_writes_the_campaign_reports_html_and_latex(
                           "--out", str(out_dir))  # fmt: skip
     html = (out_dir / "report.html").read_text()
     assert status == 0 and str(out_dir / "report.html") in out
-    assert run in html and "Table 1" in html and "<svg" in html  # (figures inline: offline)
+    assert (
+        f"Run report — {run}" in html and "Table 1" in html and "<svg" in html
+    )  # (figures inline: offline)
     assert 'src="figures/' not in html and "<link " not in html
     status, _ = _report(db, capsys, monkeypatch, "--run", run, "--format", "latex",
                         "--out", str(tmp_path / "tex"))  # fmt: skip

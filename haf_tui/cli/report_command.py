@@ -236,9 +236,9 @@ def _write(args: argparse.Namespace, store: Store, console: Console, runs: list[
     if not runs:
         raise ReportCommandError("no runs stored: nothing to report")
     cells = _cells(store, runs)
-    title = f"run {runs[0]}" if len(runs) == 1 else f"{len(runs)} runs"
+    title = runs[0] if len(runs) == 1 else f"{len(runs)} runs"
     written = write_campaign_report(
-        store, title, cells, [args.format], Path(args.out), force=args.force
+        store, title, cells, [args.format], Path(args.out), force=args.force, kind="Run report"
     )
     for path in written:
         console.print(str(path), highlight=False, soft_wrap=True)
