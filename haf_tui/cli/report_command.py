@@ -66,7 +66,9 @@ def add_report_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="fit: the columns that fit the terminal, the others named; all: every column "
         "(wider than the terminal: one record per row)",
     )
-    report.add_argument("--out", help="the folder --format html or latex writes into")
+    report.add_argument(
+        "--out", metavar="FOLDER", help="the folder --format html or latex writes into"
+    )
     report.add_argument("--force", action="store_true", help="write over files already there")
 
 
