@@ -200,7 +200,8 @@ def test_haf_report_judge(judge_db: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main(["--db", str(judge_db), "report", "--report", "judge", "--format", "json"]) == 0
     out = capsys.readouterr().out
     assert '"% Supports ≠ stance": 33.33' in out and '"Overall": 0.375' in out
-    assert main(["--db", str(judge_db), "report", "--run", JUDGE_RUN, "--report", "judge"]) == 0
+    argv = ["--db", str(judge_db), "report", "--run", JUDGE_RUN, "--report", "judge"]
+    assert main([*argv, "--columns", "all"]) == 0  # (by default: the columns that fit)
     out = capsys.readouterr().out
     assert "Judge — ACORN criteria" in out and "0.375" in out and "33.333" in out
     assert f"haf report --run {JUDGE_RUN} --report judge" in out  # what to look at next

@@ -27,9 +27,9 @@ from haf_tui.cli.read_commands import (
     export_command,
     models_command,
     query_command,
-    report_command,
     runs_command,
 )
+from haf_tui.cli.report_command import report_command
 from haf_tui.cli.run_command import add_run_parser, run_command
 from haf_tui.cli.serve_command import add_serve_parser, serve_command
 from haf_tui.cli.settings_options import REFUSED_FLAGS

@@ -8,16 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from haf_tui import reports
 from haf_tui.cli.fit_table import Column, fit_table
 from haf_tui.cli.query_stream import ctrl_c_interrupts, print_rows
+from haf_tui.cli.report_command import add_report_parser
+from haf_tui.cli.report_layout import print_result
 from haf_tui.config import RunConfig
 from haf_tui.defaults import model_search_dirs
 from haf_tui.inference.model_catalog import discover_models
-from haf_tui.methods.registry import methods, summary_reports_of
+from haf_tui.methods.registry import methods
 from haf_tui.store import (
     QueryInterruptedError,
     StatementInterrupt,
@@ -26,33 +27,17 @@ from haf_tui.store import (
     check_target,
 )
 from haf_tui.store.db import Store
-from haf_tui.store.readers import RUN_TABLES, export_run_table, run_stops
-from haf_tui.vocabulary import error_line
+from haf_tui.store.readers import RUN_TABLES, export_run_table
 
 FORMATS = ("table", "csv", "json", "markdown")
 FORMAT_HELP = "table: for the terminal; csv, json or markdown: for other tools"
-TRANSPOSED_ROWS = 6
-"""A result wider than the terminal with at most this many rows is shown transposed (one
-column per row); with more, as one record per row."""
 RUN_ID_WIDTH = len("20250101-000000-abcd")
 """A run id's length (``haf_tui.pipeline.runs.new_run_id``): the run column's least width."""
 
 
 def add_read_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The read-only sub-commands."""
-    report = commands.add_parser("report", help="the paper's Tables 1, 2 and 4 for stored runs")
-    report.add_argument(
-        "--run", action="append", default=[], help="run id (repeatable; default: all runs)"
-    )
-    report.add_argument(
-        "--report",
-        action="append",
-        choices=sorted(reports.REPORTS),
-        metavar="NAME",
-        help=f"which report (repeatable): {', '.join(sorted(reports.REPORTS))} (default: "
-        "table1, table2, table4)",
-    )
-    report.add_argument("--format", choices=FORMATS, default="table", help=FORMAT_HELP)
+    add_report_parser(commands)
 
     query = commands.add_parser("query", help="run SQL (read-only) or a named query")
     query.add_argument("sql", nargs="?", help="SQL text")
@@ -87,82 +72,6 @@ def add_read_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
 
     commands.add_parser("models", help="list GGUF files in the model folders")
-
-
-def _print(
-    console: Console, title: str, columns: list[str], rows: list[tuple[Any, ...]], fmt: str
-) -> None:
-    if fmt == "table":
-        too_wide = bool(rows) and reports.table_width(columns, rows) > console.width
-        if too_wide and len(rows) <= TRANSPOSED_ROWS:
-            console.print(reports.to_rich_table_transposed(title, columns, rows))
-        elif too_wide:
-            console.print(f"{title}: {len(rows)} rows, one record each (wider than the terminal)")
-            console.out(reports.to_expanded(columns, rows, width=console.width), end="")
-            console.print("(--format csv, json or markdown for other layouts)", style="dim")
-        else:
-            console.print(reports.to_rich_table(title, columns, rows))
-    elif fmt == "csv":
-        console.out(reports.to_csv(columns, rows), end="")
-    elif fmt == "json":
-        console.out(reports.to_json(columns, rows))
-    else:
-        console.out(reports.to_markdown(columns, rows))
-
-
-def report_command(args: argparse.Namespace, store: Store, console: Console) -> int:
-    """Print the chosen reports for the chosen runs."""
-    run_ids = [store.get_run(r).run_id for r in args.run]
-    asked = args.report or _summary_names(store, run_ids)
-    names = dict.fromkeys(n for a in asked for n in (a, *reports.get_report(a).companions))
-    failed = 0
-    for name in names:
-        report = reports.get_report(name)
-        try:
-            result = report.run(store, {"run_ids": run_ids})
-            notes = _run_notes(report, result, store) if args.format == "table" else []
-            _print(console, result.title, result.columns, result.rows, args.format)
-        except Exception as error:  # a report (a plug-in's) that fails: one line, the rest print
-            failed += 1
-            Console(stderr=True, soft_wrap=True).print(
-                f"[red]error:[/] report {name!r} failed: {escape(error_line(error))}",
-                highlight=False,
-            )
-            continue
-        for warning in notes:
-            console.print(warning, style="yellow", highlight=False)
-    if args.format == "table":
-        _print_stops(store, run_ids, console)
-        newest = run_ids[-1] if run_ids else next(iter(store.list_runs()), {}).get("run_id")
-        if newest:
-            suggest_instance(store, newest, console, shown=tuple(names))
-    return 2 if failed else 0
-
-
-def _run_notes(report: reports.Report, result: reports.ReportResult, store: Store) -> list[str]:
-    """The report's warning lines about the runs of its rows."""
-    if report.run_note is None or "run" not in result.columns:
-        return []
-    notes = (report.run_note(store, row[result.columns.index("run")]) for row in result.rows)
-    return [note for note in notes if note]
-
-
-def _summary_names(store: Store, run_ids: Sequence[str]) -> list[str]:
-    """What ``haf report`` shows by default: the summary reports of the chosen runs' suites
-    (every run's when none is chosen), else every summary report."""
-    chosen = run_ids or [str(run["run_id"]) for run in store.list_runs()]
-    suites = {suite for run_id in chosen for suite in run_suites(store, run_id)}
-    return summary_reports_of(tuple(suites)) or [r.name for r in reports.summary_reports()]
-
-
-def _print_stops(store: Store, run_ids: list[str], console: Console) -> None:
-    """Say how many instances stopped after JUSTIFY, and why (undefined metrics follow)."""
-    stops = run_stops(store, run_ids)
-    if stops.stopped:
-        console.print(
-            f"{stops.stopped} of {stops.total} instances stopped after JUSTIFY ({stops.reasons}); "
-            "their metrics are undefined (haf query --name unclear_rates)."
-        )
 
 
 def run_suites(store: Store, run_id: str) -> tuple[str, ...]:
@@ -254,7 +163,7 @@ def query_command(args: argparse.Namespace, store: Store, console: Console) -> i
                 columns,
                 batches,
                 args.format,
-                lambda names, rows: _print(console, title, names, rows, "table"),
+                lambda names, rows: print_result(console, title, names, rows, "table"),
             )
     except QueryInterruptedError:
         Console(stderr=True).print("query interrupted", highlight=False)

@@ -51,7 +51,9 @@ class Report:
     """A named query shown one way. ``summary`` reports are what ``haf report`` shows;
     ``companions``: reports printed after this one; ``run_note``: a warning line about one run
     of its rows (None: nothing to say), printed under the table; ``per_instance``: the values
-    behind its numbers per instance (None: only the run-level numbers)."""
+    behind its numbers per instance (None: only the run-level numbers); ``terms``: (column
+    label or value, one-line meaning) of what its columns show that is no method's
+    :class:`~haf_tui.methods.declare.MetricSpec` (the CLI's legend under the table)."""
 
     name: str
     title: str
@@ -61,6 +63,7 @@ class Report:
     companions: tuple[str, ...] = ()
     run_note: Callable[[Store, str], str | None] | None = field(default=None, compare=False)
     per_instance: PerInstance | None = None
+    terms: tuple[tuple[str, str], ...] = ()
 
     def run(self, store: Store, params: Mapping[str, Any] | None = None) -> ReportResult:
         """Run the query and shape its result."""

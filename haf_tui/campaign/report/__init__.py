@@ -34,9 +34,14 @@ __all__ = [
 
 
 def build_campaign_report(
-    store: Store, campaign: str, cells: Sequence[tuple[str, str, str]]
+    store: Store,
+    campaign: str,
+    cells: Sequence[tuple[str, str, str]],
+    *,
+    kind: str = "Campaign report",
 ) -> CampaignReport:
-    """Read and draw the whole report (tables, figures) of the cells (model, dataset, run)."""
+    """Read and draw the whole report (tables, figures) of the cells (model, dataset, run);
+    ``kind`` heads it."""
     from haf_tui.campaign.report import figures
 
     found = campaign_cells(store, cells)
@@ -52,7 +57,7 @@ def build_campaign_report(
         figure = figures.distributions(table, number)
         if figure is not None:
             drawn.append(figure)
-    return CampaignReport(campaign, found, tables, drawn, notes, reports, extra)
+    return CampaignReport(campaign, found, tables, drawn, notes, reports, extra, kind)
 
 
 def report_files(report: CampaignReport, formats: Sequence[str]) -> dict[str, bytes]:
@@ -91,15 +96,17 @@ def write_campaign_report(
     out_dir: Path,
     *,
     force: bool = False,
+    kind: str = "Campaign report",
 ) -> list[Path]:
     """Write the campaign's report into ``out_dir`` (see the module); returns the paths
     written. CampaignReportError (one line) for an unknown format, a run the store lacks, a
     folder in it that links outside it, or an existing file without ``force`` (nothing is
     written then; a symlink is replaced, its target never written), or a file that cannot be
-    written (each file is whole or absent; the line says how many were written before it)."""
+    written (each file is whole or absent; the line says how many were written before it).
+    ``kind`` heads the report ("Campaign report")."""
     if not formats:
         raise CampaignReportError("no report format asked for")
-    report = build_campaign_report(store, campaign, cells)
+    report = build_campaign_report(store, campaign, cells, kind=kind)
     files = report_files(report, formats)
     out = Path(out_dir).expanduser()
     inside = Path(os.path.realpath(out))

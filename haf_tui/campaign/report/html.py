@@ -99,7 +99,7 @@ def _inline_svg(svg: str) -> str:
 
 def to_html(report: CampaignReport) -> str:
     """The whole report as one self-contained HTML page."""
-    title = f"Campaign report — {report.campaign}"
+    title = f"{report.kind} — {report.campaign}"
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',

@@ -137,7 +137,7 @@ _FIGURE_SIZE: Final = r"width=\linewidth,height=0.75\textheight,keepaspectratio"
 
 def to_latex(report: CampaignReport) -> str:
     """The whole report as a standalone LaTeX document."""
-    title = rf"\section*{{Campaign report --- {escape(report.campaign)}}}"
+    title = rf"\section*{{{escape(report.kind)} --- {escape(report.campaign)}}}"
     cells = tabular(CELL_COLUMNS, cell_rows(report), 4)
     parts = [_PREAMBLE, r"\begin{document}", title, r"\subsection*{Cells}"]
     parts.append("\n".join([r"\begin{center}\small", rf"\fitwidth{{{cells}}}", r"\end{center}"]))

@@ -97,7 +97,8 @@ class Figure:
 
 @dataclass(frozen=True)
 class CampaignReport:
-    """The whole report: the campaign's name, its cells, tables, figures and notes."""
+    """The whole report: the campaign's name, its cells, tables, figures and notes; ``kind``
+    heads it ("Campaign report"; ``haf report --format html`` of runs: "Run report")."""
 
     campaign: str
     cells: list[Cell]
@@ -106,6 +107,7 @@ class CampaignReport:
     notes: list[str]
     run_tables: list[RunTable] = field(default_factory=list)
     csv_extra: dict[str, tuple[list[str], list[tuple[object, ...]]]] = field(default_factory=dict)
+    kind: str = "Campaign report"
 
     @property
     def unfinished(self) -> list[Cell]:

@@ -33,7 +33,7 @@ def markdown_table(columns: Sequence[str], body: Sequence[Sequence[str]]) -> lis
 def to_markdown(report: CampaignReport) -> str:
     """The whole report as Markdown: the cells, every table with its caption and definitions,
     every figure (its SVG file) with its caption."""
-    lines = [f"# Campaign report — {report.campaign}", "", "## Cells", ""]
+    lines = [f"# {report.kind} — {report.campaign}", "", "## Cells", ""]
     lines += markdown_table(CELL_COLUMNS, cell_rows(report))
     lines += [""] + [f"- {note}" for note in report.notes] + ([""] if report.notes else [])
     for table in report.tables:

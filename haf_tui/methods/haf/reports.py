@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Final
 
 from haf_tui.reports.registry import (
+    INSTANCE_LABEL,
+    POOLED_LABEL,
     RUN_KEYS,
     PerInstance,
     Report,
@@ -27,6 +29,16 @@ _INSTANCE_MEANS: Final = (
     "reasons), then the mean over the instances where it is defined (Table 1's instance-mean "
     "rule; the reference pools every reason instead)"
 )
+_POOLING_TERMS: Final = (
+    (POOLED_LABEL, "the reference's rule: mean over every reason of every instance"),
+    (INSTANCE_LABEL, "mean of the instances' values; n = instances the metric is defined on"),
+)
+_TABLE4_TERMS: Final = (
+    ("score", "RS (SUF) or RN (NEC), the product of the three terms"),
+    ("C(Y)", "TokenSAR confidence of UPHOLD-STANCE's decision Y"),
+    ("S/N(Y)", "weight of Y: S for RS (NO 1, MAYBE 0.5, else 0.1), N for RN (YES 1, MAYBE 0.5)"),
+    ("I_S/I_N", "informativeness of the new reasons: RS uses 1 − I_S, RN uses I_N"),
+)
 
 
 HAF_REPORTS: Final[tuple[Report, ...]] = (
@@ -37,6 +49,7 @@ HAF_REPORTS: Final[tuple[Report, ...]] = (
         summary=True,
         shape=pooling_rows((*_RUN_KEYS, ("n_instances", "instances")), TABLE1_METRICS),
         per_instance=PerInstance(TABLE1_METRICS, rule=_INSTANCE_MEANS),
+        terms=_POOLING_TERMS,
     ),
     Report(
         "table2",
@@ -60,6 +73,13 @@ HAF_REPORTS: Final[tuple[Report, ...]] = (
             rule="the share of instances whose decision is Y = NO: each instance counts 100 "
             "(NO) or 0 (YES, MAYBE, UNCLEAR)",
         ),
+        terms=(
+            (
+                "% NO",
+                "share of instances whose UPHOLD-REASON decision is NO (the reasons "
+                "suffice); internal: of the text's own reasons, external: of outside ones",
+            ),
+        ),
     ),
     Report(
         "table4",
@@ -74,6 +94,7 @@ HAF_REPORTS: Final[tuple[Report, ...]] = (
             groups=("RS (SUF)", "RN (NEC)"),
             rule=_INSTANCE_MEANS,
         ),
+        terms=(*_TABLE4_TERMS, *_POOLING_TERMS),
     ),
     Report(
         "figure2",
