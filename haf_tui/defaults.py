@@ -22,6 +22,15 @@ wizard's defaults for that model): chosen (README, "The demo") so that the 135M 
 stance with listed reasons on several of the first texts of the built-in sample, and every
 stage runs."""
 
+SAMPLE_SEED = 17
+"""The seed of a dataset's sample unless one is given (``haf datasets import --sample N``)."""
+
+API_KEY_VARIABLE = "HAF_SERVE_API_KEY"
+"""The environment variable holding the key of ``haf serve`` and of ``haf run --server``'s
+client (here, not in the HTTP client's module, so that building the parser imports no httpx)."""
+SERVE_MAX_CONNECTIONS = 64
+"""``haf serve``'s default cap on connections open at once."""
+
 
 def haf_home() -> Path:
     """haf-tui's data folder: ``$HAF_HOME``, else the platform's user data folder."""
