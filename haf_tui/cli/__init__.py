@@ -112,7 +112,7 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
 
         return serve_command(args)
     if args.command == "models":
-        from haf_tui.cli.read_commands import models_command
+        from haf_tui.cli.models_command import models_command
 
         return models_command(console)
     if args.command == "datasets":
