@@ -1,3 +1,4 @@
+# Over 400 lines: main() runs every comparison in one measured run; the parts have own modules.
 """``make bench``: speed figures written to ``bench-results/bench.json`` and ``bench.md``.
 
 Every comparison interleaves its arms (:mod:`benchmarks.method`: A B, B A, ... for
@@ -22,6 +23,8 @@ table. Measured in one run, so the ratios compare like with like:
   (:mod:`benchmarks.rationales_speed`): scored texts/s against the raw ``llama_decode``
   ceiling on the same prompt tokens, forced scorings and RANDOM seeds per post, the projected
   time of a 1,024-post run (``--only rationales`` runs this part alone);
+- CLI start-up: CPU and wall seconds of ``haf --help``, ``haf runs --help`` and
+  ``haf query --help`` in fresh processes (:mod:`benchmarks.cli_startup`; ``--only cli``);
 - TUI keypress latency per screen on a synthetic store of 5,000 instances × 4 runs
   (:mod:`benchmarks.tui_latency`, in a fresh process as ``haf`` would be).
 """
@@ -40,6 +43,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.cli_startup import bench_cli_startup
+from benchmarks.cli_startup import markdown as cli_markdown
 from benchmarks.method import compare, load_average
 from benchmarks.throughput import (
     bench_dataset,
@@ -262,7 +267,7 @@ def main() -> None:
     parser.add_argument("--shared", default=str(Path.cwd().parent / "shared"))
     parser.add_argument(
         "--only",
-        choices=("rationales",),
+        choices=("rationales", "cli"),
         help="run one part alone (its figures go to bench-results/<part>.json and .md)",
     )
     args = parser.parse_args()
@@ -270,7 +275,12 @@ def main() -> None:
     if args.only == "rationales":
         _rationales_only(args, started)
         return
+    if args.only == "cli":
+        _cli_only(args)
+        return
     rounds = args.rounds
+    _progress(started, "CLI start-up")
+    cli_startup = bench_cli_startup(max(rounds, 5))
     models = {"embedded": embedded_model_path()}
     previous = previous_default_model()
     if previous is not None:
@@ -298,6 +308,7 @@ def main() -> None:
         "relevance": bench_relevance(backend),
         "method_core": bench_method_core(Path(args.shared)),
         "data": {"dataset": dataset.name, "instances": len(dataset.instances)},
+        "cli_startup": cli_startup,
     }
     _progress(started, "decoding: single, engine, ceiling")
     for busy in (False, True):
@@ -340,7 +351,8 @@ def main() -> None:
     results["machine"]["load_at_end"] = load_average()
     results["machine"]["bench_seconds"] = round(time.perf_counter() - started, 1)
     (out / "bench.json").write_text(json.dumps(results, indent=2) + "\n")
-    lines = [*summary_table(results), "", "| benchmark | figure |", "|---|---|"]
+    lines = [*summary_table(results), "", *cli_markdown(cli_startup)]
+    lines += ["", "| benchmark | figure |", "|---|---|"]
     for section, values in results.items():
         if section == "tui_latency":
             continue
@@ -382,6 +394,17 @@ def _rationales_only(args: argparse.Namespace, started: float) -> None:
     for key, value in section.items():
         lines.append(f"| rationales_speed.{key} | {value} |")
     (out / "rationales.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def _cli_only(args: argparse.Namespace) -> None:
+    """``--only cli``: the CLI's start-up alone, to ``cli_startup.json`` and ``.md``."""
+    result = bench_cli_startup(max(args.rounds, 5))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "cli_startup.json").write_text(json.dumps(result, indent=2) + "\n")
+    lines = cli_markdown(result)
+    (out / "cli_startup.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

@@ -27,6 +27,15 @@ DEMO_MAX_TEXTS = 16
 sample): which texts go on depends on the CPU (llama.cpp's kernels sum in a CPU-dependent
 order: 5 of the first 8 on this project's AMD VMs, 1 on its Xeon VMs), the rule does not."""
 
+SAMPLE_SEED = 17
+"""The seed of a dataset's sample unless one is given (``haf datasets import --sample N``)."""
+
+API_KEY_VARIABLE = "HAF_SERVE_API_KEY"
+"""The environment variable holding the key of ``haf serve`` and of ``haf run --server``'s
+client (here, not in the HTTP client's module, so that building the parser imports no httpx)."""
+SERVE_MAX_CONNECTIONS = 64
+"""``haf serve``'s default cap on connections open at once."""
+
 
 def haf_home() -> Path:
     """haf-tui's data folder: ``$HAF_HOME``, else the platform's user data folder."""

@@ -13,30 +13,29 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
 from haf_tui import __version__
-from haf_tui.cli.campaign_command import add_campaign_parser, campaign_command
-from haf_tui.cli.dataset_commands import add_datasets_parser, datasets_command
+from haf_tui.cli.campaign_parser import add_campaign_parser
+from haf_tui.cli.dataset_parser import add_datasets_parser
 from haf_tui.cli.help_format import use_haf_help
-from haf_tui.cli.read_commands import (
-    add_read_parsers,
-    export_command,
-    models_command,
-    query_command,
-    runs_command,
-)
-from haf_tui.cli.report_command import report_command
-from haf_tui.cli.run_command import add_run_parser, run_command
-from haf_tui.cli.serve_command import add_serve_parser, serve_command
+from haf_tui.cli.read_commands import add_read_parsers
+from haf_tui.cli.run_command import add_run_parser
+from haf_tui.cli.serve_command import add_serve_parser
 from haf_tui.cli.settings_options import REFUSED_FLAGS
-from haf_tui.methods.declare import MethodCommand
 from haf_tui.methods.registry import left_out, methods
-from haf_tui.store import open_snapshot, open_store
 from haf_tui.vocabulary import HafError, error_line
+
+if TYPE_CHECKING:
+    from haf_tui.methods.declare import MethodCommand
+
+# What a command does is imported when it runs (_dispatch), not here: the parser is built from
+# light modules, so ``haf --help`` reads no scipy, duckdb or model library (issue 34 §8;
+# tests/test_cli_imports.py).
 
 READ_COMMANDS = ("report", "query", "runs", "export")
 WRITE_COMMANDS = ("run", "import", "models")
@@ -109,13 +108,26 @@ def method_commands() -> dict[str, MethodCommand]:
 
 def _dispatch(args: argparse.Namespace, console: Console) -> int:
     if args.command == "serve":
+        from haf_tui.cli.serve_command import serve_command
+
         return serve_command(args)
     if args.command == "models":
+        from haf_tui.cli.models_command import models_command
+
         return models_command(console)
     if args.command == "datasets":
+        from haf_tui.cli.dataset_commands import datasets_command
+
         return datasets_command(args, console)
     if args.command == "campaign":
+        from haf_tui.cli.campaign_command import campaign_command
+
         return campaign_command(args, console)
+    from haf_tui.cli.read_commands import export_command, query_command, runs_command
+    from haf_tui.cli.report_command import report_command
+    from haf_tui.cli.run_command import run_command
+    from haf_tui.store import open_snapshot, open_store
+
     if args.command == "run":
         with open_store(args.db) as store:
             return run_command(args, store, console)

@@ -26,6 +26,8 @@ from haf_tui.campaign.status import (
     campaign_status,
     duration_text,
 )
+from haf_tui.cli.campaign_parser import REPORT_FORMATS as REPORT_FORMATS
+from haf_tui.cli.campaign_parser import add_campaign_parser as add_campaign_parser
 from haf_tui.cli.fit_table import Column, fit_table
 from haf_tui.cli.plain_table import print_plain_table
 from haf_tui.cli.run_command import (
@@ -42,7 +44,6 @@ from haf_tui.pipeline.runner import RunSummary
 from haf_tui.pipeline.runs import StartedRun
 from haf_tui.store import Store, open_snapshot, open_store
 
-REPORT_FORMATS = ("markdown", "latex", "csv", "html")
 GRID_KEYS = {
     "model": "name the models in models = [...]",
     "chat-format": "give a model's chat_format in its models entry",
@@ -58,39 +59,6 @@ GRID_KEYS = {
     "demo": "name the embedded model and the sample instead",
 }
 """``haf run`` options a grid gives elsewhere than in ``[settings]``, and where."""
-
-
-def add_campaign_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``haf campaign`` and its sub-commands."""
-    campaign = commands.add_parser(
-        "campaign", help="a grid of models × datasets × suites, run as one resumable whole"
-    )
-    steps = campaign.add_subparsers(dest="campaign_command", required=True)
-    run = steps.add_parser(
-        "run", help="run every cell of the grid (finished cells skipped, interrupted resumed)"
-    )
-    run.add_argument("grid", help="the grid file (grid.toml)")
-    run.add_argument(
-        "--server",
-        action="append",
-        default=[],
-        metavar="URL[#N]",
-        help="also generate on this OpenAI-compatible server, for every model (repeatable); "
-        "cells run one after another, each cell's requests spread over the servers",
-    )
-    status = steps.add_parser("status", help="each cell's status, instances done, ETA")
-    status.add_argument("grid", help="the grid file (grid.toml)")
-    report = steps.add_parser("report", help="the campaign's tables and figures into a folder")
-    report.add_argument("grid", help="the grid file (grid.toml)")
-    report.add_argument(
-        "--format",
-        action="append",
-        choices=REPORT_FORMATS,
-        metavar="FORMAT",
-        help=f"repeatable: {', '.join(REPORT_FORMATS)} (default: markdown)",
-    )
-    report.add_argument("--out", required=True, help="the folder to write into")
-    report.add_argument("--force", action="store_true", help="write over files already there")
 
 
 def campaign_command(args: argparse.Namespace, console: Console) -> int:

@@ -12,8 +12,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from haf_tui.cli.dataset_parser import add_datasets_parser as add_datasets_parser
 from haf_tui.datasets import (
-    DEFAULT_SEED,
     ColumnMapping,
     DatasetRow,
     find_stored,
@@ -28,63 +28,6 @@ from haf_tui.store.dataset_catalog import label_counts, skip_summary, skipped_ro
 from haf_tui.store.db import Store, default_db_path, open_snapshot, open_store
 
 TEXT_PREVIEW = 100
-
-
-def add_datasets_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``datasets`` sub-command and its own sub-commands."""
-    datasets = commands.add_parser("datasets", help="list, import, show or preview datasets")
-    sub = datasets.add_subparsers(dest="datasets_command", required=True)
-    sub.add_parser("list", help="stored datasets, and the paper's datasets")
-
-    show = sub.add_parser("show", help="a stored dataset: counts, first rows, skipped rows")
-    show.add_argument("name", help="a stored dataset's name, id or id prefix")
-    show.add_argument("--rows", type=int, default=5, help="how many first rows")
-    show.add_argument("--skipped", action="store_true", help="list every skipped row")
-
-    preview = sub.add_parser("preview", help="a file's first rows and its guessed columns")
-    preview.add_argument("path", help="the file (.csv .tsv .jsonl .json .parquet)")
-    preview.add_argument("--rows", type=int, default=10, help="how many first rows")
-    preview.add_argument("--encoding", help="read the file with this encoding")
-
-    imp = sub.add_parser("import", help="store a file, paper samples, or a paper dataset")
-    imp.add_argument(
-        "source",
-        help="a file (.csv .tsv .jsonl .json .parquet), a folder of paper-sample CSVs, a "
-        "paper dataset's name (haf datasets list), or acorn (the judge's ACORN.jsonl, with --file)",
-    )
-    imp.add_argument("--name", help="the stored name (default: from the file or dataset)")
-    imp.add_argument(
-        "--file",
-        action="append",
-        default=[],
-        help="with a paper dataset's name: its downloaded file(s) or folder (repeatable); "
-        "with acorn: ACORN.jsonl",
-    )
-    imp.add_argument("--text-column", help="the column holding the text")
-    imp.add_argument("--id-column", help="the column holding instance ids (default: row number)")
-    imp.add_argument("--label-column", help="the column holding labels (rows without: skipped)")
-    imp.add_argument(
-        "--label-threshold",
-        type=float,
-        metavar="T",
-        help="the label column is a score: T or more is toxic (default when it is a score "
-        "in 0..1: 0.5)",
-    )
-    imp.add_argument(
-        "--label-map",
-        action="append",
-        default=[],
-        metavar="toxic=A,B",
-        help="the label values that mean toxic (toxic=A,B) or non-toxic (non-toxic=C); the "
-        "others are the other side (repeatable)",
-    )
-    imp.add_argument(
-        "--extra-column", action="append", default=[], help="a column kept with each instance"
-    )
-    imp.add_argument("--encoding", help="read the file with this encoding (default: detected)")
-    imp.add_argument("--max-chars", type=int, default=20_000, help="longer texts are skipped")
-    imp.add_argument("--sample", type=int, help="keep a seeded sample of N (paper: 1024)")
-    imp.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the sample's seed")
 
 
 def _mapping(args: argparse.Namespace) -> ColumnMapping | None:

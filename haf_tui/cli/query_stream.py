@@ -18,12 +18,14 @@ import textwrap
 import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from haf_tui import reports
-from haf_tui.store import StatementInterrupt
+
+if TYPE_CHECKING:
+    from haf_tui.store import StatementInterrupt
 
 TABLE_ROWS = 50
 """Rows a table shows; the other formats print every row."""

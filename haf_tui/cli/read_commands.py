@@ -16,8 +16,6 @@ from haf_tui.cli.query_stream import ctrl_c_interrupts, print_rows
 from haf_tui.cli.report_command import add_report_parser
 from haf_tui.cli.report_layout import print_result
 from haf_tui.config import RunConfig
-from haf_tui.defaults import model_search_dirs
-from haf_tui.inference.model_catalog import discover_models
 from haf_tui.methods.registry import methods
 from haf_tui.store import (
     QueryInterruptedError,
@@ -240,63 +238,4 @@ def export_command(args: argparse.Namespace, store: Store, console: Console) -> 
     for table, target in targets.items():
         export_run_table(store, table, run_id, target, args.format, overwrite=args.overwrite)
     console.print(f"wrote {len(RUN_TABLES) + 1} {args.format} files to {folder}")
-    return 0
-
-
-FILE_FOLD_WIDTH = 36
-"""A model's file name longer than this may be folded onto more lines to keep the others."""
-MODEL_COLUMNS = (
-    Column("file", 0, shrink_to=FILE_FOLD_WIDTH, fold=True),
-    Column("size", 1, justify="right"),
-    Column("arch", 3),
-    Column("quant", 2),
-    Column("context", 5, justify="right"),
-    Column("template", 4),
-)
-"""``haf models``' columns in display order; a narrow terminal keeps the lowest ranks."""
-
-
-def _shown_path(path: Path) -> str:
-    """A model file as ``--model`` takes it: relative to the working folder when inside it,
-    else from ``~`` when inside the home folder, else absolute."""
-    for base, prefix in ((Path.cwd(), ""), (Path.home(), "~/")):
-        try:
-            return prefix + str(path.resolve().relative_to(base.resolve()))
-        except ValueError:
-            continue
-    return str(path)
-
-
-def models_command(console: Console) -> int:
-    """The GGUF models a run can use, as the new-run wizard lists them: the embedded default
-    first, then the files in the model folders (metadata only)."""
-    rows: list[tuple[str, ...]] = []
-    unreadable: list[str] = []
-    for entry in discover_models():
-        name = entry.label if entry.embedded else _shown_path(entry.path)
-        if entry.info is None:
-            rows.append((name, "error", "", "", "", ""))
-            unreadable.append(f"{name}: {entry.error}")
-            continue
-        info = entry.info
-        rows.append(
-            (
-                name,
-                f"{info.size_bytes / 2**20:.0f} MiB",
-                info.architecture,
-                info.quantization,
-                str(info.context_length or "?"),
-                "yes" if info.has_chat_template else "no",
-            )
-        )
-    table, _ = fit_table("GGUF models", MODEL_COLUMNS, rows, console.width)
-    console.print(table)
-    for line in unreadable:
-        console.print(line, style="red", highlight=False)
-    folders = ", ".join(_shown_path(folder) for folder in model_search_dirs())
-    console.print(
-        f"searched: {folders} ($HAF_MODELS_PATH adds folders); --model takes a file's path; the "
-        "embedded default runs without --model",
-        style="dim",
-    )
     return 0

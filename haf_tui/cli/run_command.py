@@ -7,6 +7,7 @@ import signal
 import threading
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import (
@@ -18,7 +19,6 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from haf_tui.cli.read_commands import suggest_instance
 from haf_tui.cli.settings_options import add_setting_options, settings_from_args
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig, SimilaritySettings
 from haf_tui.defaults import (
@@ -38,15 +38,13 @@ from haf_tui.methods.registry import (
 )
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.progress_text import rate_text, stage_total
-from haf_tui.pipeline.runner import RunSummary
-from haf_tui.pipeline.runs import (
-    RunRequest,
-    choice_by_name,
-    execute_run,
-    resolve_dataset,
-    start_or_resume,
-)
-from haf_tui.store import Store, StoreWriteError
+
+if TYPE_CHECKING:
+    from haf_tui.pipeline.runner import RunSummary
+    from haf_tui.store import Store
+
+# The pipeline (models, datasets, the store's writers) is imported when a run starts, not when
+# the parser is built: ``haf --help`` stays light (issue 34 §8).
 
 
 def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -263,6 +261,15 @@ class _CtrlC:
 
 def run_command(args: argparse.Namespace, store: Store, console: Console) -> int:
     """Start or resume a run; returns the exit status."""
+    from haf_tui.cli.read_commands import suggest_instance
+    from haf_tui.pipeline.runs import (
+        RunRequest,
+        choice_by_name,
+        resolve_dataset,
+        start_or_resume,
+    )
+    from haf_tui.store import StoreWriteError
+
     overrides = {
         "n_ctx": args.n_ctx,
         "n_gpu_layers": args.n_gpu_layers,
@@ -331,6 +338,8 @@ def progress_columns() -> tuple[ProgressColumn, ...]:
 def _run_with_progress(
     store: Store, run_id: str, config: RunConfig, models: object, console: Console
 ) -> RunSummary:
+    from haf_tui.pipeline.runs import execute_run
+
     columns = progress_columns()
     with Progress(*columns, console=console, transient=False) as progress, _CtrlC(console) as cc:
         bars = _ProgressBars(progress, run_stages(config))

@@ -12,20 +12,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from haf_tui.defaults import available_cpus, embedded_model_path
-from haf_tui.inference.serve import (
-    DEFAULT_MAX_CONNECTIONS,
-    ServeSettings,
-    check_exposure,
-    check_serve_settings,
-    create_serve_app,
-    default_gpu_layers,
-    listening_socket,
-)
-from haf_tui.inference.serve_limits import KEEP_ALIVE_SECONDS, capped_protocol, configure_logging
-from haf_tui.inference.server_http import API_KEY_VARIABLE
+from haf_tui.defaults import API_KEY_VARIABLE, SERVE_MAX_CONNECTIONS
+
+if TYPE_CHECKING:
+    from haf_tui.inference.serve import ServeSettings
+
+# The server's modules (llama.cpp, uvicorn, httpx) are imported when haf serve runs, not when
+# its parser is built: ``haf --help`` stays light (issue 34 §8).
 
 DEFAULT_PORT = 8080
 DEFAULT_N_CTX = 4096
@@ -66,9 +61,9 @@ def add_serve_parser(
     serve.add_argument(
         "--max-connections",
         type=int,
-        default=DEFAULT_MAX_CONNECTIONS,
+        default=SERVE_MAX_CONNECTIONS,
         help="connections open at once; further ones are closed at once "
-        f"(default: {DEFAULT_MAX_CONNECTIONS})",
+        f"(default: {SERVE_MAX_CONNECTIONS})",
     )
     serve.add_argument(
         "--port",
@@ -110,6 +105,9 @@ def add_serve_parser(
 
 def serve_settings(args: argparse.Namespace) -> ServeSettings:
     """The command line's settings, defaults filled in."""
+    from haf_tui.defaults import available_cpus, embedded_model_path
+    from haf_tui.inference.serve import ServeSettings, default_gpu_layers
+
     parallel = max(1, args.parallel)
     threads = args.threads or max(1, available_cpus() // 2 // parallel)
     gpu_layers = default_gpu_layers() if args.n_gpu_layers is None else args.n_gpu_layers
@@ -138,6 +136,13 @@ def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 def serve_command(args: argparse.Namespace) -> int:
     """Load the model, listen, print the URL once ready and serve until Ctrl-C or SIGTERM."""
+    from haf_tui.inference.serve import (
+        check_exposure,
+        check_serve_settings,
+        create_serve_app,
+        listening_socket,
+    )
+
     settings = serve_settings(args)
     check_exposure(args.host, settings.api_key)
     check_serve_settings(settings)
@@ -158,6 +163,12 @@ def serve_command(args: argparse.Namespace) -> int:
 def _serve(app: Any, sock: socket.socket, url: str, settings: ServeSettings) -> str:
     """Serve ``app`` on ``sock`` until a signal; the signal's name."""
     import uvicorn
+
+    from haf_tui.inference.serve_limits import (
+        KEEP_ALIVE_SECONDS,
+        capped_protocol,
+        configure_logging,
+    )
 
     class Server(uvicorn.Server):
         """uvicorn's server that says once when it is ready, and that ends on Ctrl-C or

@@ -45,11 +45,12 @@ from haf_tui.datasets.validation import (
     SkippedRow,
     excerpt,
 )
+from haf_tui.defaults import SAMPLE_SEED
 from haf_tui.store.records import InstanceRecord
 
 DEFAULT_SAMPLE: Final = 1024
 """Instances drawn per dataset (the paper's)."""
-DEFAULT_SEED: Final = 17
+DEFAULT_SEED: Final = SAMPLE_SEED
 """The sample's seed (the reference's ``random_state``)."""
 
 

@@ -25,9 +25,9 @@ from typing import Any, Final
 import httpx
 
 from haf_tui.config import DecodingSettings
+from haf_tui.defaults import API_KEY_VARIABLE
 from haf_tui.inference.base import InferenceError
 from haf_tui.inference.server_http import (
-    API_KEY_VARIABLE,
     START_BOUNDS,
     Bounds,
     OverBoundError,

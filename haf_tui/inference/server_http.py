@@ -29,6 +29,7 @@ from typing import Any, Final, TypeVar
 
 import httpx
 
+from haf_tui.defaults import API_KEY_VARIABLE
 from haf_tui.inference.base import InferenceError
 
 FIXED_BYTES: Final = 1 << 20
@@ -79,12 +80,6 @@ START_BOUNDS: Final = Bounds(START_DEADLINE_SECONDS, START_MAX_BYTES)
 
 def _size(count: int) -> str:
     return f"{count / (1 << 20):.1f} MiB" if count >= 1 << 20 else f"{count:,} bytes"
-
-
-API_KEY_VARIABLE: Final = "HAF_SERVE_API_KEY"
-"""The environment variable holding a server's API key: ``haf serve`` reads it, and every
-request here sends it as ``Authorization: Bearer KEY`` when it is set (llama-server's and
-vLLM's ``--api-key`` take the same header)."""
 
 
 def request_headers() -> dict[str, str]:

@@ -36,6 +36,7 @@ from haf_tui.datasets import (
     store_dataset,
 )
 from haf_tui.datasets.acorn import acorn_file, is_acorn_file, is_acorn_name, load_acorn
+from haf_tui.datasets.builtin_samples import stored_form
 from haf_tui.datasets.explanations import explanations_dataset
 from haf_tui.inference.base import InferenceError
 from haf_tui.messages import ChatMessage
@@ -261,8 +262,13 @@ def create_run(
     run_id: str | None = None,
 ) -> tuple[str, RunConfig]:
     """Store the dataset (once) and a new run row (``run_id``, else a new id); returns the
-    run id and its config."""
+    run id and its config. A sample of the built-in sample is stored as the one dataset its
+    seed's samples share, the run's limit its size (:func:`stored_form`)."""
     check_prompts_fit(models, config, dataset)
+    dataset, sample_size = stored_form(dataset)
+    if sample_size is not None:
+        limit = min(config.limit or sample_size, sample_size)
+        config = config.model_copy(update={"limit": limit})
     store_dataset(store, dataset)  # once, with its metadata and skipped rows
     config = config.model_copy(update={"dataset_id": dataset.dataset_id})
     config = settle_config(config, store.instances(dataset.dataset_id, None))

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from haf_tui.reports.compared_metrics import run_metrics, with_values
 from haf_tui.reports.comparison import PairedDifference, mean_interval, paired_difference
 from haf_tui.reports.queries import Row, run_named
 from haf_tui.reports.registry import Report, ReportResult, compare_side_by_side, register_report
-from haf_tui.store import Store
 from haf_tui.store.comparison_readers import run_metric_values
+
+if TYPE_CHECKING:
+    from haf_tui.store import Store
 
 COLUMNS: Final = [
     "metric", "run", "model", "dataset", "mean", "CI low", "CI high", "n",

@@ -13,10 +13,12 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from haf_tui.store import Store
 from haf_tui.store.comparison_readers import run_suites
+
+if TYPE_CHECKING:
+    from haf_tui.store import Store
 
 
 class ComparedMetric(Protocol):

@@ -15,10 +15,10 @@ import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import numpy as np
-from scipy import stats
+if TYPE_CHECKING:
+    import numpy as np
 
 CONFIDENCE: Final = 0.95
 """The confidence level of every interval."""
@@ -87,11 +87,15 @@ def overlap(first: Iterable[str], second: Iterable[str]) -> Overlap:
 
 
 def _rng(seed: int) -> np.random.Generator:
+    import numpy as np
+
     return np.random.default_rng(seed)
 
 
 def _mean_of_differences(first: Any, second: Any, axis: int = -1) -> Any:
     """The statistic of the paired bootstrap (vectorised over resamples)."""
+    import numpy as np
+
     return np.mean(second - first, axis=axis)
 
 
@@ -103,6 +107,9 @@ def mean_interval(
     seed: int = SEED,
 ) -> MeanInterval:
     """The mean of the defined ``values`` with its percentile bootstrap interval."""
+    import numpy as np  # numpy and scipy here, not at the top: ``haf --help`` stays light
+    from scipy import stats
+
     found = list(defined(values).values()) if isinstance(values, Mapping) else list(values)
     found = [v for v in found if not math.isnan(v)]
     if not found:
@@ -134,6 +141,9 @@ def paired_difference(
     seed: int = SEED,
 ) -> PairedDifference:
     """``second − first`` on the instances where both define the metric (see the class)."""
+    import numpy as np
+    from scipy import stats
+
     a, b = defined(first), defined(second)
     split = overlap(a, b)
     if not split.both:

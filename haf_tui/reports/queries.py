@@ -23,11 +23,14 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import BaseModel, ConfigDict
 
-from haf_tui.store import Store, StoreError
+from haf_tui.store.errors import StoreError
+
+if TYPE_CHECKING:
+    from haf_tui.store import Store
 
 Row = tuple[Any, ...]
 Result = tuple[list[str], list[Row]]

@@ -10,10 +10,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from haf_tui.reports.queries import QueryError, Result, Row, run_named
-from haf_tui.store import Store
+
+if TYPE_CHECKING:
+    from haf_tui.store import Store
 
 Shaper = Callable[[list[str], list[Row]], Result]
 """Turns a query's (columns, rows) into what a report shows."""

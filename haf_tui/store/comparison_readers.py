@@ -8,10 +8,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from haf_tui.store.db import Store
 from haf_tui.vocabulary import METRIC_LABELS
+
+if TYPE_CHECKING:
+    from haf_tui.store.db import Store
 
 HAF_METRICS: Final[tuple[str, ...]] = tuple(METRIC_LABELS)
 """HAF's six metrics, in the paper's order: what is read when no metrics are named."""

@@ -36,7 +36,11 @@ from pathlib import Path
 import duckdb
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from haf_tui.vocabulary import HafError, first_line
+from haf_tui.store.errors import QueryInterruptedError as QueryInterruptedError
+from haf_tui.store.errors import StoreError as StoreError
+from haf_tui.store.errors import StoreLockedError as StoreLockedError
+from haf_tui.store.errors import StoreWriteError as StoreWriteError
+from haf_tui.vocabulary import first_line
 
 READING_STATEMENTS = frozenset({duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN})
 """Statement kinds the SQL console runs: SELECT (DESCRIBE, SHOW, SUMMARIZE and FROM … are
@@ -48,26 +52,6 @@ SNAPSHOT_PREFIX = "haf-snapshot-"
 MEMORY_LIMIT_ENV = "HAF_SQL_MEMORY_LIMIT"
 """Overrides the memory DuckDB may use per database (``2GB``, ``512MB``): a query that needs
 more fails in one line instead of taking the machine."""
-
-
-class StoreError(HafError, RuntimeError):
-    """The database cannot be used as asked (one clear line)."""
-
-
-class StoreLockedError(StoreError):
-    """Another process holds the database file (``holder`` says who, in a few words)."""
-
-    def __init__(self, message: str, *, holder: str = "another process"):
-        super().__init__(message)
-        self.holder = holder
-
-
-class StoreWriteError(StoreError):
-    """DuckDB could not write (a full disk, a file size limit): what was committed stays."""
-
-
-class QueryInterruptedError(StoreError):
-    """A user's query was stopped (Ctrl-C, the SQL screen's cancel key)."""
 
 
 def memory_limit() -> str:

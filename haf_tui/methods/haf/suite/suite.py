@@ -12,12 +12,6 @@ from haf_tui.inference.base import Generation
 from haf_tui.methods.base import Answer, SuiteContext, SuiteOutcome, Task
 from haf_tui.methods.haf.core.parsing import JustifyParse, Reason, parse_followup, parse_justify
 from haf_tui.methods.haf.settings import haf_settings
-from haf_tui.methods.haf.suite.instance_metrics import (
-    StoredGeneration,
-    StoredReason,
-    compute_instance_metrics,
-)
-from haf_tui.methods.haf.suite.scoring import owned_piece, score_spans
 from haf_tui.methods.haf.suite.stages import HafPlan, JustifyOutcome
 from haf_tui.store.records import GenerationRecord, InstanceRecord, ReasonRecord
 from haf_tui.vocabulary import STAGES as STAGE_ORDER
@@ -72,6 +66,9 @@ class HafSuite:
     ) -> GenerationRecord:
         """A finished generation parsed (JUSTIFY's parse comes from the plan) and scored
         (every span's relevance in one batch)."""
+        # (numpy, through the metrics: imported when a run scores, not when haf --help loads HAF)
+        from haf_tui.methods.haf.suite.scoring import owned_piece, score_spans
+
         text, tokens = generation.text, generation.tokens
         parsed = _parsed(context, task.stage, text, carried)
         # A reason owns the tokens of one unbroken stretch of its text (all of it, unless the
@@ -138,6 +135,12 @@ class HafSuite:
         self, context: SuiteContext, instance: InstanceRecord, answers: Sequence[Answer]
     ) -> SuiteOutcome:
         """The stance row and, unless JUSTIFY stopped the instance, its six metrics."""
+        from haf_tui.methods.haf.suite.instance_metrics import (
+            StoredGeneration,
+            StoredReason,
+            compute_instance_metrics,
+        )
+
         justify = next(a for a in answers if a.stage == "justify")
         outcome = JustifyOutcome(justify.decision, tuple(t for t, _ in justify.reasons))  # type: ignore[arg-type]
         result = SuiteOutcome(

@@ -1,0 +1,89 @@
+"""How fast ``haf`` answers (issue 34 §8): the CPU seconds (user + system) and the wall seconds
+of ``haf --help``, ``haf runs --help`` and ``haf query --help``, each in a fresh process.
+
+The commands are the arms of one interleaved comparison (:func:`benchmarks.method.compare`),
+so a change in the machine's load falls on each alike; the CPU time is the child's own (from
+``os.wait4``), which a loaded machine changes far less than the wall time. The goal: every
+median under :data:`CPU_GOAL_S`. ``python -m benchmarks --only cli`` runs this part alone.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.method import compare
+
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "haf --help": ("--help",),
+    "haf runs --help": ("runs", "--help"),
+    "haf query --help": ("query", "--help"),
+}
+CPU_GOAL_S = 0.5
+"""The most CPU time a ``--help`` may take (issue 34 §8)."""
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_once(argv: Sequence[str]) -> tuple[float, float]:
+    """``python -m haf_tui.cli ARGV`` once, output discarded: (CPU seconds, wall seconds)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "haf_tui.cli", *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert process.stderr is not None
+    error = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - started
+    if process.returncode != 0:
+        raise RuntimeError(f"haf {' '.join(argv)} failed: {error.decode(errors='replace')}")
+    return usage.ru_utime + usage.ru_stime, wall
+
+
+def bench_cli_startup(rounds: int = 5) -> dict[str, Any]:
+    """Each command's CPU and wall seconds per round, interleaved; the medians, and whether
+    each CPU median is under the goal."""
+    walls: dict[str, list[float]] = {name: [] for name in COMMANDS}
+
+    def arm(name: str) -> Callable[[], float]:
+        def run() -> float:
+            cpu, wall = run_once(COMMANDS[name])
+            walls[name].append(round(wall, 3))
+            return cpu
+
+        return run
+
+    figures = compare({name: arm(name) for name in COMMANDS}, rounds, {}, digits=3)
+    cpu_medians: dict[str, float] = figures["median"]
+    return {
+        "figure": "CPU seconds (user + system) of one process",
+        **figures,
+        "wall_seconds": walls,
+        "cpu_goal_s": CPU_GOAL_S,
+        "under_goal": {name: value < CPU_GOAL_S for name, value in cpu_medians.items()},
+    }
+
+
+def markdown(result: dict[str, Any]) -> list[str]:
+    """The figures as a Markdown table: command, CPU median (min-max), wall median, goal met."""
+    lines = [
+        f"| command | CPU s: median (min-max), {result['rounds']} rounds | wall s: median "
+        f"| under {result['cpu_goal_s']} s CPU |",
+        "|---|---|---|---|",
+    ]
+    for name, values in result["figures"].items():
+        walls = sorted(result["wall_seconds"][name])
+        wall = walls[len(walls) // 2]
+        lines.append(
+            f"| {name} | {result['median'][name]:.2f} ({min(values):.2f}-{max(values):.2f}) "
+            f"| {wall:.2f} | {'yes' if result['under_goal'][name] else 'NO'} |"
+        )
+    return lines
