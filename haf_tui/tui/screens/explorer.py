@@ -3,7 +3,8 @@ one, and the tokens of the selected generation (NLL or relevance colouring, top-
 
 Keys: ] / [ step through the shown instances, t cycles the stance filter, u shows only
 instances with an UNCLEAR decision, x only those with a contradiction (a follow-up says Y = NO
-yet lists new reasons), f edits metric ranges (``sos>0.5 rs<0.3``), / searches the text, o
+yet lists new reasons), f edits ranges (``sos>0.5 mass<0.5 label=toxic``: any of the run's
+instance metrics, the gold label), / searches the texts and the model's answers, o
 cycles the sort metric and O reverses it, a clears every filter; ← → (anywhere but a text box)
 and < > move the token cursor, l colours by NLL or relevance, v shows the prompt; b bookmarks
 the instance, w writes a note on it, * shows only bookmarked ones and y copies the text or the
@@ -40,17 +41,19 @@ from haf_tui.methods.declare import Method, MetricSpec
 from haf_tui.methods.registry import methods_of
 from haf_tui.reports import first_with_reasons, instance_rows
 from haf_tui.store.annotations import instance_notes
-from haf_tui.store.instance_readers import metric_values_of
+from haf_tui.store.instance_readers import metric_values_of, run_answers
 from haf_tui.store.readers import JudgeRun
 from haf_tui.tui.filters import (
     FilterError,
     InstanceFilter,
     ListSchema,
+    add_answers,
     parse_ranges,
     prepare,
 )
 from haf_tui.tui.instance_reader import (
     CACHE_SIZE,
+    AnswersRead,
     InstanceCache,
     InstanceData,
     InstancesLoaded,
@@ -218,8 +221,9 @@ class ExplorerScreen(InstanceNotesScreen):
             values = metric_values_of(store, run.run_id, missing)
         for row in rows:  # (the metrics the columns show that the instances query has not)
             row.update(dict.fromkeys(missing) | values.get(str(row["instance_id"]), {}))
-        message = InstancesLoaded(prepare(rows), run.run_id, suites, judges, schema)
-        self.post_message(message)
+        self.post_message(InstancesLoaded(prepare(rows), run.run_id, suites, judges, schema))
+        with self.reader.reading() as store:  # (after the list shows: the search reads them)
+            self.post_message(AnswersRead(run.run_id, run_answers(store, run.run_id)))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-instance")
     def load_batch(self, ids: list[str]) -> None:
@@ -262,7 +266,7 @@ class ExplorerScreen(InstanceNotesScreen):
         views = {method.view for method in self.methods}
         self.set_class("rationales" in views and "stances" not in views, "-rationales-only")
         self.filter = replace(self.filter, schema=message.schema)
-        judged = ("low", "≠ stance") if self.judges else ()
+        judged = ("low", "≠ stance") if self.judges else ("low",) * ("label-scores" in views)
         legend = message.schema.legend()
         self.query_one("#ex-legend", Legend).show(EXPLORER_MARKS + judged, legend)
         self.by_id = {str(row["instance_id"]): row for row in message.rows}
@@ -272,6 +276,14 @@ class ExplorerScreen(InstanceNotesScreen):
         if start is not None:  # the cursor was put there without a Highlighted message
             self.select_instance(start)
         self.haf_app.freeze_after_load(self)
+
+    @on(AnswersRead)
+    def answers_read(self, message: AnswersRead) -> None:
+        """The search reads the model's answers too (the list follows a search typed already)."""
+        if message.run_id == self.run_id:
+            add_answers(self.instances, message.answers)
+            if self.filter.text.strip():
+                self.fill_table()
 
     def visible_instances(self) -> list[dict[str, Any]]:
         """The instances the filters pass, in the chosen order."""
@@ -302,8 +314,10 @@ class ExplorerScreen(InstanceNotesScreen):
 
     @on(InstanceList.Highlighted, "#ex-instances")
     def row_highlighted(self, event: InstanceList.Highlighted) -> None:
-        """The cursor moved: show that instance."""
-        self.select_instance(event.instance_id)
+        """The cursor moved: show that instance (unless the list moved on since: a filter that
+        leaves none shows none)."""
+        if event.instance_id == self.instance_list.current_id:
+            self.select_instance(event.instance_id)
 
     def select_instance(self, instance_id: str) -> None:
         """Show an instance from the cache, or read it (with its neighbours) first."""
@@ -499,9 +513,11 @@ class ExplorerScreen(InstanceNotesScreen):
         self.set_filter(replace(self.filter, ranges=ranges))
 
     @on(Input.Submitted)
-    def input_submitted(self) -> None:
-        """Enter in a text box goes to the list."""
-        self.instance_list.focus()
+    def input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in a text box goes to the list, unless its ranges cannot be read: then the
+        box keeps the focus (the correction's keys are typed, not taken as commands)."""
+        if event.input.id != "ex-ranges" or self.query_one("#ex-filter-error").has_class("-empty"):
+            self.instance_list.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """← → move the token cursor except in a text box (there they move the caret)."""
