@@ -28,6 +28,7 @@ from haf_tui.store import open_store
 from haf_tui.store.records import InstanceRecord, RunRecord
 from haf_tui.tui import create_app
 from haf_tui.tui.filters import FilterError, ListSchema, Match, Range, parse_ranges
+from haf_tui.tui.instance_reader import AnswersRead
 from haf_tui.tui.widgets.instance_list import InstanceList
 from haf_tui.tui.widgets.legend import Legend
 from haf_tui.tui.widgets.stance_tree import StanceTree
@@ -208,6 +209,17 @@ async def test_the_search_finds_a_word_of_the_models_answers(answer_db: SynthDb)
         screen.query_one("#ex-search", Input).value = answered  # the ids and texts still
         await wait(pilot)
         assert shown(screen) == [answered]
+        # answers that come after the search was typed (a large run): the list follows them
+        screen.query_one("#ex-search", Input).value = "quokka"
+        await wait(pilot)
+        assert shown(screen) == []
+        other = screen.instances[3]["instance_id"]
+        screen.post_message(AnswersRead(screen.run_id, {other: "a Quokka answer"}))
+        await wait(pilot)
+        assert shown(screen) == [other] and screen.current == other
+        screen.post_message(AnswersRead("another-run", {answered: "quokka"}))
+        await wait(pilot)
+        assert shown(screen) == [other]  # (another run's answers are not this one's)
 
 
 # ---------------------------------------------------------------- the ranges box keeps the focus
@@ -280,7 +292,7 @@ def spelled(probabilities: Sequence[float]) -> NodeInput:
 def test_the_classify_node_marks_a_low_label_mass() -> None:
     (title, *_) = classify_node(spelled([0.2, 0.05, 0.1, 0.1]))  # mass 0.45
     assert title.endswith("label mass 0.45 low)")
-    (title, *_) = classify_node(spelled([0.2, 0.05, 0.15, 0.1]))  # mass 0.50: not low
+    (title, *_) = classify_node(spelled([0.25, 0.05, 0.15, 0.05]))  # mass exactly 0.5: not low
     assert title.endswith("label mass 0.50)") and "low" not in title
 
 
