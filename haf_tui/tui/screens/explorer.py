@@ -44,11 +44,8 @@ from haf_tui.store.annotations import instance_notes
 from haf_tui.store.instance_readers import metric_values_of, run_answers
 from haf_tui.store.readers import JudgeRun
 from haf_tui.tui.filters import (
-    FilterError,
     InstanceFilter,
     ListSchema,
-    add_answers,
-    parse_ranges,
     prepare,
 )
 from haf_tui.tui.instance_reader import (
@@ -64,11 +61,8 @@ from haf_tui.tui.instance_reader import (
 )
 from haf_tui.tui.judge_data import judges_shown
 from haf_tui.tui.rationale_data import RationaleData
-from haf_tui.tui.screens.instance_notes import (
-    InstanceNotesScreen,
-    add_notes,
-    notes_and_pending,
-)
+from haf_tui.tui.screens.explorer_filters import TYPING_PAUSE, FilteredScreen
+from haf_tui.tui.screens.instance_notes import add_notes, notes_and_pending
 from haf_tui.tui.widgets.instance_list import InstanceList
 from haf_tui.tui.widgets.judge_view import JUDGEMENT, JudgeView
 from haf_tui.tui.widgets.key_footer import KeyFooter
@@ -79,9 +73,6 @@ from haf_tui.tui.widgets.token_view import TokenView
 
 LOADING_DELAY = 0.15
 """Seconds before a slow instance read says "loading" (a fast one just appears)."""
-TYPING_PAUSE = 0.3
-"""While typing a search or ranges, the instance under the cursor is read this long after
-the last keystroke (the list itself follows every keystroke)."""
 AHEAD, BEHIND = 8, 3
 """The shown rows after and before the cursor read ahead while the instance under it shows
 (one read of several instances costs little more than one of a single instance), so that
@@ -92,7 +83,7 @@ EXPLORER_MARKS = ("U", "!", "★", "—")
 """The marks the legend explains (a run with judge runs adds the judge view's)."""
 
 
-class ExplorerScreen(InstanceNotesScreen):
+class ExplorerScreen(FilteredScreen):
     """One run: instances on the left; the tree and the token view on the right."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -199,11 +190,6 @@ class ExplorerScreen(InstanceNotesScreen):
         self.sub_title = f"run {self.run_id}"
         self.load_instances()
 
-    @property
-    def instance_list(self) -> InstanceList:
-        """The list of instances."""
-        return self.query_one("#ex-instances", InstanceList)
-
     # -- workers (read, post a message, touch no widget) ---------------------------------------
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-list")
@@ -277,14 +263,6 @@ class ExplorerScreen(InstanceNotesScreen):
             self.select_instance(start)
         self.haf_app.freeze_after_load(self)
 
-    @on(AnswersRead)
-    def answers_read(self, message: AnswersRead) -> None:
-        """The search reads the model's answers too (the list follows a search typed already)."""
-        if message.run_id == self.run_id:
-            add_answers(self.instances, message.answers)
-            if self.filter.text.strip():
-                self.fill_table()
-
     def visible_instances(self) -> list[dict[str, Any]]:
         """The instances the filters pass, in the chosen order."""
         return self.filter.apply(self.instances)
@@ -305,12 +283,6 @@ class ExplorerScreen(InstanceNotesScreen):
             self.query_one("#ex-tree", StanceTree).show_nothing()
             self.query_one("#ex-tokens", TokenView).show("—", [], {}, None, "")
             self._show_view("tokens")
-
-    def set_filter(self, new: InstanceFilter) -> None:
-        """Apply another filter / order."""
-        if new != self.filter:
-            self.filter = new
-            self.fill_table()
 
     @on(InstanceList.Highlighted, "#ex-instances")
     def row_highlighted(self, event: InstanceList.Highlighted) -> None:
@@ -491,34 +463,6 @@ class ExplorerScreen(InstanceNotesScreen):
         """The tree cursor moved: show that generation."""
         self.show_node(event.node.data)
 
-    @on(Input.Changed, "#ex-search")
-    def search_changed(self, event: Input.Changed) -> None:
-        """Filter the list as you type."""
-        self.typing_until = monotonic() + TYPING_PAUSE
-        self.set_filter(replace(self.filter, text=event.value))
-
-    @on(Input.Changed, "#ex-ranges")
-    def ranges_changed(self, event: Input.Changed) -> None:
-        """Apply the ranges as you type; an unreadable one shows why (the last good ones stay)."""
-        self.typing_until = monotonic() + TYPING_PAUSE
-        error = self.query_one("#ex-filter-error", Static)
-        try:
-            ranges = parse_ranges(event.value, self.filter.schema)
-        except FilterError as exc:
-            error.update(Text(str(exc)))
-            error.remove_class("-empty")
-            return
-        error.update("")
-        error.add_class("-empty")
-        self.set_filter(replace(self.filter, ranges=ranges))
-
-    @on(Input.Submitted)
-    def input_submitted(self, event: Input.Submitted) -> None:
-        """Enter in a text box goes to the list, unless its ranges cannot be read: then the
-        box keeps the focus (the correction's keys are typed, not taken as commands)."""
-        if event.input.id != "ex-ranges" or self.query_one("#ex-filter-error").has_class("-empty"):
-            self.instance_list.focus()
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """← → move the token cursor except in a text box (there they move the caret)."""
         if action == "token" and isinstance(self.focused, Input | TextArea):
@@ -551,19 +495,3 @@ class ExplorerScreen(InstanceNotesScreen):
     def action_prompt(self) -> None:
         """Show the prompt instead of the output (or back)."""
         self.query_one("#ex-tokens", TokenView).toggle_prompt()
-
-    def action_filter(self, change: str) -> None:
-        """o: next sort metric, O: reverse, t: next stance, u: UNCLEAR only, x: contradictions
-        only, a: every filter off (see InstanceFilter.changed)."""
-        if change == "clear":
-            self.query_one("#ex-search", Input).value = ""
-            self.query_one("#ex-ranges", Input).value = ""
-        self.set_filter(self.filter.changed(change))
-
-    def action_ranges(self) -> None:
-        """Focus the metric ranges box."""
-        self.query_one("#ex-ranges", Input).focus()
-
-    def action_search(self) -> None:
-        """Focus the search box."""
-        self.query_one("#ex-search", Input).focus()
