@@ -78,7 +78,8 @@ class ListSchema:
     def range_columns(self) -> dict[str, str]:
         """Every name a range may use as its own (the columns', then the run's other instance
         metrics') → keys of the list's rows."""
-        return {name: key for name, key in self.more} | self.row_columns
+        columns = self.row_columns
+        return columns | {name: key for name, key in self.more if name not in columns}
 
     @property
     def text_columns(self) -> dict[str, str]:

@@ -171,7 +171,7 @@ class ExplorerScreen(FilteredScreen):
         yield Header()
         with Horizontal(id="ex-main"):
             with Vertical(id="ex-left"):
-                yield Input(placeholder="/ search text…", id="ex-search")
+                yield Input(placeholder="/ search texts, answers…", id="ex-search")
                 yield Input(placeholder="f ranges: sos>0.5 rs<0.3", id="ex-ranges")
                 yield Static("", id="ex-filter-error", classes="-empty")
                 yield Static("loading …", id="ex-shown")
