@@ -31,6 +31,7 @@ from haf_tui.tui.instance_reader import read_instances
 from haf_tui.tui.screens.explorer import TYPING_PAUSE, ExplorerScreen
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.widgets.instance_list import InstanceList
+from haf_tui.tui.widgets.judge_view import FLAG
 from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree
 from haf_tui.tui.widgets.token_view import TokenBody, TokenView
 from tests.support import settle
@@ -547,7 +548,9 @@ async def test_the_tree_of_a_run_without_haf_shows_its_label_scores_only() -> No
         await pilot.pause()
         (node,) = tree.root.children
         mass = sum(probabilities)
-        assert str(node.label) == (
-            f"classify → toxic (p(toxic) {(0.011 + 0.008) / mass:.2f}, label mass {mass:.2f})"
+        assert str(node.label) == (  # a mass under 0.5 is marked, as in the judge view
+            f"classify → toxic (p(toxic) {(0.011 + 0.008) / mass:.2f}, label mass {mass:.2f} low)"
         )
+        (span,) = node.label.spans
+        assert node.label.plain[span.start : span.end] == " low" and span.style == FLAG
         assert len(node.children) == 4 and tree.root.data == NodeRef("classify", 0)

@@ -1,7 +1,8 @@
 """Typed reads of some instances of a run, as the explorer shows them: their generations,
 reasons, reason metrics and tokens (small reads of several instances at once: one join of them
 all is slower on a large store), the one pivot of them into the rows of the ``instance_detail``
-query (:func:`detail_rows`), and an instance's rationales, metrics and raw answers."""
+query (:func:`detail_rows`), and an instance's rationales, metrics and raw answers (and every
+answer of a run, for the explorer's search)."""
 
 from __future__ import annotations
 
@@ -236,6 +237,11 @@ SELECT sub_index, output_text FROM generations
 WHERE run_id = $run_id AND instance_id = $instance_id AND stage = $stage
 ORDER BY sub_index
 """
+_RUN_ANSWERS_SQL = """
+SELECT instance_id, string_agg(output_text, chr(10) ORDER BY stage, sub_index)
+FROM generations WHERE run_id = $run_id AND output_text IS NOT NULL
+GROUP BY instance_id
+"""
 
 
 def _listed(value: Any) -> Any:
@@ -304,3 +310,10 @@ def stage_answers(store: Store, run_id: str, instance_id: str, stage: str) -> di
     prompts' answers, to show how they were read)."""
     params = {"run_id": run_id, "instance_id": instance_id, "stage": stage}
     return {int(sub): str(text) for sub, text in store.query(_ANSWERS_SQL, params)[1]}
+
+
+def run_answers(store: Store, run_id: str) -> dict[str, str]:
+    """Instance id → the model's answers to it in a run (every stored generation's output,
+    one a line): what the explorer's search reads besides the input texts."""
+    rows = store.query(_RUN_ANSWERS_SQL, {"run_id": run_id})[1]
+    return {str(instance_id): str(text or "") for instance_id, text in rows}

@@ -73,7 +73,11 @@ MARKS: Final[tuple[Mark, ...]] = (
     ),
     Mark("—", "undefined for this instance or run (the panels say why)", "everywhere"),
     Mark("C=", "TokenSAR confidence of a span, exp(−relevance-weighted NLL)", "explorer tree"),
-    Mark("low", "label mass below 0.5: the format forced the answer", "judge view, panel 8"),
+    Mark(
+        "low",
+        "label mass below 0.5: the format forced the answer",
+        "judge view, panel 8, classify node",
+    ),
     Mark("≠ stance", "Supports names the other answer than the stance", "judge view, panel 8"),
     Mark("◆", "the criterion the edit targets (should change: high is good)", "panel 8"),
     Mark("●  ·", "a word the rationale marks / does not mark", "rationale view"),

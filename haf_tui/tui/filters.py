@@ -1,8 +1,9 @@
 """The explorer's filter language, pure (no textual): stance, UNCLEAR, contradictions, metric
-ranges (``sos>=0.5 rs<0.2``), text search, and sorting by any metric, over the rows of the
-``instances`` query (with the instance metrics the run's list columns show). What a run's list
-shows, sorts and filters by is its :class:`ListSchema`, drawn from its methods' declared
-``list_columns`` and metrics."""
+ranges (``sos>=0.5 rs<0.2``) over every instance metric of the run's methods, the gold label
+and text columns (``label=toxic``), text search (input text and the model's answers), and
+sorting by any metric, over the rows of the ``instances`` query (with the run's instance
+metrics). What a run's list shows, sorts and filters by is its :class:`ListSchema`, drawn from
+its methods' declared ``list_columns`` and metrics."""
 
 from __future__ import annotations
 
@@ -28,6 +29,10 @@ class ListSchema:
     shown: tuple[ListColumn, ...] = ()
     columns: tuple[ListColumn, ...] = ()
     specs: tuple[MetricSpec, ...] = ()
+    more: tuple[tuple[str, str], ...] = ()
+    """The run's other instance metrics a range may name: (name, key of the rows)."""
+    more_aliases: tuple[tuple[str, str], ...] = ()
+    """Other names of those: their full names and their labels that are words."""
 
     @classmethod
     def of(cls, methods: Sequence[Method[Any]]) -> ListSchema:
@@ -38,7 +43,21 @@ class ListSchema:
         )
         by_name = {spec.name: spec for method in methods for spec in method.metrics}
         specs = tuple(by_name[c.metric] for c in declared if c.metric in by_name)
-        return cls(tuple(ranked), tuple(declared), specs)
+        in_columns = {c.metric: c.name for c in declared if c.digits is not None}
+        more, aliases = [], []
+        for method in methods:
+            for spec in method.metrics:
+                head, _, rest = spec.name.partition("_")  # classify_label_mass → label_mass
+                name = rest if rest and method.name.startswith(head) else spec.name
+                aliases.append((name, in_columns.get(spec.name, name)))
+                if spec.name in in_columns:
+                    name = in_columns[spec.name]
+                else:
+                    more.append((name, spec.name))
+                aliases += [(spec.name, name), (spec.label.lower(), name)]
+        for column in (c for c in declared if c.digits is not None):  # p(tox), p(ŷ)
+            aliases.append((column.label.lower(), column.name))
+        return cls(tuple(ranked), tuple(declared), specs, tuple(more), tuple(aliases))
 
     @property
     def sort_keys(self) -> tuple[str, ...]:
@@ -56,14 +75,31 @@ class ListSchema:
         return {c.name: c.label for c in self.columns} | {"position": "dataset order"}
 
     @property
+    def range_columns(self) -> dict[str, str]:
+        """Every name a range may use as its own (the columns', then the run's other instance
+        metrics') → keys of the list's rows."""
+        columns = self.row_columns
+        return columns | {name: key for name, key in self.more if name not in columns}
+
+    @property
+    def text_columns(self) -> dict[str, str]:
+        """Names a ``name=word`` term compares → keys of the rows: the gold label, and the
+        columns that show words (HAF's stance)."""
+        return {"label": "label"} | {c.name: c.metric for c in self.columns if c.digits is None}
+
+    @property
     def aliases(self) -> dict[str, str]:
-        """Other names a range may use: declared ones, and each label that is a word."""
+        """Other names a range may use: declared ones, each label that is a name (``p(tox)``)
+        and the other metrics' full names."""
         found = {
             c.label.lower(): c.name
             for c in self.columns
             if c.digits is not None and re.fullmatch(r"[A-Za-z_]+", c.label)
         }
         found |= {alias: c.name for c in self.columns for alias in c.aliases}
+        for alias, name in self.more_aliases:
+            if _NAME.fullmatch(alias):
+                found.setdefault(alias, name)
         return found
 
     def column(self, name: str) -> ListColumn | None:
@@ -71,9 +107,11 @@ class ListSchema:
         return next((c for c in self.columns if c.name == name), None)
 
     def row_metrics(self) -> tuple[str, ...]:
-        """The instance metrics its columns show (what the rows must carry)."""
+        """The instance metrics its columns show and its ranges read (what the rows must
+        carry)."""
         names = {spec.name for spec in self.specs}
-        return tuple(c.metric for c in self.columns if c.metric in names)
+        shown = tuple(c.metric for c in self.columns if c.metric in names)
+        return shown + tuple(key for _, key in self.more if key not in shown)
 
     def legend(self) -> str:
         """Its metrics' directions in one line: ``SoS↑ DiS↑ UII↓ UEI↓ RS↑ RN↑ 0–1 (↑ higher
@@ -102,7 +140,13 @@ LABELS: dict[str, str] = DEFAULT_SCHEMA.labels
 STANCES: tuple[str, ...] = ("all", "toxic", "maybe", "non-toxic", "unclear")
 """What ``s`` cycles through: the JUSTIFY stance shown."""
 
-_TERM = re.compile(r"([A-Za-z_]+)\s*(<=|>=|==|!=|<|>|=)\s*([-+]?(?:\d+\.?\d*|\.\d+))")
+_NAME_TEXT = r"[^\W\d][\w]*(?:\([\w]+\))?"
+_NAME = re.compile(_NAME_TEXT)
+"""A name a range may use: a word, perhaps with one in parentheses (``p(toxic)``)."""
+_TERM = re.compile(
+    rf"({_NAME_TEXT})\s*(<=|>=|==|!=|<|>|=)\s*"
+    r"(?:([-+]?(?:\d+\.?\d*|\.\d+))|([^\W\d][\w-]*))"
+)
 _OPS = {
     "<": float.__lt__,
     "<=": float.__le__,
@@ -139,29 +183,62 @@ class Range:
         return f"{self.metric}{self.op}{self.value:g}"
 
 
-def parse_ranges(text: str, schema: ListSchema = DEFAULT_SCHEMA) -> tuple[Range, ...]:
-    """``"sos>0.5 rs<=0.3"`` → ranges over ``schema``'s columns (all must hold);
-    :class:`FilterError` when unreadable."""
-    columns, aliases = schema.row_columns, schema.aliases
-    ranges, position = [], 0
+@dataclass(frozen=True)
+class Match:
+    """One condition ``column = word`` (or ``!=``) on a column of words, e.g. the gold label;
+    case is ignored, and an instance without a value never matches."""
+
+    name: str
+    op: str
+    value: str
+    column: str = field(default="", compare=False)
+
+    def test(self, row: Row) -> bool:
+        """Whether the row's value is (``!=``: is not) the word."""
+        value = row.get(self.column or self.name)
+        if value is None or not str(value).strip():
+            return False
+        return (str(value).strip().lower() == self.value) != (self.op == "!=")
+
+    def __str__(self) -> str:
+        return f"{self.name}{'!=' if self.op == '!=' else '='}{self.value}"
+
+
+Term = Range | Match
+"""A condition of the ranges box."""
+
+
+def parse_ranges(text: str, schema: ListSchema = DEFAULT_SCHEMA) -> tuple[Term, ...]:
+    """``"sos>0.5 rs<=0.3 label=toxic"`` → conditions over ``schema``'s metrics and its
+    columns of words (all must hold); :class:`FilterError` when unreadable."""
+    columns, words, aliases = schema.range_columns, schema.text_columns, schema.aliases
+    terms: list[Term] = []
+    position = 0
     for match in _TERM.finditer(text):
         _check_gap(text[position : match.start()])
         position = match.end()
-        name = match.group(1).lower()
+        name, op, number, word = match.group(1).lower(), *match.group(2, 3, 4)
+        if word is not None:
+            if name not in words:
+                raise FilterError(f"{name} {op} {word!r}: compare {', '.join(words)} with a word")
+            if op not in ("=", "==", "!="):
+                raise FilterError(f"{name}{op}{word}: compare a word with = or !=")
+            terms.append(Match(name, op, word.lower(), words[name]))
+            continue
         metric = name if name in columns else aliases.get(name, name)
         if metric not in columns:
-            known = ", ".join(columns)
+            known = ", ".join([*columns, *(f"{n}=…" for n in words)])
             raise FilterError(f"unknown metric {name!r}: use {known}")
-        ranges.append(Range(metric, match.group(2), float(match.group(3)), columns[metric]))
+        terms.append(Range(metric, op, float(number), columns[metric]))
     _check_gap(text[position:])
-    return tuple(ranges)
+    return tuple(terms)
 
 
 def _check_gap(gap: str) -> None:
     rest = gap.replace(",", " ").split()
     if any(word.lower() != "and" for word in rest):
         raise FilterError(
-            f"cannot read {' '.join(rest)!r}: write metric>value, e.g. sos>0.5 rs<0.3"
+            f"cannot read {' '.join(rest)!r}: write metric>value or label=word, e.g. sos>0.5 rs<0.3"
         )
 
 
@@ -181,7 +258,7 @@ class InstanceFilter:
     unclear_only: bool = False
     contradictions_only: bool = False
     bookmarked_only: bool = False
-    ranges: tuple[Range, ...] = field(default_factory=tuple)
+    ranges: tuple[Term, ...] = field(default_factory=tuple)
     sort_key: str = "position"
     reverse: bool = False
     """Flip the natural order (dataset order; metrics highest first)."""
@@ -260,3 +337,12 @@ def prepare(rows: list[Row]) -> list[Row]:
     for row in rows:
         row["_haystack"] = f"{row['instance_id']} {row.get('text') or ''}".lower()
     return rows
+
+
+def add_answers(rows: list[Row], answers: dict[str, str]) -> None:
+    """Make the model's answers to each instance searchable too (``answers``: instance id →
+    its answers, read after the list shows)."""
+    for row in rows:
+        found = answers.get(str(row["instance_id"]))
+        if found:
+            row["_haystack"] = f"{row['_haystack']}\n{found.lower()}"

@@ -72,6 +72,14 @@ class InstancesRead(Message):
 
 
 @dataclass
+class AnswersRead(Message):
+    """The model's answers to a run's instances (instance id → its answers), for the search."""
+
+    run_id: str
+    answers: dict[str, str]
+
+
+@dataclass
 class RationalesRead(Message):
     """An instance's rationales read (``data`` None: the read failed)."""
 

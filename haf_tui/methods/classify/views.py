@@ -32,6 +32,10 @@ CLASSIFY_METRICS: Final[tuple[MetricSpec, ...]] = (
     ),
 )
 
+LOW_LABEL_MASS: Final = 0.5
+"""A label mass below it is marked ``low`` (as the judge view marks its own): the format, not
+the model, chose the label."""
+
 CLASSIFY_COLUMNS: Final[tuple[ListColumn, ...]] = (ListColumn("classify_p_toxic", "p(tox)"),)
 
 
@@ -40,9 +44,10 @@ def _log(probability: Any) -> float:
 
 
 def classify_node(node: NodeInput) -> list[str]:
-    """The explorer's classify node: p(y | x), ŷ and the label mass, then one line per forced
-    spelling (in the order of ``node.generations``) with its probability; none when the
-    instance has no spelling scored."""
+    """The explorer's classify node: p(y | x), ŷ and the label mass (``low`` after it below
+    :data:`LOW_LABEL_MASS`), then one line per forced spelling (in the order of
+    ``node.generations``) with its probability; none when the instance has no spelling
+    scored."""
     spellings = [g for g in node.generations if 0 <= int(g["sub_index"]) < len(SPELLINGS)]
     if not spellings:
         return []
@@ -51,9 +56,10 @@ def classify_node(node: NodeInput) -> list[str]:
     }
     try:
         scores = label_scores(logprobs)
+        low = " low" if scores.label_mass < LOW_LABEL_MASS else ""
         title = (
             f"classify → {scores.predicted} (p(toxic) {format_number(scores.p_toxic, 2)}, "
-            f"label mass {format_number(scores.label_mass, 2)})"
+            f"label mass {format_number(scores.label_mass, 2)}{low})"
         )
     except ValueError:
         title = "classify — incomplete"

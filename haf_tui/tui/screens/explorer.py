@@ -3,7 +3,8 @@ one, and the tokens of the selected generation (NLL or relevance colouring, top-
 
 Keys: ] / [ step through the shown instances, t cycles the stance filter, u shows only
 instances with an UNCLEAR decision, x only those with a contradiction (a follow-up says Y = NO
-yet lists new reasons), f edits metric ranges (``sos>0.5 rs<0.3``), / searches the text, o
+yet lists new reasons), f edits ranges (``sos>0.5 mass<0.5 label=toxic``: any of the run's
+instance metrics, the gold label), / searches the texts and the model's answers, o
 cycles the sort metric and O reverses it, a clears every filter; ← → (anywhere but a text box)
 and < > move the token cursor, l colours by NLL or relevance, v shows the prompt; b bookmarks
 the instance, w writes a note on it, * shows only bookmarked ones and y copies the text or the
@@ -40,17 +41,16 @@ from haf_tui.methods.declare import Method, MetricSpec
 from haf_tui.methods.registry import methods_of
 from haf_tui.reports import first_with_reasons, instance_rows
 from haf_tui.store.annotations import instance_notes
-from haf_tui.store.instance_readers import metric_values_of
+from haf_tui.store.instance_readers import metric_values_of, run_answers
 from haf_tui.store.readers import JudgeRun
 from haf_tui.tui.filters import (
-    FilterError,
     InstanceFilter,
     ListSchema,
-    parse_ranges,
     prepare,
 )
 from haf_tui.tui.instance_reader import (
     CACHE_SIZE,
+    AnswersRead,
     InstanceCache,
     InstanceData,
     InstancesLoaded,
@@ -61,11 +61,8 @@ from haf_tui.tui.instance_reader import (
 )
 from haf_tui.tui.judge_data import judges_shown
 from haf_tui.tui.rationale_data import RationaleData
-from haf_tui.tui.screens.instance_notes import (
-    InstanceNotesScreen,
-    add_notes,
-    notes_and_pending,
-)
+from haf_tui.tui.screens.explorer_filters import TYPING_PAUSE, FilteredScreen
+from haf_tui.tui.screens.instance_notes import add_notes, notes_and_pending
 from haf_tui.tui.widgets.instance_list import InstanceList
 from haf_tui.tui.widgets.judge_view import JUDGEMENT, JudgeView
 from haf_tui.tui.widgets.key_footer import KeyFooter
@@ -76,9 +73,6 @@ from haf_tui.tui.widgets.token_view import TokenView
 
 LOADING_DELAY = 0.15
 """Seconds before a slow instance read says "loading" (a fast one just appears)."""
-TYPING_PAUSE = 0.3
-"""While typing a search or ranges, the instance under the cursor is read this long after
-the last keystroke (the list itself follows every keystroke)."""
 AHEAD, BEHIND = 8, 3
 """The shown rows after and before the cursor read ahead while the instance under it shows
 (one read of several instances costs little more than one of a single instance), so that
@@ -89,7 +83,7 @@ EXPLORER_MARKS = ("U", "!", "★", "—")
 """The marks the legend explains (a run with judge runs adds the judge view's)."""
 
 
-class ExplorerScreen(InstanceNotesScreen):
+class ExplorerScreen(FilteredScreen):
     """One run: instances on the left; the tree and the token view on the right."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -177,7 +171,7 @@ class ExplorerScreen(InstanceNotesScreen):
         yield Header()
         with Horizontal(id="ex-main"):
             with Vertical(id="ex-left"):
-                yield Input(placeholder="/ search text…", id="ex-search")
+                yield Input(placeholder="/ search texts, answers…", id="ex-search")
                 yield Input(placeholder="f ranges: sos>0.5 rs<0.3", id="ex-ranges")
                 yield Static("", id="ex-filter-error", classes="-empty")
                 yield Static("loading …", id="ex-shown")
@@ -196,11 +190,6 @@ class ExplorerScreen(InstanceNotesScreen):
         self.sub_title = f"run {self.run_id}"
         self.load_instances()
 
-    @property
-    def instance_list(self) -> InstanceList:
-        """The list of instances."""
-        return self.query_one("#ex-instances", InstanceList)
-
     # -- workers (read, post a message, touch no widget) ---------------------------------------
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-list")
@@ -218,8 +207,9 @@ class ExplorerScreen(InstanceNotesScreen):
             values = metric_values_of(store, run.run_id, missing)
         for row in rows:  # (the metrics the columns show that the instances query has not)
             row.update(dict.fromkeys(missing) | values.get(str(row["instance_id"]), {}))
-        message = InstancesLoaded(prepare(rows), run.run_id, suites, judges, schema)
-        self.post_message(message)
+        self.post_message(InstancesLoaded(prepare(rows), run.run_id, suites, judges, schema))
+        with self.reader.reading() as store:  # (after the list shows: the search reads them)
+            self.post_message(AnswersRead(run.run_id, run_answers(store, run.run_id)))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-instance")
     def load_batch(self, ids: list[str]) -> None:
@@ -262,7 +252,7 @@ class ExplorerScreen(InstanceNotesScreen):
         views = {method.view for method in self.methods}
         self.set_class("rationales" in views and "stances" not in views, "-rationales-only")
         self.filter = replace(self.filter, schema=message.schema)
-        judged = ("low", "≠ stance") if self.judges else ()
+        judged = ("low", "≠ stance") if self.judges else ("low",) * ("label-scores" in views)
         legend = message.schema.legend()
         self.query_one("#ex-legend", Legend).show(EXPLORER_MARKS + judged, legend)
         self.by_id = {str(row["instance_id"]): row for row in message.rows}
@@ -294,16 +284,12 @@ class ExplorerScreen(InstanceNotesScreen):
             self.query_one("#ex-tokens", TokenView).show("—", [], {}, None, "")
             self._show_view("tokens")
 
-    def set_filter(self, new: InstanceFilter) -> None:
-        """Apply another filter / order."""
-        if new != self.filter:
-            self.filter = new
-            self.fill_table()
-
     @on(InstanceList.Highlighted, "#ex-instances")
     def row_highlighted(self, event: InstanceList.Highlighted) -> None:
-        """The cursor moved: show that instance."""
-        self.select_instance(event.instance_id)
+        """The cursor moved: show that instance (unless the list moved on since: a filter that
+        leaves none shows none)."""
+        if event.instance_id == self.instance_list.current_id:
+            self.select_instance(event.instance_id)
 
     def select_instance(self, instance_id: str) -> None:
         """Show an instance from the cache, or read it (with its neighbours) first."""
@@ -477,32 +463,6 @@ class ExplorerScreen(InstanceNotesScreen):
         """The tree cursor moved: show that generation."""
         self.show_node(event.node.data)
 
-    @on(Input.Changed, "#ex-search")
-    def search_changed(self, event: Input.Changed) -> None:
-        """Filter the list as you type."""
-        self.typing_until = monotonic() + TYPING_PAUSE
-        self.set_filter(replace(self.filter, text=event.value))
-
-    @on(Input.Changed, "#ex-ranges")
-    def ranges_changed(self, event: Input.Changed) -> None:
-        """Apply the ranges as you type; an unreadable one shows why (the last good ones stay)."""
-        self.typing_until = monotonic() + TYPING_PAUSE
-        error = self.query_one("#ex-filter-error", Static)
-        try:
-            ranges = parse_ranges(event.value, self.filter.schema)
-        except FilterError as exc:
-            error.update(Text(str(exc)))
-            error.remove_class("-empty")
-            return
-        error.update("")
-        error.add_class("-empty")
-        self.set_filter(replace(self.filter, ranges=ranges))
-
-    @on(Input.Submitted)
-    def input_submitted(self) -> None:
-        """Enter in a text box goes to the list."""
-        self.instance_list.focus()
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """← → move the token cursor except in a text box (there they move the caret)."""
         if action == "token" and isinstance(self.focused, Input | TextArea):
@@ -535,19 +495,3 @@ class ExplorerScreen(InstanceNotesScreen):
     def action_prompt(self) -> None:
         """Show the prompt instead of the output (or back)."""
         self.query_one("#ex-tokens", TokenView).toggle_prompt()
-
-    def action_filter(self, change: str) -> None:
-        """o: next sort metric, O: reverse, t: next stance, u: UNCLEAR only, x: contradictions
-        only, a: every filter off (see InstanceFilter.changed)."""
-        if change == "clear":
-            self.query_one("#ex-search", Input).value = ""
-            self.query_one("#ex-ranges", Input).value = ""
-        self.set_filter(self.filter.changed(change))
-
-    def action_ranges(self) -> None:
-        """Focus the metric ranges box."""
-        self.query_one("#ex-ranges", Input).focus()
-
-    def action_search(self) -> None:
-        """Focus the search box."""
-        self.query_one("#ex-search", Input).focus()

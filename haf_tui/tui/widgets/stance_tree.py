@@ -27,6 +27,7 @@ from haf_tui.store.instance_readers import DetailRow
 from haf_tui.tui.judge_data import Judgement
 from haf_tui.tui.messages import FullValueRequested
 from haf_tui.tui.tree_input import Generation, TreeInput, group_detail, shown_methods
+from haf_tui.tui.widgets.judge_view import FLAG as LOW_STYLE
 from haf_tui.tui.widgets.judge_view import JUDGEMENT, criterion_text, judge_title
 
 RATIONALES = "rationales"
@@ -263,7 +264,9 @@ def _label_scores(tree: StanceTree, method: Method[Any], shown: TreeInput) -> No
     refs = [NodeRef(stage, sub_index) for stage, sub_index in shown.generations(method)]
     if not lines or not refs:
         return None
-    node = tree.root.add(Text(lines[0]), data=refs[0])
+    title = Text(lines[0])
+    title.highlight_regex(r"(?<=\d) low\b", LOW_STYLE)  # (a low label mass, as the judge's)
+    node = tree.root.add(title, data=refs[0])
     for line, ref in zip(lines[1:], refs, strict=False):
         node.add_leaf(Text(line), data=ref)
     return refs[0]
