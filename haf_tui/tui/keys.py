@@ -110,8 +110,13 @@ KEY_TABLE: Final[tuple[KeyVerb, ...]] = (
     ),
     _row("right greater_than_sign", "next token", "explorer: the token cursor", ["token(1)"]),
     _row("left less_than_sign", "previous token", "explorer: the token cursor", ["token(-1)"]),
-    _row("slash", "search", "explorer: search the texts", ["search"]),
-    _row("f", "ranges filter", "explorer: metric ranges, e.g. sos>0.5 rs<=0.3", ["ranges"]),
+    _row("slash", "search", "explorer: search the texts and the model's answers", ["search"]),
+    _row(
+        "f",
+        "ranges filter",
+        "explorer: ranges over the run's metrics and the gold label, e.g. sos>0.5 label=toxic",
+        ["ranges"],
+    ),
     _row("t", "stance filter", "explorer: next stance shown", ["filter('stance')"]),
     _row(
         "u",
