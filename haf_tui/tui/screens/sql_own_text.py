@@ -36,6 +36,9 @@ class OwnSqlHint:
     """Mixin of the SQL screen: when the editor's text stops being the named query picked,
     the query is no longer the selected one and the hint line says whose SQL runs."""
 
+    selected: NamedQuery | None
+    """The named query picked, while the editor holds its SQL (the screen sets it)."""
+
     def on_text_area_changed(self: OwnSqlHost, event: TextArea.Changed) -> None:
         """The editor's text changed: a named query edited is the researcher's own SQL."""
         editor = self.editor

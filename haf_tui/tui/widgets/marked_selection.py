@@ -31,7 +31,7 @@ class MarkedSelectionList(SelectionList[ValueT]):
             option = self.get_option_at_index(self.scroll_offset.y + y)
         except OptionDoesNotExist:
             return strip
-        chosen = option.value in self._selected  # type: ignore[attr-defined]
+        chosen = option.value in self._selected
         inner = segments[1]
         segments[1] = Segment(CHOSEN_MARK if chosen else " ", inner.style, inner.control)
         return Strip(segments, strip.cell_length)

@@ -42,6 +42,7 @@ DOWNLOAD_LABEL = (
 """Above the download fields: the examples (the fields' placeholders are short, so that
 they fit the fields at 80 columns)."""
 
+
 class ModelPicker(Vertical):
     """A table of GGUF files (space or enter toggles one) and the download form."""
 
