@@ -128,7 +128,10 @@ async def test_schema_browser_lists_the_schema_and_inserts_names(
         await pilot.pause()
         first = next(iter(reports.load_queries().values()))
         assert editor.text == first.sql
-        await pilot.press("ctrl+o")
+        await pilot.press("ctrl+o")  # shown, the editor focused: the key focuses the browser
+        await pilot.pause()
+        assert panel.display and tree.has_focus
+        await pilot.press("ctrl+o")  # from inside the browser: the key hides it
         assert not panel.display
 
 

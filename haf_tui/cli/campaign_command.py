@@ -219,13 +219,15 @@ def _hooks(console: Console) -> CampaignHooks:
 STATUS_COLUMNS = (
     Column("model", 0, shrink_to=12),
     Column("dataset", 1, shrink_to=12),
-    Column("status", 2),
-    Column("done", 3, justify="right"),
-    Column("ETA", 4, justify="right"),
+    Column("status", 3),
+    Column("done", 4, justify="right"),
+    Column("ETA", 5, justify="right"),
     Column("generations", 6, justify="right"),
     Column("seconds", 7, justify="right"),
-    Column("run", 5, shrink_to=8),
+    Column("run", 2),
 )
+"""``campaign status``'s columns: a run id is never cut (it is what ``haf report --run``
+takes); at 80 columns the counts give way first, then the status."""
 
 RICH_TABLE_ROWS = 1000
 """More cells than this are listed as plain aligned lines (a rich table of a 300 × 300 grid

@@ -28,6 +28,7 @@ from haf_tui.reports.queries import Row
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 FULL_BLOCK = "█"
+NO_BREAK_SPACE = "\u00a0"
 
 
 def bar_text(fraction: float, width: int) -> str:
@@ -93,7 +94,10 @@ def bar_chart(
     if group_width:
         table.add_column(width=group_width, no_wrap=True, style="bold")
     table.add_column(width=label_width, no_wrap=True)
-    table.add_column(width=bar_width, no_wrap=True)
+    # the bar column alone gives way when a container squeezes the chart: a wrapable column
+    # (no width of its own) is what rich narrows first; its bar is cropped, never wrapped, so
+    # the value and the note (a count, a share) stay whole
+    table.add_column(min_width=0, overflow="crop")
     table.add_column(width=value_width, justify="right", no_wrap=True)
     table.add_column(width=note_width, no_wrap=True, style="dim")
     scale = max_value if max_value > 0 else 1.0
@@ -104,10 +108,12 @@ def bar_chart(
                 "" if is_undefined(bar.value) else bar_text((bar.value or 0.0) / scale, bar_width)
             )
             cells = [group.label if index == 0 else ""] if group_width else []
+            # (padded with no-break spaces: the column is as wide as the bars' room, one word)
+            padded = drawn + NO_BREAK_SPACE * (bar_width - len(drawn))
             table.add_row(
                 *cells,
                 bar.label,
-                Text(drawn, style=bar.style),
+                Text(padded, style=bar.style, overflow="crop", no_wrap=False),
                 shown,
                 bar.note,
             )

@@ -33,6 +33,7 @@ from haf_tui.tui.metrics_data import MetricsData, RunInfo, load_metrics_data, pa
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.legend import Legend
+from haf_tui.tui.widgets.marked_selection import MarkedSelectionList
 from haf_tui.tui.widgets.metric_panels import POOLING_MODES, histogram_specs, render_panel
 from haf_tui.tui.widgets.panel_values import full_values
 from haf_tui.tui.widgets.panel_view import PanelView, render_strips
@@ -114,7 +115,7 @@ class MetricsScreen(HafScreen[None]):
         yield Header()
         with Horizontal(id="mx-main"):
             with Vertical(id="mx-runs"):
-                yield SelectionList[str](id="mx-run-list")
+                yield MarkedSelectionList[str](id="mx-run-list")
                 yield Static("", id="mx-run-info")
             with Vertical(id="mx-right"):
                 yield Static("loading …", id="mx-status")

@@ -44,6 +44,7 @@ from haf_tui.tui.screens.sql_dialogs import (
     with_run_ids,
 )
 from haf_tui.tui.screens.sql_files import SqlFileActions
+from haf_tui.tui.screens.sql_own_text import OwnSqlHint
 from haf_tui.tui.sql_messages import CatalogLoaded, PageRead, SqlFailed
 from haf_tui.tui.sql_text import error_notes, error_position, sql_params
 from haf_tui.tui.widgets.key_footer import KeyFooter
@@ -62,7 +63,7 @@ PAGE_SIZE = 500
 EXPORT_DIR = Path("exports")
 
 
-class SqlScreen(SqlFileActions, HafScreen[None]):
+class SqlScreen(OwnSqlHint, SqlFileActions, HafScreen[None]):
     """Named queries and the schema on the left, the editor and paged results on the right."""
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # noqa: RUF012 - Screen's type
@@ -71,7 +72,7 @@ class SqlScreen(SqlFileActions, HafScreen[None]):
     SqlScreen.-narrow .sql-side { width: 22; }
     SqlScreen.-wide .sql-side { width: 44; }
     SqlScreen #sql-work { width: 1fr; height: 1fr; }
-    SqlScreen #sql-editor { height: 35%; min-height: 6; }
+    SqlScreen #sql-editor { height: 35%; min-height: 11; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "run_query", "Run", priority=True),

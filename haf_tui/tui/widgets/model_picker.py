@@ -10,7 +10,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Button, DataTable, Input, Label, ProgressBar, Static
+from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from haf_tui.defaults import haf_home
 from haf_tui.pipeline.choices import ModelEntry, download_model
@@ -33,6 +33,14 @@ FIT_COLUMNS = (
 
 def _size(num_bytes: int) -> str:
     return f"{num_bytes / 2**30:.1f} GiB" if num_bytes >= 2**30 else f"{num_bytes / 2**20:.0f} MiB"
+
+
+DOWNLOAD_LABEL = (
+    "Download from Hugging Face, e.g. repository unsloth/gemma-3-1b-it-GGUF, "
+    "file gemma-3-1b-it-Q4_K_M.gguf:"
+)
+"""Above the download fields: the examples (the fields' placeholders are short, so that
+they fit the fields at 80 columns)."""
 
 
 class ModelPicker(Vertical):
@@ -64,10 +72,10 @@ class ModelPicker(Vertical):
         """The table, a hint, the download form and its progress bar."""
         yield Static("GGUF models (space: pick or drop; several: one run each)", classes="hint")
         yield MeasuredTable(id="models", cursor_type="row", zebra_stripes=True)
-        yield Label("Download from Hugging Face (repository and .gguf file):")
+        yield Static(DOWNLOAD_LABEL, id="download-label")  # (wraps: a Label is one line)
         with Horizontal(id="download-form"):
-            yield Input(placeholder="owner/repo, e.g. unsloth/gemma-3-1b-it-GGUF", id="dl-repo")
-            yield Input(placeholder="file, e.g. gemma-3-1b-it-Q4_K_M.gguf", id="dl-file")
+            yield Input(placeholder="owner/repo", id="dl-repo")
+            yield Input(placeholder="file.gguf", id="dl-file")
             yield Button("Download", id="dl-start")
         yield ProgressBar(total=None, id="download-bar")
         yield Static("", id="download-note", classes="hint")

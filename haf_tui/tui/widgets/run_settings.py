@@ -19,6 +19,7 @@ from textual.widgets.select import InvalidSelectValueError
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig, SimilaritySettings
 from haf_tui.defaults import DEMO_MAX_NEW_TOKENS, DEMO_SEED
 from haf_tui.methods.registry import default_suites, methods, preferred_parallel
+from haf_tui.tui.widgets.marked_selection import MarkedSelectionList
 from haf_tui.tui.widgets.method_fields import MethodFields, MethodSettingsError
 
 # (input id, section, field, label): the run's own settings (no method's)
@@ -90,7 +91,7 @@ class RunSettingsForm(VerticalScroll):
         chosen = default_suites()
         with Horizontal():
             yield Label("suites (space)", classes="field-label")
-            yield SelectionList[str](
+            yield MarkedSelectionList[str](
                 *[(name, name, name in chosen) for name in methods()], id="set-suites"
             )
         defaults = _defaults()

@@ -128,19 +128,24 @@ class SqlSide(Horizontal):
         options.add_options(Option(Text(name, style="bold"), id=name) for name in queries)
 
     def toggle(self, panel_id: str) -> bool:
-        """Show ``sql-library`` or ``sql-schema`` instead of the other, or hide it when
-        shown; returns whether it is shown now (its list then has the focus)."""
-        shown = self.query_one(f"#{panel_id}").has_class("-hidden")
+        """Show ``sql-library`` or ``sql-schema`` instead of the other; focus it when shown
+        but not focused; hide it when it has the focus. Returns whether it is shown now (its
+        list then has the focus)."""
+        panel = self.query_one(f"#{panel_id}")
+        focused = self.screen.focused
+        if focused is not None and (focused is panel or panel in focused.ancestors):
+            panel.add_class("-hidden")  # (shown and in use: the key hides it)
+            return False
         for side in self.query(".sql-side"):
-            side.set_class(not (shown and side.id == panel_id), "-hidden")
-        if shown and panel_id == "sql-schema":
+            side.set_class(side.id != panel_id, "-hidden")
+        if panel_id == "sql-schema":
             tree = self.query_one("#schema", SchemaTree)
             if not tree.root.children:
                 tree.fill(self.columns, self.queries)
             tree.focus()
-        elif shown:  # (focusable once shown: after the refresh)
+        else:  # (focusable once shown: after the refresh)
             self.call_after_refresh(self.query_one("#library", OptionList).focus)
-        return shown
+        return True
 
     @on(OptionList.OptionHighlighted, "#library")
     def highlighted(self, event: OptionList.OptionHighlighted) -> None:
