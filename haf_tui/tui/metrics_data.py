@@ -9,27 +9,44 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
+
 from haf_tui.methods.declare import PanelSpec
 from haf_tui.methods.registry import panels
 from haf_tui.reports import ReportResult, charts, run_report
 from haf_tui.store import Store
-from haf_tui.store.readers import defined_metric_values, run_overviews
+from haf_tui.store.readers import defined_metric_values, run_overviews, suites_text
 
 
 @dataclass(frozen=True)
 class RunInfo:
-    """One stored run as the run selector shows it."""
+    """One stored run as the run selector shows it (``n_planned``: the instances its
+    dataset gave it; ``run_label``: the one ``L`` gave it)."""
 
     run_id: str
     model_file: str
     dataset_id: str
     status: str
     n_done: int
+    suites: tuple[str, ...] = ("haf",)
+    run_label: str | None = None
+    n_planned: int = 0
 
     @property
     def label(self) -> str:
         """``model · dataset · run id``."""
         return f"{Path(self.model_file).stem} · {self.dataset_id} · {self.run_id}"
+
+
+def run_prompt(run: RunInfo) -> Text:
+    """A run as the metrics screen's run list shows it, on one line that the list cuts at its
+    width, so what tells runs of one model apart comes first: its label (if any), suites and
+    the end of its id, then its dataset with its size (``n=``) and its model."""
+    named = f"{run.run_label} · " if run.run_label else ""
+    prompt = Text(f"{named}{suites_text(run.suites)} ")
+    prompt.append(run.run_id[-4:], style="dim")
+    prompt.append(f" · {run.dataset_id} n={run.n_planned} · {Path(run.model_file).stem}")
+    return prompt
 
 
 @dataclass
@@ -86,7 +103,16 @@ def load_metrics_data(store: Store) -> MetricsData:
     (:func:`bin_values`) and call each panel's loader. Runs in a thread worker."""
     specs = panel_specs()
     runs = [
-        RunInfo(run.run_id, run.model_file, run.dataset_id, run.status, run.done)
+        RunInfo(
+            run.run_id,
+            run.model_file,
+            run.dataset_id,
+            run.status,
+            run.done,
+            run.suites,
+            run.label,
+            run.planned,
+        )
         for run in run_overviews(store)
     ]
     reports = {name: run_report(store, name) for name in reports_read(specs)}
