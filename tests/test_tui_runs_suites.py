@@ -21,6 +21,7 @@ from textual.widgets import DataTable, SelectionList, Static
 from benchmarks.benchdata import build_bench_db
 from haf_tui.store import open_store
 from haf_tui.tui import create_app
+from haf_tui.tui.metrics_data import RunInfo, run_prompts
 from haf_tui.tui.screens.compare import CompareScreen
 from haf_tui.tui.screens.metrics import MetricsScreen
 from haf_tui.tui.widgets.panel_view import PanelView
@@ -30,6 +31,9 @@ CLASSIFY = ("classify_p_toxic", "classify_label_mass", "classify_toxic")
 HALF = "bench-half"
 """run3's dataset: the first 10 instances of the synthetic one."""
 SIZES = ((80, 24), (200, 50))
+PICKER_TEXT_WIDTH = 26
+"""The characters of a prompt the metrics screen's run list shows (36 cells, less its border,
+padding and check box)."""
 
 
 def _build(path: Path) -> list[str]:
@@ -178,9 +182,29 @@ async def test_the_metrics_picker_names_suites_label_and_size(
         picker = app.screen.query_one("#mx-run-list", SelectionList)
         prompts = [_plain(picker.get_option_at_index(i).prompt) for i in range(picker.option_count)]
         assert len(prompts) == 3 and len(set(prompts)) == 3
-        model = "Llama-3.2-3B-Instruct-Q4_K_M"
-        assert prompts[0] == f"baseline · haf {run1[-4:]} · bench-synthetic n=20 · {model}"
-        assert prompts[1].startswith(f"classify {run2[-4:]} · bench-synthetic n=20 · ")
-        assert prompts[2].startswith(f"haf {run3[-4:]} · {HALF} n=10 · ")
+        model = "Llama-3.2-3B-Instruct-Q4_K_M"  # (suites, models, datasets differ: all first)
+        assert prompts[0] == f"baseline · haf {run1[-4:]} · {model} · bench-synthetic n=20"
+        assert prompts[1].startswith(f"classify {run2[-4:]} · ") and "synthetic n=20" in prompts[1]
+        assert prompts[2].startswith(f"haf {run3[-4:]} · ") and prompts[2].endswith(f"{HALF} n=10")
         info = str(app.screen.query_one("#mx-run-info", Static).render())
         assert "baseline" in info and "haf · bench-synthetic" in info and "20/20" in info
+
+
+def test_runs_of_one_model_differ_within_the_pickers_width() -> None:
+    """Seven runs of one model (the issue's picker listed "SmolLM2-135M-Instruct.Q4_1…" seven
+    times): what differs comes first, so each line's visible start is its own."""
+    model = "/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+    suites = [("haf",), ("haf",), ("haf", "classify"), ("rationales",), ("judge",), ("haf",)]
+    runs = [
+        RunInfo(f"20261128-0{k}0000-ab{k}{k}", model, f"builtin-sample-n{k % 2 + 2}-s17",
+                "finished", 8, found, None, 8 + k % 2)
+        for k, found in enumerate(suites)
+    ] + [RunInfo("20261128-090000-cafe", model, "builtin-sample-n2-s17", "finished", 8,
+                 ("haf",), "my label", 8)]  # fmt: skip
+    shown = [prompt.plain for prompt in run_prompts(runs).values()]
+    visible = PICKER_TEXT_WIDTH
+    assert len({line[:visible] for line in shown}) == len(runs), shown
+    assert shown[2] == "haf+classify ab22 · builtin-sample-n2-s17 n=8 · SmolLM2-135M-Instruct.Q4_1"
+    assert shown[-1].startswith("my label · haf cafe · builtin-sample-n2-s17 n=8 · SmolLM2")
+    same = run_prompts(runs[:1])[runs[0].run_id].plain  # (one run: nothing differs)
+    assert same == "ab00 · haf · SmolLM2-135M-Instruct.Q4_1 · builtin-sample-n2-s17 n=8"

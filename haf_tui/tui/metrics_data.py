@@ -4,7 +4,7 @@ binned, and what each panel's own loader reads (its ``PanelSpec.load``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,15 +38,32 @@ class RunInfo:
         return f"{Path(self.model_file).stem} · {self.dataset_id} · {self.run_id}"
 
 
-def run_prompt(run: RunInfo) -> Text:
-    """A run as the metrics screen's run list shows it, on one line that the list cuts at its
-    width, so what tells runs of one model apart comes first: its label (if any), suites and
-    the end of its id, then its dataset with its size (``n=``) and its model."""
-    named = f"{run.run_label} · " if run.run_label else ""
-    prompt = Text(f"{named}{suites_text(run.suites)} ")
-    prompt.append(run.run_id[-4:], style="dim")
-    prompt.append(f" · {run.dataset_id} n={run.n_planned} · {Path(run.model_file).stem}")
-    return prompt
+def run_prompts(runs: Sequence[RunInfo]) -> dict[str, Text]:
+    """Each run as the metrics screen's run list shows it, on one line that the list cuts at
+    its width, so what tells the runs apart comes first: its label (if any), its suites when
+    they differ between the runs, the end of its id, then those of model and dataset with its
+    size (``n=``) that differ, then what all the runs share."""
+    parts = {
+        run.run_id: (
+            suites_text(run.suites),
+            Path(run.model_file).stem,
+            f"{run.dataset_id} n={run.n_planned}",
+        )
+        for run in runs
+    }
+    differ = [len({found[k] for found in parts.values()}) > 1 for k in range(3)]
+    prompts: dict[str, Text] = {}
+    for run in runs:
+        found = parts[run.run_id]
+        head = [run.run_label] if run.run_label else []
+        head += [found[0]] if differ[0] else []
+        tail = [found[k] for k in (1, 2) if differ[k]]
+        tail += [found[k] for k in range(3) if not differ[k]]
+        prompt = Text(" · ".join(head) + " " if head else "")
+        prompt.append(run.run_id[-4:], style="dim")
+        prompt.append("".join(f" · {part}" for part in tail))
+        prompts[run.run_id] = prompt
+    return prompts
 
 
 @dataclass

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -34,7 +33,7 @@ from haf_tui.tui.metrics_data import (
     RunInfo,
     load_metrics_data,
     panel_specs,
-    run_prompt,
+    run_prompts,
 )
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
@@ -166,8 +165,9 @@ class MetricsScreen(HafScreen[None]):
         run_list = self.query_one("#mx-run-list", SelectionList)
         with run_list.prevent(SelectionList.SelectedChanged):
             run_list.clear_options()
+            prompts = run_prompts(self.data.runs)
             run_list.add_options(
-                Selection(self._run_prompt(run), run.run_id, run.run_id in wanted)
+                Selection(prompts[run.run_id], run.run_id, run.run_id in wanted)
                 for run in self.data.runs
             )
         if self.data.runs:
@@ -175,10 +175,6 @@ class MetricsScreen(HafScreen[None]):
             if self.has_class("-wide"):
                 run_list.focus()
         self.redraw()
-
-    @staticmethod
-    def _run_prompt(run: RunInfo) -> Text:
-        return run_prompt(run)
 
     @on(SelectionList.SelectionHighlighted, "#mx-run-list")
     def run_highlighted(self, event: SelectionList.SelectionHighlighted[str]) -> None:
