@@ -12,6 +12,7 @@ of the first 10 instances, of which it finished all but ``t00003``."""
 from __future__ import annotations
 
 import shutil
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,9 @@ from textual.widgets import DataTable, SelectionList, Static
 
 from benchmarks.benchdata import build_bench_db
 from haf_tui.store import open_store
+from haf_tui.store.comparison_readers import ComparedRun
 from haf_tui.tui import create_app
+from haf_tui.tui.compare_data import sharing_a_suite
 from haf_tui.tui.metrics_data import RunInfo, run_prompts
 from haf_tui.tui.screens.compare import CompareScreen
 from haf_tui.tui.screens.metrics import MetricsScreen
@@ -208,3 +211,26 @@ def test_runs_of_one_model_differ_within_the_pickers_width() -> None:
     assert shown[-1].startswith("my label · haf cafe · builtin-sample-n2-s17 n=8 · SmolLM2")
     same = run_prompts(runs[:1])[runs[0].run_id].plain  # (one run: nothing differs)
     assert same == "ab00 · haf · SmolLM2-135M-Instruct.Q4_1 · builtin-sample-n2-s17 n=8"
+
+
+def _run(run_id: str, suites: tuple[str, ...], status: str = "finished") -> ComparedRun:
+    return ComparedRun(run_id, "m.gguf", None, "d", 3, 3, datetime(2026, 1, 1), status, suites)
+
+
+def test_the_runs_chosen_around_one_share_its_first_shared_suite() -> None:
+    runs = [
+        _run("a", ("haf", "classify")),
+        _run("b", ("classify",)),
+        _run("c", ("haf",)),
+        _run("d", ("haf",), "interrupted"),
+        _run("e", ("judge",)),
+        _run("f", ("rationales",), "interrupted"),
+        _run("g", ("rationales",)),
+    ]
+    assert sharing_a_suite(runs, "a") == ["a", "c"]  # HAF first; finished runs before others
+    assert sharing_a_suite(runs, "b") == ["a", "b"]
+    assert sharing_a_suite(runs, "d") == ["a", "c", "d"]  # (itself, though unfinished)
+    assert sharing_a_suite(runs[:2] + runs[3:4], "a") == ["a", "b"]  # d unfinished: classify
+    assert sharing_a_suite(runs[3:4] + runs[:1], "a") == ["d", "a"]  # only an unfinished one
+    assert sharing_a_suite(runs, "e") == ["e"] and sharing_a_suite(runs, "zz") == []
+    assert sharing_a_suite(runs, "f") == ["f", "g"]
