@@ -28,14 +28,14 @@ FIT_COLUMNS = (
     FitColumn("model", min_width=10, rank=3),
     FitColumn("dataset", min_width=8, rank=4),
     FitColumn("done", rank=5),
-    FitColumn("started", rank=6),
-    FitColumn("SoS", rank=7),
-    FitColumn("RS", rank=8),
+    FitColumn("started", rank=8),
+    FitColumn("SoS", rank=6),
+    FitColumn("RS", rank=7),
 )
 """The runs list's columns as they give way on a narrow screen: the long ones cut with "…"
-(a run's name in its middle, so an id keeps its unique end), then RS, SoS, started … left
-out (``+`` shows every column in full); the suites tell a HAF run from a judge run of the
-same model."""
+(a run's name in its middle, so an id keeps its unique end), then started, RS, SoS … left
+out (``+`` shows every column in full; the list is newest first); the suites tell a HAF run
+from a judge run of the same model."""
 POLL_SECONDS = 3.0
 """How often the runs list reads the database again while it is shown (a CLI run appears)."""
 
