@@ -56,7 +56,12 @@ async def test_home_lists_a_stored_run(full_run_db: tuple[Path, str, list[str]])
         table = app.screen.query_one("#runs", DataTable)
         assert table.row_count == 1
         row = table.get_row_at(0)
-        assert row[0] == run_id and row[1] == "finished" and row[4] == "2/2"
+        assert (
+            row[0] == run_id
+            and row[1] == "finished"
+            and row[2] == "haf+classify"
+            and row[5] == "2/2"
+        )
         assert isinstance(app.screen, HomeScreen) and app.screen.selected_run() == run_id
 
 

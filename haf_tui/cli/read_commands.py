@@ -176,18 +176,21 @@ def query_command(args: argparse.Namespace, store: Store, console: Console) -> i
 RUN_COLUMNS = (
     Column("run", 0, shrink_to=RUN_ID_WIDTH),
     Column("status", 1),
-    Column("created", 5),
-    Column("model", 2, shrink_to=12),
-    Column("dataset", 3, shrink_to=10),
-    Column("done", 4, justify="right"),
-    Column("gens", 6, justify="right"),
-    Column("similarity", 7, shrink_to=10),
+    Column("suites", 2, shrink_to=12),
+    Column("created", 6),
+    Column("model", 4, shrink_to=12),
+    Column("dataset", 5, shrink_to=10),
+    Column("done", 3, justify="right"),
+    Column("gens", 7, justify="right"),
+    Column("similarity", 8, shrink_to=10),
 )
 """``haf runs``' columns in display order; a narrow terminal keeps the lowest ranks."""
 
 
 def runs_command(store: Store, console: Console) -> int:
     """List stored runs, newest first: one line each, as many columns as fit."""
+    from haf_tui.store.readers import stored_suites, suites_text
+
     rows = [
         (
             " ".join(
@@ -196,6 +199,7 @@ def runs_command(store: Store, console: Console) -> int:
                 if part
             ),
             run["status"],
+            suites_text(stored_suites(run["suites"])),
             f"{run['created_at']:%Y-%m-%d %H:%M}",
             Path(run["model_file"]).name.removesuffix(".gguf"),
             run["dataset_id"],

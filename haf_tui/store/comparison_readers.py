@@ -25,7 +25,8 @@ REASON_METRICS: Final = ("sos", "rs", "rn")
 _RUNS_SQL = """
 SELECT r.run_id, r.model_file, r.model_quant, r.dataset_id, r.n_planned,
        (SELECT count(*) FROM instance_results i WHERE i.run_id = r.run_id) AS n_done,
-       r.created_at, r.status, CAST(json_extract(r.config, '$.suites') AS VARCHAR[]) AS suites
+       r.created_at, r.status, CAST(json_extract(r.config, '$.suites') AS VARCHAR[]) AS suites,
+       r.label
 FROM runs r ORDER BY r.created_at DESC, r.run_id
 """
 _SUITES_SQL = """
@@ -44,7 +45,7 @@ ORDER BY f.run_id, i.position, f.instance_id
 """
 _ANSWERS_SQL = """
 SELECT u.run_id, f.instance_id IS NOT NULL AS finished, coalesce(f.stance, g.decision) AS stance,
-       f.stopped, g.decision_confidence, i.text, i.label
+       f.stopped, g.decision_confidence, i.text, i.label, i.instance_id IS NOT NULL AS in_dataset
 FROM runs u
 LEFT JOIN instance_results f ON f.run_id = u.run_id AND f.instance_id = $instance_id
 LEFT JOIN generations g ON g.run_id = u.run_id AND g.instance_id = $instance_id
@@ -73,7 +74,7 @@ WHERE list_contains($run_ids::VARCHAR[], run_id) AND instance_id = $instance_id
 @dataclass(frozen=True)
 class ComparedRun:
     """A run as the comparison lists it (``status``: interrupted when its writer is gone;
-    ``suites``: the suites its config holds)."""
+    ``suites``: the suites its config holds; ``label``: the one ``L`` gave it)."""
 
     run_id: str
     model_file: str
@@ -84,6 +85,7 @@ class ComparedRun:
     created_at: datetime
     status: str
     suites: tuple[str, ...] = DEFAULT_SUITES
+    label: str | None = None
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,8 @@ class ReasonValues:
 @dataclass(frozen=True)
 class RunAnswer:
     """What one run said about an instance: the stance, why it stopped (if it did), the
-    JUSTIFY decision confidence, the instance metrics and the reasons."""
+    JUSTIFY decision confidence, the instance metrics and the reasons (``in_dataset`` False:
+    the instance is not in the run's dataset, so the run never had it to finish)."""
 
     run_id: str
     finished: bool
@@ -107,6 +110,7 @@ class RunAnswer:
     confidence: float | None
     metrics: dict[str, float | None]
     reasons: list[ReasonValues]
+    in_dataset: bool = True
 
 
 @dataclass(frozen=True)
@@ -134,9 +138,9 @@ def compared_runs(store: Store) -> list[ComparedRun]:
         ComparedRun(
             str(run_id), str(model), None if quant is None else str(quant), str(dataset),
             int(planned), int(done), created, store.shown_status(str(run_id), str(status)),
-            _suites(suites),
+            _suites(suites), None if label is None else str(label),
         )
-        for run_id, model, quant, dataset, planned, done, created, status, suites
+        for run_id, model, quant, dataset, planned, done, created, status, suites, label
         in store.query(_RUNS_SQL)[1]
     ]  # fmt: skip
 
@@ -188,7 +192,7 @@ def instance_across(
         row = answers.get(run_id)
         if row is None:
             continue
-        _, finished, stance, stopped, confidence, found_text, found_label = row
+        _, finished, stance, stopped, confidence, found_text, found_label, in_dataset = row
         if text is None and found_text is not None:
             text, label = str(found_text), None if found_label is None else str(found_label)
         shown.append(
@@ -196,6 +200,7 @@ def instance_across(
                 run_id, bool(finished), None if stance is None else str(stance),
                 None if stopped is None else str(stopped), confidence,
                 values.get(run_id, {}), list(reasons.get(run_id, {}).values()),
+                bool(in_dataset),
             )
         )  # fmt: skip
     return InstanceAcross(instance_id, text, label, shown)

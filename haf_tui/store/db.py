@@ -365,13 +365,15 @@ class Store:
         return "interrupted" if status == "running" and run_id in self.orphaned_runs() else status
 
     def list_runs(self) -> list[dict[str, Any]]:
-        """Every run with its progress, label, tags and mean SoS and RS, newest first (the one
-        listing of runs: the CLI's ``haf runs``, the workbench's runs list and metrics screen)."""
+        """Every run with its progress, label, tags, suites (None: stored before suites) and
+        mean SoS and RS, newest first (the one listing of runs: the CLI's ``haf runs``, the
+        workbench's runs list and metrics screen)."""
         cursor = self.reader().execute(
             "SELECT r.run_id, r.created_at, r.status, r.model_file, r.dataset_id, r.n_planned, "
             "(SELECT count(*) FROM instance_results i WHERE i.run_id = r.run_id) AS n_done, "
             "(SELECT count(*) FROM generations g WHERE g.run_id = r.run_id) AS n_generations, "
             "r.similarity_model, r.seconds_running, r.label, r.tags, "
+            "CAST(json_extract(r.config, '$.suites') AS VARCHAR[]) AS suites, "
             "(SELECT avg(value) FROM instance_metrics m WHERE m.run_id = r.run_id "
             "AND m.metric = 'sos') AS sos, "
             "(SELECT avg(value) FROM instance_metrics m WHERE m.run_id = r.run_id "

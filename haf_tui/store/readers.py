@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from haf_tui.config import RunConfig
 from haf_tui.store.db import Store
@@ -32,6 +32,10 @@ GROUP BY ALL
 """
 
 
+STORED_BEFORE_SUITES: Final = ("haf",)
+"""The suites of a run whose stored config names none (stored before suites existed)."""
+
+
 @dataclass(frozen=True)
 class RunOverview:
     """A run as the runs list shows it (``status``: interrupted when its writer is gone)."""
@@ -47,11 +51,22 @@ class RunOverview:
     rs: float | None
     label: str | None = None
     tags: tuple[str, ...] = ()
+    suites: tuple[str, ...] = STORED_BEFORE_SUITES
 
     @property
     def title(self) -> str:
         """How the runs list names it (:func:`run_title`)."""
         return run_title(self.run_id, self.label, self.tags)
+
+
+def stored_suites(stored: Sequence[object] | None) -> tuple[str, ...]:
+    """The suites a run's stored config lists (:data:`STORED_BEFORE_SUITES` when none)."""
+    return tuple(str(name) for name in stored) if stored else STORED_BEFORE_SUITES
+
+
+def suites_text(suites: Sequence[str]) -> str:
+    """A run's suites as the listings show them: ``haf+classify``."""
+    return "+".join(suites) or "—"
 
 
 def run_title(run_id: str, label: str | None, tags: Sequence[str], *, stacked: bool = False) -> str:
@@ -77,7 +92,7 @@ class RunProgress:
 
 
 def run_overviews(store: Store) -> list[RunOverview]:
-    """Every run, newest first, with its progress and mean SoS and RS."""
+    """Every run, newest first, with its progress, suites and mean SoS and RS."""
     return [
         RunOverview(
             str(run["run_id"]),
@@ -91,6 +106,7 @@ def run_overviews(store: Store) -> list[RunOverview]:
             run["rs"],
             run.get("label"),
             tuple(run.get("tags") or ()),
+            stored_suites(run.get("suites")),
         )
         for run in store.list_runs()
     ]

@@ -79,6 +79,24 @@ def load_compare_data(store: Store) -> CompareData:
     return CompareData(runs, run_metric_values(store, [run.run_id for run in runs], names))
 
 
+def sharing_a_suite(runs: Sequence[ComparedRun], around: str) -> list[str]:
+    """The runs to compare with run ``around``: ``around`` and the finished runs that hold its
+    first suite some other finished run holds too (so the chosen runs share that suite and
+    have metrics to compare); when no finished run shares one, the unfinished runs that do;
+    only ``around`` when no run shares one (an unknown id: none)."""
+    this = next((run for run in runs if run.run_id == around), None)
+    if this is None:
+        return []
+    others = [run for run in runs if run.run_id != around]
+    finished = [run for run in others if run.status == "finished"]
+    for candidates in (finished, others):
+        for suite in this.suites:
+            sharing = {run.run_id for run in candidates if suite in run.suites}
+            if sharing:
+                return [run.run_id for run in runs if run.run_id in sharing or run is this]
+    return [around]
+
+
 def letter(index: int) -> str:
     """A, B, …, Z, then A2, B2, …: the short name of the ``index``-th chosen run."""
     letters = string.ascii_uppercase

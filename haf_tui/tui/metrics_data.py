@@ -4,32 +4,66 @@ binned, and what each panel's own loader reads (its ``PanelSpec.load``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from rich.text import Text
 
 from haf_tui.methods.declare import PanelSpec
 from haf_tui.methods.registry import panels
 from haf_tui.reports import ReportResult, charts, run_report
 from haf_tui.store import Store
-from haf_tui.store.readers import defined_metric_values, run_overviews
+from haf_tui.store.readers import defined_metric_values, run_overviews, suites_text
 
 
 @dataclass(frozen=True)
 class RunInfo:
-    """One stored run as the run selector shows it."""
+    """One stored run as the run selector shows it (``n_planned``: the instances its
+    dataset gave it; ``run_label``: the one ``L`` gave it)."""
 
     run_id: str
     model_file: str
     dataset_id: str
     status: str
     n_done: int
+    suites: tuple[str, ...] = ("haf",)
+    run_label: str | None = None
+    n_planned: int = 0
 
     @property
     def label(self) -> str:
         """``model · dataset · run id``."""
         return f"{Path(self.model_file).stem} · {self.dataset_id} · {self.run_id}"
+
+
+def run_prompts(runs: Sequence[RunInfo]) -> dict[str, Text]:
+    """Each run as the metrics screen's run list shows it, on one line that the list cuts at
+    its width, so what tells the runs apart comes first: its label (if any), its suites when
+    they differ between the runs, the end of its id, then those of model and dataset with its
+    size (``n=``) that differ, then what all the runs share."""
+    parts = {
+        run.run_id: (
+            suites_text(run.suites),
+            Path(run.model_file).stem,
+            f"{run.dataset_id} n={run.n_planned}",
+        )
+        for run in runs
+    }
+    differ = [len({found[k] for found in parts.values()}) > 1 for k in range(3)]
+    prompts: dict[str, Text] = {}
+    for run in runs:
+        found = parts[run.run_id]
+        head = [run.run_label] if run.run_label else []
+        head += [found[0]] if differ[0] else []
+        tail = [found[k] for k in (1, 2) if differ[k]]
+        tail += [found[k] for k in range(3) if not differ[k]]
+        prompt = Text(" · ".join(head) + " " if head else "")
+        prompt.append(run.run_id[-4:], style="dim")
+        prompt.append("".join(f" · {part}" for part in tail))
+        prompts[run.run_id] = prompt
+    return prompts
 
 
 @dataclass
@@ -86,7 +120,16 @@ def load_metrics_data(store: Store) -> MetricsData:
     (:func:`bin_values`) and call each panel's loader. Runs in a thread worker."""
     specs = panel_specs()
     runs = [
-        RunInfo(run.run_id, run.model_file, run.dataset_id, run.status, run.done)
+        RunInfo(
+            run.run_id,
+            run.model_file,
+            run.dataset_id,
+            run.status,
+            run.done,
+            run.suites,
+            run.label,
+            run.planned,
+        )
         for run in run_overviews(store)
     ]
     reports = {name: run_report(store, name) for name in reports_read(specs)}

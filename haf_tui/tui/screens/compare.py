@@ -1,7 +1,7 @@
-"""Compare runs: the runs with id, model, quantisation, dataset, size, date and status (chosen
-ones marked ●), each metric per chosen run with a bootstrap interval, each run against the
-first chosen one as a paired difference with Wilcoxon's test, and one instance across the
-chosen runs side by side.
+"""Compare runs: the runs with label and id, suites, model, quantisation, dataset, size, date
+and status (chosen ones marked ●; the columns fitted to the width), each metric per chosen run
+with a bootstrap interval, each run against the first chosen one as a paired difference with
+Wilcoxon's test, and one instance across the chosen runs side by side.
 
 Thread workers read the runs and their instance values once, compute the statistics when the
 choice changes, and read one instance when it changes; each posts a message, and the handlers
@@ -22,6 +22,7 @@ from textual.strip import Strip
 from textual.widgets import DataTable, Header, Input, Static, TabbedContent, TabPane
 
 from haf_tui.store.comparison_readers import ComparedRun, RunValues, instance_across
+from haf_tui.store.readers import suites_text
 from haf_tui.tui.compare_data import (
     CompareData,
     RunStatistics,
@@ -29,14 +30,28 @@ from haf_tui.tui.compare_data import (
     letter,
     load_compare_data,
     run_statistics,
+    sharing_a_suite,
 )
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.compare_tables import instance_parts, metric_definitions, statistics_parts
+from haf_tui.tui.widgets.fit_columns import FitColumn
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.measured_table import MeasuredTable
 from haf_tui.tui.widgets.panel_view import PanelView, render_strips
 
-RUN_COLUMNS = ("", "run", "model", "quant", "dataset", "n", "date", "status")
+RUN_COLUMNS = (
+    FitColumn("", rank=0),
+    FitColumn("run", min_width=10, rank=1, cut_middle=True),
+    FitColumn("suites", min_width=8, rank=2),
+    FitColumn("model", min_width=10, rank=3),
+    FitColumn("dataset", min_width=8, rank=4),
+    FitColumn("n", rank=5),
+    FitColumn("status", rank=6),
+    FitColumn("quant", rank=7),
+    FitColumn("date", rank=8),
+)
+"""The runs table's columns as they give way on a narrow screen (long values cut with "…", a
+run's name in its middle; then the date, the quantisation … left out)."""
 CHOSEN, NOT_CHOSEN = "●", "○"
 MAX_RUN_ROWS = 5
 """Runs shown at once (the list scrolls): the panes below keep the height."""
@@ -90,9 +105,11 @@ class CompareScreen(HafScreen[None]):
     CompareScreen #cmp-search.-shown { display: block; }
     """
 
-    def __init__(self, run_ids: Sequence[str] | None = None) -> None:
+    def __init__(self, run_ids: Sequence[str] | None = None, *, around: str | None = None) -> None:
         super().__init__()
         self.initial_run_ids = list(run_ids or [])
+        self.around = around
+        """The run under the runs list's cursor: those sharing a suite with it are chosen."""
         self.data: CompareData | None = None
         self.chosen: list[str] = []
         self.instances: list[str] = []
@@ -115,7 +132,6 @@ class CompareScreen(HafScreen[None]):
     def on_mount(self) -> None:
         """Columns; the data from a worker."""
         self.sub_title = "compare runs"
-        self.query_one("#cmp-runs", DataTable).add_columns(*RUN_COLUMNS)
         self.load_data()
 
     # -- workers ---------------------------------------------------------------------------------
@@ -158,8 +174,9 @@ class CompareScreen(HafScreen[None]):
 
     @on(CompareLoaded)
     def data_loaded(self, message: CompareLoaded) -> None:
-        """Choose the runs asked for (else every finished run; every run if fewer than two
-        finished) and show them."""
+        """Choose the runs asked for (else those sharing a suite with the run the runs list's
+        cursor was on; else every finished run; every run if fewer than two finished) and show
+        them, the cursor on that run."""
         self.data = message.data
         runs = self.data.runs
         wanted = [
@@ -167,34 +184,40 @@ class CompareScreen(HafScreen[None]):
             for run in runs
             if any(run.run_id.startswith(given) for given in self.initial_run_ids)
         ]
+        if not wanted and self.around is not None:
+            wanted = sharing_a_suite(runs, self.around)
         finished = [run.run_id for run in runs if run.status == "finished"]
         self.chosen = wanted or (finished if len(finished) > 1 else [r.run_id for r in runs])
         self.fill_runs()
-        self.query_one("#cmp-runs", DataTable).focus()
+        table = self.query_one("#cmp-runs", DataTable)
+        if self.around is not None and self.around in table.rows:
+            table.move_cursor(row=table.get_row_index(self.around), animate=False)
+        table.focus()
         self.choice_changed()
 
     def fill_runs(self) -> None:
         """The runs table, with the chosen runs marked and lettered."""
         if self.data is None:
             return
-        table = self.query_one("#cmp-runs", DataTable)
+        table = self.query_one("#cmp-runs", MeasuredTable)
         row = table.cursor_row
-        table.clear()
         order = self.chosen_runs()
         letters = {run.run_id: letter(index) for index, run in enumerate(order)}
-        for run in self.data.runs:
-            name = letters.get(run.run_id)
-            table.add_row(
-                f"{CHOSEN} {name}" if name else NOT_CHOSEN,
-                run.run_id,
+        rows = [
+            (
+                f"{CHOSEN} {letters[run.run_id]}" if run.run_id in letters else NOT_CHOSEN,
+                f"{run.label} ({run.run_id})" if run.label else run.run_id,
+                suites_text(run.suites),
                 run.model_file.removesuffix(".gguf"),
-                run.model_quant or "?",
                 run.dataset_id,
                 f"{run.n_done}/{run.n_planned}",
-                f"{run.created_at:%Y-%m-%d %H:%M}",
                 run.status,
-                key=run.run_id,
+                run.model_quant or "?",
+                f"{run.created_at:%Y-%m-%d %H:%M}",
             )
+            for run in self.data.runs
+        ]
+        table.fill_fitted(RUN_COLUMNS, rows, [run.run_id for run in self.data.runs])
         table.styles.height = min(table.row_count, MAX_RUN_ROWS) + 2  # (header, scrollbar)
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1))
@@ -275,7 +298,8 @@ class CompareScreen(HafScreen[None]):
         self.action_toggle_run()
 
     def on_resize(self) -> None:
-        """Draw again at the new width."""
+        """Fit the runs' columns and draw again at the new width."""
+        self.call_after_refresh(self.fill_runs)
         self.call_after_refresh(self.choice_changed)
 
     def definitions_markdown(self) -> str:

@@ -13,27 +13,29 @@ from textual.widgets import DataTable, Header, Static
 from haf_tui.reports import format_number
 from haf_tui.store.annotations import parse_tags
 from haf_tui.store.pending_annotations import PendingAnnotation, pending
-from haf_tui.store.readers import RunOverview, run_overviews, run_title
+from haf_tui.store.readers import RunOverview, run_overviews, run_title, suites_text
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.run_admin import RunAdminScreen
 from haf_tui.tui.widgets.fit_columns import FitColumn, fit_widths
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.measured_table import MeasuredTable
 
-COLUMNS = ("run", "status", "model", "dataset", "done", "started", "SoS", "RS")
+COLUMNS = ("run", "status", "suites", "model", "dataset", "done", "started", "SoS", "RS")
 FIT_COLUMNS = (
     FitColumn("run", min_width=10, rank=0, cut_middle=True),
     FitColumn("status", rank=1),
-    FitColumn("model", min_width=10, rank=2),
-    FitColumn("dataset", min_width=8, rank=3),
-    FitColumn("done", rank=4),
-    FitColumn("started", rank=5),
+    FitColumn("suites", min_width=8, rank=2),
+    FitColumn("model", min_width=10, rank=3),
+    FitColumn("dataset", min_width=8, rank=4),
+    FitColumn("done", rank=5),
+    FitColumn("started", rank=8),
     FitColumn("SoS", rank=6),
     FitColumn("RS", rank=7),
 )
 """The runs list's columns as they give way on a narrow screen: the long ones cut with "…"
-(a run's name in its middle, so an id keeps its unique end), then RS, SoS, started … left
-out (``+`` shows every column in full)."""
+(a run's name in its middle, so an id keeps its unique end), then started, RS, SoS … left
+out (``+`` shows every column in full; the list is newest first); the suites tell a HAF run
+from a judge run of the same model."""
 POLL_SECONDS = 3.0
 """How often the runs list reads the database again while it is shown (a CLI run appears)."""
 
@@ -107,8 +109,8 @@ class HomeScreen(RunAdminScreen):
         kept = pending(reader.path)  # (annotations kept while another process writes)
         self._pending_count = len(kept)
         rows = [
-            (o.run_id, pending_title(o, kept), o.status, o.model_file, o.dataset_id, o.done,
-             o.planned, o.created_at, o.sos, o.rs)
+            (o.run_id, pending_title(o, kept), o.status, suites_text(o.suites), o.model_file,
+             o.dataset_id, o.done, o.planned, o.created_at, o.sos, o.rs)
             for o in overviews
         ]  # fmt: skip
         self.post_message(QueryFinished("runs", list(COLUMNS), rows))
@@ -129,9 +131,9 @@ class HomeScreen(RunAdminScreen):
         rows = self._shown_rows or []
         table = self.query_one("#runs", MeasuredTable)
         full: list[tuple[str, ...]] = [
-            (str(title), str(status), str(model), str(dataset), f"{done}/{planned}",
+            (str(title), str(status), str(suites), str(model), str(dataset), f"{done}/{planned}",
              f"{started:%Y-%m-%d %H:%M}", format_number(sos), format_number(rs))
-            for _, title, status, model, dataset, done, planned, started, sos, rs in rows
+            for _, title, status, suites, model, dataset, done, planned, started, sos, rs in rows
         ]  # fmt: skip
         shown = full
         widths = fit_widths(FIT_COLUMNS, full, 10_000)  # (every column, as wide as its values)
@@ -220,10 +222,11 @@ class HomeScreen(RunAdminScreen):
         self.app.push_screen(MetricsScreen([run_id] if run_id else None))
 
     def action_compare(self) -> None:
-        """Compare runs: every finished run chosen (space changes the choice there)."""
+        """Compare runs: the runs that share a suite with the one under the cursor chosen
+        (space changes the choice there)."""
         from haf_tui.tui.screens.compare import CompareScreen
 
-        self.app.push_screen(CompareScreen())
+        self.app.push_screen(CompareScreen(around=self.selected_run()))
 
     def action_campaigns(self) -> None:
         """The campaigns' grids (haf campaign)."""
@@ -257,5 +260,6 @@ class HomeScreen(RunAdminScreen):
 def compact_row(row: tuple[str, ...]) -> tuple[str, ...]:
     """A runs-list row as a narrow screen shows it: the model without ``.gguf``, the start
     without its year."""
-    title, status, model, dataset, done, started, sos, rs = row
-    return (title, status, model.removesuffix(".gguf"), dataset, done, started[5:], sos, rs)
+    title, status, suites, model, dataset, done, started, sos, rs = row
+    short = model.removesuffix(".gguf")
+    return (title, status, suites, short, dataset, done, started[5:], sos, rs)

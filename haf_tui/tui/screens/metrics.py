@@ -12,10 +12,8 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -27,9 +25,16 @@ from textual.widgets.selection_list import Selection
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from haf_tui.methods.declare import MetricSpec, PanelSpec
+from haf_tui.store.readers import suites_text
 from haf_tui.tui.definitions import legend_specs
 from haf_tui.tui.messages import FullValueRequested
-from haf_tui.tui.metrics_data import MetricsData, RunInfo, load_metrics_data, panel_specs
+from haf_tui.tui.metrics_data import (
+    MetricsData,
+    RunInfo,
+    load_metrics_data,
+    panel_specs,
+    run_prompts,
+)
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.legend import Legend
@@ -161,8 +166,9 @@ class MetricsScreen(HafScreen[None]):
         run_list = self.query_one("#mx-run-list", SelectionList)
         with run_list.prevent(SelectionList.SelectedChanged):
             run_list.clear_options()
+            prompts = run_prompts(self.data.runs)
             run_list.add_options(
-                Selection(self._run_prompt(run), run.run_id, run.run_id in wanted)
+                Selection(prompts[run.run_id], run.run_id, run.run_id in wanted)
                 for run in self.data.runs
             )
         if self.data.runs:
@@ -171,21 +177,16 @@ class MetricsScreen(HafScreen[None]):
                 run_list.focus()
         self.redraw()
 
-    @staticmethod
-    def _run_prompt(run: RunInfo) -> Text:
-        prompt = Text(f"{Path(run.model_file).stem} · {run.dataset_id} ")
-        prompt.append(run.run_id[-4:], style="dim")
-        return prompt
-
     @on(SelectionList.SelectionHighlighted, "#mx-run-list")
     def run_highlighted(self, event: SelectionList.SelectionHighlighted[str]) -> None:
         """Say which run the list cursor is on."""
         runs = self.data.runs if self.data is not None else []
         run = next((r for r in runs if r.run_id == event.selection.value), None)
         if run is not None:
+            named = f"{run.run_label}\n" if run.run_label else ""
             self.query_one("#mx-run-info", Static).update(
-                f"{run.run_id}\n{run.model_file}\n{run.dataset_id} · {run.status} · "
-                f"{run.n_done} instances"
+                f"{named}{run.run_id}\n{run.model_file}\n{suites_text(run.suites)} · "
+                f"{run.dataset_id} · {run.status} · {run.n_done}/{run.n_planned} instances"
             )
 
     def chosen_runs(self) -> list[RunInfo]:

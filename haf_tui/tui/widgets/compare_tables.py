@@ -18,10 +18,19 @@ from haf_tui.methods.declare import MetricSpec
 from haf_tui.reports import format_number
 from haf_tui.reports.compare_report import better_of
 from haf_tui.reports.comparison import CONFIDENCE, MeanInterval, PairedDifference
-from haf_tui.store.comparison_readers import REASON_METRICS, InstanceAcross, ReasonValues
+from haf_tui.store.comparison_readers import (
+    REASON_METRICS,
+    InstanceAcross,
+    ReasonValues,
+    RunAnswer,
+)
+from haf_tui.store.readers import suites_text
 from haf_tui.tui.compare_data import RunStatistics
 from haf_tui.vocabulary import METRIC_LABELS
 
+CONFIDENCE_LABEL = "C(JUSTIFY)"
+"""The row of the JUSTIFY decision's confidence, read with the answer; left out when a compared
+metric has this label (it is that same value: one row, not two)."""
 RUN_COLUMN_WIDTH = 38
 """The least width of one run's column in the side-by-side instance table: its reasons
 table's #, SoS, RS and RN (5 cells each, 2 between columns: 25) and 13 for the reason (so
@@ -46,16 +55,18 @@ def _title(text: str) -> Text:
 
 
 def run_legend(stats: Sequence[RunStatistics]) -> Table:
-    """Which run each letter is: id, model, quantisation, dataset, instances finished."""
+    """Which run each letter is: label, id, suites, model, quantisation, dataset, instances
+    finished."""
     table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1))
     table.add_column(style="bold", no_wrap=True)
     table.add_column(no_wrap=True)
     for found in stats:
         run = found.run
+        named = f"{run.label} ({run.run_id})" if run.label else run.run_id
         table.add_row(
             found.letter,
-            f"{run.run_id} · {found.model} · {run.model_quant or '?'} · {run.dataset_id} · "
-            f"{run.n_done}/{run.n_planned} · {run.status}",
+            f"{named} · {suites_text(run.suites)} · {found.model} · {run.model_quant or '?'} · "
+            f"{run.dataset_id} · {run.n_done}/{run.n_planned} · {run.status}",
         )
     return table
 
@@ -216,8 +227,10 @@ def instance_parts(
         name = f"{found.letter} · {found.model}" if found else answer.run_id
         table.add_column(name, width=column, no_wrap=False)
     answers = instance.answers
-    table.add_row("stance", *(_stance(a.finished, a.stance, a.stopped) for a in answers))
-    table.add_row("C(JUSTIFY)", *(format_number(a.confidence) for a in answers))
+    table.add_row("stance", *(_stance(a, letters) for a in answers))
+    labels = {spec.label for spec in compared(stats)}
+    if CONFIDENCE_LABEL not in labels and any(a.confidence is not None for a in answers):
+        table.add_row(CONFIDENCE_LABEL, *(format_number(a.confidence) for a in answers))
     for spec in compared(stats):
         table.add_row(spec.label, *(format_number(a.metrics.get(spec.name)) for a in answers))
     table.add_row("reasons", *(_reasons(a.reasons) for a in answers))
@@ -225,10 +238,16 @@ def instance_parts(
     return [head, text, Text(""), table]
 
 
-def _stance(finished: bool, stance: str | None, stopped: str | None) -> Text:
-    if not finished:
+def _stance(answer: RunAnswer, letters: dict[str, RunStatistics]) -> Text:
+    """The run's stance, why it stopped; for an instance the run lacks, which: one not in its
+    dataset, or one it has not finished."""
+    if not answer.in_dataset:
+        found = letters.get(answer.run_id)
+        dataset = f" ({found.run.dataset_id})" if found else ""
+        return Text(f"not in this run's dataset{dataset}", style="dim")
+    if not answer.finished:
         return Text("not finished in this run", style="dim")
-    shown = Text(stance or "—")
-    if stopped:
-        shown.append(f" (stopped: {stopped})", style="dim")
+    shown = Text(answer.stance or "—")
+    if answer.stopped:
+        shown.append(f" (stopped: {answer.stopped})", style="dim")
     return shown
