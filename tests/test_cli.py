@@ -96,7 +96,8 @@ def test_report_query_runs_export(
     assert main([*db, "report"]) == 0
     out = capsys.readouterr().out
     assert "Table 1" in out and "Table 2" in out and "Table 4" in out
-    assert "pooled (reference)" in out and "instance mean" in out  # both pooling rules
+    assert "pooled" in out and "instance mean" in out  # both pooling rules, and what each is
+    assert "the reference's rule" in " ".join(out.split())
     with open_store(demo_db, read_only=True) as store:
         stopped = store.query("SELECT count(stopped) FROM instance_results")[1][0][0]
         n_done = store.list_runs()[0]["n_done"]

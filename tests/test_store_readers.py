@@ -69,7 +69,7 @@ def _untyped(hint: Any) -> list[str]:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any or origin is tuple or hint is tuple:
         return [repr(hint)]
-    if origin in (list, typing.Union, types.UnionType):
+    if origin in (list, set, frozenset, typing.Union, types.UnionType):
         return [bad for arg in args for bad in _untyped(arg)]
     if origin is dict:  # a mapping of names (or indexes) to plain values
         key, value = args
