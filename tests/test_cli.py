@@ -111,7 +111,7 @@ def test_report_query_runs_export(
     assert (
         main([*db, "query", "SELECT count(*) AS n FROM instance_results", "--format", "json"]) == 0
     )
-    assert json.loads(capsys.readouterr().out) == [{"n": 8}]
+    assert json.loads(capsys.readouterr().out) == [{"n": n_done}]
     assert main([*db, "runs"]) == 0
     assert "finished" in capsys.readouterr().out
     with open_store(demo_db, read_only=True) as store:
