@@ -9,6 +9,8 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig
 from haf_tui.inference.base import Generation, TokenCallback
 from haf_tui.messages import ChatMessage
@@ -111,19 +113,30 @@ def test_batched_the_run_is_a_prefix_of_the_texts_with_enough_through(tmp_path: 
     assert len(_through(store)) >= 2
 
 
-def test_a_stopped_run_resumes_to_what_an_unstopped_one_stores(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop_after", [1, 2])
+def test_a_stopped_run_resumes_to_what_an_unstopped_one_stores(
+    tmp_path: Path, stop_after: int
+) -> None:
+    """Stopped after i0 (stops at JUSTIFY), or after i1 too (through every stage: the resume
+    counts it from the stored generations)."""
     whole, config = _store(tmp_path / "whole.duckdb", TEXTS, until=2)
     HafRunner(whole, SomeStop(), FlatSimilarity(), config).run("run")
     store, config = _store(tmp_path / "h.duckdb", TEXTS, until=2)
     stop = threading.Event()
 
+    seen: list[str] = []
+
     def stop_after_first(event: ProgressEvent) -> None:
         if event.kind == "instance":
-            stop.set()
+            seen.append(event.kind)
+            if len(seen) >= stop_after:
+                stop.set()
 
     first = HafRunner(store, SomeStop(), FlatSimilarity(), config, listener=stop_after_first,
                       stop_event=stop).run("run")  # fmt: skip
-    assert first.status == "interrupted" and first.instances_done == 1
+    assert first.status == "interrupted" and first.instances_done >= stop_after
+    if stop_after == 2:  # (i1 went through every stage before the stop: the resume counts it)
+        assert "i1" in _through(store) and first.instances_done < 4
     assert store.get_run("run").n_planned == len(TEXTS)  # (not cut while stopped)
     again = HafRunner(store, SomeStop(), FlatSimilarity(), config).run("run")
     assert again.status == "finished" and again.instances_total == 4

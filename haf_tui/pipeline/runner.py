@@ -17,6 +17,7 @@ import contextlib
 import threading
 import time
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from haf_tui.config import RunConfig
@@ -112,9 +113,7 @@ class HafRunner:
         summary = RunSummary(run_id, "running", len(finished), len(instances), counts)
         self._context = SuiteContext(run_id, self.config, self.similarity)
         todo = [i for i in instances if i.instance_id not in finished]
-        self._complete = sum(
-            1 for i in finished if {k[1] for k in keys if k[0] == i} >= set(self.stages)
-        )
+        self._complete = _complete_before(keys, finished, self.stages, self.config)
         started = self._accounted = time.perf_counter()
         run_queue: RunQueue | None = None
         try:  # (a Ctrl-C from here on, set-up included, leaves the run interrupted)
@@ -349,6 +348,20 @@ class HafRunner:
                 message=message,
             )
         )
+
+
+def _complete_before(
+    keys: set[tuple[str, str, int]], finished: set[str], stages: Sequence[str], config: RunConfig
+) -> int:
+    """The finished instances whose stored generations cover every stage of the run (what
+    ``until_complete`` counts; not read when the run has no such rule)."""
+    if config.until_complete is None:
+        return 0
+    stages_of: dict[str, set[str]] = {}
+    for instance_id, stage, _ in keys:
+        stages_of.setdefault(instance_id, set()).add(stage)
+    wanted = set(stages)
+    return sum(1 for i in finished if stages_of.get(i, set()) >= wanted)
 
 
 def _window(config: RunConfig, n_parallel: int) -> int:
