@@ -40,8 +40,11 @@ SERVE_MAX_CONNECTIONS = 64
 def haf_home() -> Path:
     """haf-tui's data folder: ``$HAF_HOME``, else the platform's user data folder."""
     override = os.environ.get("HAF_HOME")
-    if override:
-        return Path(override).expanduser()
+    return Path(override).expanduser() if override else user_data_folder()
+
+
+def user_data_folder() -> Path:
+    """The platform's user data folder for haf-tui (``$HAF_HOME`` aside)."""
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("haf-tui", appauthor=False))

@@ -74,6 +74,15 @@ def settings_shape(config: RunConfig) -> tuple[object, ...]:
     )
 
 
+def _same_suites_and_batch(run: PastRun, config: RunConfig) -> bool:
+    """A finished run with ``config``'s suites and sequences at once (its pace per answer
+    applies)."""
+    return (
+        run.config.suites == config.suites
+        and run.config.model.n_parallel == config.model.n_parallel
+    )
+
+
 def _ranged(low: float, high: float, basis: str) -> TimeEstimate:
     return TimeEstimate(low, max(high, low * LEAST_RATIO), basis)
 
@@ -99,10 +108,7 @@ def estimate_time(
     alike = [
         run
         for run in mine
-        if run.config.suites == config.suites
-        and run.config.model.n_parallel == config.model.n_parallel
-        and run.output_tokens > 0
-        and run.answers > 0
+        if _same_suites_and_batch(run, config) and run.output_tokens > 0 and run.answers > 0
     ]
     with_haf = any(stage in STAGES for stage in run_stages(config))
     if not with_haf:
@@ -142,13 +148,7 @@ def _without_haf(
     """A run whose methods' plans say its generations (no JUSTIFY deciding what follows):
     the seconds per generation of finished runs of ``model_file`` with the same suites and
     batch, else the calibration decode's speeds."""
-    measured = [
-        run
-        for run in mine
-        if run.config.suites == config.suites
-        and run.config.model.n_parallel == config.model.n_parallel
-        and run.generations > 0
-    ]
+    measured = [run for run in mine if _same_suites_and_batch(run, config) and run.generations > 0]
     if measured:
         plan = plan_run(config, dataset)
         least = sum(count.least for count in plan.counts.values())

@@ -31,7 +31,7 @@ from typing import Any
 
 import duckdb
 
-from haf_tui.defaults import haf_home
+from haf_tui.defaults import haf_home, user_data_folder
 from haf_tui.store.connection import (
     QueryInterruptedError,
     StatementInterrupt,
@@ -79,10 +79,7 @@ def other_databases(missing: Path) -> list[Path]:
     """Databases haf may have written elsewhere: ``./.haf/haf.duckdb`` (where ``make run`` kept
     them before it used the user's data folder) and the user's data folder's, when they are
     not ``missing``."""
-    from platformdirs import user_data_dir
-
-    candidates = [Path.cwd() / ".haf" / "haf.duckdb"]
-    candidates.append(Path(user_data_dir("haf-tui", appauthor=False)) / "haf.duckdb")
+    candidates = [Path.cwd() / ".haf" / "haf.duckdb", user_data_folder() / "haf.duckdb"]
     seen = missing.resolve()
     return [c for c in candidates if c.is_file() and c.resolve() != seen]
 
