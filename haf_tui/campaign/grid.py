@@ -73,6 +73,8 @@ class Grid(BaseModel):
     """``haf run`` options by flag name (``max-new-tokens = 32``), read by its parser."""
     servers: tuple[str, ...] = ()
     """Servers for every model that names none of its own."""
+    cells_at_once: StrictInt | None = Field(None, ge=1)
+    """Cells of different models run side by side (None: ``haf campaign run``'s default)."""
 
     def cells(self) -> list[tuple[ModelEntry, DatasetEntry]]:
         """Every (model, dataset) pair, model by model, in the file's order."""
@@ -80,6 +82,7 @@ class Grid(BaseModel):
 
 
 TOP_KEYS = {"name", "database", "models", "datasets", "suites", "limit", "seed", "settings"}
+TOP_KEYS |= {"cells_at_once"}
 
 
 def load_grid(path: str | Path) -> Grid:
@@ -180,6 +183,7 @@ def parse_grid(raw: dict[str, Any], grid_path: Path) -> Grid:
             seed=raw.get("seed"),
             settings=raw.get("settings", {}),
             servers=_servers(raw.get("servers", {}), grid_path),
+            cells_at_once=raw.get("cells_at_once"),
         )
     except ValidationError as exc:
         error = exc.errors()[0]

@@ -1,26 +1,38 @@
-"""Running a campaign: every unfinished cell, one after another, each model loaded once for
-all its cells (the similarity model once for the whole campaign).
+"""Running a campaign: every unfinished cell, each model loaded once for all its cells (the
+similarity model once for the whole campaign); the cells of different models side by side
+when each has servers of its own (:mod:`~haf_tui.campaign.lanes`: ``cells_at_once``), else
+one after another.
 
 Exactly one run per cell, whenever the campaign is killed: a cell is claimed (its row, with
 the run id its run will get, committed) before its run is made with exactly that id; run
 again, a claimed cell whose run exists resumes it (the runner skips every stored generation),
 and one whose run is missing (killed between the claim and the run) makes it with the
-claimed id.
+claimed id. Cells side by side each write through a store of their own on the campaign's
+connection, one write at a time, and make their runs one at a time
+(:mod:`~haf_tui.campaign.shared`).
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from itertools import groupby
 
 from haf_tui.campaign.cells import CampaignPlan, PlannedCell
+from haf_tui.campaign.lanes import (
+    Lane,
+    default_cells_at_once,
+    lanes_of,
+    side_by_side,
+    startable,
+)
+from haf_tui.campaign.shared import CampaignShared, LaneStore, LockedSimilarity
 from haf_tui.datasets import Dataset
 from haf_tui.pipeline.events import ProgressListener, ignore_progress
 from haf_tui.pipeline.models import LoadedModels, load_models
-from haf_tui.pipeline.runner import RunSummary
+from haf_tui.pipeline.runner import RunControl, RunSummary
 from haf_tui.pipeline.runs import (
     RunRequest,
     StartedRun,
@@ -29,7 +41,6 @@ from haf_tui.pipeline.runs import (
     resolve_dataset,
     start_or_resume,
 )
-from haf_tui.similarity import SimilarityModel
 from haf_tui.store import Store
 from haf_tui.store.campaigns import (
     ClaimedCell,
@@ -80,39 +91,133 @@ def run_campaign(
     *,
     hooks: CampaignHooks | None = None,
     stop_event: threading.Event | None = None,
+    cells_at_once: int | None = None,
 ) -> CampaignSummary:
-    """Run every unfinished cell of ``plan`` (refused cells: nothing is run), model by model;
-    ``stop_event`` stops after the generations in flight (the cell resumes next time)."""
+    """Run every unfinished cell of ``plan`` (refused cells: nothing is run), each model's
+    cells one after another, up to ``cells_at_once`` models side by side (None: one per model
+    with servers, one for the models in this process; :mod:`~haf_tui.campaign.lanes`);
+    ``stop_event`` stops after the generations in flight (the cells resume next time)."""
     if plan.refused:
         raise HafError(plan.refused[0])
     hooks = hooks or CampaignHooks()
-    stop = stop_event or threading.Event()
+    control = RunControl(stop=stop_event or threading.Event())
     save_campaign(store, plan.grid.name, str(plan.grid.path))
     summary = CampaignSummary({cell.label: (None, "not started") for cell in plan.cells})
-    datasets: dict[str, Dataset] = {}
-    similarity: SimilarityModel | None = None
-    for _, group in groupby(plan.cells, key=lambda cell: cell.model.label):
-        cells = list(group)
-        for cell in cells:
-            if cell.finished:
-                summary.cells[cell.label] = (cell.claim.run_id if cell.claim else None, "skipped")
-                hooks.skipped(cell)
-        todo = [cell for cell in cells if not cell.finished]
-        if not todo or stop.is_set():
-            continue
-        hooks.loading(todo[0])
-        models = load_models(todo[0].config, similarity)
-        similarity = models.similarity
-        try:
-            for cell in todo:
-                if stop.is_set():
-                    summary.stopped = True
-                    break
-                _run_cell(store, plan, cell, models, datasets, hooks, stop, summary)
-        finally:
-            models.backend.close()
-    summary.stopped = summary.stopped or stop.is_set()
+    for cell in plan.cells:
+        if cell.finished:
+            summary.cells[cell.label] = (request_id(cell), "skipped")
+            hooks.skipped(cell)
+    lanes = lanes_of(plan)
+    at_once = cells_at_once or default_cells_at_once(lanes)
+    shared = CampaignShared()
+    if not side_by_side(lanes, at_once):
+        for lane in lanes:
+            if control.stop.is_set():
+                break
+            _run_lane(store, plan, lane, shared, hooks, control, summary)
+    else:
+        _side_by_side(store, plan, lanes, at_once, (shared, hooks, control, summary))
+    summary.stopped = summary.stopped or control.stop.is_set()
     return summary
+
+
+_LaneParts = tuple[CampaignShared, CampaignHooks, RunControl, CampaignSummary]
+
+
+def _side_by_side(
+    store: Store, plan: CampaignPlan, lanes: list[Lane], at_once: int, parts: _LaneParts
+) -> None:
+    """Run the lanes in threads, each as soon as :func:`startable` lets it; a lane that
+    raises stops the others after their generations in flight, then raises here; a second
+    Ctrl-C (KeyboardInterrupt here) abandons the generations in flight of every lane."""
+    control = parts[2]
+    waiting = list(lanes)
+    running: dict[Lane, threading.Thread] = {}
+    ended: queue.Queue[tuple[Lane, BaseException | None]] = queue.Queue()
+    failure: BaseException | None = None
+    try:
+        while waiting or running:
+            if failure is None and not control.stop.is_set():
+                for lane in startable(waiting, list(running), at_once):
+                    waiting.remove(lane)
+                    running[lane] = threading.Thread(
+                        target=_lane_thread,
+                        args=(store, plan, lane, parts, ended),
+                        name=f"campaign lane {lane.model}",
+                        daemon=True,
+                    )
+                    running[lane].start()
+            if not running:
+                break
+            try:
+                lane, error = ended.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            running.pop(lane).join()
+            if error is not None and failure is None:
+                failure = error
+                control.stop.set()
+    except BaseException:
+        control.cancel()
+        for thread in running.values():
+            thread.join()
+        raise
+    if failure is not None:
+        raise failure
+
+
+def _lane_thread(
+    store: Store,
+    plan: CampaignPlan,
+    lane: Lane,
+    parts: _LaneParts,
+    ended: queue.Queue[tuple[Lane, BaseException | None]],
+) -> None:
+    """A lane in a thread of its own, on a store of its own; says how it ended."""
+    shared, hooks, control, summary = parts
+    error: BaseException | None = None
+    lane_store = LaneStore(store, shared.writes)
+    try:
+        _run_lane(lane_store, plan, lane, shared, hooks, control, summary)
+    except BaseException as exc:  # (raised again by the campaign's thread)
+        error = exc
+    finally:
+        lane_store.close()
+        ended.put((lane, error))
+
+
+def _run_lane(
+    store: Store,
+    plan: CampaignPlan,
+    lane: Lane,
+    shared: CampaignShared,
+    hooks: CampaignHooks,
+    control: RunControl,
+    summary: CampaignSummary,
+) -> None:
+    """A model's cells one after another, the model loaded once."""
+    hooks.loading(lane.cells[0])
+    models = _load(lane.cells[0], shared)
+    try:
+        for cell in lane.cells:
+            if control.stop.is_set():
+                summary.stopped = True
+                break
+            _run_cell(store, plan, cell, models, shared, hooks, control, summary)
+    finally:
+        models.backend.close()
+
+
+def _load(cell: PlannedCell, shared: CampaignShared) -> LoadedModels:
+    """The cell's model, with the campaign's similarity model (the first model loaded loads
+    it, while the others wait for it)."""
+    if shared.similarity is None:
+        with shared.setup:
+            if shared.similarity is None:
+                models = load_models(cell.config, None)
+                shared.similarity = LockedSimilarity(models.similarity)
+                return LoadedModels(models.backend, shared.similarity)
+    return load_models(cell.config, shared.similarity)
 
 
 def _run_cell(
@@ -120,14 +225,15 @@ def _run_cell(
     plan: CampaignPlan,
     cell: PlannedCell,
     models: LoadedModels,
-    datasets: dict[str, Dataset],
+    shared: CampaignShared,
     hooks: CampaignHooks,
-    stop: threading.Event,
+    control: RunControl,
     summary: CampaignSummary,
 ) -> None:
     try:
-        request = _request(store, plan, cell, models, datasets)
-        started = start_or_resume(store, request)
+        with shared.setup:  # (one cell's run made at a time: its claim, its id, its dataset)
+            request = _request(store, plan, cell, models, shared.datasets)
+            started = start_or_resume(store, request)
     except (HafError, ValueError) as exc:
         summary.cells[cell.label] = (request_id(cell), "failed")
         hooks.failed(cell, first_line(exc))
@@ -137,7 +243,7 @@ def _run_cell(
     try:
         with hooks.progress(cell, started) as listener:
             result = execute_run(
-                store, run_id, started.config, models, listener=listener, stop_event=stop
+                store, run_id, started.config, models, listener=listener, control=control
             )
     except (HafError, ValueError) as exc:  # (the runner marked the run failed)
         if store.get_run(run_id).status == "created":  # (it failed before the runner began)

@@ -2,14 +2,16 @@
 whole, where it stands, and its report.
 
 The grid's ``[settings]`` table is read by ``haf run``'s own parser (the same options, the same
-defaults); cells run one after another (with servers, each cell's requests spread over them).
+defaults); a model's cells run one after another (with servers, each cell's requests spread
+over them), the cells of models with servers of their own side by side (``--cells-at-once``),
+one line of progress each.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
@@ -19,6 +21,7 @@ from rich.text import Text
 
 from haf_tui.campaign.cells import PlannedCell, plan_campaign
 from haf_tui.campaign.grid import Grid, GridError, load_grid
+from haf_tui.campaign.lanes import default_cells_at_once, lanes_of, side_by_side
 from haf_tui.campaign.runner import CampaignHooks, run_campaign
 from haf_tui.campaign.status import (
     CampaignStatus,
@@ -28,6 +31,7 @@ from haf_tui.campaign.status import (
 )
 from haf_tui.cli.campaign_parser import REPORT_FORMATS as REPORT_FORMATS
 from haf_tui.cli.campaign_parser import add_campaign_parser as add_campaign_parser
+from haf_tui.cli.campaign_progress import CellLines
 from haf_tui.cli.fit_table import Column, fit_table
 from haf_tui.cli.plain_table import print_plain_table
 from haf_tui.cli.run_command import (
@@ -57,6 +61,7 @@ GRID_KEYS = {
     "servers-file": "give servers in [servers] urls = [...] or a model's servers = [...]",
     "resume": "a campaign resumes its cells itself",
     "demo": "name the embedded model and the sample instead",
+    "cells-at-once": "give cells_at_once at the top of the file",
 }
 """``haf run`` options a grid gives elsewhere than in ``[settings]``, and where."""
 
@@ -151,18 +156,33 @@ def _run(
             err.print(_line(("error:", "red"), f" {line}"))
         return 2
     cells = len(plan.cells)
+    lanes = lanes_of(plan)
+    at_once = args.cells_at_once or grid.cells_at_once or default_cells_at_once(lanes)
+    concurrent = side_by_side(lanes, at_once)
+    how = (
+        f"up to {min(at_once, len(lanes))} at once (models with servers of their own side by side)"
+        if concurrent
+        else "one after another"
+    )
     console.print(
         _line(
             "campaign ",
             (grid.name, "bold"),
             f": {len(grid.models)} model(s) × {len(grid.datasets)} dataset(s) = {cells} cells, "
-            f"one after another; database {store.path}",
+            f"{how}; database {store.path}",
         )
     )
     resume = f"haf campaign run {args.grid}"
+    lines = CellLines(console) if concurrent else None
     try:
-        with _CtrlC(console) as ctrl_c:
-            summary = run_campaign(store, plan, hooks=_hooks(console), stop_event=ctrl_c.event)
+        with _CtrlC(console) as ctrl_c, lines or nullcontext():
+            summary = run_campaign(
+                store,
+                plan,
+                hooks=_hooks(console, lines),
+                stop_event=ctrl_c.event,
+                cells_at_once=at_once,
+            )
     except KeyboardInterrupt:
         Console(stderr=True).print(_line(f"interrupted: {resume} resumes the campaign"))
         return 130
@@ -184,7 +204,11 @@ def _run(
     return 0
 
 
-def _hooks(console: Console) -> CampaignHooks:
+def _hooks(console: Console, lines: CellLines | None = None) -> CampaignHooks:
+    """What the command prints of a campaign: a line per cell skipped, model loaded, run
+    started, done or failed; while a cell runs, its bars (``lines``: cells side by side, one
+    line each)."""
+
     def skipped(cell: PlannedCell) -> None:
         run_id = cell.claim.run_id if cell.claim else "?"
         console.print(_line((f"{cell.label}: run {run_id} finished before, skipped", "dim")))
@@ -196,6 +220,10 @@ def _hooks(console: Console) -> CampaignHooks:
     def progress(cell: PlannedCell, started: StartedRun) -> Iterator[ProgressListener]:
         how = "resuming" if cell.run is not None else "new"
         console.print(_line(f"{cell.label}: run ", (started.run_id, "bold"), f" ({how})"))
+        if lines is not None:
+            with lines.cell(cell.label) as listener:
+                yield listener
+            return
         with Progress(*progress_columns(), console=console, transient=True) as bars:
             yield _ProgressBars(bars, run_stages(started.config)).show
 

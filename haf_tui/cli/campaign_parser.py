@@ -8,6 +8,17 @@ import argparse
 REPORT_FORMATS = ("markdown", "latex", "csv", "html")
 
 
+def _at_least_one(text: str) -> int:
+    """A whole number of at least 1 (argparse's one-line error otherwise)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"at least 1, not {value}")
+    return value
+
+
 def add_campaign_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``haf campaign`` and its sub-commands."""
     campaign = commands.add_parser(
@@ -23,8 +34,17 @@ def add_campaign_parser(commands: argparse._SubParsersAction[argparse.ArgumentPa
         action="append",
         default=[],
         metavar="URL[#N]",
-        help="also generate on this OpenAI-compatible server, for every model (repeatable); "
-        "cells run one after another, each cell's requests spread over the servers",
+        help="also generate on this OpenAI-compatible server, for every model (repeatable): "
+        "every model then shares it, so their cells run one after another, each cell's "
+        "requests spread over the servers",
+    )
+    run.add_argument(
+        "--cells-at-once",
+        type=_at_least_one,
+        metavar="N",
+        help="run up to N cells side by side, each of another model with servers of its own "
+        "(models in this process: one at a time); default: the grid's cells_at_once, else one "
+        "per model with servers plus one for the models in this process",
     )
     status = steps.add_parser("status", help="each cell's status, instances done, ETA")
     status.add_argument("grid", help="the grid file (grid.toml)")

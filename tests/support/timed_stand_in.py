@@ -1,0 +1,84 @@
+"""A stand-in OpenAI-compatible server (tests/support/bad_server.py's, answering well) that
+takes ``DELAY`` seconds over every run request and remembers when each came and went: a real
+HTTP server process on 127.0.0.1 (``python -m tests.support.timed_stand_in DELAY`` prints its
+port). ``GET /times`` gives every run request's ``[start, end]`` (``time.time()``), so a test
+sees two servers serve at the same moment."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import ThreadingHTTPServer
+from typing import ClassVar
+
+import httpx
+
+from haf_tui.inference.server import PROBE_PROMPT
+from tests.support.bad_server import StandIn
+
+
+class TimedStandIn(StandIn):
+    """Answers well, ``delay`` seconds after each run request came; keeps its times."""
+
+    delay = 0.0
+    times: ClassVar[list[tuple[float, float]]] = []
+    times_lock = threading.Lock()
+
+    def do_GET(self) -> None:  # noqa: N802 (the handler's own name)
+        if self.path == "/times":
+            with self.times_lock:
+                self._send(list(self.times))
+            return
+        super().do_GET()
+
+    def do_POST(self) -> None:  # noqa: N802
+        raw = self.rfile.read(int(self.headers["Content-Length"]))
+        self.rfile = io.BytesIO(raw)  # (read again by the stand-in's own handler)
+        run = json.loads(raw).get("prompt") != PROBE_PROMPT  # (the probe: at once)
+        started = time.time()
+        if run:
+            time.sleep(self.delay)
+        super().do_POST()
+        if run:
+            with self.times_lock:
+                self.times.append((started, time.time()))
+
+
+def main() -> None:
+    """Serve with the delay named on the command line; print the port."""
+    TimedStandIn.delay = float(sys.argv[1])
+    server = ThreadingHTTPServer(("127.0.0.1", 0), TimedStandIn)
+    server.daemon_threads = True
+    print(server.server_address[1], flush=True)
+    server.serve_forever()
+
+
+@contextmanager
+def timed_stand_in(delay: float) -> Iterator[str]:
+    """The timed stand-in process for a ``with`` block: its URL."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.timed_stand_in", str(delay)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        yield f"http://127.0.0.1:{int(process.stdout.readline())}"
+    finally:
+        process.kill()
+        process.wait()
+
+
+def request_times(url: str) -> list[tuple[float, float]]:
+    """When each run request the stand-in served came and went."""
+    return [(float(a), float(b)) for a, b in httpx.get(f"{url}/times", timeout=5).json()]
+
+
+if __name__ == "__main__":
+    main()
