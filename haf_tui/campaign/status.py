@@ -60,6 +60,11 @@ class CampaignStatus:
         """Cells whose run is finished."""
         return sum(1 for cell in self.cells if cell.status == "finished")
 
+    @property
+    def running(self) -> int:
+        """Cells whose run runs now (side by side: more than one)."""
+        return sum(1 for cell in self.cells if cell.status == "running")
+
 
 def campaign_cells(store: Store, grid: Grid) -> list[CellState]:
     """Every cell of ``grid`` in order, with its claimed run (if any) and its progress."""

@@ -289,7 +289,8 @@ def _print_status(status: CampaignStatus, console: Console) -> None:
         eta = "ETA unknown until a cell of each model has run"
     else:
         eta = f"ETA {'' if status.eta_complete else '≥ '}{_duration(status.eta_seconds)}"
-    console.print(f"{status.finished}/{len(status.cells)} cells finished; {eta}")
+    running = f", {status.running} running" if status.running else ""
+    console.print(f"{status.finished}/{len(status.cells)} cells finished{running}; {eta}")
 
 
 def _duration(seconds: float | None) -> str:

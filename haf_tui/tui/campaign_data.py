@@ -126,6 +126,8 @@ def campaign_line(grid: CampaignGrid) -> str:
     """The campaign's summary: cells finished and the time left."""
     status = grid.status
     line = f"campaign {grid.name}: {status.finished}/{len(status.cells)} cells finished"
+    if status.running:
+        line += f" · {status.running} running"
     if status.eta_seconds is not None:
         bound = "" if status.eta_complete else "≥ "
         line += f" · ETA {bound}{duration_text(status.eta_seconds)}"
