@@ -6,6 +6,8 @@ and the similarity model shared safely between threads, and the option's one-lin
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 from collections.abc import Sequence
@@ -213,6 +215,60 @@ def test_a_lane_that_fails_to_load_stops_the_others_and_is_one_error(
             run_campaign(store, plan)
         _, runs = store.query("SELECT status FROM runs")
     assert runs and all(status != "created" for (status,) in runs)
+
+
+def _statuses(path: Path) -> list[str]:
+    with open_store(path, read_only=True) as store:
+        _, rows = store.query("SELECT status FROM runs ORDER BY run_id")
+    return [status for (status,) in rows]
+
+
+def _finish_again(tmp_path: Path) -> None:
+    """Run the campaign again: every cell finished, one run per cell, each instance once."""
+    plan = _plan(tmp_path, GRID.replace("limit = 2", "limit = 6"))
+    with open_store(tmp_path / "plan.duckdb") as store:
+        assert run_campaign(store, plan).finished
+        _, claims = store.query("SELECT claimed_run_id FROM campaign_cells ORDER BY 1")
+        _, runs = store.query("SELECT run_id FROM runs ORDER BY 1")
+        _, results = store.query(
+            "SELECT count(*), count(DISTINCT (run_id, instance_id)) FROM instance_results"
+        )
+    assert claims == runs and len(runs) == 8 and results == [(48, 48)]
+
+
+def test_a_stop_while_cells_run_side_by_side_stops_them_all_and_they_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C once (the stop event): every running cell stops after its generations in
+    flight, no other cell starts; run again, every cell finishes."""
+    log: list[tuple[str, float, float]] = []
+    monkeypatch.setattr("haf_tui.campaign.runner.load_models", _models_by_config(log))
+    plan = _plan(tmp_path, GRID.replace("limit = 2", "limit = 6"))
+    stop = threading.Event()
+    threading.Timer(1.0, stop.set).start()
+    with open_store(tmp_path / "plan.duckdb") as store:
+        summary = run_campaign(store, plan, stop_event=stop)
+    assert summary.stopped and not summary.finished
+    statuses = _statuses(tmp_path / "plan.duckdb")
+    assert "interrupted" in statuses and not {"running", "created"} & set(statuses)
+    _finish_again(tmp_path)
+
+
+def test_a_second_ctrl_c_abandons_every_cell_in_flight_and_they_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A KeyboardInterrupt in the campaign's thread while lanes run: each lane abandons its
+    generations in flight, its run is left interrupted (never running or created), and the
+    interrupt goes on up."""
+    log: list[tuple[str, float, float]] = []
+    monkeypatch.setattr("haf_tui.campaign.runner.load_models", _models_by_config(log))
+    plan = _plan(tmp_path, GRID.replace("limit = 2", "limit = 6"))
+    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+    with open_store(tmp_path / "plan.duckdb") as store, pytest.raises(KeyboardInterrupt):
+        run_campaign(store, plan)
+    statuses = _statuses(tmp_path / "plan.duckdb")
+    assert "interrupted" in statuses and not {"running", "created"} & set(statuses)
+    _finish_again(tmp_path)
 
 
 # --- what the lanes share ----------------------------------------------------------------
