@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from haf_tui.campaign import GridError, load_grid
+from haf_tui.campaign import GridError, campaign_status, load_grid
 from haf_tui.campaign.cells import CampaignPlan, plan_campaign
 from haf_tui.campaign.lanes import (
     Lane,
@@ -25,6 +25,7 @@ from haf_tui.campaign.lanes import (
     server_identity,
     side_by_side,
     startable,
+    time_left,
 )
 from haf_tui.campaign.runner import run_campaign
 from haf_tui.campaign.shared import LaneStore, LockedSimilarity
@@ -35,8 +36,9 @@ from haf_tui.inference.base import Generation, TokenCallback
 from haf_tui.inference.server import ServerError
 from haf_tui.messages import ChatMessage
 from haf_tui.pipeline.models import LoadedModels
-from haf_tui.store import open_store
-from haf_tui.store.records import InstanceRecord
+from haf_tui.store import RunRecord, open_store
+from haf_tui.store.campaigns import ClaimedCell, claim_cell
+from haf_tui.store.records import InstanceRecord, InstanceResult
 from haf_tui.vocabulary import HafError
 from tests.test_campaign_hostile import _ScriptedFile
 from tests.test_scheduler import FlatSimilarity
@@ -119,6 +121,52 @@ def test_a_grid_is_one_lane_per_model_with_its_servers(tmp_path: Path) -> None:
     # a server given on the command line serves every model: nothing side by side
     shared = lanes_of(_plan(tmp_path, servers=["http://s:1"]))
     assert not side_by_side(shared, default_cells_at_once(shared))
+
+
+def test_time_left_runs_the_lanes_as_the_runner_starts_them() -> None:
+    a, b, c = (_lane(m, f"http://{m}:1") for m in "abc")
+    x, y = _lane("x"), _lane("y")
+    seconds = {a: 60.0, b: 30.0, c: 20.0, x: 10.0, y: 5.0}
+    assert time_left([a, b, c], seconds, 3) == 60.0
+    assert time_left([a, b, c], seconds, 2) == 60.0  # (c starts when b ends: 30 + 20)
+    assert time_left([b, c, a], seconds, 2) == 80.0  # (a waits for c: 20 + 60)
+    assert time_left([a, b, c], seconds, 1) == 110.0  # (one after another: the sum)
+    assert time_left([x, y, a], seconds, 3) == 60.0  # (y after x, beside a)
+    assert time_left([x, y], seconds, 3) == 15.0
+
+
+def test_status_gives_the_time_left_with_cells_side_by_side(tmp_path: Path) -> None:
+    """Two models with servers of their own, a cell each with 30 s to go: 30 s left; the
+    grid saying one cell at a time: 60 s."""
+    text = GRID.replace("limit = 2", "limit = 2\n{extra}")
+    for extra, left in [("", 30.0), ("cells_at_once = 1", 60.0)]:
+        path = tmp_path / "grid.toml"
+        path.write_text(text.replace("{extra}", extra), encoding="utf-8")
+        grid = load_grid(path).model_copy(update={"datasets": load_grid(path).datasets[:1]})
+        grid = grid.model_copy(update={"models": grid.models[:2]})
+        db = tmp_path / f"s{len(extra)}.duckdb"
+        with open_store(db) as store:
+            for n, model in enumerate("ab"):
+                claim_cell(store, grid.name, ClaimedCell(model, "sample", f"r{n}", "f", {}, n))
+                store.create_run(
+                    RunRecord(
+                        run_id=f"r{n}",
+                        status="interrupted",
+                        dataset_id="builtin-sample",
+                        n_planned=2,
+                        config_json="{}",
+                        model_file="m.gguf",
+                        similarity_model="s",
+                        similarity_kind="bi-encoder",
+                    )
+                )
+                store.update_run(f"r{n}", seconds=30.0)
+                store.save_instance_result(
+                    InstanceResult(f"r{n}", "i0", stance="toxic", n_reasons=0)
+                )
+            status = campaign_status(store, grid)
+        assert [cell.eta_seconds for cell in status.cells] == [30.0, 30.0]
+        assert status.eta_seconds == pytest.approx(left) and status.eta_complete
 
 
 # --- the runner: lanes in threads --------------------------------------------------------

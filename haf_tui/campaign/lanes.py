@@ -17,7 +17,7 @@ order. Pure: the runner asks :func:`startable` whenever a lane ends.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 
@@ -95,3 +95,18 @@ def side_by_side(lanes: Sequence[Lane], cells_at_once: int) -> bool:
     return any(
         may_run_beside(lane, other) for i, lane in enumerate(lanes) for other in lanes[i + 1 :]
     )
+
+
+def time_left(lanes: Sequence[Lane], seconds: Mapping[Lane, float], cells_at_once: int) -> float:
+    """How long ``lanes`` take (each ``seconds[lane]``) started as the runner starts them: in
+    the grid's order, each as soon as :func:`startable` lets it. One after another, the sum."""
+    waiting = list(lanes)
+    ends: dict[Lane, float] = {}  # (the lanes running, by when each ends)
+    now = 0.0
+    while waiting or ends:
+        for lane in startable(waiting, list(ends), cells_at_once):
+            waiting.remove(lane)
+            ends[lane] = now + seconds[lane]
+        first = min(ends, key=lambda lane: ends[lane])
+        now = ends.pop(first)
+    return now

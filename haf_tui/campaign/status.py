@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from haf_tui.campaign.grid import Grid
+from haf_tui.campaign.lanes import Lane, default_cells_at_once, server_identity, time_left
 from haf_tui.store import Store
 from haf_tui.store.campaigns import StoredCampaign, cell_runs, claimed_cells, known_campaigns
 
@@ -51,7 +52,9 @@ class CampaignStatus:
     name: str
     cells: list[CellState]
     eta_seconds: float | None
-    """The sum of the cells' ETAs (None: none known)."""
+    """The time left: the cells' ETAs, a model's cells one after another, models side by side
+    as the grid file lets them (its servers, ``cells_at_once``; one after another: the sum;
+    None: none known)."""
     eta_complete: bool
     """Whether every unfinished cell's ETA is known (else the sum is a lower bound)."""
 
@@ -114,9 +117,25 @@ def campaign_status(store: Store, grid: Grid) -> CampaignStatus:
     return CampaignStatus(
         grid.name,
         timed,
-        sum(known) if known else None,
+        _time_left(grid, open_cells) if known else None,
         len(known) == len(open_cells),
     )
+
+
+def _time_left(grid: Grid, open_cells: list[CellState]) -> float:
+    """The open cells' ETAs as the campaign runs them: a model's cells one after another,
+    models side by side as the grid's servers and ``cells_at_once`` let them (one after
+    another: the sum)."""
+    left: dict[str, float] = {}  # model → its open cells' ETAs (the known ones), grid's order
+    for cell in open_cells:
+        left[cell.model] = left.get(cell.model, 0.0) + (cell.eta_seconds or 0.0)
+    servers = {model.label: model.servers or grid.servers for model in grid.models}
+    lanes = [
+        Lane(model, frozenset(server_identity(s) for s in servers.get(model, ())), ())
+        for model in left
+    ]
+    at_once = grid.cells_at_once or default_cells_at_once(lanes)
+    return time_left(lanes, {lane: left[lane.model] for lane in lanes}, at_once)
 
 
 def _with_eta(cell: CellState, model_pace: tuple[float, int] | None) -> CellState:
