@@ -1,8 +1,9 @@
 """A campaign's cells side by side (``haf campaign run --cells-at-once N``, issue 37 §2), without
 a model: the scheduling rule (the default N, models in this process never at once, models
 sharing a server never at once, a lane that may not start waits), the runner's lanes in
-threads on a real DuckDB file with scripted backends that record when they work, the store
-and the similarity model shared safely between threads, and the option's one-line errors."""
+threads on a real DuckDB file with scripted backends that record when they work, stopped
+and interrupted, the status's time left, and the option's one-line errors (what the lanes
+share between their threads: tests/test_campaign_shared.py)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,6 @@ from haf_tui.campaign.lanes import (
     time_left,
 )
 from haf_tui.campaign.runner import run_campaign
-from haf_tui.campaign.shared import LaneStore, LockedSimilarity
 from haf_tui.cli import main
 from haf_tui.cli.campaign_command import grid_run_config
 from haf_tui.config import DecodingSettings, RunConfig
@@ -38,7 +38,7 @@ from haf_tui.messages import ChatMessage
 from haf_tui.pipeline.models import LoadedModels
 from haf_tui.store import RunRecord, open_store
 from haf_tui.store.campaigns import ClaimedCell, claim_cell
-from haf_tui.store.records import InstanceRecord, InstanceResult
+from haf_tui.store.records import InstanceResult
 from haf_tui.vocabulary import HafError
 from tests.test_campaign_hostile import _ScriptedFile
 from tests.test_scheduler import FlatSimilarity
@@ -317,71 +317,6 @@ def test_a_second_ctrl_c_abandons_every_cell_in_flight_and_they_resume(
     statuses = _statuses(tmp_path / "plan.duckdb")
     assert "interrupted" in statuses and not {"running", "created"} & set(statuses)
     _finish_again(tmp_path)
-
-
-# --- what the lanes share ----------------------------------------------------------------
-
-
-def test_lanes_storing_the_same_dataset_at_once_store_it_once(tmp_path: Path) -> None:
-    """Two lanes' stores (cursors of one connection) write one at a time: the second sees
-    the first's dataset instead of failing on its key."""
-    instances = [InstanceRecord(instance_id="i0", position=0, text="a text", label="toxic")]
-    lock = threading.RLock()
-    errors: list[BaseException] = []
-    with open_store(tmp_path / "c.duckdb") as store:
-        together = threading.Barrier(4)
-
-        def save() -> None:
-            lane = LaneStore(store, lock)
-            try:
-                together.wait()
-                for n in range(15):
-                    lane.save_dataset(f"d{n}", "d", "test", instances)
-            except BaseException as exc:
-                errors.append(exc)
-            finally:
-                lane.close()
-
-        threads = [threading.Thread(target=save) for _ in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        _, rows = store.query("SELECT count(*) FROM datasets")
-        _, kept = store.query("SELECT count(*) FROM instances")
-    assert not errors, errors[0]
-    assert rows == [(15,)] and kept == [(15,)]
-
-
-class _OneAtATime:
-    """A similarity model that notes two threads in it at once."""
-
-    name = "one-at-a-time"
-
-    def __init__(self) -> None:
-        self.inside = 0
-        self.most = 0
-
-    def similarities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        self.inside += 1
-        self.most = max(self.most, self.inside)
-        time.sleep(0.01)
-        self.inside -= 1
-        return [0.5 for _ in pairs]
-
-
-def test_the_shared_similarity_model_takes_one_thread_at_a_time() -> None:
-    inner = _OneAtATime()
-    shared = LockedSimilarity(inner)
-    threads = [
-        threading.Thread(target=lambda: [shared.similarities([("a", "b")]) for _ in range(5)])
-        for _ in range(4)
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert inner.most == 1 and shared.name == "one-at-a-time"
 
 
 # --- the option ----------------------------------------------------------------------------
