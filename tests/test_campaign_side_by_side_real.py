@@ -19,7 +19,7 @@ import pytest
 
 from haf_tui.cli import main
 from haf_tui.store import open_snapshot, open_store
-from haf_tui.tui.campaign_data import read_campaigns
+from haf_tui.tui.campaign_data import campaign_line, read_campaigns
 from tests.support.timed_stand_in import request_times, timed_stand_in
 
 pytestmark = [pytest.mark.real_similarity]
@@ -139,6 +139,7 @@ def test_a_campaign_killed_while_two_cells_run_resumes_to_one_run_per_cell(
         assert "0/2 cells finished, 2 running" in status
         (shown,) = grids
         assert [cell.status for cell in shown.status.cells] == ["running", "running"]
+        assert "0/2 cells finished · 2 running" in campaign_line(shown)
 
         again = subprocess.run(
             command, env=_env(tmp_path), capture_output=True, text=True, timeout=300
