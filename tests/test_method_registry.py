@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import grimp
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
@@ -188,3 +189,49 @@ def test_no_module_of_haf_imports_one_of_its_own_by_name() -> None:
         (2, "haf_tui.x")
     ]
     assert dynamic_imports("m = __import__(name)\n") == [(1, None)]
+
+
+def _circles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """Every set of modules that import each other in a circle (Tarjan's components of more
+    than one module)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for other in sorted(graph.find_modules_directly_imported_by(module)):
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                other = stack.pop()
+                component.append(other)
+                if other == module:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_import_circle_runs_through_the_config_methods_reports_or_store() -> None:
+    """At run time (``TYPE_CHECKING`` imports aside) no circle of imports passes through the
+    config, the methods, the reports or the store: the registry is filled from above."""
+    graph = grimp.build_graph("haf_tui", exclude_type_checking_imports=True)
+    lower = ("haf_tui.config", "haf_tui.methods", "haf_tui.reports", "haf_tui.store")
+    through = [
+        circle
+        for circle in _circles(graph)
+        if any(m == p or m.startswith(f"{p}.") for m in circle for p in lower)
+    ]
+    assert through == []

@@ -52,7 +52,7 @@ class MethodsNotLoadedError(RuntimeError):
     start calls :func:`haf_tui.methods.loader.load_methods`)."""
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class MethodRegistry:
     """The methods a program loaded, by name in the order a run schedules them, and one line
     for each installed method left out (``left_out``). Everything the methods contribute is
@@ -61,6 +61,9 @@ class MethodRegistry:
 
     methods: Mapping[str, Method[Any]] = dataclasses.field(default_factory=dict)
     left_out: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"MethodRegistry(methods={list(self.methods)}, left_out={len(self.left_out)})"
 
     @property
     def settings_models(self) -> dict[str, type[BaseModel]]:
