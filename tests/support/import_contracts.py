@@ -28,8 +28,8 @@ class NoDynamicImportsContract(Contract):
     allowed_modules = fields.ListField(subfield=fields.StringField(), required=False)
 
     def check(self, graph: ImportGraph, verbose: bool) -> ContractCheck:
-        packages: list[str] = list(self.source_packages)  # type: ignore[call-overload]
-        allowed = set(self.allowed_modules or [])  # type: ignore[call-overload]
+        packages: list[str] = list(self.source_packages)
+        allowed = set(self.allowed_modules or [])
         found: list[dict[str, Any]] = []
         for package in packages:
             for module in sorted(graph.find_descendants(package) | {package}):
@@ -67,7 +67,7 @@ def dynamic_imports(source: str) -> list[tuple[int, str | None]]:
             continue
         first = node.args[0] if node.args else None
         literal = isinstance(first, ast.Constant) and isinstance(first.value, str)
-        calls.append((node.lineno, first.value if literal else None))  # type: ignore[union-attr]
+        calls.append((node.lineno, first.value if literal else None))
     return calls
 
 
