@@ -62,6 +62,7 @@ from haf_tui.datasets.model import Dataset
 from haf_tui.defaults import embedded_model_path, haf_home
 from haf_tui.inference.llama import LlamaCppBackend
 from haf_tui.methods.haf.core.prompts import justify_messages
+from haf_tui.methods.loader import ensure_methods
 from haf_tui.methods.registry import preferred_parallel
 from haf_tui.similarity import load_similarity, relevance_vector
 
@@ -251,6 +252,7 @@ def _first(dataset: Dataset, count: int) -> Dataset:
 
 def main() -> None:
     """Run every benchmark and write the JSON and Markdown results."""
+    ensure_methods()  # the methods, loaded once where the program starts
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default="bench-results")
     parser.add_argument("--prompts", type=int, default=4)

@@ -330,6 +330,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     import argparse
     import json
 
+    from haf_tui.methods.loader import ensure_methods
+
+    ensure_methods()  # the methods, loaded once where the program starts
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="bench-results")
     parser.add_argument("--instances", type=int, default=5000)

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import Any, Literal, TypeVar
+from collections.abc import Mapping
+from typing import Any, Literal, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 DEFAULT_SIMILARITY_MODEL = "all-MiniLM-L6-v2"
 MAX_N_CTX = 1 << 24
@@ -65,14 +72,30 @@ class SimilaritySettings(BaseModel):
     device: str = "cpu"
 
 
+SettingsModels = Mapping[str, type[BaseModel]]
+"""Each method's settings model, by method name."""
+
 SETTINGS_MODELS: dict[str, type[BaseModel]] = {}
-"""Each method's settings model by method name, filled in by the method registry as it loads
-them (:func:`register_settings`), so a config checks every suite's settings when it is built."""
+"""The settings models of the methods a program loaded: handed over whole by the method
+registry it installed (:meth:`haf_tui.methods.registry.MethodRegistry.install` through
+:func:`use_settings_models`); empty until then, when a config's settings stay plain data.
+This module never loads a method (it is below them)."""
 
 
-def register_settings(name: str, model: type[BaseModel]) -> None:
-    """Check ``RunConfig.settings[name]`` against ``model`` from now on."""
-    SETTINGS_MODELS[name] = model
+class HasSettingsModels(Protocol):
+    """What a config's validation context ``{"methods": ...}`` gives: the methods' settings
+    models (a :class:`~haf_tui.methods.registry.MethodRegistry`)."""
+
+    @property
+    def settings_models(self) -> SettingsModels:
+        """Each method's settings model by name."""
+
+
+def use_settings_models(models: SettingsModels) -> None:
+    """Check ``RunConfig.settings[name]`` against ``models[name]`` from now on (and against
+    nothing else: the models handed over before are forgotten)."""
+    SETTINGS_MODELS.clear()
+    SETTINGS_MODELS.update(models)
 
 
 LEGACY_SETTINGS: dict[str, tuple[str, str | None]] = {
@@ -141,15 +164,19 @@ class RunConfig(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _settings_by_suite(cls, data: Any) -> Any:
+    def _settings_by_suite(cls, data: Any, info: ValidationInfo) -> Any:
+        """Each suite's settings checked by its method's model and given its defaults: the
+        models of the validation context's ``methods`` when given
+        (``RunConfig.model_validate(data, context={"methods": registry})``), else those the
+        program's method registry handed over (:data:`SETTINGS_MODELS`)."""
         if not isinstance(data, dict):
             return data
         data = lift_legacy_settings(data)
-        if not SETTINGS_MODELS:  # the methods register their models as they load
-            importlib.import_module("haf_tui.methods.registry").methods()
+        given = (info.context or {}).get("methods") if isinstance(info.context, dict) else None
+        models: SettingsModels = given.settings_models if given is not None else SETTINGS_MODELS
         settings = {name: _as_dict(value) for name, value in (data.get("settings") or {}).items()}
         for name in (*data.get("suites", ("haf",)), *settings):
-            model = SETTINGS_MODELS.get(name)
+            model = models.get(name)
             if model is not None:
                 settings[name] = model.model_validate(settings.get(name) or {}).model_dump(
                     mode="json"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,36 @@ def reference_fixtures() -> list[dict[str, Any]]:
     if not paths:
         pytest.skip(f"reference fixtures not found under {shared_dir()}/fixtures/haf-reference")
     return [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+
+
+_SESSION_METHODS: list[Any] = []
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The methods, loaded once for the session, as a program loads them where it starts
+    (before the tests are collected: a test module may read a suite as it is imported)."""
+    from haf_tui.methods.loader import load_methods
+
+    _SESSION_METHODS[:] = [load_methods()]
+
+
+@pytest.fixture(scope="session")
+def method_registry() -> Any:
+    """The session's method registry (:func:`pytest_sessionstart`)."""
+    return _SESSION_METHODS[0]
+
+
+@pytest.fixture(autouse=True)
+def _session_methods(method_registry: Any) -> Iterator[None]:
+    """Every test starts and ends with the session's registry installed: a test that adds a
+    method, or loads the methods again with a plug-in installed, leaves nothing behind."""
+    from haf_tui.methods.registry import installed
+
+    if installed() is not method_registry:
+        method_registry.install()
+    yield
+    if installed() is not method_registry:
+        method_registry.install()
 
 
 @pytest.fixture(autouse=True)

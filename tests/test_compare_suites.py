@@ -27,7 +27,7 @@ from haf_tui.methods.base import (
     Task,
 )
 from haf_tui.methods.declare import Method, MetricSpec
-from haf_tui.methods.registry import methods
+from haf_tui.methods.registry import register_method
 from haf_tui.reports.compared_metrics import shared_suites
 from haf_tui.reports.comparison import mean_interval, paired_difference
 from haf_tui.store import open_store
@@ -220,7 +220,7 @@ def test_a_method_registered_at_runtime_is_compared(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(methods(), "toy", TOY)
+    register_method(TOY)
     run1, run2 = template_db[1]
     _add_suite(db, [run1, run2], "toy", ["toy_score"])
     rows = _ci_rows(db, [run1, run2], capsys)
@@ -238,7 +238,7 @@ def test_a_method_registered_at_runtime_is_compared(
 async def test_the_comparison_view_shows_a_runtime_methods_metric(
     db: Path, template_db: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(methods(), "toy", TOY)
+    register_method(TOY)
     run1, run2 = template_db[1]
     _add_suite(db, [run1, run2], "toy", ["toy_score"])
     app = create_app(db)

@@ -16,9 +16,10 @@ import pytest
 from haf_tui.config import RunConfig
 from haf_tui.methods import registry
 from haf_tui.methods.declare import MetricSpec, NodeInput
+from haf_tui.methods.loader import ENTRY_POINT_GROUP, load_methods
 from haf_tui.methods.rationales.settings import RationaleSettings
 from haf_tui.methods.rationales.suite.plan import RANDOM_FIRST, RationalePlan
-from haf_tui.methods.registry import MethodLoadError, methods, reload_methods
+from haf_tui.methods.registry import MethodLoadError, methods
 from haf_tui.reports.compare_report import better_of
 from haf_tui.reports.comparison import PairedDifference
 from haf_tui.vocabulary import HafError
@@ -32,20 +33,18 @@ NOT_A_METHOD = {"name": "bogus", "suite": None}
 
 @pytest.fixture
 def installed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[metadata.EntryPoint]]:
-    """The entry points of the group ``haf_tui.methods`` are the list this yields; the
-    methods are found again afterwards (as installed)."""
+    """The entry points of the group ``haf_tui.methods`` are the list this yields (the
+    session's registry is installed again after the test)."""
     found: list[metadata.EntryPoint] = []
     real = metadata.entry_points
 
     def entry_points(**selection: Any) -> Any:
-        if selection.get("group") == registry.ENTRY_POINT_GROUP:
+        if selection.get("group") == ENTRY_POINT_GROUP:
             return list(found)
         return real(**selection)
 
     monkeypatch.setattr(metadata, "entry_points", entry_points)
     yield found
-    monkeypatch.undo()
-    reload_methods()
 
 
 def _report_of_loading() -> tuple[dict[str, Any], str]:
@@ -53,7 +52,7 @@ def _report_of_loading() -> tuple[dict[str, Any], str]:
     stops with one line (a :class:`MethodLoadError`) or leaves it out and says so (what
     ``left_out`` says, where the registry has it)."""
     try:
-        found = dict(reload_methods())
+        found = dict(load_methods().methods)
     except MethodLoadError as error:
         return dict(methods()), str(error)
     left_out = getattr(registry, "left_out", None)
@@ -71,7 +70,7 @@ def _report_of_loading() -> tuple[dict[str, Any], str]:
 def test_a_broken_plugin_is_reported_by_name_and_left_out(
     installed: list[metadata.EntryPoint], value: str
 ) -> None:
-    installed.append(metadata.EntryPoint("bogus", value, registry.ENTRY_POINT_GROUP))
+    installed.append(metadata.EntryPoint("bogus", value, ENTRY_POINT_GROUP))
     found, said = _report_of_loading()
     assert "bogus" in said and "\n" not in said, said
     assert "AttributeError" not in said, said  # (a check, not a crash deep in the registry)

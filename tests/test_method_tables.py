@@ -6,7 +6,7 @@ an older file through the migrated copy."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -16,10 +16,9 @@ import pytest
 from haf_tui.config import RunConfig
 from haf_tui.inference.base import Generation
 from haf_tui.messages import ChatMessage
-from haf_tui.methods import registry
 from haf_tui.methods.base import Answer, Reply, SuiteContext, SuiteOutcome, Task, unparsed_record
 from haf_tui.methods.declare import Method
-from haf_tui.methods.registry import MethodLoadError, methods, register_method
+from haf_tui.methods.registry import MethodLoadError, register_method
 from haf_tui.pipeline.runner import HafRunner
 from haf_tui.store import StoreError, open_store
 from haf_tui.store import method_tables as store_method_tables
@@ -96,21 +95,10 @@ def toy(*migrations: MethodMigration) -> Method[RunConfig]:
     )
 
 
-@pytest.fixture
-def fresh_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The registry and the store's migrations as they are, restored after the test."""
-    monkeypatch.setattr(registry, "_loaded", dict(methods()))
-    monkeypatch.setattr(
-        store_method_tables, "METHOD_MIGRATIONS", dict(store_method_tables.METHOD_MIGRATIONS)
-    )
-    yield
-
-
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.mark.usefixtures("fresh_registry")
 def test_a_method_table_is_created_on_open_recorded_and_not_applied_again(
     tmp_path: Path,
 ) -> None:
@@ -141,7 +129,6 @@ def test_a_method_table_is_created_on_open_recorded_and_not_applied_again(
         assert "note" in store.query_user("SELECT * FROM toy_scores")[0]
 
 
-@pytest.mark.usefixtures("fresh_registry")
 def test_a_suite_s_rows_are_stored_with_the_instance_and_deleted_with_the_run(
     tmp_path: Path,
 ) -> None:
@@ -163,7 +150,6 @@ def test_a_suite_s_rows_are_stored_with_the_instance_and_deleted_with_the_run(
     store.close()
 
 
-@pytest.mark.usefixtures("fresh_registry")
 def test_rows_for_a_table_of_no_method_are_refused(tmp_path: Path) -> None:
     from haf_tui.store import InstanceResult
 
@@ -174,7 +160,6 @@ def test_rows_for_a_table_of_no_method_are_refused(tmp_path: Path) -> None:
         assert store.query("SELECT count(*) FROM instance_results")[1] == [(0,)]
 
 
-@pytest.mark.usefixtures("fresh_registry")
 @pytest.mark.parametrize(
     ("sql", "said"),
     [
@@ -209,7 +194,6 @@ def test_a_migration_outside_the_method_s_tables_is_refused_and_changes_nothing(
         assert not {"toy_scores", "toy_ok", "toy_x", "runs_too"} & tables
 
 
-@pytest.mark.usefixtures("fresh_registry")
 def test_a_failing_migration_is_one_line_naming_the_method_and_version(tmp_path: Path) -> None:
     path = tmp_path / "h.duckdb"
     register_method(toy(SCORES, MethodMigration(2, "typo", "ALTER TABLE toy_scorez ADD x INT")))
@@ -220,13 +204,11 @@ def test_a_failing_migration_is_one_line_naming_the_method_and_version(tmp_path:
         assert con.execute("SELECT count(*) FROM duckdb_tables()").fetchall() == [(0,)]
 
 
-@pytest.mark.usefixtures("fresh_registry")
 def test_migrations_not_numbered_from_one_are_refused_when_the_method_loads() -> None:
     with pytest.raises(MethodLoadError, match="numbered 1, 2"):
         register_method(toy(MethodMigration(2, "toy_scores", SCORES.sql)))
 
 
-@pytest.mark.usefixtures("fresh_registry")
 def test_an_older_file_opens_read_only_through_the_migrated_copy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -303,7 +285,6 @@ def test_every_core_table_is_named_as_the_reserved_words_say() -> None:
     )
 
 
-@pytest.mark.usefixtures("fresh_registry")
 def test_a_migration_writing_a_table_by_another_case_is_still_checked(tmp_path: Path) -> None:
     path = tmp_path / "h.duckdb"
     open_store(path).close()

@@ -27,6 +27,7 @@ from haf_tui.cli.read_commands import add_read_parsers
 from haf_tui.cli.run_command import add_run_parser
 from haf_tui.cli.serve_command import add_serve_parser
 from haf_tui.cli.settings_options import REFUSED_FLAGS
+from haf_tui.methods.loader import ensure_methods
 from haf_tui.methods.registry import left_out, methods
 from haf_tui.vocabulary import HafError, error_line
 
@@ -160,6 +161,7 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``haf``; errors are one line on stderr and exit status 2."""
+    ensure_methods()  # loaded once, here (a test session's, already installed, is kept)
     parser = build_parser()
     for line in [*left_out(), *REFUSED_FLAGS]:  # a broken plug-in: one line each, the rest works
         Console(stderr=True, soft_wrap=True).print(

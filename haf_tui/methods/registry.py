@@ -1,51 +1,42 @@
-"""The methods a run can hold, by name: the built-in ones and every package that declares an
-entry point in the ``haf_tui.methods`` group (``name = "package.module:METHOD"``, a
-:class:`~haf_tui.methods.declare.Method`), so a researcher's own method installs beside
+"""The methods a run can hold, by name, in one object: a :class:`MethodRegistry`, which
+:func:`haf_tui.methods.loader.load_methods` builds from the built-in methods and every package
+that declares an entry point in the ``haf_tui.methods`` group (``name = "package.module:METHOD"``,
+a :class:`~haf_tui.methods.declare.Method`), so a researcher's own method installs beside
 haf-tui without a fork (as harlequin finds adapters and Inspect finds providers).
 
-Loading a method registers its settings model with :class:`~haf_tui.config.RunConfig`, its
-reports with :mod:`haf_tui.reports`, its named queries' folder and its own tables' migrations
-with the store (:mod:`haf_tui.store.method_tables`). The pipeline and every face
-ask this module, never a method by name.
+A program loads the methods once, where it starts (``haf``'s main, the workbench, the test
+session), and installs the registry (:meth:`MethodRegistry.install`): that hands what the
+methods contribute to the layers below, which never load a method themselves — the settings
+models to :class:`~haf_tui.config.RunConfig`, the reports, named queries' folders and metrics
+to :mod:`haf_tui.reports`, the tables' migrations to the store
+(:mod:`haf_tui.store.method_tables`). The pipeline and every face ask this module, never a
+method by name; the functions below read the installed registry.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from collections.abc import Iterator, Mapping, Sequence
-from importlib import metadata
-from typing import Any, Final, cast
+from pathlib import Path
+from typing import Any, Final
 
 from pydantic import BaseModel
 
-from haf_tui.config import SETTINGS_MODELS, ModelSettings, RunConfig, register_settings
+from haf_tui.config import ModelSettings, RunConfig, use_settings_models
 from haf_tui.methods.base import Suite, Task
 from haf_tui.methods.declare import Method, MetricSpec, PanelSpec, RateUnit
-from haf_tui.methods.guard import GuardedSuite, guarded
 from haf_tui.methods.options import setting_options
-from haf_tui.reports.queries import METHOD_QUERY_DIRS, add_queries_dir
-from haf_tui.reports.registry import REPORTS, register_report
+from haf_tui.reports.compared_metrics import use_declared_metrics
+from haf_tui.reports.queries import use_method_query_dirs
+from haf_tui.reports.registry import Report, own_reports, use_method_reports
 from haf_tui.store.method_tables import (
+    MethodMigration,
     MethodTableError,
-    forget_method_migrations,
-    register_method_migrations,
+    check_method_tables,
+    use_method_migrations,
 )
 from haf_tui.store.records import InstanceRecord
-from haf_tui.vocabulary import HafError, first_line
-
-ENTRY_POINT_GROUP: Final = "haf_tui.methods"
-BUILT_IN: Final = (
-    "haf_tui.methods.haf.method",
-    "haf_tui.methods.classify.method",
-    "haf_tui.methods.rationales.method",
-    "haf_tui.methods.judge.method",
-)
-"""The built-in methods' modules (each defines ``METHOD``), in the order a run schedules them;
-methods from entry points come after them, by name."""
-
-_loaded: dict[str, Method[Any]] = {}
-_left_out: list[str] = []
+from haf_tui.vocabulary import HafError
 
 
 class UnknownSuiteError(HafError, ValueError):
@@ -56,62 +47,134 @@ class MethodLoadError(HafError, RuntimeError):
     """A method's package could not be loaded or is not a method."""
 
 
-def _entry_points() -> list[metadata.EntryPoint]:
-    return sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+class MethodsNotLoadedError(RuntimeError):
+    """The program asked for the methods before it loaded them (a bug of the program: its
+    start calls :func:`haf_tui.methods.loader.load_methods`)."""
 
 
-def _load_entry_point(entry: metadata.EntryPoint) -> Method[Any]:
+@dataclasses.dataclass(frozen=True, repr=False)
+class MethodRegistry:
+    """The methods a program loaded, by name in the order a run schedules them, and one line
+    for each installed method left out (``left_out``). Everything the methods contribute is
+    read from here: their settings models, reports, named queries' folders, metrics and
+    tables' migrations. Immutable: :meth:`with_method` gives a new one."""
+
+    methods: Mapping[str, Method[Any]] = dataclasses.field(default_factory=dict)
+    left_out: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"MethodRegistry(methods={list(self.methods)}, left_out={len(self.left_out)})"
+
+    @property
+    def settings_models(self) -> dict[str, type[BaseModel]]:
+        """Each method's settings model, by method name."""
+        return {name: m.settings for name, m in self.methods.items() if m.settings is not None}
+
+    @property
+    def reports(self) -> dict[str, Report]:
+        """Every method's reports, by report name."""
+        return {r.name: r for method in self.methods.values() for r in method.reports}
+
+    @property
+    def query_dirs(self) -> tuple[Path, ...]:
+        """The folders of named queries the methods bring, in registry order."""
+        return tuple(m.queries_dir for m in self.methods.values() if m.queries_dir is not None)
+
+    @property
+    def migrations(self) -> dict[str, tuple[MethodMigration, ...]]:
+        """Each method's own tables' migrations, by method name (those that have some)."""
+        return {name: tuple(m.migrations) for name, m in self.methods.items() if m.migrations}
+
+    def metric_specs(self, names: Sequence[str] | None = None) -> dict[str, MetricSpec]:
+        """Every metric the methods called ``names`` (None: all) declare, by stored name."""
+        return {
+            spec.name: spec
+            for name, method in self.methods.items()
+            if names is None or name in names
+            for spec in method.metrics
+        }
+
+    def with_method(self, method: Method[Any]) -> MethodRegistry:
+        """This registry with ``method`` added (one of the same name replaced, in its place);
+        :class:`MethodLoadError` (one line) when it cannot stand beside the others: its suite
+        is not its own, it reuses a stage, a report name or a flag, or its tables could be
+        haf's or another method's."""
+        _check(method, {name: m for name, m in self.methods.items() if name != method.name})
+        return dataclasses.replace(self, methods={**self.methods, method.name: method})
+
+    def leaving_out(self, line: str) -> MethodRegistry:
+        """This registry, saying of one more installed method that it was left out, why."""
+        return dataclasses.replace(self, left_out=(*self.left_out, line))
+
+    def check_config(self, data: Mapping[str, Any]) -> RunConfig:
+        """A run config read from ``data``, each suite's settings checked by its method's
+        settings model (pydantic's ``ValidationError`` when one is not)."""
+        return RunConfig.model_validate(dict(data), context={"methods": self})
+
+    def install(self) -> MethodRegistry:
+        """Make this the program's registry (what the functions below read) and hand what its
+        methods contribute to the layers below, replacing what an earlier one handed over."""
+        global _installed
+        use_settings_models(self.settings_models)
+        use_method_reports(self.reports)
+        use_method_query_dirs(self.query_dirs)
+        use_declared_metrics({name: m.metrics for name, m in self.methods.items()})
+        use_method_migrations(self.migrations)
+        _installed = self
+        return self
+
+
+_installed: MethodRegistry | None = None
+
+
+def installed() -> MethodRegistry | None:
+    """The registry the program installed, if any."""
+    return _installed
+
+
+def current() -> MethodRegistry:
+    """The registry the program installed; :class:`MethodsNotLoadedError` before any."""
+    if _installed is None:
+        raise MethodsNotLoadedError(
+            "the methods are not loaded: call haf_tui.methods.loader.load_methods() where "
+            "the program starts"
+        )
+    return _installed
+
+
+def _check(method: Method[Any], others: Mapping[str, Method[Any]]) -> None:
+    """Refuse (:class:`MethodLoadError`) a method that cannot stand beside ``others``."""
+    if method.suite.name != method.name:
+        raise MethodLoadError(f"method {method.name!r} holds the suite {method.suite.name!r}")
+    taken = {stage for other in others.values() for stage in other.suite.stages}
+    clash = taken.intersection(method.suite.stages)
+    if clash:
+        raise MethodLoadError(f"method {method.name!r} reuses the stage(s) {sorted(clash)}")
+    _check_reports(method, others)
+    _check_settings(method, others)
     try:
-        found = entry.load()
-    except Exception as error:  # any error of a third-party package: one line naming it
-        raise MethodLoadError(
-            f"method {entry.name!r} ({entry.value}) could not be loaded: "
-            f"{type(error).__name__}: {first_line(error)}"
-        ) from error
-    if not isinstance(found, Method):
-        raise MethodLoadError(
-            f"method {entry.name!r} ({entry.value}) is a {type(found).__name__}, not a Method"
-        )
-    if not isinstance(found.name, str) or found.name != entry.name:
-        raise MethodLoadError(
-            f"method {entry.name!r} ({entry.value}) is called {found.name!r}: "
-            "its entry point must bear its name"
-        )
-    name = found.name
-    return dataclasses.replace(
-        found,
-        suite=cast(Suite, GuardedSuite(found.suite, name)),
-        units=guarded(name, "units", found.units) if callable(found.units) else found.units,
-        node=guarded(name, "node", found.node) if callable(found.node) else found.node,
-        forecast=guarded(name, "forecast", found.forecast) if found.forecast else None,
-    )
+        check_method_tables(method.name, method.migrations, others=others)
+    except MethodTableError as error:
+        raise MethodLoadError(str(error)) from error
 
 
-def _check_reports(method: Method[Any]) -> None:
+def _check_reports(method: Method[Any], others: Mapping[str, Method[Any]]) -> None:
     """Refuse a method whose report names are taken: by haf's own reports or another
-    method's (registering it would replace theirs)."""
-    previous = _loaded.get(method.name)
-    mine = {report.name for report in previous.reports} if previous else set()
-    others = {r.name for name, m in _loaded.items() if name != method.name for r in m.reports}
-    taken = others | (set(REPORTS) - others - mine)
-    clash = sorted(
-        r.name for r in method.reports if r.name in taken and REPORTS.get(r.name) is not r
-    )
+    method's (adding it would replace theirs)."""
+    taken = {**own_reports(), **{r.name: r for m in others.values() for r in m.reports}}
+    clash = sorted(r.name for r in method.reports if r.name in taken and taken[r.name] is not r)
     if clash:
         raise MethodLoadError(f"method {method.name!r} reuses the report name(s) {clash}")
 
 
-def _check_settings(method: Method[Any]) -> None:
+def _check_settings(method: Method[Any], others: Mapping[str, Method[Any]]) -> None:
     """Refuse settings that are no pydantic model, or whose flags are another method's."""
     if method.settings is None:
         return
     if not (isinstance(method.settings, type) and issubclass(method.settings, BaseModel)):
         raise MethodLoadError(f"method {method.name!r}: its settings are not a pydantic model")
     taken = {
-        option.flag: name
-        for name, other in _loaded.items()
-        if name != method.name
-        for option in setting_options(other)
+        option.flag: name for name, other in others.items() for option in setting_options(other)
     }
     for option in setting_options(method):
         if option.flag in taken:
@@ -121,91 +184,24 @@ def _check_settings(method: Method[Any]) -> None:
             )
 
 
-def _install(method: Method[Any]) -> None:
-    if method.suite.name != method.name:
-        raise MethodLoadError(f"method {method.name!r} holds the suite {method.suite.name!r}")
-    taken = {
-        stage
-        for name, other in _loaded.items()
-        if name != method.name
-        for stage in other.suite.stages
-    }
-    clash = taken.intersection(method.suite.stages)
-    if clash:
-        raise MethodLoadError(f"method {method.name!r} reuses the stage(s) {sorted(clash)}")
-    _check_reports(method)
-    _check_settings(method)
-    try:
-        register_method_migrations(method.name, method.migrations, others=_loaded)
-    except MethodTableError as error:
-        raise MethodLoadError(str(error)) from error
-    if method.settings is not None:
-        register_settings(method.name, method.settings)
-    for report in method.reports:
-        if REPORTS.get(report.name) is not report:
-            register_report(report, replace=True)
-    if method.queries_dir is not None:
-        add_queries_dir(method.queries_dir)
-    _loaded[method.name] = method
-
-
-def methods() -> dict[str, Method[Any]]:
-    """Every method by name: the built-in ones, then those of the entry point group. An
-    installed method that cannot be loaded (it raises on import, is no :class:`Method`,
-    reuses a stage, could own haf's tables) is left out, and :func:`left_out` says why in one
-    line: one broken package never locks the user out of the others, nor of haf."""
-    if not _loaded:
-        _left_out.clear()
-        for module in BUILT_IN:
-            _install(importlib.import_module(module).METHOD)
-        for entry in _entry_points():
-            if entry.name in _loaded:
-                continue
-            try:
-                _install(_load_entry_point(entry))
-            except MethodLoadError as error:
-                _left_out.append(f"{error} — left out, the others work")
-            except Exception as error:  # a third-party method's own bug, as it installs
-                _left_out.append(
-                    f"method {entry.name!r} ({entry.value}) could not be loaded: "
-                    f"{type(error).__name__}: {first_line(error)} — left out, the others work"
-                )
-    return _loaded
+def methods() -> Mapping[str, Method[Any]]:
+    """Every method of the installed registry by name: the built-in ones, then those of the
+    entry point group that could be loaded (:func:`left_out` says why in one line of each
+    that could not: one broken package never locks the user out of the others, nor of haf)."""
+    return current().methods
 
 
 def left_out() -> list[str]:
-    """One line for each installed method :func:`methods` left out, saying why."""
-    methods()
-    return list(_left_out)
-
-
-def _uninstall(method: Method[Any]) -> None:
-    """Undo what loading ``method`` registered: its settings model, reports and queries."""
-    if SETTINGS_MODELS.get(method.name) is method.settings:
-        SETTINGS_MODELS.pop(method.name, None)
-    for report in method.reports:
-        if REPORTS.get(report.name) is report:
-            del REPORTS[report.name]
-    if method.queries_dir is not None and method.queries_dir in METHOD_QUERY_DIRS:
-        METHOD_QUERY_DIRS.remove(method.queries_dir)
-
-
-def reload_methods() -> dict[str, Method[Any]]:
-    """Find the methods again (a package installed or removed since): what the methods
-    loaded before registered is forgotten first."""
-    for method in list(_loaded.values()):
-        _uninstall(method)
-    _loaded.clear()
-    forget_method_migrations()
-    return methods()
+    """One line for each installed method the registry left out, saying why."""
+    return list(current().left_out)
 
 
 def register_method(method: Method[Any]) -> Method[Any]:
-    """Load a method built at run time (a test's, a notebook's) as the registry loads an
-    installed one: its settings, reports, named queries and tables' migrations registered, a
-    method of the same name replaced. Returns it."""
-    methods()
-    _install(method)
+    """Add a method built at run time (a test's, a notebook's) to the installed registry and
+    install the result, as :func:`~haf_tui.methods.loader.load_methods` adds an installed
+    one: its settings, reports, named queries and tables' migrations handed over, a method of
+    the same name replaced. Returns it."""
+    current().with_method(method).install()
     return method
 
 
@@ -321,12 +317,7 @@ def method_of_stage(stage: str) -> Method[Any]:
 
 def metric_specs(names: Sequence[str] | None = None) -> dict[str, MetricSpec]:
     """Every metric declared by the methods called ``names`` (None: all), by stored name."""
-    return {
-        spec.name: spec
-        for name, method in methods().items()
-        if names is None or name in names
-        for spec in method.metrics
-    }
+    return current().metric_specs(names)
 
 
 def panels() -> list[tuple[Method[Any], PanelSpec]]:
@@ -344,13 +335,16 @@ def summary_reports_of(suites: Sequence[str]) -> list[str]:
 
 
 __all__ = [
-    "ENTRY_POINT_GROUP",
     "SUITES",
     "MethodLoadError",
+    "MethodRegistry",
+    "MethodsNotLoadedError",
     "Suite",
     "UnknownSuiteError",
+    "current",
     "default_suites",
     "first_tasks",
+    "installed",
     "left_out",
     "method_named",
     "method_of_stage",
@@ -360,7 +354,6 @@ __all__ = [
     "panels",
     "preferred_parallel",
     "register_method",
-    "reload_methods",
     "run_stages",
     "settle_config",
     "stage_titles",

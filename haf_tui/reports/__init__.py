@@ -1,12 +1,15 @@
 """Named SQL queries over the store, the reports built on them, and their output formats.
 
-- :mod:`haf_tui.reports.queries`: the ``queries/NAME.sql`` files (header format, loading,
-  parameter conversion, :func:`run_query` / :func:`run_named`) and :class:`QueryError`.
+- :mod:`haf_tui.reports.queries`: the ``queries/NAME.sql`` files (header format, loading)
+  and :class:`QueryError`; :mod:`haf_tui.reports.query_running`: running them with their
+  parameters (conversion, defaults, run ids: :func:`run_query` / :func:`run_named`).
 - :mod:`haf_tui.reports.registry`: :class:`Report`, the :data:`REPORTS` registry
-  (:func:`register_report`), the shapers and the built-in reports.
+  (:func:`register_report`; the methods' reports handed over by the method registry a
+  program installs), the shapers and the built-in reports.
 - :mod:`haf_tui.reports.formats`: terminal, CSV, JSON and markdown output (:func:`export`).
 - each method's reports live in its package (``haf_tui/methods/<name>/reports``) and are
-  registered when the method registry loads it (:func:`registry.load_method_reports`).
+  handed over when a program installs the method registry
+  (:meth:`haf_tui.methods.registry.MethodRegistry.install`).
 - :mod:`haf_tui.reports.charts` and :mod:`haf_tui.reports.panel_tables`: text charts and
   report tables as rich renderables (no Textual), which the metric panels draw with.
 - :mod:`haf_tui.reports.comparison`: the statistics of comparing runs (bootstrap intervals,
@@ -19,7 +22,7 @@ each of them.
 
 from __future__ import annotations
 
-from haf_tui.reports import compare_report, formats, queries, registry
+from haf_tui.reports import compare_report, formats, queries, query_running, registry
 from haf_tui.reports.formats import (
     FORMATS,
     NULL_TEXT,
@@ -44,13 +47,15 @@ from haf_tui.reports.queries import (
     QueryParam,
     Result,
     Row,
-    coerce_param,
-    first_with_reasons,
     get_query,
-    instance_rows,
     load_queries,
     parse_query,
     queries_dir,
+)
+from haf_tui.reports.query_running import (
+    coerce_param,
+    first_with_reasons,
+    instance_rows,
     resolve_params,
     resolve_run_id,
     run_named,
@@ -108,6 +113,7 @@ __all__ = [
     "pooling_rows",
     "queries",
     "queries_dir",
+    "query_running",
     "register_report",
     "registry",
     "resolve_params",

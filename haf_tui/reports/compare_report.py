@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from haf_tui.reports.compared_metrics import run_metrics, with_values
 from haf_tui.reports.comparison import PairedDifference, mean_interval, paired_difference
-from haf_tui.reports.queries import Row, run_named
+from haf_tui.reports.queries import Row
+from haf_tui.reports.query_running import run_named
 from haf_tui.reports.registry import Report, ReportResult, compare_side_by_side, register_report
 from haf_tui.store.comparison_readers import run_metric_values
 

@@ -3,14 +3,13 @@ for the suites all the compared runs hold, in registry order (HAF's six first, t
 classify's, the rationales', the judge's, then a plug-in method's), less those no compared run
 has a value for.
 
-The method registry sits above this layer (a method's reports build on it), so it is bound
-late, by name, as :func:`haf_tui.reports.registry.load_method_reports` does; a caller that
+The method registry sits above this layer (a method's reports build on it): the registry a
+program installs hands its methods' metrics over (:func:`use_declared_metrics`); a caller that
 holds the specs already passes them in instead.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeVar
@@ -58,10 +57,24 @@ def shared_suites(suites_of_runs: Iterable[Sequence[str]]) -> tuple[str, ...]:
     return tuple(found or ())
 
 
+_DECLARED: dict[str, tuple[ComparedMetric, ...]] = {}
+"""Each installed method's metric declarations, by method name in registry order."""
+
+
+def use_declared_metrics(declared: Mapping[str, Sequence[ComparedMetric]]) -> None:
+    """The methods' metric declarations from now on (those handed over before forgotten)."""
+    _DECLARED.clear()
+    _DECLARED.update({name: tuple(specs) for name, specs in declared.items()})
+
+
 def declared_metrics(suites: Sequence[str]) -> list[ComparedMetric]:
     """The per-instance metrics the methods called ``suites`` declare, in registry order."""
-    registry = importlib.import_module("haf_tui.methods.registry")
-    specs: Mapping[str, ComparedMetric] = registry.metric_specs(list(suites))
+    specs = {
+        spec.name: spec
+        for name, of_method in _DECLARED.items()
+        if name in suites
+        for spec in of_method
+    }
     return [spec for spec in specs.values() if spec.per == "instance"]
 
 

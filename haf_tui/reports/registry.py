@@ -1,18 +1,20 @@
 """Reports: a named query shown one way, the registry they plug into, and the built-in ones.
 
 A *report* (:class:`Report`) runs one named query and may reshape its result for display; a new
-report plugs in with :func:`register_report` without touching the others. ``haf report`` shows
-the summary reports (:func:`summary_reports`: Tables 1, 2 and 4).
+report plugs in with :func:`register_report` without touching the others; the methods' reports
+are handed over by the method registry a program installs (:func:`use_method_reports`: this
+layer never loads a method). ``haf report`` shows the summary reports (:func:`summary_reports`:
+Tables 1, 2 and 4).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from haf_tui.reports.queries import QueryError, Result, Row, run_named
+from haf_tui.reports.queries import QueryError, Result, Row
+from haf_tui.reports.query_running import run_named
 
 if TYPE_CHECKING:
     from haf_tui.store import Store
@@ -76,7 +78,10 @@ class Report:
 
 
 REPORTS: dict[str, Report] = {}
-"""Every registered report by name, in registration order."""
+"""Every report by name: haf's own (:func:`register_report`), then the installed methods'."""
+
+_METHOD_REPORTS: dict[str, Report] = {}
+"""The installed methods' reports among :data:`REPORTS` (:func:`use_method_reports`)."""
 
 
 def register_report(report: Report, *, replace: bool = False) -> Report:
@@ -87,18 +92,25 @@ def register_report(report: Report, *, replace: bool = False) -> Report:
     return report
 
 
-def load_method_reports() -> None:
-    """Have the method registry load the methods, which register their reports and queries.
+def use_method_reports(reports: Mapping[str, Report]) -> None:
+    """The methods' reports from now on: those handed over before are taken out of
+    :data:`REPORTS` and these put in (the method registry checked that none takes the name
+    of one of haf's own)."""
+    for name, report in _METHOD_REPORTS.items():
+        if REPORTS.get(name) is report:
+            del REPORTS[name]
+    _METHOD_REPORTS.clear()
+    _METHOD_REPORTS.update(reports)
+    REPORTS.update(reports)
 
-    A late-bound plug-in hook, imported by name at call time: the methods sit above this
-    module (their reports build on it), so it cannot import them at its top."""
-    importlib.import_module("haf_tui.methods.registry").methods()
+
+def own_reports() -> dict[str, Report]:
+    """haf's own reports (no method's), by name."""
+    return {name: r for name, r in REPORTS.items() if _METHOD_REPORTS.get(name) is not r}
 
 
 def get_report(name: str) -> Report:
     """A registered report; QueryError listing the known names when there is none such."""
-    if name not in REPORTS:
-        load_method_reports()
     try:
         return REPORTS[name]
     except KeyError:
@@ -107,7 +119,6 @@ def get_report(name: str) -> Report:
 
 def summary_reports() -> list[Report]:
     """The reports ``haf report`` shows by default, in registration order."""
-    load_method_reports()
     return [r for r in REPORTS.values() if r.summary]
 
 

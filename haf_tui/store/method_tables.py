@@ -1,10 +1,10 @@
 """A method's own tables: the migrations a method declares (``Method.migrations``) and the
 registry of them the store applies (:mod:`haf_tui.store.method_schema`).
 
-The store sits below the methods, so it never asks them: the method registry hands each
-method's migrations over as it loads the method (:func:`register_method_migrations`, as it
-registers settings with :func:`haf_tui.config.register_settings`), and every open for writing
-applies the registered migrations a file lacks, after the core ones. A method's migrations are
+The store sits below the methods, so it never asks them: the method registry a program
+installs hands its methods' migrations over, all at once (:func:`use_method_migrations`, as it
+hands the settings models to :func:`haf_tui.config.use_settings_models`), and every open for
+writing applies those a file lacks, after the core ones. A method's migrations are
 numbered from 1 in its own sequence; they may only create, change or drop tables (views,
 indexes, sequences) named ``<method>_…``, never haf's own.
 
@@ -21,7 +21,7 @@ Nothing here imports DuckDB: a method's declarations import this module.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -91,7 +91,7 @@ class MethodTableError(HafError, ValueError):
 
 
 METHOD_MIGRATIONS: dict[str, tuple[MethodMigration, ...]] = {}
-"""Each loaded method's migrations by method name, handed over by the method registry."""
+"""The installed methods' migrations by method name, handed over by the method registry."""
 
 
 def table_prefix(method: str) -> str:
@@ -153,22 +153,22 @@ def check_method_migrations(method: str, migrations: Sequence[MethodMigration]) 
             )
 
 
-def register_method_migrations(
+def check_method_tables(
     method: str, migrations: Sequence[MethodMigration], others: Iterable[str] = ()
 ) -> None:
-    """Apply ``method``'s migrations from now on, whenever a file lacks them (its name, beside
-    the methods called ``others``, and its migrations checked first)."""
+    """Refuse (one line) a method whose name, beside the methods called ``others``, or whose
+    migrations could not be its own (:func:`check_method_name`,
+    :func:`check_method_migrations`)."""
     check_method_name(method, others)
     check_method_migrations(method, migrations)
-    if migrations:
-        METHOD_MIGRATIONS[method] = tuple(migrations)
-    else:
-        METHOD_MIGRATIONS.pop(method, None)
 
 
-def forget_method_migrations() -> None:
-    """Drop every registered method's migrations (the methods are about to be found again)."""
+def use_method_migrations(migrations: Mapping[str, Sequence[MethodMigration]]) -> None:
+    """Apply these methods' migrations from now on, whenever a file lacks them (and no other
+    method's: those handed over before are forgotten). Each was checked by
+    :func:`check_method_tables` as its method was added to the registry."""
     METHOD_MIGRATIONS.clear()
+    METHOD_MIGRATIONS.update({name: tuple(steps) for name, steps in migrations.items() if steps})
 
 
 def registered_method_migrations() -> dict[str, tuple[MethodMigration, ...]]:

@@ -24,6 +24,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from haf_tui.methods.loader import ensure_methods
 from haf_tui.methods.registry import left_out
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.runs import RunRequest, execute_run, start_or_resume
@@ -442,5 +443,7 @@ class HafApp(App[None]):
 
 
 def create_app(db_path: str | Path | None = None) -> HafApp:
-    """The app factory shared by ``haf`` and the tests."""
+    """The app factory shared by ``haf`` and the tests (the methods loaded first, unless the
+    program has loaded them)."""
+    ensure_methods()
     return HafApp(StoreReader(db_path))

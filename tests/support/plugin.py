@@ -30,15 +30,16 @@ def install_toy(site: Path) -> Path:
 
 @contextmanager
 def toy_installed(site: Path) -> Iterator[Path]:
-    """The toy method installed in ``site`` and found by the registry, removed afterwards."""
-    from haf_tui.methods.registry import reload_methods
+    """The toy method installed in ``site`` and found by a fresh registry (installed), removed
+    afterwards (the test session's registry is installed again after each test)."""
+    from haf_tui.methods.loader import load_methods
 
     install_toy(site)
     sys.path.insert(0, str(site))
     old_path = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), old_path) if p)
     try:
-        reload_methods()
+        load_methods()
         yield site
     finally:
         sys.path.remove(str(site))
@@ -48,7 +49,6 @@ def toy_installed(site: Path) -> Iterator[Path]:
             os.environ.pop("PYTHONPATH", None)
         else:
             os.environ["PYTHONPATH"] = old_path
-        reload_methods()
 
 
 def install_plugin(site: Path, name: str, source: str) -> Path:
@@ -75,7 +75,7 @@ def install_plugin(site: Path, name: str, source: str) -> Path:
 def plugins_installed(site: Path, plugins: dict[str, str]) -> Iterator[Path]:
     """The plug-ins (name → module source) installed in ``site`` and found by the registry
     (in this process and, through ``PYTHONPATH``, in its children), removed afterwards."""
-    from haf_tui.methods.registry import reload_methods
+    from haf_tui.methods.loader import load_methods
 
     for name, source in plugins.items():
         install_plugin(site, name, source)
@@ -84,7 +84,7 @@ def plugins_installed(site: Path, plugins: dict[str, str]) -> Iterator[Path]:
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), old_path) if p)
     packages = ("toy_method", *(f"{name}_plugin" for name in plugins))
     try:
-        reload_methods()
+        load_methods()
         yield site
     finally:
         sys.path.remove(str(site))
@@ -94,4 +94,3 @@ def plugins_installed(site: Path, plugins: dict[str, str]) -> Iterator[Path]:
             os.environ.pop("PYTHONPATH", None)
         else:
             os.environ["PYTHONPATH"] = old_path
-        reload_methods()

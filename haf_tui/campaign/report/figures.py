@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from haf_tui.campaign.report.model import CI_METHOD, Cell, Figure, Table
-from haf_tui.reports.queries import run_named
+from haf_tui.reports.query_running import run_named
 from haf_tui.store import Store
 
 FIGURE2_QUERY = "figure2"

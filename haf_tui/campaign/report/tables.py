@@ -22,7 +22,7 @@ from haf_tui.methods.declare import Method, MetricSpec
 from haf_tui.methods.registry import methods
 from haf_tui.reports.compared_metrics import with_values
 from haf_tui.reports.comparison import mean_interval
-from haf_tui.reports.queries import run_named
+from haf_tui.reports.query_running import run_named
 from haf_tui.reports.registry import PerInstance, Report, get_report
 from haf_tui.store import Store
 from haf_tui.store.comparison_readers import compared_runs, run_metric_values, run_suites

@@ -13,7 +13,8 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Markdown
 
 from haf_tui.methods.declare import MetricSpec
-from haf_tui.tui.definitions import METRICS_BY_LABEL, definitions_markdown
+from haf_tui.tui import definitions
+from haf_tui.tui.definitions import definitions_markdown
 from haf_tui.tui.keys import markdown_table, shown_key, verb_row
 from haf_tui.tui.screens.base import HafScreen
 
@@ -157,7 +158,8 @@ def help_markdown(screen: Screen[Any] | None = None) -> str:
     shown = screen.shown_metrics() if isinstance(screen, HafScreen) else ()
     parts.append(definitions_markdown(shown or None))
     specs: list[MetricSpec] = list(getattr(screen, "metric_specs", ()))
-    if any(spec.label not in METRICS_BY_LABEL for spec in specs):
+    known = definitions.METRICS_BY_LABEL  # (the installed methods', read now)
+    if any(spec.label not in known for spec in specs):
         parts.append(run_metrics_markdown(specs))
     parts += ["## Every key", markdown_table(), MORE_NUMBERS, MORE_TEXT]
     return "\n\n".join(parts)
@@ -166,8 +168,9 @@ def help_markdown(screen: Screen[Any] | None = None) -> str:
 def run_metrics_markdown(specs: list[MetricSpec]) -> str:
     """The metrics of the run a screen shows (its methods' declarations) that the
     definitions above do not give, one line each."""
+    known = definitions.METRICS_BY_LABEL
     lines = ["## This run's metrics", ""]
-    lines += [f"- {s.line()}" for s in specs if s.label not in METRICS_BY_LABEL]
+    lines += [f"- {s.line()}" for s in specs if s.label not in known]
     return "\n".join(lines)
 
 

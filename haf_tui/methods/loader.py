@@ -1,0 +1,92 @@
+"""Where a program loads the methods, once, as it starts (``haf``'s main, the workbench, the
+test session): the built-in methods, imported here by name, and every installed package's
+method from the entry point group ``haf_tui.methods``, gathered into one
+:class:`~haf_tui.methods.registry.MethodRegistry` and installed.
+
+The one place that imports the methods' packages: the layers below never load a method (a
+contract in ``pyproject.toml`` forbids ``importlib`` of haf's own modules anywhere else).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from importlib import metadata
+from typing import Any, Final, cast
+
+from haf_tui.methods.base import Suite
+from haf_tui.methods.classify.method import METHOD as CLASSIFY
+from haf_tui.methods.declare import Method
+from haf_tui.methods.guard import GuardedSuite, guarded
+from haf_tui.methods.haf.method import METHOD as HAF
+from haf_tui.methods.judge.method import METHOD as JUDGE
+from haf_tui.methods.rationales.method import METHOD as RATIONALES
+from haf_tui.methods.registry import MethodLoadError, MethodRegistry, installed
+from haf_tui.vocabulary import first_line
+
+ENTRY_POINT_GROUP: Final = "haf_tui.methods"
+BUILT_IN: Final[tuple[Method[Any], ...]] = (HAF, CLASSIFY, RATIONALES, JUDGE)
+"""The built-in methods, in the order a run schedules them; methods from entry points come
+after them, by name."""
+
+
+def load_methods(*, install: bool = True) -> MethodRegistry:
+    """A fresh registry of the built-in methods and every entry point's (``install``: made
+    the program's registry). An installed method that cannot be loaded (it raises on import,
+    is no :class:`Method`, reuses a stage, could own haf's tables) is left out, with one line
+    saying why in ``left_out``: one broken package never locks the user out of the others."""
+    registry = MethodRegistry()
+    for method in BUILT_IN:
+        registry = registry.with_method(method)
+    for entry in _entry_points():
+        if entry.name in registry.methods:
+            continue
+        try:
+            registry = registry.with_method(_load_entry_point(entry))
+        except MethodLoadError as error:
+            registry = registry.leaving_out(f"{error} — left out, the others work")
+        except Exception as error:  # a third-party method's own bug, as it is added
+            registry = registry.leaving_out(
+                f"method {entry.name!r} ({entry.value}) could not be loaded: "
+                f"{type(error).__name__}: {first_line(error)} — left out, the others work"
+            )
+    return registry.install() if install else registry
+
+
+def ensure_methods() -> MethodRegistry:
+    """The program's registry: the one installed already (a test session's, a caller's), else
+    :func:`load_methods`'s. What a program's entry point calls."""
+    return installed() or load_methods()
+
+
+def _entry_points() -> list[metadata.EntryPoint]:
+    return sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+
+
+def _load_entry_point(entry: metadata.EntryPoint) -> Method[Any]:
+    try:
+        found = entry.load()
+    except Exception as error:  # any error of a third-party package: one line naming it
+        raise MethodLoadError(
+            f"method {entry.name!r} ({entry.value}) could not be loaded: "
+            f"{type(error).__name__}: {first_line(error)}"
+        ) from error
+    if not isinstance(found, Method):
+        raise MethodLoadError(
+            f"method {entry.name!r} ({entry.value}) is a {type(found).__name__}, not a Method"
+        )
+    if not isinstance(found.name, str) or found.name != entry.name:
+        raise MethodLoadError(
+            f"method {entry.name!r} ({entry.value}) is called {found.name!r}: "
+            "its entry point must bear its name"
+        )
+    name = found.name
+    return dataclasses.replace(
+        found,
+        suite=cast(Suite, GuardedSuite(found.suite, name)),
+        units=guarded(name, "units", found.units) if callable(found.units) else found.units,
+        node=guarded(name, "node", found.node) if callable(found.node) else found.node,
+        forecast=guarded(name, "forecast", found.forecast) if found.forecast else None,
+    )
+
+
+__all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "ensure_methods", "load_methods"]
