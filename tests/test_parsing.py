@@ -1,4 +1,4 @@
-"""Tests for haf_tui.parsing: parity with the reference parser on its fixtures, and unit cases."""
+"""Tests for haf_tui.methods.haf.core.parsing: parity with the reference parser on its fixtures, and unit cases."""
 
 from __future__ import annotations
 
