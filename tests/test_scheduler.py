@@ -16,7 +16,6 @@ from haf_tui.inference.backend import Backend
 from haf_tui.inference.base import (
     GeneratedToken,
     Generation,
-    GenerationBackend,
     RequestSource,
     TokenCallback,
     TokenTextAssembler,
@@ -133,7 +132,7 @@ def _rows(store: Store) -> list[tuple[object, ...]]:
 
 
 def _run(
-    tmp_path: Path, backend: GenerationBackend, n_parallel: int, name: str
+    tmp_path: Path, backend: Backend, n_parallel: int, name: str
 ) -> tuple[Store, HafRunner]:
     store, config = _store_with_run(tmp_path / f"{name}.duckdb", 5, n_parallel)
     runner = HafRunner(store, backend, FlatSimilarity(), config)
