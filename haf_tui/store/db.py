@@ -34,12 +34,11 @@ from haf_tui.store.connection import (
     StoreLockedError,
     StoreWriteError,
     connect,
-    copy_database,
     damaged_file_error,
     is_damaged_file_error,
     name_the_original,
-    write_holder_note,
 )
+from haf_tui.store.holder import write_holder_note
 from haf_tui.store.method_schema import (
     apply_method_migrations,
     pending_method_migrations,
@@ -47,6 +46,7 @@ from haf_tui.store.method_schema import (
 from haf_tui.store.migrations import LATEST_VERSION, MIGRATIONS
 from haf_tui.store.result_rows import ResultRows
 from haf_tui.store.run_rows import RunRows
+from haf_tui.store.snapshots import copy_database
 from haf_tui.store.user_sql import UserSql
 from haf_tui.vocabulary import first_line
 

@@ -10,7 +10,8 @@ import socket
 from collections.abc import Sequence
 from typing import Any
 
-from haf_tui.store.connection import StoreError, pid_alive, update_holder_purpose
+from haf_tui.store.connection import StoreError
+from haf_tui.store.holder import pid_alive, update_holder_purpose
 from haf_tui.store.records import InstanceRecord, RunRecord
 from haf_tui.store.skips import skipped_payload, write_skipped
 from haf_tui.store.store_base import StoreBase
