@@ -21,10 +21,10 @@ from haf_tui.inference.base import (
     ListSource,
     TokenCallback,
 )
+from haf_tui.messages import ChatMessage
 from haf_tui.pipeline import models as pipeline_models
 from haf_tui.pipeline.models import LoadedModels, backend_name_for, load_models
 from haf_tui.pipeline.runs import check_prompts_fit
-from haf_tui.messages import ChatMessage
 
 SETTINGS = DecodingSettings(max_new_tokens=4)
 MESSAGES = (ChatMessage("user", "hello"),)
