@@ -33,7 +33,8 @@ from haf_tui.datasets import builtin_sample
 from haf_tui.datasets.model import Dataset
 from haf_tui.datasets.samples import import_paper_sample, paper_sample_files
 from haf_tui.inference.base import GeneratedToken, Generation, GenerationRequest, ListSource
-from haf_tui.inference.batched import BatchedLlamaEngine, batched_context_params
+from haf_tui.inference.batch_context import batched_context_params
+from haf_tui.inference.batched import BatchedLlamaEngine
 from haf_tui.inference.llama import LlamaCppBackend
 from haf_tui.inference.threads import ThreadTuner
 from haf_tui.methods.haf.core.prompts import justify_messages, reliance_messages, stance_prompts
