@@ -165,3 +165,5 @@ def test_the_check_sees_a_circle_and_ignores_type_checking_and_function_imports(
     assert cycles(import_graph(root)) == [["pkg.a", "pkg.sub.b", "pkg.c", "pkg.a"]]
     (root / "c.py").write_text("")
     assert cycles(import_graph(root)) == []
+    (root / "c.py").write_text("import pkg.d\n")  # two modules importing each other
+    assert cycles(import_graph(root)) == [["pkg.c", "pkg.d", "pkg.c"]]
