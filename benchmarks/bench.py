@@ -14,7 +14,8 @@ table. Measured in one run, so the ratios compare like with like:
   token) against plain generation of the same prompts, seeds and settings;
 - TokenSAR relevance: seconds per reason for the similarity model's batched relevance vector;
 - the method core: parse + metrics per reference output (needs ``../shared``);
-- throughput (:mod:`benchmarks.throughput`): at batch 1/4/8/16 the single-sequence path, the
+- throughput (:mod:`benchmarks.throughput`, whole runs :mod:`benchmarks.pipeline_bench`): at
+  batch 1/4/8/16 the single-sequence path, the
   batched engine and the raw ``llama_decode`` ceiling (engine/ceiling, engine/single), prompt
   tokens saved by prefix reuse, the pipeline end to end one at a time against batched
   (instances/hour), what the classify suite adds to a HAF run, the rationales suite's
@@ -46,14 +47,12 @@ from typing import Any
 from benchmarks.cli_startup import bench_cli_startup
 from benchmarks.cli_startup import markdown as cli_markdown
 from benchmarks.method import compare, load_average
+from benchmarks.pipeline_bench import bench_pipeline, bench_rationales_run, bench_suites
 from benchmarks.throughput import (
     bench_dataset,
     bench_decoding,
     bench_occlusion,
-    bench_pipeline,
     bench_prefix_reuse,
-    bench_rationales_run,
-    bench_suites,
     peak_rss_mib,
 )
 from haf_tui.config import DecodingSettings, ModelSettings

@@ -29,11 +29,8 @@ from benchmarks.throughput import fill_batch
 from haf_tui.config import DecodingSettings, RunConfig
 from haf_tui.datasets.samples import import_paper_sample
 from haf_tui.inference.base import Generation, GenerationRequest
-from haf_tui.inference.batched import (
-    START_SEQ_CTX,
-    BatchedLlamaEngine,
-    batched_context_params,
-)
+from haf_tui.inference.batch_context import batched_context_params
+from haf_tui.inference.batched import START_SEQ_CTX, BatchedLlamaEngine
 from haf_tui.inference.llama import LlamaCppBackend
 from haf_tui.methods.base import Reply, Task
 from haf_tui.methods.rationales.settings import DEFAULT_RANDOM_TOLERANCE, RationaleSettings

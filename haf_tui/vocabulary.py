@@ -2,7 +2,7 @@
 parser rule sets, prompting styles, HAF's metric names and labels, the NaN ↔ NULL rule for
 stored numbers, and the root of haf-tui's errors (pure: no imports beyond typing and math).
 
-Every layer takes these names from here; ``haf_tui.parsing`` and ``haf_tui.prompts`` keep
+Every layer takes these names from here; HAF's ``core.parsing`` and ``core.prompts`` keep
 their public aliases (``StanceLiteral``, ``Stance``, ...) for researchers' code.
 """
 

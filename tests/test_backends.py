@@ -13,19 +13,18 @@ import pytest
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig
 from haf_tui.datasets import builtin_sample
 from haf_tui.inference import registry
-from haf_tui.inference.backend import Backend
+from haf_tui.inference.backend import Backend, OneAtATime
 from haf_tui.inference.base import (
     Generation,
     GenerationRequest,
     InferenceError,
     ListSource,
-    OneAtATime,
     TokenCallback,
 )
+from haf_tui.messages import ChatMessage
 from haf_tui.pipeline import models as pipeline_models
 from haf_tui.pipeline.models import LoadedModels, backend_name_for, load_models
 from haf_tui.pipeline.runs import check_prompts_fit
-from haf_tui.prompts import ChatMessage
 
 SETTINGS = DecodingSettings(max_new_tokens=4)
 MESSAGES = (ChatMessage("user", "hello"),)
@@ -130,7 +129,7 @@ def _distribution(root: Path, entry_points: str) -> None:
     (root / "haf_echo_backend.py").write_text(
         textwrap.dedent(
             """
-            from haf_tui.inference.backend import Backend
+            from haf_tui.inference.backend import Backend, OneAtATime
             from haf_tui.inference.base import Generation
 
             class Plugged(Backend):

@@ -259,7 +259,7 @@ def test_a_context_larger_than_the_model_was_trained_with_is_refused_before_load
     def never(*_: object, **__: object) -> None:
         raise AssertionError("llama.cpp was asked to allocate the context")
 
-    monkeypatch.setattr("haf_tui.inference.llama.open_llama", never)
+    monkeypatch.setattr("haf_tui.inference.llama_model.open_llama", never)
     trained = read_gguf_info(embedded_model_path()).context_length
     assert trained == 8192
     for n_ctx in (trained + 1, 2_147_483_648):

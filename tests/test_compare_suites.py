@@ -9,30 +9,19 @@ import json
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
 from benchmarks.benchdata import build_bench_db
 from haf_tui import reports
 from haf_tui.cli import main
-from haf_tui.config import RunConfig
-from haf_tui.inference.base import Generation
-from haf_tui.methods.base import (
-    Answer,
-    InstancePlan,
-    Reply,
-    SuiteContext,
-    SuiteOutcome,
-    Task,
-)
 from haf_tui.methods.declare import Method, MetricSpec
 from haf_tui.methods.registry import register_method
 from haf_tui.reports.compared_metrics import shared_suites
 from haf_tui.reports.comparison import mean_interval, paired_difference
 from haf_tui.store import open_store
 from haf_tui.store.comparison_readers import compared_runs, run_metric_values
-from haf_tui.store.records import GenerationRecord, InstanceRecord
 from haf_tui.tui import create_app
 from haf_tui.tui.compare_data import load_compare_data, run_statistics
 from haf_tui.tui.screens.compare import CompareScreen
@@ -40,50 +29,7 @@ from haf_tui.tui.screens.help import help_markdown
 from haf_tui.tui.widgets.compare_tables import statistics_parts
 from haf_tui.tui.widgets.panel_view import PanelView, render_strips
 from tests.support import settle
-
-
-class ToyPlan:
-    """No work: a comparison only reads what a run stored."""
-
-    def start(self) -> Sequence[Task]:
-        return ()
-
-    def advance(self, task: Task, reply: Reply) -> tuple[Sequence[Task], object]:
-        return (), None
-
-    def planned(self) -> dict[str, int] | None:
-        return {"toy": 0}
-
-
-class ToySuite:
-    """A suite registered at runtime: only its name and stage matter to a comparison."""
-
-    name = "toy"
-    stages = ("toy",)
-    titles: ClassVar[dict[str, str]] = {"toy": "toy"}
-
-    def run_stages(self, config: RunConfig) -> tuple[str, ...]:
-        return self.stages
-
-    def plan(self, instance: InstanceRecord, config: RunConfig) -> InstancePlan:
-        return ToyPlan()
-
-    def record(
-        self,
-        context: SuiteContext,
-        instance: InstanceRecord,
-        task: Task,
-        seed: int,
-        generation: Generation,
-        carried: object,
-    ) -> GenerationRecord:
-        raise NotImplementedError
-
-    def finish(
-        self, context: SuiteContext, instance: InstanceRecord, answers: Sequence[Answer]
-    ) -> SuiteOutcome:
-        raise NotImplementedError
-
+from tests.support.toy_suite import ToySuite
 
 TOY_SCORE = MetricSpec("toy_score", "toy score", "a toy's score", better="lower")
 TOY = Method(

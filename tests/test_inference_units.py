@@ -11,7 +11,7 @@ import pytest
 from haf_tui.inference.base import InferenceError, TokenTextAssembler, tokens_in_span
 from haf_tui.inference.chat import render_named, render_template
 from haf_tui.inference.gguf import read_gguf_info
-from haf_tui.inference.llama import RawLogprobReader
+from haf_tui.inference.llama_model import RawLogprobReader
 from haf_tui.methods.haf.core.prompts import justify_messages
 
 

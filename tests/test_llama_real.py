@@ -10,7 +10,8 @@ import pytest
 
 from haf_tui.config import DecodingSettings
 from haf_tui.inference.base import InferenceError
-from haf_tui.inference.llama import LlamaCppBackend, open_llama
+from haf_tui.inference.llama import LlamaCppBackend
+from haf_tui.inference.llama_load import open_llama
 from haf_tui.methods.haf.core.prompts import justify_messages
 
 pytestmark = pytest.mark.real_model

@@ -6,17 +6,12 @@ an older file through the migrated copy."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
 
 import duckdb
 import pytest
 
 from haf_tui.config import RunConfig
-from haf_tui.inference.base import Generation
-from haf_tui.messages import ChatMessage
-from haf_tui.methods.base import Answer, Reply, SuiteContext, SuiteOutcome, Task, unparsed_record
 from haf_tui.methods.declare import Method
 from haf_tui.methods.registry import MethodLoadError, register_method
 from haf_tui.pipeline.runner import HafRunner
@@ -25,64 +20,12 @@ from haf_tui.store import method_tables as store_method_tables
 from haf_tui.store.annotations import delete_run
 from haf_tui.store.method_tables import MethodMigration
 from haf_tui.store.readers import schema_columns
-from haf_tui.store.records import GenerationRecord, InstanceRecord
+from tests.support.toy_suite import ToySuite
 from tests.test_scheduler import FlatSimilarity, ScriptedBackend, _store_with_run
 
 SCORES = MethodMigration(
     1, "toy_scores", "CREATE TABLE toy_scores (run_id VARCHAR, instance_id VARCHAR, score DOUBLE)"
 )
-
-
-class ToyPlan:
-    """One prompt per instance, nothing after."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def start(self) -> Sequence[Task]:
-        return [Task("toy_echo", -1, None, (ChatMessage("user", f"Repeat: {self.text}"),))]
-
-    def advance(self, task: Task, reply: Reply) -> tuple[Sequence[Task], object]:
-        return [], None
-
-    def planned(self) -> dict[str, int]:
-        return {"toy_echo": 1}
-
-
-class ToySuite:
-    """Stores each answer's length in its method's own table."""
-
-    name = "toy"
-    stages = ("toy_echo",)
-    titles: ClassVar[dict[str, str]] = {"toy_echo": "toy echo"}
-
-    def run_stages(self, config: RunConfig) -> tuple[str, ...]:
-        return self.stages
-
-    def plan(self, instance: InstanceRecord, config: RunConfig) -> ToyPlan:
-        return ToyPlan(instance.text)
-
-    def record(
-        self,
-        context: SuiteContext,
-        instance: InstanceRecord,
-        task: Task,
-        seed: int,
-        generation: Generation,
-        carried: object,
-    ) -> GenerationRecord:
-        return unparsed_record(
-            context, instance, task, seed, generation, decision="echoed", decision_source="toy"
-        )
-
-    def finish(
-        self, context: SuiteContext, instance: InstanceRecord, answers: Sequence[Answer]
-    ) -> SuiteOutcome:
-        (answer,) = answers
-        return SuiteOutcome(
-            instance_metrics=[("toy_length", float(len(answer.text)), 1)],
-            rows={"toy_scores": [{"score": float(len(answer.text))}]},
-        )
 
 
 def toy(*migrations: MethodMigration) -> Method[RunConfig]:

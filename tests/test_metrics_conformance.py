@@ -1,4 +1,5 @@
-"""Conformance of :mod:`haf_tui.metrics` with the authors' reference outputs (spec section 9).
+"""Conformance of :mod:`haf_tui.methods.haf.core.metrics` with the authors' reference outputs
+(spec section 9).
 
 Every sample of every fixture in ``../shared/fixtures/haf-reference`` is compared. Values that
 the fixtures legitimately lack are handled explicitly (a missing Δ-PE must mean "that stage had

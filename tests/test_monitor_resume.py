@@ -59,7 +59,7 @@ def test_a_judged_explanation_is_said_in_words() -> None:
 async def test_r_names_the_run_by_its_model_and_counts_its_whole_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import haf_tui.tui.app as app_module
+    import haf_tui.tui.app_runs as app_module
 
     db = tmp_path / "haf.duckdb"
     sample = builtin_sample()

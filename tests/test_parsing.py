@@ -1,4 +1,5 @@
-"""Tests for haf_tui.parsing: parity with the reference parser on its fixtures, and unit cases."""
+"""Tests for haf_tui.methods.haf.core.parsing (and its follow-up decisions, core.followup):
+parity with the reference parser on its fixtures, and unit cases."""
 
 from __future__ import annotations
 
@@ -9,23 +10,25 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from haf_tui.methods.haf.core.parsing import (
-    FOLLOWUP_STAGES,
+from haf_tui.methods.haf.core.followup import (
     NO_TEMPLATES,
-    REFERENCE_UNCLEAR_LABEL,
     TEMPLATE_FLOOR,
     YES_TEMPLATES,
-    Reason,
-    RulesLiteral,
     Similarity,
     decide_followup,
+    rule_decision,
+    template_decision,
+)
+from haf_tui.methods.haf.core.parsing import (
+    FOLLOWUP_STAGES,
+    REFERENCE_UNCLEAR_LABEL,
+    Reason,
+    RulesLiteral,
     parse_followup,
     parse_justify,
-    rule_decision,
     split_sentences,
     stance_from_reference_label,
     stance_of,
-    template_decision,
 )
 
 UNREPRODUCIBLE = [

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from haf_tui.methods.haf.core.parsing import find_decision_sentence, rule_decision, stance_of
+from haf_tui.methods.haf.core.followup import rule_decision
+from haf_tui.methods.haf.core.parsing import find_decision_sentence, stance_of
 from haf_tui.vocabulary import RULES
 
 HEDGED = {

@@ -3,9 +3,9 @@ rationales`` and the metrics screen's panel 7) on a rationales run made through 
 runner with the scripted model of :mod:`tests.support.rationale_runs`.
 
 Every aggregate is recomputed in Python from the stored ``rationales`` masks and the gold the
-annotators' masks give (:func:`haf_tui.rationales.truth.gold_rationale`), with the method's
-own functions (:mod:`haf_tui.rationales.metrics`), so a wrong filter, n, pooling rule or NULL
-handling in the SQL changes a number the tests check.
+annotators' masks give (:func:`haf_tui.methods.rationales.core.truth.gold_rationale`), with the
+method's own functions (:mod:`haf_tui.methods.rationales.core.metrics`), so a wrong filter, n,
+pooling rule or NULL handling in the SQL changes a number the tests check.
 
 The run (top-k, k = 3, 4 RANDOM seeds): h0 is P1's Table 5 post (3 annotators), h1 an insult
 (2 annotators), h2 a friendly text without annotator rationales (no plausibility; an empty

@@ -16,7 +16,6 @@ from haf_tui.inference.backend import Backend
 from haf_tui.inference.base import (
     GeneratedToken,
     Generation,
-    GenerationBackend,
     RequestSource,
     TokenCallback,
     TokenTextAssembler,
@@ -132,9 +131,7 @@ def _rows(store: Store) -> list[tuple[object, ...]]:
     )[1]
 
 
-def _run(
-    tmp_path: Path, backend: GenerationBackend, n_parallel: int, name: str
-) -> tuple[Store, HafRunner]:
+def _run(tmp_path: Path, backend: Backend, n_parallel: int, name: str) -> tuple[Store, HafRunner]:
     store, config = _store_with_run(tmp_path / f"{name}.duckdb", 5, n_parallel)
     runner = HafRunner(store, backend, FlatSimilarity(), config)
     assert runner.run("run").status == "finished"

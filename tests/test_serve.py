@@ -149,7 +149,7 @@ def test_a_missing_or_non_gguf_model_is_one_line(tmp_path: Path) -> None:
 
 def test_gpu_layers_on_a_build_without_offload_is_one_line(tmp_path: Path) -> None:
     from haf_tui.defaults import embedded_model_path
-    from haf_tui.inference.llama import gpu_offload_supported
+    from haf_tui.inference.llama_load import gpu_offload_supported
 
     if gpu_offload_supported():
         pytest.skip("this llama.cpp build offloads to a GPU")

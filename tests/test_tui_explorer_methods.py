@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 from textual.pilot import Pilot
@@ -25,6 +25,7 @@ from haf_tui.tui.widgets.legend import Legend
 from haf_tui.tui.widgets.stance_tree import StanceTree
 from tests.support import settle
 from tests.support.rationale_runs import RUN_ID, rationale_db
+from tests.support.toy_suite import TOY_STAGE, ToySuite
 
 
 async def open_run(pilot: Pilot[Any], run_id: str) -> ExplorerScreen:
@@ -94,22 +95,11 @@ async def test_a_rationales_run_lists_its_declared_columns(rationale_run: Path) 
         assert "## This run's metrics" in help_text and "- align F1 (0–1" in help_text
 
 
-class ToySuite:
-    """A suite of one stage (nothing is run here: the test stores its rows)."""
-
-    name = "toy"
-    stages: tuple[str, ...] = ("toy_stage",)
-    titles: ClassVar[dict[str, str]] = {"toy_stage": "toy"}
-
-    def run_stages(self, config: RunConfig) -> tuple[str, ...]:
-        return self.stages
-
-
 TOY = Method(
     name="toy",
     title="Toy",
     description="a toy method registered by a test",
-    suite=ToySuite(),  # type: ignore[arg-type]
+    suite=ToySuite(),
     metrics=(MetricSpec("toy_score", "toy", "a toy score"),),
     list_columns=(ListColumn("toy_score", "toy"),),
 )
@@ -141,7 +131,7 @@ def store_toy_run(path: Path) -> str:
                 GenerationRecord(
                     run_id="toy-run",
                     instance_id=record.instance_id,
-                    stage="toy_stage",
+                    stage=TOY_STAGE,
                     sub_index=-1,
                     test=None,
                     seed=0,

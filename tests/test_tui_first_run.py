@@ -50,7 +50,7 @@ def demo_config() -> RunConfig:
 
 def fake_calibration(monkeypatch: pytest.MonkeyPatch, probe: ProbeResult) -> None:
     """The wizard's calibration decode answers ``probe`` without loading a model."""
-    import haf_tui.tui.screens.wizard as wizard_module
+    import haf_tui.tui.screens.wizard_reading as wizard_module
     from haf_tui.pipeline.models import LoadedModels
 
     class Unloaded:

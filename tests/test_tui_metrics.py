@@ -31,7 +31,7 @@ from rich.console import Console, RenderableType
 from textual.pilot import Pilot
 from textual.widgets import SelectionList, Static, TabbedContent
 
-from haf_tui.reports import charts
+from haf_tui.reports import chart_layout, charts
 from haf_tui.store import (
     GenerationRecord,
     InstanceRecord,
@@ -272,12 +272,17 @@ def test_bar_chart_shows_values_notes_and_dashes() -> None:
 
 def test_fit_table_transposes_only_when_too_wide() -> None:
     columns, rows = ["a", "b"], [(1, "x"), (2, "y")]
-    assert "field" not in plain(charts.fit_table("t", columns, rows, width=80))
+    assert "field" not in plain(chart_layout.fit_table("t", columns, rows, width=80))
     wide = [(1, "x" * 60), (2, "y")]
-    assert "field" in plain(charts.fit_table("t", columns, wide, width=40))
-    assert "field" not in plain(charts.fit_table("t", columns, wide, width=40, max_transposed=1))
-    assert charts.columns_that_fit(4, 160, 46) == 3 and charts.columns_that_fit(4, 40, 46) == 1
-    assert charts.panel_width(100, 2) == 49
+    assert "field" in plain(chart_layout.fit_table("t", columns, wide, width=40))
+    assert "field" not in plain(
+        chart_layout.fit_table("t", columns, wide, width=40, max_transposed=1)
+    )
+    assert (
+        chart_layout.columns_that_fit(4, 160, 46) == 3
+        and chart_layout.columns_that_fit(4, 40, 46) == 1
+    )
+    assert chart_layout.panel_width(100, 2) == 49
 
 
 # ---------------------------------------------------------------- panels on the hand-made store

@@ -321,7 +321,7 @@ async def test_a_local_file_takes_a_sample_size_and_the_estimate_comes_from_past
 async def test_every_picked_model_is_calibrated_when_none_was_measured(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import haf_tui.tui.screens.wizard as wizard_module
+    import haf_tui.tui.screens.wizard_reading as wizard_module
 
     (tmp_path / "models").mkdir()
     second = tmp_path / "models" / "second.gguf"  # (a second file: a link would be the same)

@@ -24,8 +24,8 @@ from textual.widgets import DataTable, Static
 
 from benchmarks.benchdata import build_bench_db
 from haf_tui.store import StoreError, StoreLockedError, open_store
-from haf_tui.store.connection import HolderNote, holder_note_path, read_holder_note
-from haf_tui.tui import app as app_module
+from haf_tui.store.holder import HolderNote, holder_note_path, read_holder_note
+from haf_tui.tui import app_runs as app_module
 from haf_tui.tui import create_app
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.screens.monitor import MonitorScreen

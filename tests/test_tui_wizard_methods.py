@@ -4,20 +4,20 @@ and the form's config holds its values under its name, validated by its model.""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
+from typing import Literal
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 from textual.app import App, ComposeResult
 from textual.widgets import Input, Label, Select, SelectionList, Static, Switch
 
-from haf_tui.config import ModelSettings, RunConfig
+from haf_tui.config import ModelSettings
 from haf_tui.methods.declare import Method
 from haf_tui.methods.options import setting_options
 from haf_tui.methods.registry import methods
 from haf_tui.tui.widgets.method_fields import MethodFields, field_id
 from haf_tui.tui.widgets.run_settings import RunSettingsForm
+from tests.support.toy_suite import ToySuite
 
 
 class ToySettings(BaseModel):
@@ -33,26 +33,6 @@ class ToySettings(BaseModel):
         ("a", "b"), description="the parts run", json_schema_extra={"choices": ["a", "b", "c"]}
     )
     note: str = Field("hi", description="a word the toy says", json_schema_extra={"flag": "--tn"})
-
-
-class ToySuite:
-    """A suite the wizard only lists (it never runs here)."""
-
-    name = "toy"
-    stages = ("toy-stage",)
-    titles: ClassVar[dict[str, str]] = {"toy-stage": "toy"}
-
-    def run_stages(self, config: RunConfig) -> tuple[str, ...]:
-        return self.stages
-
-    def plan(self, instance: Any, config: RunConfig) -> Any:
-        raise NotImplementedError
-
-    def record(self, *args: Any) -> Any:
-        raise NotImplementedError
-
-    def finish(self, context: Any, instance: Any, answers: Sequence[Any]) -> Any:
-        raise NotImplementedError
 
 
 TOY = Method(

@@ -4,7 +4,6 @@ from haf_tui.inference.backend import Backend
 from haf_tui.inference.base import (
     GeneratedToken,
     Generation,
-    GenerationBackend,
     InferenceError,
     tokens_in_span,
 )
@@ -17,7 +16,6 @@ __all__ = [
     "GGUFInfo",
     "GeneratedToken",
     "Generation",
-    "GenerationBackend",
     "InferenceError",
     "backend_named",
     "read_gguf_info",

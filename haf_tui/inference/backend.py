@@ -21,7 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from haf_tui.inference.base import ConcurrentBackend, InferenceError, OneAtATime, TokenCallback
+from haf_tui.inference.base import ConcurrentBackend, InferenceError, RequestSource, TokenCallback
 
 if TYPE_CHECKING:
     from haf_tui.config import DecodingSettings
@@ -108,3 +108,30 @@ class Backend(ABC):
     def close(self) -> None:
         """Free the model and what it holds now (default: nothing to free)."""
         return None
+
+
+class OneAtATime:
+    """Serves a :class:`RequestSource` with a plain backend, one request after another."""
+
+    n_parallel = 1
+
+    def __init__(self, backend: Backend):
+        self.backend = backend
+
+    def serve(self, source: RequestSource) -> None:
+        """Generate each request in turn."""
+        while requests := source.take(1, wait=True):
+            for request in requests:
+                if request.forced is not None:
+                    generation = self.backend.score(
+                        request.messages,
+                        request.forced,
+                        request.settings,
+                        on_token=request.on_token,
+                        reply_prefix=request.reply_prefix,
+                    )
+                else:
+                    generation = self.backend.generate(
+                        request.messages, request.settings, on_token=request.on_token
+                    )
+                source.finished(request, generation)

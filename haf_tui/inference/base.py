@@ -73,35 +73,6 @@ TokenCallback = Callable[[GeneratedToken], None]
 generation with that exception."""
 
 
-class GenerationBackend(Protocol):
-    """A model that generates with per-token raw logprobs."""
-
-    name: str
-
-    def generate(
-        self,
-        messages: Sequence[ChatMessage],
-        settings: DecodingSettings,
-        *,
-        on_token: TokenCallback | None = None,
-    ) -> Generation:
-        """Generate a reply to ``messages``; ``on_token`` sees each token as it comes."""
-        ...
-
-    def score(
-        self,
-        messages: Sequence[ChatMessage],
-        forced: str,
-        settings: DecodingSettings,
-        *,
-        on_token: TokenCallback | None = None,
-        reply_prefix: str = "",
-    ) -> Generation:
-        """The raw logprobs of ``forced`` as the start of the reply (teacher-forced), after
-        ``reply_prefix`` (given, not scored)."""
-        ...
-
-
 @dataclass
 class GenerationRequest:
     """One prompt to generate, with its settings; ``tag`` is the caller's, returned as is.
@@ -145,33 +116,6 @@ class ConcurrentBackend(Protocol):
     def serve(self, source: RequestSource) -> None:
         """Generate everything ``source`` hands out, until it says there is no more."""
         ...
-
-
-class OneAtATime:
-    """Serves a :class:`RequestSource` with a plain backend, one request after another."""
-
-    n_parallel = 1
-
-    def __init__(self, backend: GenerationBackend):
-        self.backend = backend
-
-    def serve(self, source: RequestSource) -> None:
-        """Generate each request in turn."""
-        while requests := source.take(1, wait=True):
-            for request in requests:
-                if request.forced is not None:
-                    generation = self.backend.score(
-                        request.messages,
-                        request.forced,
-                        request.settings,
-                        on_token=request.on_token,
-                        reply_prefix=request.reply_prefix,
-                    )
-                else:
-                    generation = self.backend.generate(
-                        request.messages, request.settings, on_token=request.on_token
-                    )
-                source.finished(request, generation)
 
 
 class ListSource:

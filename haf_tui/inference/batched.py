@@ -6,19 +6,14 @@ KV cache) and advances all of them with one ``llama_decode`` per step: one token
 sequence in one ``llama_batch``. A sequence that ends frees its slot, and the next request
 is admitted at once (continuous batching), so short answers never wait for long ones.
 
-Every sequence has its own sampler chain, built like ``Llama.generate``'s (top-k, typical
-1.0, top-p, min-p 0, temperature, then ``dist`` seeded with the request's seed), so a request
-samples what the single-sequence path samples from the same logits. The raw logprob of
-each sampled token and its top-k come from that sequence's logits row, as in
-:class:`~haf_tui.inference.llama.LlamaCppBackend`.
+Every sequence has its own sampler chain, built like ``Llama.generate``'s
+(:mod:`haf_tui.inference.batch_context`), so a request samples what the single-sequence path
+samples from the same logits; its tokens' raw logprobs are read from its logits row by the
+model (:class:`~haf_tui.inference.llama_model.LlamaModel`), as on that path.
 
 Prefix reuse: a new prompt that shares a token prefix with a sequence already in the KV cache
-(a live sequence, or another prompt admitted in the same round) gets that prefix by
-``llama_memory_seq_cp`` instead of evaluating it again: the UPHOLD-STANCE sub-prompts of one
-instance share the system message and the TEXT, and every prompt shares the system message.
-Forced replies after one prompt (a text's label spellings) share more: one evaluates the
-prompt, its last position's logits give every reply's first token, and only the replies
-with more tokens get sequences of their own (:meth:`BatchedLlamaEngine._share_forced_prompts`).
+gets it by ``llama_memory_seq_cp`` instead of evaluating it again, and forced replies after one
+prompt share it (planned by :mod:`haf_tui.inference.batch_plan`).
 
 Each sequence has its own KV stream (``kv_unified = False``). With one unified cache, llama.cpp
 0.3.36 gave a prompt evaluated after another sequence's cells logprobs up to 0.8 nats away
@@ -44,7 +39,6 @@ core waits on whichever of its threads the OS has descheduled.
 
 from __future__ import annotations
 
-import ctypes
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -53,24 +47,26 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from haf_tui.inference.base import (
-    GeneratedToken,
     Generation,
     GenerationRequest,
     InferenceError,
     RequestSource,
-    TokenTextAssembler,
 )
-from haf_tui.inference.chat import PromptSegment, RenderedPrompt
+from haf_tui.inference.batch_context import batched_context_params, sampler_chain
+from haf_tui.inference.batch_plan import (
+    BatchSequence,
+    place_branches,
+    plan_prefixes,
+    share_forced_prompts,
+)
+from haf_tui.inference.chat import PromptSegment
 from haf_tui.inference.threads import ThreadTuner
 
 if TYPE_CHECKING:
-    from haf_tui.inference.llama import LlamaCppBackend
+    from haf_tui.inference.llama_model import LlamaModel
 
 START_SEQ_CTX = 512
 """Cells per KV stream an engine starts with (see the module's docstring, "Stream size")."""
-
-MIN_SHARED_PREFIX = 32
-"""Shorter common prefixes are evaluated again: a copy moves the whole KV stream of the source."""
 
 
 @dataclass
@@ -91,89 +87,12 @@ class BatchStats:
         return self.prompt_tokens - self.prompt_tokens_evaluated
 
 
-@dataclass(eq=False)
-class _Sequence:
-    """One request in flight: its slot (none for a rider, see
-    :meth:`BatchedLlamaEngine._share_forced_prompts`), tokens in the KV cache and output so
-    far."""
-
-    seq_id: int
-    request: GenerationRequest
-    prompt: RenderedPrompt
-    prompt_tokens: list[int]
-    max_new: int
-    sampler: Any
-    started: float
-    kv_tokens: list[int] = field(default_factory=list)
-    tokens: list[GeneratedToken] = field(default_factory=list)
-    assembler: TokenTextAssembler = field(default_factory=TokenTextAssembler)
-    pending: int = -1
-    prompt_seconds: float = 0.0
-    reused: int = 0
-    source: int = -1
-    forced_from: int = -1  # a forced reply: where its tokens start in prompt_tokens (-1: none)
-    siblings: list[_Sequence] = field(default_factory=list)
-    """Forced replies after the same prompt whose first token is read from this sequence's
-    logits (see :meth:`BatchedLlamaEngine._share_forced_prompts`)."""
-    first_read: bool = False  # its first forced token was read from a sibling's logits
-
-    @property
-    def first_output(self) -> int:
-        """The first position whose logits are read: the last prompt token (sampling), or the
-        one before a forced reply's first token (the first token itself when that one was
-        read from a sibling's logits)."""
-        if self.forced_from >= 0:
-            return self.forced_from - (0 if self.first_read else 1)
-        return len(self.prompt_tokens) - 1
-
-    @property
-    def evaluated_end(self) -> int:
-        """Where evaluation stops: the whole prompt (sampling), all but a forced reply's last
-        token (nothing follows it)."""
-        return len(self.prompt_tokens) - (1 if self.forced_from >= 0 else 0)
-
-
-def common_prefix_length(a: list[int], b: list[int]) -> int:
-    """How many leading tokens ``a`` and ``b`` share."""
-    limit = min(len(a), len(b))
-    if a[:limit] == b[:limit]:
-        return limit
-    low, high = 0, limit  # a[:low] == b[:low] and a[:high] != b[:high]
-    while high - low > 1:
-        middle = (low + high) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle
-    return low
-
-
-def batched_context_params(
-    backend: LlamaCppBackend, n_sequences: int, seq_ctx: int | None = None
-) -> Any:
-    """The ``llama_context_params`` of a context that decodes ``n_sequences`` sequences of
-    ``seq_ctx`` tokens (None: ``backend.n_ctx``) together (the engine's; the benchmark's raw
-    ceiling uses them too, so both decode on the same kind of context)."""
-    c = backend.c_api
-    params = c.llama_context_default_params()
-    params.n_ctx = (seq_ctx or backend.n_ctx) * n_sequences
-    params.n_batch = max(backend.n_batch, n_sequences)
-    params.n_ubatch = min(params.n_batch, 512)
-    params.n_seq_max = n_sequences
-    params.n_threads = params.n_threads_batch = backend.n_threads
-    params.kv_unified = False  # one KV stream per sequence: see the module's docstring
-    params.swa_full = True  # a copied prefix keeps all its cells
-    params.flash_attn_type = c.LLAMA_FLASH_ATTN_TYPE_DISABLED
-    params.no_perf = True
-    return params
-
-
 class BatchedLlamaEngine:
     """Serves generation requests ``n_parallel`` at a time on one llama.cpp context."""
 
     def __init__(
         self,
-        backend: LlamaCppBackend,
+        backend: LlamaModel,
         n_parallel: int,
         *,
         reuse_prefix: bool = True,
@@ -191,7 +110,7 @@ class BatchedLlamaEngine:
         self._batch = self._c.llama_batch_init(self.n_batch, 0, 1)
         self._deferred: list[GenerationRequest] = []
         self._free_ids = self._all_slots()
-        self._active: dict[int, _Sequence] = {}
+        self._active: dict[int, BatchSequence] = {}
         self._holding = False  # while admitting: a finished sequence's cells may be copied yet
         self._held: list[int] = []
         # the backend's, so what one engine learnt holds for the next
@@ -276,7 +195,7 @@ class BatchedLlamaEngine:
     # admission: render, plan prefix copies, evaluate prompts, sample first tokens
 
     def _admit(self, requests: list[GenerationRequest], source: RequestSource) -> None:
-        new: list[_Sequence] = []
+        new: list[BatchSequence] = []
         for request in requests:
             prompt, prompt_tokens = self.backend.prepare_prompt(request.messages)
             if request.reply_prefix:  # the reply's given start goes in with the prompt
@@ -292,13 +211,13 @@ class BatchedLlamaEngine:
                         f"a forced reply of {len(prompt_tokens) - forced_from} tokens does not "
                         f"fit after its prompt in {self.seq_ctx} tokens"
                     )
-            seq = _Sequence(
+            seq = BatchSequence(
                 seq_id=self._free_ids.pop(),
                 request=request,
                 prompt=prompt,
                 prompt_tokens=prompt_tokens,
                 max_new=min(request.settings.max_new_tokens, self.seq_ctx - len(prompt_tokens)),
-                sampler=self._sampler_chain(request),
+                sampler=sampler_chain(self._c, request.settings),
                 started=time.perf_counter(),
                 forced_from=forced_from,
             )
@@ -306,17 +225,18 @@ class BatchedLlamaEngine:
             new.append(seq)
             self.stats.requests += 1
             self.stats.prompt_tokens += len(prompt_tokens)
-        branches = self._share_forced_prompts(new)
+        branches, riders = share_forced_prompts(new, self.reuse_prefix)
+        for seq in riders:  # read from their root's logits: no slot, no cells
+            del self._active[seq.seq_id]
+            self._free_ids.append(seq.seq_id)
+            self._c.llama_sampler_free(seq.sampler)
+            seq.seq_id, seq.sampler, seq.reused = -1, None, seq.forced_from
         self.stats.busiest = max(self.stats.busiest, len(self._active))
-        levels = self._plan_prefixes([seq for seq in new if seq not in branches])
-        for root_level, group in enumerate(list(levels)):  # a branch copies its root's prompt
-            for root in group:
-                for branch in root.siblings:
-                    if branch in branches:
-                        branch.reused, branch.source = branch.forced_from - 1, root.seq_id
-                        while len(levels) <= root_level + 1:
-                            levels.append([])
-                        levels[root_level + 1].append(branch)
+        in_cache = [s for s in self._active.values() if s.kv_tokens]
+        levels = plan_prefixes(
+            [seq for seq in new if seq not in branches], in_cache, self.reuse_prefix
+        )
+        place_branches(levels, branches)
         self._holding = True
         try:
             for group in levels:
@@ -332,88 +252,13 @@ class BatchedLlamaEngine:
                 self._free_ids.append(seq_id)
             self._held = []
 
-    def _share_forced_prompts(self, new: list[_Sequence]) -> list[_Sequence]:
-        """Forced replies after one prompt (a text's label spellings) share it: the one with
-        the most tokens (the root) evaluates the prompt, and the logits of its last prompt
-        position give every reply's first token. A one-token reply then needs nothing more
-        (it takes no slot and no KV cell); a longer one (a branch) copies the root's prompt
-        and evaluates from the last prompt token on. The branches are returned.
-
-        The four spellings of the classify prompt (``toxic`` one token, ``Toxic`` two,
-        ``non-toxic`` and ``Non-toxic`` three with SmolLM2) so evaluate 7 tokens after the
-        prompt instead of 11, in three sequences instead of four."""
-        by_prompt: dict[tuple[int, ...], list[_Sequence]] = {}
-        for seq in new:
-            if seq.forced_from >= 1:
-                by_prompt.setdefault(tuple(seq.prompt_tokens[: seq.forced_from]), []).append(seq)
-        branches: list[_Sequence] = []
-        for group in by_prompt.values():
-            if len(group) < 2 or not self.reuse_prefix:
-                continue
-            root = max(group, key=lambda s: (len(s.prompt_tokens), -group.index(s)))
-            for seq in group:
-                if seq is root:
-                    continue
-                if len(seq.prompt_tokens) - seq.forced_from > 1:
-                    if seq.forced_from - 1 < MIN_SHARED_PREFIX:
-                        continue  # too short to copy (a whole stream): planned as any prompt
-                    root.siblings.append(seq)
-                    seq.first_read = True
-                    branches.append(seq)
-                    continue
-                root.siblings.append(seq)
-                seq.first_read = True
-                new.remove(seq)  # a rider: read from the root, no slot of its own
-                del self._active[seq.seq_id]
-                self._free_ids.append(seq.seq_id)
-                self._c.llama_sampler_free(seq.sampler)
-                seq.seq_id, seq.sampler, seq.reused = -1, None, seq.forced_from
-        return branches
-
     def _copy_prefix(self, source: int, target: int, length: int) -> None:
         """Give ``target`` the first ``length`` cells of ``source``: its stream is copied
         whole (llama.cpp copies the buffers at the next decode) and the rest removed."""
         self._c.llama_memory_seq_cp(self._memory, source, target, -1, -1)
         self._c.llama_memory_seq_rm(self._memory, target, length, -1)
 
-    def _plan_prefixes(self, new: list[_Sequence]) -> list[list[_Sequence]]:
-        """Which new sequences copy a prefix, and from whom, in levels evaluated one after the
-        other: sequences already in the KV cache first; a prompt may also copy from a prompt
-        of this round planned before it (one level later than that one), when that gains more
-        than :data:`MIN_SHARED_PREFIX` tokens over the cache. (Forced replies to one prompt
-        share it before this: only their root is planned here, see
-        :meth:`_share_forced_prompts`.)"""
-        in_cache = [s for s in self._active.values() if s.kv_tokens]
-        planned: list[tuple[_Sequence, int]] = []  # (sequence, its level)
-        levels: list[list[_Sequence]] = []
-        for seq in sorted(new, key=lambda s: s.prompt_tokens):
-            best, source, level = 0, -1, 0
-            if self.reuse_prefix:
-                for other in in_cache:
-                    shared = common_prefix_length(seq.prompt_tokens, other.kv_tokens)
-                    if shared > best:
-                        best, source = shared, other.seq_id
-                from_cache = best
-                for other, other_level in planned:
-                    shared = common_prefix_length(seq.prompt_tokens, other.prompt_tokens)
-                    if shared > max(best, from_cache + MIN_SHARED_PREFIX):
-                        best, source, level = shared, other.seq_id, other_level + 1
-            # A forced reply needs the logits from its prompt's last token on. And at least two
-            # tokens are evaluated after a copy: llama.cpp 0.3.36 gave a sequence that copied
-            # all but its last prompt token and decoded that one alone logprobs up to 0.29
-            # nats off (SmolLM2 135M, paper-sample texts; evaluating two: equal to alone).
-            best = min(best, seq.first_output - 1)
-            if best >= MIN_SHARED_PREFIX:
-                seq.reused, seq.source = best, source
-            else:
-                level = 0
-            planned.append((seq, level))
-            while len(levels) <= level:
-                levels.append([])
-            levels[level].append(seq)
-        return levels
-
-    def _evaluate_prompts(self, group: list[_Sequence], source: RequestSource) -> None:
+    def _evaluate_prompts(self, group: list[BatchSequence], source: RequestSource) -> None:
         """Evaluate what each prompt of ``group`` lacks, in chunks of ``n_batch`` tokens, and
         sample each one's first token from its last prompt position."""
         entries = [
@@ -452,7 +297,7 @@ class BatchedLlamaEngine:
                     self._sample(seq, index, source)
 
     def _read_forced(
-        self, seq: _Sequence, index: int, token_id: int, source: RequestSource
+        self, seq: BatchSequence, index: int, token_id: int, source: RequestSource
     ) -> None:
         """The raw logprob of the next forced token, from the logits row at ``index``; the
         sequence ends with its last forced token."""
@@ -499,7 +344,7 @@ class BatchedLlamaEngine:
             detail = "no room left in the KV cache" if status == 1 else f"status {status}"
             raise InferenceError(f"llama.cpp batched decode failed: {detail}")
 
-    def _sample(self, seq: _Sequence, index: int, source: RequestSource) -> None:
+    def _sample(self, seq: BatchSequence, index: int, source: RequestSource) -> None:
         c, backend = self._c, self.backend
         token_id = int(c.llama_sampler_sample(seq.sampler, self._ctx, index))
         if c.llama_vocab_is_eog(backend.vocab, token_id):
@@ -512,7 +357,7 @@ class BatchedLlamaEngine:
         else:
             seq.pending = token_id
 
-    def _capture(self, seq: _Sequence, index: int, token_id: int) -> None:
+    def _capture(self, seq: BatchSequence, index: int, token_id: int) -> None:
         """Add ``token_id`` to the sequence's output with its raw logprob and top-k from the
         logits row at ``index``, and show it to the request's token callback."""
         row = np.ctypeslib.as_array(
@@ -525,7 +370,7 @@ class BatchedLlamaEngine:
         if seq.request.on_token is not None:
             seq.request.on_token(token)
 
-    def _finish(self, seq: _Sequence, finish_reason: str, source: RequestSource) -> None:
+    def _finish(self, seq: BatchSequence, finish_reason: str, source: RequestSource) -> None:
         prompt_count = seq.forced_from if seq.forced_from >= 0 else len(seq.prompt_tokens)
         generation = Generation(
             prompt_text=seq.prompt.text,
@@ -541,10 +386,10 @@ class BatchedLlamaEngine:
         self._release(seq)
         source.finished(seq.request, generation)
 
-    def _release(self, seq: _Sequence) -> None:
+    def _release(self, seq: BatchSequence) -> None:
         """Free a finished sequence's slot (while admitting, its cells stay until the round's
         copies are made)."""
-        if seq.seq_id < 0:  # a rider (see _share_forced_prompts): no slot, no cells
+        if seq.seq_id < 0:  # a rider (see share_forced_prompts): no slot, no cells
             return
         self._active.pop(seq.seq_id, None)
         self._c.llama_sampler_free(seq.sampler)
@@ -553,22 +398,3 @@ class BatchedLlamaEngine:
             return
         self._c.llama_memory_seq_rm(self._memory, seq.seq_id, -1, -1)
         self._free_ids.append(seq.seq_id)
-
-    def _sampler_chain(self, request: GenerationRequest) -> Any:
-        """The sampler ``Llama.generate`` builds for these settings (its penalties stage is
-        left out: with the neutral values used here it changes nothing)."""
-        c, settings = self._c, request.settings
-        chain = c.llama_sampler_chain_init(c.llama_sampler_chain_default_params())
-        if settings.temperature == 0.0:
-            c.llama_sampler_chain_add(chain, c.llama_sampler_init_greedy())
-            return chain
-        for stage in (
-            c.llama_sampler_init_top_k(settings.top_k),
-            c.llama_sampler_init_typical(1.0, 1),
-            c.llama_sampler_init_top_p(settings.top_p, 1),
-            c.llama_sampler_init_min_p(0.0, 1),
-            c.llama_sampler_init_temp(settings.temperature),
-            c.llama_sampler_init_dist(ctypes.c_uint32(settings.seed).value),
-        ):
-            c.llama_sampler_chain_add(chain, stage)
-        return chain

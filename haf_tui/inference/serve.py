@@ -28,7 +28,7 @@ from typing import Any
 from haf_tui.defaults import SERVE_MAX_CONNECTIONS
 from haf_tui.inference.base import InferenceError
 from haf_tui.inference.gguf import read_gguf_info
-from haf_tui.inference.llama import extra_buffer_types, gpu_offload_supported
+from haf_tui.inference.llama_load import extra_buffer_types, gpu_offload_supported
 from haf_tui.inference.serve_guard import GuardSettings, ServeGuard
 
 DEFAULT_MAX_CONNECTIONS = SERVE_MAX_CONNECTIONS

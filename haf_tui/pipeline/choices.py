@@ -21,7 +21,7 @@ from haf_tui.datasets import preview_file as read_preview
 from haf_tui.datasets.files import ColumnLabel, column_label
 from haf_tui.datasets.hub import fetch, hub_cache_dir, hub_offline
 from haf_tui.datasets.labels import parse_statement, stated_rule
-from haf_tui.inference.llama import gpu_offload_supported
+from haf_tui.inference.llama_load import gpu_offload_supported
 from haf_tui.inference.model_catalog import (
     ModelEntry,
     discover_models,

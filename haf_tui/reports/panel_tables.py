@@ -10,7 +10,7 @@ from typing import Any, Final, Protocol
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from haf_tui.reports import charts
+from haf_tui.reports import chart_layout
 from haf_tui.reports.formats import table_width
 from haf_tui.reports.queries import Row
 from haf_tui.reports.registry import ReportResult
@@ -69,13 +69,13 @@ def report_table(
     rows = report_rows(result, [r.run_id for r in runs], pooling)
     caption = Text("\n".join(notes), style="dim")
     if len(rows) <= 6 or table_width(result.columns, rows) <= width:
-        return Group(charts.fit_table(title, result.columns, rows, width=width), caption)
+        return Group(chart_layout.fit_table(title, result.columns, rows, width=width), caption)
     parts: list[RenderableType] = [Text(title, style="bold")]
     for run in runs:
         columns, of_run = without_run_columns(
             result.columns, report_rows(result, [run.run_id], pooling)
         )
-        parts.append(charts.fit_table(run.label, columns, of_run, width=width))
+        parts.append(chart_layout.fit_table(run.label, columns, of_run, width=width))
     return Group(*parts, caption)
 
 
@@ -84,14 +84,14 @@ def run_table(result: ReportResult, run_id: str, title: str, width: int) -> Rend
     columns, rows = without_run_columns(result.columns, report_rows(result, [run_id]))
     if not rows:
         return Text(f"{title}: none", style="dim")
-    return charts.fit_table(title, columns, rows, width=width, max_transposed=0)
+    return chart_layout.fit_table(title, columns, rows, width=width, max_transposed=0)
 
 
 def laid_out(
     panels: list[RenderableType], per_row: int, head: list[RenderableType], each: int
 ) -> Group:
     """``head`` above ``panels``, ``per_row`` of them side by side, each ``each`` wide."""
-    return Group(*head, charts.side_by_side(panels, per_row, each=each))
+    return Group(*head, chart_layout.side_by_side(panels, per_row, each=each))
 
 
 def spaced(parts: Sequence[RenderableType]) -> list[RenderableType]:

@@ -25,12 +25,12 @@ from typing import Any
 import duckdb
 
 from haf_tui.store.connection import (
-    HOLDER_SUFFIX,
     StoreError,
     check_reading_sql,
     sandboxed_cursor,
     user_sql_error,
 )
+from haf_tui.store.holder import HOLDER_SUFFIX
 from haf_tui.vocabulary import first_line
 
 BATCH_ROWS = 100_000

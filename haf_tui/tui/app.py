@@ -1,5 +1,5 @@
-"""The haf-tui application: screens, key bindings, runs started here, the command palette and
-the one handler for worker errors."""
+"""The haf-tui application: screens, key bindings, the command palette, quitting and the one
+handler for worker errors; runs started here are :mod:`haf_tui.tui.app_runs`'s."""
 
 from __future__ import annotations
 
@@ -13,12 +13,11 @@ import termios
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import work
-from textual.app import App, SystemCommand
+from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
@@ -26,13 +25,10 @@ from textual.worker import Worker, WorkerState
 
 from haf_tui.methods.loader import ensure_methods
 from haf_tui.methods.registry import left_out
-from haf_tui.pipeline.events import ProgressEvent
-from haf_tui.pipeline.runs import RunRequest, execute_run, start_or_resume
-from haf_tui.store import Store, StoreError
 from haf_tui.store.pending_annotations import PendingAnnotation, pending, pending_path
 from haf_tui.store.pending_annotations import take_notices as pending_notices
-from haf_tui.tui.live import EventBatcher, LiveSession, RunJob
-from haf_tui.tui.messages import RunUpdate, WorkFailed
+from haf_tui.tui.app_runs import RunningApp
+from haf_tui.tui.messages import WorkFailed
 from haf_tui.tui.screens.confirm import ConfirmScreen
 from haf_tui.tui.screens.help import HelpScreen
 from haf_tui.tui.screens.home import HomeScreen
@@ -75,7 +71,7 @@ def terminal_alive(stream: Any) -> bool | None:
     return True
 
 
-class HafApp(App[None]):
+class HafApp(RunningApp):
     """Run HAF evaluations, browse stored runs, explore explanations, query them with SQL."""
 
     TITLE = "haf-tui"
@@ -88,10 +84,7 @@ class HafApp(App[None]):
     ]
 
     def __init__(self, reader: StoreReader):
-        super().__init__()
-        self.reader = reader
-        self.session: LiveSession | None = None
-        self._session_worker: Worker[None] | None = None
+        super().__init__(reader)
         self._holders: weakref.WeakSet[Screen[Any]] = weakref.WeakSet()
 
     def on_mount(self) -> None:
@@ -235,12 +228,6 @@ class HafApp(App[None]):
 
         self.push_screen(MetricsScreen())
 
-    def action_monitor(self, run_id: str | None = None) -> None:
-        """The live progress of ``run_id`` (or of the runs started here)."""
-        from haf_tui.tui.screens.monitor import MonitorScreen
-
-        self.push_screen(MonitorScreen(run_id))
-
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """Command palette: the app's actions, then every key binding of the current screen."""
         yield from super().get_system_commands(screen)
@@ -266,99 +253,6 @@ class HafApp(App[None]):
                     f"key {binding.key.split(',')[0]}",
                     run_action,
                 )
-
-    # -- runs started here ------------------------------------------------------------------------
-
-    def start_runs(self, jobs: list[RunJob]) -> None:
-        """Run ``jobs`` one after another in a thread worker and show the monitor."""
-        if self.session is not None and self.session.active:
-            self.notify("a run is still going: wait for it or cancel it first", severity="error")
-            return
-        self.session = LiveSession.of(jobs)
-        self._session_worker = self.execute_session(self.session)
-        self.action_monitor()
-
-    def resume_run(self, run_id: str) -> None:
-        """Resume an unfinished run here (its stored config; no duplicates)."""
-        self.start_runs([RunJob(f"resume {run_id}", RunRequest(resume_run_id=run_id))])
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="runs")
-    def execute_session(self, session: LiveSession) -> None:
-        """Load, create (or resume) and run each job; posts :class:`RunUpdate` messages only."""
-        try:
-            store = self.reader.writable("run: starting")
-        except StoreError as exc:
-            for index in range(len(session.jobs)):
-                self.post_message(RunUpdate(index, status="failed", log=str(exc)))
-            self.post_message(WorkFailed(str(exc)))
-            return
-        try:  # (the file is held for writing only while the runs write)
-            self._run_jobs(store, session)
-        finally:
-            self.reader.release_writer()
-
-    def _run_jobs(self, store: Store, session: LiveSession) -> None:
-        """Each job in turn, on the app's writer."""
-        for index, job in enumerate(session.jobs):
-            if session.control.stop.is_set():
-                self.post_message(RunUpdate(index, status="interrupted", log="not started"))
-                continue
-            self.post_message(RunUpdate(index, status="loading", log=f"loading {job.label}"))
-            try:
-                started = start_or_resume(store, job.request)
-                run_id, config, models = started.run_id, started.config, started.models
-                job.request.preloaded = None
-                self.post_message(RunUpdate(index, status="running", run_id=run_id))
-                if job.request.resume_run_id:  # named by its model, timed from its start
-                    self.post_message(RunUpdate.resumed(index, store.get_run(run_id)))
-                batcher = EventBatcher(partial(self._post_events, index))
-                summary = execute_run(
-                    store,
-                    run_id,
-                    config,
-                    models,
-                    listener=batcher,
-                    control=session.control,
-                    stream_tokens=True,
-                )
-                batcher.flush()
-                self.post_message(RunUpdate(index, status=summary.status))
-                if job.close_models:
-                    models.backend.close()
-            except Exception as exc:
-                line = first_line(exc)
-                self.post_message(RunUpdate(index, status="failed", log=f"failed: {line}"))
-                self.post_message(WorkFailed(f"{job.label}: {line}"))
-
-    def _post_events(self, index: int, events: list[ProgressEvent]) -> None:
-        self.post_message(RunUpdate(index, events))
-
-    def on_run_update(self, message: RunUpdate) -> None:
-        """Apply a run's progress to its live record and redraw who shows it."""
-        if self.session is None:
-            return
-        live = self.session.runs[message.job_index]
-        for event in message.events:
-            live.apply(event)
-        if message.run_id is not None:
-            live.run_id = message.run_id
-        live.label = message.label or live.label
-        live.seconds_before = message.seconds_before or live.seconds_before
-        if message.log:
-            live.add_log(message.log)
-        if message.status is not None:
-            live.status = message.status
-            if message.status in {"finished", "interrupted", "failed"} and live.run_id:
-                live.add_log(self._ended_line(live.status, live.run_id))
-        refresh = getattr(self.screen, "refresh_live", None)
-        if callable(refresh):
-            refresh(status_changed=message.status is not None or message.run_id is not None)
-
-    @staticmethod
-    def _ended_line(status: str, run_id: str) -> str:
-        if status == "finished":
-            return f"run {run_id} finished: e explores it, m shows its metrics"
-        return f"run {run_id} {status}: it is resumable (haf run --resume {run_id}, or R here)"
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A failed app worker becomes one error line (as screens forward theirs)."""

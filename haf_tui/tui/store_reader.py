@@ -30,7 +30,7 @@ from haf_tui.store import (
     open_snapshot,
     open_store,
 )
-from haf_tui.store.connection import holder_note_path
+from haf_tui.store.holder import holder_note_path
 
 IDLE_SECONDS = 1.0
 """How long a read connection stays open after its last reader (quick keys reuse it)."""

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from haf_tui.store import Store, StoreLockedError
-from haf_tui.store.connection import read_holder_note
+from haf_tui.store.holder import read_holder_note
 from haf_tui.store.pending_annotations import PendingAnnotation, apply, check, pending, queue
 from haf_tui.store.pending_annotations import store_pending as store_queued
 from haf_tui.tui.store_reader import StoreReader

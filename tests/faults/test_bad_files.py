@@ -18,10 +18,10 @@ from haf_tui.cli import main
 from haf_tui.datasets.readers import read_table
 from haf_tui.defaults import embedded_model_path
 from haf_tui.inference.gguf import read_gguf_info
-from haf_tui.inference.llama import load_error
+from haf_tui.inference.llama_load import load_error
 from haf_tui.store import open_store
-from haf_tui.store.connection import SNAPSHOT_PREFIX
 from haf_tui.store.dataset_catalog import skipped_rows
+from haf_tui.store.snapshots import SNAPSHOT_PREFIX
 from tests.support import one_line_error
 from tests.support.snapshot_store import snapshot_store
 

@@ -16,8 +16,8 @@ import pytest
 from haf_tui.cli import main
 from haf_tui.defaults import embedded_model_path
 from haf_tui.store import open_snapshot, open_store
-from haf_tui.store.connection import SNAPSHOT_PREFIX, remove_stale_snapshots
 from haf_tui.store.migrations import LATEST_VERSION
+from haf_tui.store.snapshots import SNAPSHOT_PREFIX, remove_stale_snapshots
 from tests.support import one_line_error as _error
 
 

@@ -12,29 +12,21 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, ContentSwitcher, Header, Static
-from textual.worker import get_current_worker
 
 from haf_tui.config import RunConfig
 from haf_tui.datasets import Dataset
 from haf_tui.pipeline.choices import (
     ModelEntry,
-    dataset_sources,
-    discover_models,
-    gpu_offload_supported,
-    preview_file,
 )
-from haf_tui.pipeline.estimate import TimeEstimate, estimate_time
-from haf_tui.pipeline.models import LoadedModels, load_models
-from haf_tui.pipeline.planning import probe_speed
-from haf_tui.pipeline.runs import DatasetChoice, RunRequest, resolve_dataset
-from haf_tui.store.paces import past_runs
+from haf_tui.pipeline.estimate import TimeEstimate
+from haf_tui.pipeline.models import LoadedModels
+from haf_tui.pipeline.runs import RunRequest
 from haf_tui.tui.live import RunJob
-from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.screens.confirm import ConfirmScreen
 from haf_tui.tui.screens.wizard_messages import (
     DatasetRead,
@@ -42,19 +34,19 @@ from haf_tui.tui.screens.wizard_messages import (
     ModelTimed,
     PreviewReady,
 )
+from haf_tui.tui.screens.wizard_reading import WizardReading
 from haf_tui.tui.widgets.dataset_picker import DatasetPicker
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.model_picker import ModelPicker
 from haf_tui.tui.widgets.run_review import RunReview
 from haf_tui.tui.widgets.run_settings import RunSettingsForm
 from haf_tui.tui.wizard_answers import WizardAnswers, load_answers, save_answers
-from haf_tui.vocabulary import first_line
 
 STEPS = ("models", "dataset", "settings", "review")
 STEP_TITLES = ("1 Models", "2 Dataset", "3 Settings", "4 Review")
 
 
-class WizardScreen(HafScreen[None]):
+class WizardScreen(WizardReading):
     """Four steps to a new run (one run per picked model)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -126,60 +118,6 @@ class WizardScreen(HafScreen[None]):
     def edited(self) -> bool:
         """Whether the answers differ from those the wizard opened with."""
         return self.baseline is not None and self.answers() != self.baseline
-
-    # -- workers ---------------------------------------------------------------------------------
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="wizard-scan")
-    def scan(self, pick: str | None = None) -> None:
-        """GGUF files (metadata only) and the datasets stored in the database."""
-        entries = discover_models()
-        reader = self.reader
-        with reader.reading_if_exists() as store:
-            sources = dataset_sources(store)  # (no database yet: the paper datasets)
-        self.post_message(ModelsFound(entries, sources, gpu_offload_supported(), pick))
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="wizard-preview")
-    def read_preview(self, path: str) -> None:
-        """A dataset file's first rows."""
-        try:
-            preview = preview_file(path)
-        except Exception as exc:  # one line for the user, whatever the reader raised
-            self.post_message(PreviewReady([], [], {}, "", first_line(exc)))
-            return
-        self.post_message(PreviewReady.of(preview))
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="wizard-probe")
-    def run_probe(
-        self, key: object, choice: DatasetChoice, runs: list[tuple[str, RunConfig]]
-    ) -> None:
-        """Read the dataset, then time every model: from the store's finished runs of its file,
-        else a short calibration decode (the first model stays loaded for the run)."""
-        try:
-            with self.reader.reading_if_exists() as store:
-                suites = runs[0][1].suites if runs else ()  # (a paper dataset's posts)
-                dataset = resolve_dataset(choice, store, suites=suites)
-                past = past_runs(store, [name for name, _ in runs]) if store is not None else []
-        except Exception as exc:
-            self.post_message(DatasetRead(key, None, first_line(exc)))
-            return
-        self.post_message(DatasetRead(key, dataset))
-        for index, (model_file, config) in enumerate(runs):
-            if get_current_worker().is_cancelled:
-                return
-            estimate = estimate_time(config, dataset, model_file, past)
-            if estimate.low is not None:  # measured on this machine: nothing to load
-                self.post_message(ModelTimed(key, index, estimate))
-                continue
-            try:  # a short calibration decode of this model
-                models = load_models(config)
-                probe = probe_speed(models, config, dataset)
-            except Exception as exc:
-                self.post_message(ModelTimed(key, index, None, None, first_line(exc)))
-                continue
-            estimate = estimate_time(config, dataset, model_file, past, probe)
-            if index > 0:  # (the first stays loaded: its run reuses it)
-                models.backend.close()
-            self.post_message(ModelTimed(key, index, estimate, models if index == 0 else None))
 
     # -- messages --------------------------------------------------------------------------------
 

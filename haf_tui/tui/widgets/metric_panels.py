@@ -14,7 +14,7 @@ from rich.text import Text
 
 from haf_tui.methods.declare import MetricSpec, PanelInput, PanelSpec, RunView
 from haf_tui.methods.registry import metric_specs
-from haf_tui.reports import INSTANCE_LABEL, POOLED_LABEL, charts
+from haf_tui.reports import INSTANCE_LABEL, POOLED_LABEL, chart_layout, charts
 from haf_tui.reports.panel_tables import (
     CHART_MIN_WIDTH,
     laid_out,
@@ -47,8 +47,8 @@ def histograms_part(panel: PanelInput) -> Group:
     """Histograms of one metric's instance values (``metric_index``), one per run, on shared
     bins, under a line naming every metric of the panel with the shown one in brackets."""
     shown = panel.metrics[panel.metric_index % len(panel.metrics)]
-    per_row = charts.columns_that_fit(len(panel.runs), panel.width, CHART_MIN_WIDTH)
-    each = charts.panel_width(panel.width, per_row)
+    per_row = chart_layout.columns_that_fit(len(panel.runs), panel.width, CHART_MIN_WIDTH)
+    each = chart_layout.panel_width(panel.width, per_row)
     panels: list[RenderableType] = [
         charts.render_histogram(
             panel.histograms.get((run.run_id, shown.name), charts.histogram([])),
@@ -78,7 +78,7 @@ def generic_panel(panel: PanelInput) -> RenderableType:
             parts.append(report_table(result, panel.runs, width=panel.width, notes=[]))
         else:
             parts.append(
-                charts.fit_table(result.title, result.columns, result.rows, width=panel.width)
+                chart_layout.fit_table(result.title, result.columns, result.rows, width=panel.width)
             )
     if not parts:
         return Text("this panel declares no report and no histogram", style="italic")

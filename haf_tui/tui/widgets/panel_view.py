@@ -18,7 +18,7 @@ from textual.strip import Strip
 
 MAX_DRAWN_WIDTH = 800
 """The widest a table or chart is drawn (wider ones wrap); the view scrolls sideways to it.
-Cells are cut at :data:`charts.CELL_WIDTH`, so only many columns get this wide."""
+Cells are cut at :data:`chart_layout.CELL_WIDTH`, so only many columns get this wide."""
 
 
 def _parts(renderable: RenderableType | list[RenderableType]) -> Iterator[RenderableType]:

@@ -1,2 +1,1 @@
-"""HAF's method, pure and public (also at ``haf_tui.prompts``, ``haf_tui.parsing``,
-``haf_tui.metrics``): the prompts, the answer parser and the metrics."""
+"""HAF's method, pure and public: the prompts, the answer parser and the metrics."""

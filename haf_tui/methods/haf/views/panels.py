@@ -11,7 +11,14 @@ from rich.text import Text
 
 from haf_tui.methods.declare import PanelInput
 from haf_tui.methods.haf.views.metrics import HAF_METRICS
-from haf_tui.reports import INSTANCE_LABEL, POOLED_LABEL, ReportResult, charts, get_query
+from haf_tui.reports import (
+    INSTANCE_LABEL,
+    POOLED_LABEL,
+    ReportResult,
+    chart_layout,
+    charts,
+    get_query,
+)
 from haf_tui.reports.panel_tables import (
     CHART_MIN_WIDTH,
     as_dicts,
@@ -92,9 +99,9 @@ def figure2_panel(panel: PanelInput) -> Group:
     result = panel.reports["figure2"]
     low, high = panel.extra.get("band_edges", DEFAULT_BAND_EDGES)
     width, runs = panel.width, panel.runs
-    per_row = charts.columns_that_fit(2 * len(runs), width, CHART_MIN_WIDTH)
+    per_row = chart_layout.columns_that_fit(2 * len(runs), width, CHART_MIN_WIDTH)
     per_row -= per_row % 2 if per_row > 1 else 0  # a run's SoS and DiS side by side
-    each = charts.panel_width(width, per_row)
+    each = chart_layout.panel_width(width, per_row)
     panels: list[RenderableType] = []
     for run in runs:
         rows = as_dicts(result.columns, report_rows(result, [run.run_id]))
@@ -124,9 +131,9 @@ def stances_panel(panel: PanelInput) -> Group:
         ]
         for run in runs
     }
-    widest = max((charts.drawn_width(t) for pair in tables.values() for t in pair), default=0)
-    per_row = charts.columns_that_fit(len(runs), width, max(CHART_MIN_WIDTH + 10, widest + 2))
-    each = charts.panel_width(width, per_row)
+    widest = max((chart_layout.drawn_width(t) for pair in tables.values() for t in pair), default=0)
+    per_row = chart_layout.columns_that_fit(len(runs), width, max(CHART_MIN_WIDTH + 10, widest + 2))
+    each = chart_layout.panel_width(width, per_row)
     panels: list[RenderableType] = []
     stances = reports["stances"]
     for run in runs:

@@ -223,9 +223,9 @@ def extra_rater_table(
     """The LLM as an additional rater (§5.3, Fig. 4.3): gold = the voted code (ACORN's
     5-rater vote); for each h of ``sizes`` (4, 3, 2, 1) and criterion, ρ(gold, vote of h
     random raters) against ρ(gold, vote of h + LLM), means over ``iterations`` seeded draws
-    (:func:`haf_tui.judge.metrics.extra_rater_curve`). The criteria's points come first (in
-    criterion order, h in ``sizes`` order), then per h an Avg point: the unweighted means of
-    the defined values (each draw's gain: the mean of the criteria's gains in that draw).
+    (:func:`haf_tui.methods.judge.core.metrics.extra_rater_curve`). The criteria's points come
+    first (in criterion order, h in ``sizes`` order), then per h an Avg point: the unweighted
+    means of the defined values (each draw's gain: the mean of the criteria's gains in that draw).
     Only items with a gold label and a human rating take part (an item without human
     ratings would make the "h + LLM" vote the LLM's label alone)."""
     points: list[CurvePoint] = []

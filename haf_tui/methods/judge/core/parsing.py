@@ -141,9 +141,9 @@ def parse_judgement(
     n_choices: int = len(LETTERS),
 ) -> JudgeParse:
     """Read ``text`` for the criteria of ``numbering`` (number in the prompt, criterion; see
-    :func:`haf_tui.judge.prompts.numbered_criteria`). With one criterion (a single-criterion
-    call) and no line naming it, the first non-empty line is its value *(decision)*. Never
-    raises."""
+    :func:`haf_tui.methods.judge.core.prompts.numbered_criteria`). With one criterion (a
+    single-criterion call) and no line naming it, the first non-empty line is its value
+    *(decision)*. Never raises."""
     numbers = {number: crit for number, crit in numbering}
     lines = [_clean_lead(line) for line in str(text).splitlines()]
     results: list[CriterionParse] = []

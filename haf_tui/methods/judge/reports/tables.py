@@ -103,8 +103,8 @@ def _number(value: Any) -> float | None:
 
 def rho_summary(columns: list[str], rows: list[Row]) -> Result:
     """``judge_vs_haf``'s rows as one row per judge run: its instances, the Supports
-    mismatches among them, and Spearman ρ (:func:`haf_tui.judge.metrics.spearman`: average
-    ranks, pairs where both values exist) of the judge's Overall and normalised mean against
+    mismatches among them, and Spearman ρ (:func:`haf_tui.methods.judge.core.metrics.spearman`:
+    average ranks, pairs where both values exist) of the judge's Overall and normalised mean against
     SoS and DiS, each with its n (None: undefined, fewer than two pairs or a constant)."""
     missing = [name for name, _ in VS_HAF_COLUMNS if name not in columns]
     if missing:

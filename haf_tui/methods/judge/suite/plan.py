@@ -5,8 +5,8 @@ Constrained (the default): the answer format is forced slot by slot. For criteri
 reply so far (``1. a`` … ``k. ``, each earlier slot with its chosen label) is given and every
 allowed label is teacher-forced after it; the label with the highest log-probability fills
 the slot and the next slot follows: what greedy decoding under the GBNF grammar of
-:mod:`haf_tui.judge.grammar` gives. Sub-index = 10 × slot + label index. Free: one greedy
-answer, parsed by the rules of §4.2 (sub-index 0).
+:mod:`haf_tui.methods.judge.core.grammar` gives. Sub-index = 10 × slot + label index. Free:
+one greedy answer, parsed by the rules of §4.2 (sub-index 0).
 
 Single-criterion calls (``calls = "single"``): each criterion is asked alone, its prompt
 carrying only that criterion; constrained, its reply prefix is just ``k. `` and the eight

@@ -15,7 +15,7 @@ from rich.text import Text
 from haf_tui.methods.declare import PanelInput, RunView
 from haf_tui.methods.judge.core.scores import LOW_MASS
 from haf_tui.methods.judge.reports.meta import meta_items, meta_tables
-from haf_tui.reports import QueryError, ReportResult, charts
+from haf_tui.reports import QueryError, ReportResult, chart_layout, charts
 from haf_tui.reports.panel_tables import (
     CHART_MIN_WIDTH,
     as_dicts,
@@ -120,12 +120,12 @@ def _judge_vs_haf(panel: PanelInput, run: RunView) -> list[RenderableType]:
                 note=_rho_note(summary, "Overall", haf),
             )
         )
-    per_row = charts.columns_that_fit(2, panel.width, CHART_MIN_WIDTH)
+    per_row = chart_layout.columns_that_fit(2, panel.width, CHART_MIN_WIDTH)
     source = f"{rows[0]['judged']} (run {rows[0]['source run']})"
     mean_notes = [_rho_note(summary, "mean", haf) for haf in ("SoS", "DiS")]
     return [
         Text(f"{run.label}: the judge against HAF's SoS and DiS of {source}", style="bold"),
-        charts.side_by_side(grids, per_row),
+        chart_layout.side_by_side(grids, per_row),
         Text("normalised mean over the criteria: " + "; ".join(mean_notes), style="dim"),
     ]
 
@@ -142,7 +142,9 @@ def _judge_meta(panel: PanelInput, run: RunView) -> list[RenderableType]:
         )
     ]
     for table in meta.tables:
-        parts.append(charts.fit_table(table.title, table.columns, table.rows, width=panel.width))
+        parts.append(
+            chart_layout.fit_table(table.title, table.columns, table.rows, width=panel.width)
+        )
     return parts
 
 

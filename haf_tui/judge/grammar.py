@@ -1,3 +1,0 @@
-"""Public path of :mod:`haf_tui.methods.judge.core.grammar`."""
-
-from haf_tui.methods.judge.core.grammar import *  # noqa: F403

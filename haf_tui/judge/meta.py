@@ -1,3 +1,0 @@
-"""Public path of :mod:`haf_tui.methods.judge.core.meta`."""
-
-from haf_tui.methods.judge.core.meta import *  # noqa: F403

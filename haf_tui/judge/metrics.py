@@ -1,3 +1,0 @@
-"""Public path of :mod:`haf_tui.methods.judge.core.metrics`."""
-
-from haf_tui.methods.judge.core.metrics import *  # noqa: F403

@@ -1,3 +1,0 @@
-"""Public path of :mod:`haf_tui.methods.judge.core.scores`."""
-
-from haf_tui.methods.judge.core.scores import *  # noqa: F403

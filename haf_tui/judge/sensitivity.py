@@ -1,3 +1,0 @@
-"""Public path of :mod:`haf_tui.methods.judge.core.sensitivity`."""
-
-from haf_tui.methods.judge.core.sensitivity import *  # noqa: F403

@@ -1,3 +1,0 @@
-"""Public path of :mod:`haf_tui.methods.rationales.core.metrics`."""
-
-from haf_tui.methods.rationales.core.metrics import *  # noqa: F403

@@ -1,3 +1,0 @@
-"""Public path of :mod:`haf_tui.methods.rationales.core.words`."""
-
-from haf_tui.methods.rationales.core.words import *  # noqa: F403

@@ -1,0 +1,122 @@
+"""Who holds a database file: a process that opens it for writing leaves a note next to it
+(``<db>.holder.json``: PID, command line, what it is doing), removed when it closes the file;
+a locked file's one-line error names the holder's PID, its command line (``/proc``) and,
+from a live note, what it is doing (:func:`describe_holder`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id runs on this host."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+HOLDER_SUFFIX = ".holder.json"
+"""The note a writing process leaves next to the database: ``<db>.holder.json``."""
+MAX_COMMAND = 80
+
+
+class HolderNote(BaseModel):
+    """What a process that holds a database for writing says about itself."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pid: int
+    command: str
+    purpose: str
+    started_at: datetime
+
+
+def holder_note_path(db_path: Path) -> Path:
+    """Where the holder of ``db_path`` leaves its note."""
+    return db_path.with_name(db_path.name + HOLDER_SUFFIX)
+
+
+def process_command(pid: int) -> str | None:
+    """A process's command line, short (``haf run --model m.gguf``); None where unknown."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    args = [arg for arg in raw.decode(errors="replace").split("\0") if arg]
+    if len(args) > 1 and Path(args[0]).name.startswith("python"):
+        args = args[2:] if args[1] == "-m" else args[1:]  # (python …/bin/haf tui: haf tui)
+    if not args:
+        return None
+    args[0] = Path(args[0]).name
+    text = " ".join(" ".join(args).split())
+    return text if len(text) <= MAX_COMMAND else text[: MAX_COMMAND - 1] + "…"
+
+
+def read_holder_note(db_path: Path) -> HolderNote | None:
+    """The note of the live process that holds ``db_path``; None if none (or a stale one)."""
+    try:
+        note = HolderNote.model_validate_json(holder_note_path(db_path).read_text())
+    except (OSError, ValueError, ValidationError):
+        return None
+    return note if pid_alive(note.pid) else None
+
+
+def _write_note(path: Path, note: HolderNote) -> None:
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(OSError):  # (a folder we cannot write: no note, still works)
+        temporary.write_text(json.dumps(note.model_dump(mode="json")))
+        os.replace(temporary, path)
+
+
+def write_holder_note(db_path: Path, purpose: str) -> Callable[[], None]:
+    """Say that this process holds ``db_path`` and what for; returns the function that
+    removes the note (only while it is still this process's)."""
+    pid = os.getpid()
+    note = HolderNote(
+        pid=pid, command=process_command(pid) or "", purpose=purpose, started_at=datetime.now()
+    )
+    path = holder_note_path(db_path)
+    _write_note(path, note)
+
+    def remove() -> None:
+        current = read_holder_note(db_path)
+        if current is None or current.pid == pid:
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
+
+    return remove
+
+
+def update_holder_purpose(db_path: Path, purpose: str) -> None:
+    """Change what this process's note says it is doing (no note of this process: nothing)."""
+    note = read_holder_note(db_path)
+    if note is not None and note.pid == os.getpid() and note.purpose != purpose:
+        _write_note(holder_note_path(db_path), note.model_copy(update={"purpose": purpose}))
+
+
+def describe_holder(db_path: Path, pid: int | None) -> str:
+    """Who holds ``db_path``, in a few words: ``PID 4242 "haf run --model m.gguf" (run
+    ab12cd: writing, since 06:01:02)``; the part in brackets comes from its note."""
+    note = read_holder_note(db_path)
+    if pid is None and note is not None:
+        pid = note.pid
+    if pid is None:
+        return "another process"
+    own = note if note is not None and note.pid == pid else None
+    command = process_command(pid) or (own.command if own is not None else "")
+    text = f'PID {pid} "{command}"' if command else f"PID {pid}"
+    if own is not None:
+        text += f" ({own.purpose}, since {own.started_at:%H:%M:%S})"
+    return text

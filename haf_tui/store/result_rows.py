@@ -1,0 +1,168 @@
+"""What a run produced, stored and read back by the pipeline: each finished generation with
+its tokens, reasons and diagnostics in one transaction, an instance's results (which mark it
+finished), and what a resumed run asks of them (a part of :class:`~haf_tui.store.db.Store`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haf_tui.store.method_schema import insert_method_rows
+from haf_tui.store.records import GenerationRecord, InstanceResult, RationaleRecord
+from haf_tui.store.store_base import StoreBase
+from haf_tui.vocabulary import null_for_nan
+
+
+class ResultRows(StoreBase):
+    """Generations and instance results."""
+
+    def generation_keys(self, run_id: str) -> set[tuple[str, str, int]]:
+        """(instance, stage, sub_index) of every generation already stored for a run."""
+        rows = self.connection.execute(
+            "SELECT instance_id, stage, sub_index FROM generations WHERE run_id = ?", [run_id]
+        ).fetchall()
+        return {(r[0], r[1], int(r[2])) for r in rows}
+
+    def finished_instances(self, run_id: str) -> set[str]:
+        """Instances whose results (metrics) are stored: a resumed run skips them."""
+        rows = self.connection.execute(
+            "SELECT instance_id FROM instance_results WHERE run_id = ?", [run_id]
+        ).fetchall()
+        return {r[0] for r in rows}
+
+    def instance_generations(self, run_id: str, instance_id: str) -> list[dict[str, Any]]:
+        """An instance's stored generations with their reasons' texts and confidences and the
+        sum of their tokens' logprobs."""
+        cursor = self.connection.execute(
+            "SELECT g.stage, g.sub_index, g.test, g.decision, g.decision_confidence, "
+            "g.output_text, coalesce(list(r.text ORDER BY r.reason_index) "
+            "FILTER (WHERE r.text IS NOT NULL), []) AS reason_texts, "
+            "coalesce(list(r.confidence ORDER BY r.reason_index) "
+            "FILTER (WHERE r.text IS NOT NULL), []) AS reason_confidences, "
+            "(SELECT sum(t.logprob) FROM tokens t WHERE t.run_id = g.run_id AND "
+            "t.instance_id = g.instance_id AND t.stage = g.stage AND t.sub_index = g.sub_index) "
+            "AS logprob_sum "
+            "FROM generations g LEFT JOIN reasons r USING (run_id, instance_id, stage, sub_index) "
+            "WHERE g.run_id = ? AND g.instance_id = ? "
+            "GROUP BY ALL ORDER BY g.stage, g.sub_index",
+            [run_id, instance_id],
+        )
+        columns = [d[0] for d in cursor.description]
+        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+    def save_generation(self, record: GenerationRecord) -> None:
+        """One generation with its tokens, reasons and diagnostics, atomically."""
+        g = record
+        key = [g.run_id, g.instance_id, g.stage, g.sub_index]
+        tokens = g.tokens
+        with self.transaction() as con:
+            con.execute(
+                "INSERT INTO generations VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, current_timestamp)",
+                [
+                    *key,
+                    g.test,
+                    g.seed,
+                    g.prompt_text,
+                    g.prompt_tokens,
+                    g.output_text,
+                    len(tokens),
+                    g.finish_reason,
+                    g.decision,
+                    g.decision_source,
+                    g.decision_sentence,
+                    g.decision_start,
+                    g.decision_end,
+                    null_for_nan(g.decision_confidence),
+                    g.seconds,
+                ],
+            )
+            if tokens:
+                con.execute(
+                    "INSERT INTO tokens SELECT ?, ?, ?, ?, unnest(?::INTEGER[]), "
+                    "unnest(?::INTEGER[]), unnest(?::BLOB[]), unnest(?::VARCHAR[]), "
+                    "unnest(?::INTEGER[]), unnest(?::INTEGER[]), unnest(?::DOUBLE[]), "
+                    "unnest(?::INTEGER[][]), unnest(?::DOUBLE[][]), unnest(?::VARCHAR[][])",
+                    [
+                        *key,
+                        list(range(len(tokens))),
+                        [t.token_id for t in tokens],
+                        [t.piece for t in tokens],
+                        [t.text for t in tokens],
+                        [t.byte_offset for t in tokens],
+                        [t.char_offset for t in tokens],
+                        [t.logprob for t in tokens],
+                        [list(t.top_ids) for t in tokens],
+                        [list(t.top_logprobs) for t in tokens],
+                        [list(t.top_texts) for t in tokens],
+                    ],
+                )
+            for r in g.reasons:
+                con.execute(
+                    "INSERT INTO reasons VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        *key,
+                        r.reason_index,
+                        r.text,
+                        r.span_start,
+                        r.span_end,
+                        r.token_first,
+                        r.token_count,
+                        list(r.nll),
+                        list(r.relevance),
+                        null_for_nan(r.confidence),
+                    ],
+                )
+            for kind, detail in g.diagnostics:
+                con.execute(
+                    "INSERT INTO parse_diagnostics VALUES (?, ?, ?, ?, ?, ?)", [*key, kind, detail]
+                )
+
+    def save_instance_result(self, result: InstanceResult) -> None:
+        """An instance's stance, metrics, rationales and its suites' rows in their methods'
+        tables (``result.rows``), atomically: marks the instance finished."""
+        with self.transaction() as con:
+            con.execute(
+                "INSERT INTO instance_results VALUES (?, ?, ?, ?, ?, current_timestamp)",
+                [
+                    result.run_id,
+                    result.instance_id,
+                    result.stance,
+                    result.n_reasons,
+                    result.stopped,
+                ],
+            )
+            if result.reason_metrics:
+                con.executemany(
+                    "INSERT INTO reason_metrics VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        [result.run_id, result.instance_id, *m[:4], null_for_nan(m[4])]
+                        for m in result.reason_metrics
+                    ],
+                )
+            if result.instance_metrics:
+                con.executemany(
+                    "INSERT INTO instance_metrics VALUES (?, ?, ?, ?, ?)",
+                    [
+                        [result.run_id, result.instance_id, m[0], null_for_nan(m[1]), m[2]]
+                        for m in result.instance_metrics
+                    ],
+                )
+            if result.rationales:
+                columns = RationaleRecord.columns()
+                con.executemany(
+                    f"INSERT INTO rationales VALUES ({', '.join('?' * len(columns))})",
+                    [
+                        [_finite_or_null(getattr(r, name)) for name in columns]
+                        for r in result.rationales
+                    ],
+                )
+            insert_method_rows(con, result.run_id, result.instance_id, result.rows)
+
+
+def _finite_or_null(value: Any) -> Any:
+    """A rationale's value as stored: NaN floats (in lists too) become NULL."""
+    if isinstance(value, float):
+        return null_for_nan(value)
+    if isinstance(value, list) and value and isinstance(value[0], float):
+        return [null_for_nan(v) for v in value]
+    return value

@@ -1,0 +1,190 @@
+"""The store's datasets and runs: a dataset and its instances stored once, a run's row
+created, read, updated, and the listing of runs with the ones whose writer is gone shown
+``interrupted`` (a part of :class:`~haf_tui.store.db.Store`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Sequence
+from typing import Any
+
+from haf_tui.store.connection import StoreError
+from haf_tui.store.holder import pid_alive, update_holder_purpose
+from haf_tui.store.records import InstanceRecord, RunRecord
+from haf_tui.store.skips import skipped_payload, write_skipped
+from haf_tui.store.store_base import StoreBase
+
+
+class RunRows(StoreBase):
+    """Datasets and runs."""
+
+    def save_dataset(
+        self,
+        dataset_id: str,
+        name: str,
+        source: str,
+        instances: Sequence[InstanceRecord],
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Store a dataset and its instances once (a second save of the same id is a no-op);
+        ``meta['skipped']`` (rows ``(row, reason[, excerpt])``) goes to ``skipped_rows``."""
+        rest, skipped = skipped_payload(meta or {})
+        with self.transaction() as con:
+            if con.execute("SELECT 1 FROM datasets WHERE dataset_id = ?", [dataset_id]).fetchone():
+                return
+            con.execute(
+                "INSERT INTO datasets (dataset_id, name, source, created_at, n_instances, meta) "
+                "VALUES (?, ?, ?, current_timestamp, ?, ?)",
+                [dataset_id, name, source, len(instances), json.dumps(rest)],
+            )
+            write_skipped(con, dataset_id, skipped)
+            if instances:  # one statement of arrays: executemany is row by row, and slow
+                con.execute(
+                    "INSERT INTO instances SELECT ?, unnest(?::VARCHAR[]), unnest(?::INTEGER[]), "
+                    "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[])::JSON",
+                    [
+                        dataset_id,
+                        [i.instance_id for i in instances],
+                        [i.position for i in instances],
+                        [i.text for i in instances],
+                        [i.label for i in instances],
+                        [json.dumps(i.extra) for i in instances],
+                    ],
+                )
+
+    def instances(self, dataset_id: str, limit: int | None = None) -> list[InstanceRecord]:
+        """A dataset's instances in order (the first ``limit``)."""
+        sql = (
+            "SELECT instance_id, position, text, label, extra FROM instances "
+            "WHERE dataset_id = ? ORDER BY position"
+        )
+        rows = self.connection.execute(
+            sql + (f" LIMIT {int(limit)}" if limit else ""), [dataset_id]
+        ).fetchall()
+        return [
+            InstanceRecord(
+                instance_id=r[0],
+                position=r[1],
+                text=r[2],
+                label=r[3],
+                extra=json.loads(r[4]) if r[4] else {},
+            )
+            for r in rows
+        ]
+
+    def create_run(self, run: RunRecord) -> None:
+        """Insert a new run row."""
+        with self.transaction() as con:
+            con.execute(
+                "INSERT INTO runs (run_id, status, dataset_id, n_planned, config, model_file, "
+                "model_size, model_sha256, model_arch, model_quant, chat_format, "
+                "similarity_model, similarity_kind, offload_supported, n_gpu_layers, versions) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    run.run_id,
+                    run.status,
+                    run.dataset_id,
+                    run.n_planned,
+                    run.config_json,
+                    run.model_file,
+                    run.model_size,
+                    run.model_sha256,
+                    run.model_arch,
+                    run.model_quant,
+                    run.chat_format,
+                    run.similarity_model,
+                    run.similarity_kind,
+                    run.offload_supported,
+                    run.n_gpu_layers,
+                    json.dumps(run.versions),
+                ],
+            )
+
+    def get_run(self, run_id: str) -> RunRecord:
+        """A run by id (a unique prefix is enough)."""
+        rows = self.connection.execute(
+            "SELECT run_id, status, dataset_id, n_planned, config, model_file, model_size, "
+            "model_sha256, model_arch, model_quant, chat_format, similarity_model, "
+            "similarity_kind, offload_supported, n_gpu_layers, versions, seconds_running, error "
+            "FROM runs WHERE run_id LIKE ? || '%'",
+            [run_id],
+        ).fetchall()
+        if not rows:
+            raise StoreError(f"no run {run_id!r} in {self.path}")
+        exact = [row for row in rows if row[0] == run_id]  # (an id that prefixes another)
+        if len(rows) > 1 and not exact:
+            raise StoreError(f"run id prefix {run_id!r} is ambiguous in {self.path}")
+        return RunRecord.from_row((exact or rows)[0])
+
+    def update_run(
+        self,
+        run_id: str,
+        *,
+        status: str | None = None,
+        seconds: float = 0.0,
+        error: str | None = None,
+        chat_format: str | None = None,
+    ) -> None:
+        """Change a run's status, add running time, record an error or the chat format; a run
+        set running records this process (PID and host) as its writer."""
+        writer = (os.getpid(), socket.gethostname()) if status == "running" else (None, None)
+        if status is not None and not self.read_only:  # (the holder note says what it does)
+            doing = "writing" if status == "running" else status
+            update_holder_purpose(self.path, f"run {run_id}: {doing}")
+        with self.transaction() as con:
+            con.execute(
+                "UPDATE runs SET status = coalesce(?, status), "
+                "seconds_running = seconds_running + ?, "
+                "error = coalesce(?, error), chat_format = coalesce(?, chat_format), "
+                "writer_pid = coalesce(?, writer_pid), writer_host = coalesce(?, writer_host), "
+                "updated_at = current_timestamp WHERE run_id = ?",
+                [status, seconds, error, chat_format, *writer, run_id],
+            )
+
+    def orphaned_runs(self) -> set[str]:
+        """Runs marked running whose writer is gone: a killed process. When this store holds the
+        file itself no other process can be writing, so every run marked running but not by this
+        process is orphaned; a snapshot (another process may write) checks the writer's PID on
+        this host."""
+        with self.reader() as cursor:  # (threads share the connection: a cursor each)
+            rows = cursor.execute(
+                "SELECT run_id, writer_pid, writer_host FROM runs WHERE status = 'running'"
+            ).fetchall()
+        host, own = socket.gethostname(), os.getpid()
+        orphaned = set()
+        for run_id, pid, writer_host in rows:
+            if pid == own and writer_host == host:
+                continue
+            if not self.snapshot or (writer_host == host and (pid is None or not pid_alive(pid))):
+                orphaned.add(str(run_id))
+        return orphaned
+
+    def shown_status(self, run_id: str, status: str) -> str:
+        """The status to show: ``interrupted`` for a run whose writer is gone."""
+        return "interrupted" if status == "running" and run_id in self.orphaned_runs() else status
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        """Every run with its progress, label, tags, suites (None: stored before suites) and
+        mean SoS and RS, newest first (the one listing of runs: the CLI's ``haf runs``, the
+        workbench's runs list and metrics screen)."""
+        cursor = self.reader().execute(
+            "SELECT r.run_id, r.created_at, r.status, r.model_file, r.dataset_id, r.n_planned, "
+            "(SELECT count(*) FROM instance_results i WHERE i.run_id = r.run_id) AS n_done, "
+            "(SELECT count(*) FROM generations g WHERE g.run_id = r.run_id) AS n_generations, "
+            "r.similarity_model, r.seconds_running, r.label, r.tags, "
+            "CAST(json_extract(r.config, '$.suites') AS VARCHAR[]) AS suites, "
+            "(SELECT avg(value) FROM instance_metrics m WHERE m.run_id = r.run_id "
+            "AND m.metric = 'sos') AS sos, "
+            "(SELECT avg(value) FROM instance_metrics m WHERE m.run_id = r.run_id "
+            "AND m.metric = 'rs') AS rs "
+            "FROM runs r ORDER BY r.created_at DESC, r.run_id"
+        )
+        columns = [d[0] for d in cursor.description]
+        runs = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+        orphaned = self.orphaned_runs()
+        for run in runs:
+            if run["run_id"] in orphaned:
+                run["status"] = "interrupted"
+        return runs
