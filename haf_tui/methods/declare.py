@@ -200,7 +200,10 @@ class Method(Generic[SettingsT]):
     generations per stage of one instance before any answer, where its plan's first tasks do
     not say them (None: :meth:`InstancePlan.planned` once known, else the first tasks, the
     plan's open stages unbounded), and ``forecast_note``: what that count assumes, in one
-    sentence for the wizard's review."""
+    sentence for the wizard's review; ``workbench``: its own part of the workbench,
+    ``"package.module:NAME"`` (an :class:`~haf_tui.tui.method_parts.ExplorerPart`: its explorer
+    node, the pane its node opens and what that pane reads), imported only when the workbench
+    asks (:func:`~haf_tui.methods.registry.workbench_of`; empty: none)."""
 
     name: str
     title: str
@@ -225,6 +228,7 @@ class Method(Generic[SettingsT]):
     n_parallel: int | None = None
     forecast: Forecast | None = None
     forecast_note: str = ""
+    workbench: str = ""
 
     def settings_of(self, config: RunConfig) -> SettingsT:
         """This method's settings in ``config`` (its defaults where the config has none)."""

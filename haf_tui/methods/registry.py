@@ -209,6 +209,24 @@ def register_method(method: Method[Any]) -> Method[Any]:
     return method
 
 
+def workbench_of(method: Method[Any]) -> object | None:
+    """The workbench part ``method`` declares (``Method.workbench``, ``"module:NAME"``),
+    imported now, when the workbench first asks (so nothing but the workbench imports its
+    Textual parts); None when it declares none. One that cannot be imported raises
+    :class:`MethodLoadError` in one line naming it."""
+    if not method.workbench:
+        return None
+    module, _, name = method.workbench.partition(":")
+    try:
+        found: object = getattr(importlib.import_module(module), name or "EXPLORER")
+        return found
+    except Exception as error:  # a third-party method's own bug: one line naming it
+        raise MethodLoadError(
+            f"method {method.name!r}: its workbench part {method.workbench} could not be "
+            f"loaded: {type(error).__name__}: {first_line(error)}"
+        ) from error
+
+
 def method_named(name: str) -> Method[Any]:
     """The method called ``name``; a one-line error naming the known ones."""
     known = methods()

@@ -14,23 +14,17 @@ from typing import Any, Protocol, TypeVar
 from textual.message import Message
 
 from haf_tui.config import RunConfig
-from haf_tui.methods.declare import Method
-from haf_tui.methods.registry import methods
 from haf_tui.store import Store
 from haf_tui.store.instance_readers import (
     DetailRow,
     instance_parts,
-    instance_rationales,
     instance_tokens,
     metric_values_of,
-    run_instance,
-    stage_answers,
 )
 from haf_tui.store.instance_readers import detail_rows as pivot_detail
 from haf_tui.store.readers import JudgeRun
 from haf_tui.tui.filters import DEFAULT_SCHEMA, ListSchema
 from haf_tui.tui.judge_data import Judgement, read_judgements
-from haf_tui.tui.rationale_data import RationaleData, rationale_data
 from haf_tui.tui.widgets.token_view import Span, Token
 
 GenKey = tuple[str, int]
@@ -80,11 +74,12 @@ class AnswersRead(Message):
 
 
 @dataclass
-class RationalesRead(Message):
-    """An instance's rationales read (``data`` None: the read failed)."""
+class PaneRead(Message):
+    """What a method's pane shows of an instance, read (``data`` None: the read failed)."""
 
+    method: str
     instance_id: str
-    data: RationaleData | None
+    data: object | None
 
 
 @dataclass
@@ -174,26 +169,3 @@ def read_instances(
             data.tokens.setdefault((t.stage, t.sub_index), []).append(token)
         found.append(data)
     return found
-
-
-def read_rationales(
-    store: Store, run_id: str, instance_id: str, method: Method[Any] | None = None
-) -> RationaleData:
-    """An instance's rationales (those of ``method``, whose view is the rationale view;
-    default: the first such method) with its word tokens, its annotators' gold, the method's
-    metrics and the answers of its second stage, its prompts (none when the run's dataset
-    lacks the instance)."""
-    method = method or next(m for m in methods().values() if m.view == "rationales")
-    instance = run_instance(store, run_id, instance_id)
-    if instance is None:
-        return RationaleData(instance_id, ())
-    names = [spec.name for spec in method.metrics]
-    asked = method.suite.stages[1]
-    return rationale_data(
-        instance_id,
-        instance.text,
-        instance.extra,
-        instance_rationales(store, run_id, instance_id),
-        metric_values_of(store, run_id, names, [instance_id]).get(instance_id, {}),
-        stage_answers(store, run_id, instance_id, asked),
-    )

@@ -12,11 +12,11 @@ reason under the cursor (their base, ``instance_notes.py``).
 
 The list's columns, sort keys, ranges and legend are the run's methods' (their declared
 ``list_columns`` and metrics: :class:`~haf_tui.tui.filters.ListSchema`); the tree has a node
-per method of the run, drawn by the view it declares (``Method.view``; none: its title over
-its metric lines). A run with the rationales method has a "rationales →" node: it shows the
-instance's rationales (the prompted words, the occlusion scores and the annotators' shares per
-word, then the faithfulness, plausibility and complexity numbers) in place of the token view.
-Under JUSTIFY,
+per method of the run, drawn by the method's own part of the workbench (``Method.workbench``:
+:mod:`~haf_tui.tui.method_parts`), else the view it declares (``Method.view``; none: its title
+over its metric lines). A part's node opens its pane in place of the token view, read when first
+shown (the rationales method's: the prompted words, the occlusion scores and the annotators'
+shares per word, then the faithfulness, plausibility and complexity numbers). Under JUSTIFY,
 a "judge …" node per judge run over the run's explanations (a judge run: its own, at the top)
 lists the eight criteria's labels; it shows the judgement (p of each label, mass, E, ≠ stance,
 the judged item) in place of the token view.
@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import replace
 from time import monotonic
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from rich.text import Text
 from textual import on, work
@@ -38,7 +38,7 @@ from textual.widgets import Header, Input, Static, TextArea, Tree
 
 from haf_tui.config import RunConfig
 from haf_tui.methods.declare import Method, MetricSpec
-from haf_tui.methods.registry import methods_of
+from haf_tui.methods.registry import method_named, methods, methods_of
 from haf_tui.reports import first_with_reasons, instance_rows
 from haf_tui.store.annotations import instance_notes
 from haf_tui.store.instance_readers import metric_values_of, run_answers
@@ -55,20 +55,18 @@ from haf_tui.tui.instance_reader import (
     InstanceData,
     InstancesLoaded,
     InstancesRead,
-    RationalesRead,
+    PaneRead,
     read_instances,
-    read_rationales,
 )
 from haf_tui.tui.judge_data import judges_shown
-from haf_tui.tui.rationale_data import RationaleData
+from haf_tui.tui.method_parts import DetailPane, explorer_parts
 from haf_tui.tui.screens.explorer_filters import TYPING_PAUSE, FilteredScreen
 from haf_tui.tui.screens.instance_notes import add_notes, notes_and_pending
 from haf_tui.tui.widgets.instance_list import InstanceList
 from haf_tui.tui.widgets.judge_view import JUDGEMENT, JudgeView
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.legend import Legend
-from haf_tui.tui.widgets.rationale_view import RationaleView
-from haf_tui.tui.widgets.stance_tree import RATIONALES, NodeRef, StanceTree, fmt
+from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree, fmt
 from haf_tui.tui.widgets.token_view import TokenView
 
 LOADING_DELAY = 0.15
@@ -127,10 +125,9 @@ class ExplorerScreen(FilteredScreen):
     ExplorerScreen #ex-input { height: 4; padding: 0 1; overflow: hidden; }
     ExplorerScreen #ex-tree { height: 1fr; }
     ExplorerScreen #ex-tokens { height: 1fr; }
-    ExplorerScreen #ex-rationales { height: 1fr; display: none; }
+    ExplorerScreen .ex-pane { height: 1fr; display: none; }
     ExplorerScreen #ex-judge { height: 1fr; display: none; }
-    ExplorerScreen.-rationales-only #ex-tree { height: auto; max-height: 40%; }
-    ExplorerScreen.-rationales-only #ex-rationales { height: 1fr; }
+    ExplorerScreen.-short-tree #ex-tree { height: auto; max-height: 40%; }
     """
 
     def __init__(self, run_id: str) -> None:
@@ -153,8 +150,14 @@ class ExplorerScreen(FilteredScreen):
         """The judge runs whose judgements the instances show (known with the suites)."""
         self.methods: list[Method[Any]] = []
         """The methods of the run's suites (known with the suites)."""
-        self.rationales: OrderedDict[str, RationaleData] = OrderedDict()
-        """The rationales read (least recently read dropped beyond the instance cache's size)."""
+        self.parts, self.part_problems = explorer_parts(methods().values())
+        """The methods' own parts of the explorer by method name (and why any could not be
+        loaded: said once the screen shows)."""
+        self.panes = {part.stage: name for name, part in self.parts.items()}
+        """The method whose pane a node of each pane stage opens."""
+        self.pane_data: OrderedDict[tuple[str, str], object] = OrderedDict()
+        """What the panes showed, by (method, instance) (least recently read dropped beyond the
+        instance cache's size)."""
 
     @property
     def sort_by_sos(self) -> bool:
@@ -180,7 +183,10 @@ class ExplorerScreen(FilteredScreen):
                 yield Static("loading …", id="ex-input")
                 yield StanceTree(id="ex-tree")
                 yield TokenView(id="ex-tokens")
-                yield RationaleView(id="ex-rationales")
+                for name, part in self.parts.items():
+                    pane = part.pane()
+                    pane.id = f"ex-{name}"
+                    yield pane.add_class("ex-pane")
                 yield JudgeView(id="ex-judge")
                 yield Legend(EXPLORER_MARKS, id="ex-legend")
         yield KeyFooter()
@@ -188,6 +194,8 @@ class ExplorerScreen(FilteredScreen):
     def on_mount(self) -> None:
         """The instances, from a worker."""
         self.sub_title = f"run {self.run_id}"
+        for problem in self.part_problems:
+            self.notify(problem, severity="error")
         self.load_instances()
 
     # -- workers (read, post a message, touch no widget) ---------------------------------------
@@ -221,16 +229,15 @@ class ExplorerScreen(FilteredScreen):
         """Read the shown neighbours of the cursor before they are asked for."""
         self._read(ids)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-rationales")
-    def load_rationales(self, instance_id: str) -> None:
-        """Read an instance's rationales (the rationales node shows them)."""
-        found: RationaleData | None = None
-        shown = next((m for m in self.methods if m.view == "rationales"), None)
+    @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-pane")
+    def load_pane(self, name: str, instance_id: str) -> None:
+        """Read what method ``name``'s pane shows of an instance (its node shows it)."""
+        found: object | None = None
         try:
             with self.reader.reading() as store:
-                found = read_rationales(store, self.run_id, instance_id, shown)
+                found = self.parts[name].read(store, self.run_id, instance_id, method_named(name))
         finally:  # (a failed read is reported by the app)
-            self.post_message(RationalesRead(instance_id, found))
+            self.post_message(PaneRead(name, instance_id, found))
 
     def _read(self, ids: list[str]) -> None:
         found: list[InstanceData] = []
@@ -250,7 +257,8 @@ class ExplorerScreen(FilteredScreen):
         self.suites, self.judges = message.suites, message.judges
         self.methods = methods_of(RunConfig(suites=self.suites))
         views = {method.view for method in self.methods}
-        self.set_class("rationales" in views and "stances" not in views, "-rationales-only")
+        short = any(m.name in self.parts and self.parts[m.name].short_tree for m in self.methods)
+        self.set_class(short and "stances" not in views, "-short-tree")
         self.filter = replace(self.filter, schema=message.schema)
         judged = ("low", "≠ stance") if self.judges else ("low",) * ("label-scores" in views)
         legend = message.schema.legend()
@@ -395,8 +403,8 @@ class ExplorerScreen(FilteredScreen):
         if ref is None or data is None or (data.instance_id, ref) == self.shown_node:
             return
         self.shown_node = (data.instance_id, ref)
-        if ref.stage == RATIONALES:
-            self.show_rationales(data.instance_id)
+        if ref.stage in self.panes:
+            self.show_pane(self.panes[ref.stage], data.instance_id)
             return
         if ref.stage == JUDGEMENT:
             self._show_view("judge")
@@ -417,46 +425,52 @@ class ExplorerScreen(FilteredScreen):
         )
 
     def _show_view(self, name: str) -> None:
-        """The token view, or the rationale or judge view in its place (by its id's end)."""
-        for view in (self.query_one(f"#ex-{n}") for n in ("tokens", "rationales", "judge")):
-            if view.display != (view.id == f"ex-{name}"):  # (a layout only when it changes)
-                view.display = view.id == f"ex-{name}"
+        """The token view, or a method's pane or the judge view in its place (by its id's
+        end)."""
+        for n in ("tokens", *self.parts, "judge"):
+            view = self.query_one(f"#ex-{n}")
+            if view.display != (n == name):  # (a layout only when it changes)
+                view.display = n == name
 
-    def show_rationales(self, instance_id: str) -> None:
-        """Show an instance's rationales: cached, or read first ("loading" if that is slow)."""
-        self._show_view("rationales")
-        view = self.query_one("#ex-rationales", RationaleView)
-        found = self.rationales.get(instance_id)
+    def _pane(self, name: str) -> DetailPane:
+        return cast("DetailPane", self.query_one(f"#ex-{name}"))
+
+    def show_pane(self, name: str, instance_id: str) -> None:
+        """Show method ``name``'s pane of an instance: read already, or read first ("loading"
+        if that is slow)."""
+        self._show_view(name)
+        found = self.pane_data.get((name, instance_id))
         if found is not None:
-            self.rationales.move_to_end(instance_id)
-            view.show(found)
+            self.pane_data.move_to_end((name, instance_id))
+            self._pane(name).show(found)
             return
-        view.show_message("")
-        self.set_timer(LOADING_DELAY, lambda: self._rationales_loading(instance_id))
-        self.load_rationales(instance_id)
+        self._pane(name).show_message("")
+        self.set_timer(LOADING_DELAY, lambda: self._pane_loading(name, instance_id))
+        self.load_pane(name, instance_id)
 
-    def _rationales_shown(self, instance_id: str) -> bool:
-        return self.shown_node == (instance_id, NodeRef(RATIONALES))
+    def _pane_shown(self, name: str, instance_id: str) -> bool:
+        return self.shown_node == (instance_id, NodeRef(self.parts[name].stage))
 
-    def _rationales_loading(self, instance_id: str) -> None:
-        if self._rationales_shown(instance_id) and instance_id not in self.rationales:
-            view = self.query_one("#ex-rationales", RationaleView)
-            view.show_message(f"loading the rationales of {instance_id} …")
+    def _pane_loading(self, name: str, instance_id: str) -> None:
+        if self._pane_shown(name, instance_id) and (name, instance_id) not in self.pane_data:
+            noun = self.parts[name].noun
+            self._pane(name).show_message(f"loading the {noun} of {instance_id} …")
 
-    @on(RationalesRead)
-    def rationales_read(self, message: RationalesRead) -> None:
-        """Keep them; show them if their node is still the one shown."""
-        view = self.query_one("#ex-rationales", RationaleView)
+    @on(PaneRead)
+    def pane_read(self, message: PaneRead) -> None:
+        """Keep it; show it if its node is still the one shown."""
+        name, instance_id = message.method, message.instance_id
         if message.data is None:  # (the app says why)
-            if self._rationales_shown(message.instance_id):
-                view.show_message(f"the rationales of {message.instance_id} could not be read")
+            if self._pane_shown(name, instance_id):
+                noun = self.parts[name].noun
+                self._pane(name).show_message(f"the {noun} of {instance_id} could not be read")
             return
-        self.rationales[message.instance_id] = message.data
-        self.rationales.move_to_end(message.instance_id)
-        while len(self.rationales) > CACHE_SIZE:
-            self.rationales.popitem(last=False)
-        if self._rationales_shown(message.instance_id):
-            view.show(message.data)
+        self.pane_data[name, instance_id] = message.data
+        self.pane_data.move_to_end((name, instance_id))
+        while len(self.pane_data) > CACHE_SIZE:
+            self.pane_data.popitem(last=False)
+        if self._pane_shown(name, instance_id):
+            self._pane(name).show(message.data)
 
     @on(Tree.NodeHighlighted, "#ex-tree")
     def node_highlighted(self, event: Tree.NodeHighlighted[NodeRef | None]) -> None:

@@ -1,15 +1,14 @@
 """The tree of one instance: a node (or several) per method of the run, each drawn by the
-explorer view its method declares (``Method.view``, looked up in :data:`METHOD_VIEWS`; none:
-the method's title over the lines of ``Method.node_lines``): HAF's stance tree (JUSTIFY,
-UPHOLD-REASON internal and external, UPHOLD-STANCE), label scores, a node for the instance's
-rationales; under JUSTIFY, each judge run's ratings of the explanation (a run without HAF: at
-the top); each node carries the generation (and reason) it stands for. Which stages belong to
-which method the registry says."""
+method's own part of the workbench (``Method.workbench``, its ``ExplorerPart.node``) or by the
+explorer view it declares (``Method.view``, looked up in :data:`METHOD_VIEWS`; none: the
+method's title over the lines of ``Method.node_lines``): HAF's stance tree (JUSTIFY,
+UPHOLD-REASON internal and external, UPHOLD-STANCE), label scores; under JUSTIFY, each judge
+run's ratings of the explanation (a run without HAF: at the top); each node carries the
+generation (and reason) it stands for. Which stages belong to which method the registry says."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 from rich.style import Style
@@ -22,25 +21,15 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from haf_tui.methods.declare import Method
+from haf_tui.methods.registry import MethodLoadError
 from haf_tui.reports import format_number
 from haf_tui.store.instance_readers import DetailRow
 from haf_tui.tui.judge_data import Judgement
 from haf_tui.tui.messages import FullValueRequested
+from haf_tui.tui.method_parts import NodeRef, explorer_part
 from haf_tui.tui.tree_input import Generation, TreeInput, group_detail, shown_methods
 from haf_tui.tui.widgets.judge_view import FLAG as LOW_STYLE
 from haf_tui.tui.widgets.judge_view import JUDGEMENT, criterion_text, judge_title
-
-RATIONALES = "rationales"
-"""The stage of the node that shows an instance's rationales (no generation of its own)."""
-
-
-@dataclass(frozen=True)
-class NodeRef:
-    """Which generation (stage, sub_index) a node stands for and, for a reason, which one."""
-
-    stage: str
-    sub_index: int = -1
-    reason_index: int | None = None
 
 
 def fmt(value: Any, digits: int = 2) -> str:
@@ -171,7 +160,7 @@ class StanceTree(Tree[NodeRef | None]):
         shown = TreeInput(instance_id, text, groups, judgements, metrics or {})
         first: NodeRef | None = None
         for method in shown_methods(groups, suites):
-            ref = METHOD_VIEWS.get(method.view, _generic_node)(self, method, shown)
+            ref = _view_of(method)(self, method, shown)
             first = first or ref
         if not shown.judged:
             _add_judgements(self.root, judgements)
@@ -272,22 +261,6 @@ def _label_scores(tree: StanceTree, method: Method[Any], shown: TreeInput) -> No
     return refs[0]
 
 
-def _rationales(tree: StanceTree, method: Method[Any], shown: TreeInput) -> NodeRef:
-    """Rationales: the first node line as the title (the node shows the rationale view),
-    then one line per generation of the method's second stage, its prompts (the token view);
-    "not run" when it has no lines."""
-    lines = method.node_lines(shown.node_input(method))
-    if not lines:
-        tree.root.add_leaf(Text(f"{method.title} — not run"), data=None)
-        return NodeRef(RATIONALES)
-    node = tree.root.add(Text(lines[0]), data=NodeRef(RATIONALES))
-    asked = method.suite.stages[1:2]
-    refs = [NodeRef(stage, sub) for stage, sub in shown.generations(method) if stage in asked]
-    for line, ref in zip(lines[1:], refs, strict=False):
-        node.add_leaf(Text(line), data=ref)
-    return NodeRef(RATIONALES)
-
-
 def _judgements(tree: StanceTree, method: Method[Any], shown: TreeInput) -> NodeRef | None:
     """A judge run's own judgements, at the top (unless a stance tree placed them)."""
     if shown.judged or not shown.judgements:
@@ -301,12 +274,23 @@ MethodView = Callable[[StanceTree, Method[Any], TreeInput], NodeRef | None]
 METHOD_VIEWS: dict[str, MethodView] = {
     "stances": StanceTree.stances,
     "label-scores": _label_scores,
-    "rationales": _rationales,
     "judgements": _judgements,
 }
 """The explorer views a method may declare (``Method.view``), by kind: each adds the
 method's nodes under the root and says which node the tree opens on (the first method's
 that says one); a kind not here: :func:`_generic_node`."""
+
+
+def _view_of(method: Method[Any]) -> MethodView:
+    """How ``method``'s nodes are drawn: its workbench part's node, else its view kind's (a
+    part that cannot be loaded: the kind's; the explorer says why once)."""
+    try:
+        part = explorer_part(method)
+    except MethodLoadError:
+        part = None
+    if part is not None and part.node is not None:
+        return part.node
+    return METHOD_VIEWS.get(method.view, _generic_node)
 
 
 def _add_judgements(node: TreeNode[NodeRef | None], judgements: Sequence[Judgement]) -> None:
