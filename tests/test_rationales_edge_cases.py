@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from haf_tui.tui.rationale_data import rationale_data
+from haf_tui.tui.widgets.rationale_view import rationale_lines
 
 from haf_tui import reports
 from haf_tui.config import RunConfig
@@ -29,8 +31,6 @@ from haf_tui.store import open_store
 from haf_tui.store.dataset_catalog import skipped_rows
 from haf_tui.store.db import Store
 from haf_tui.store.records import InstanceRecord, RunRecord
-from haf_tui.tui.rationale_data import rationale_data
-from haf_tui.tui.widgets.rationale_view import rationale_lines
 from tests.hatexplain_files import edge_case_posts
 from tests.support.rationale_runs import ScriptedRationaleModel
 from tests.test_rationales_suite import by_source, finish, text_of

@@ -28,10 +28,11 @@ from haf_tui.store.readers import (
 from haf_tui.store.records import RunRecord
 from haf_tui.tui import create_app
 from haf_tui.tui.judge_data import judgement, judges_shown, read_judgements
+from haf_tui.tui.method_parts import NodeRef
 from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.widgets.instance_list import InstanceList
 from haf_tui.tui.widgets.judge_view import JUDGEMENT, JudgeView, criterion_text, judge_lines
-from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree
+from haf_tui.tui.widgets.stance_tree import StanceTree
 from haf_tui.tui.widgets.token_view import TokenView
 from tests.support import settle
 from tests.support.judge_runs import JUDGE_RUN, SOURCE_RUN, VaryingJudge, judge_db, judge_store

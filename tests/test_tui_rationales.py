@@ -31,9 +31,10 @@ from haf_tui.store.instance_readers import (
 )
 from haf_tui.store.records import RationaleRecord
 from haf_tui.tui import create_app
+from haf_tui.tui.method_parts import NodeRef
 from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.widgets.instance_list import InstanceList
-from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree
+from haf_tui.tui.widgets.stance_tree import StanceTree
 from haf_tui.tui.widgets.text_layout import Palette
 from haf_tui.tui.widgets.token_view import TokenView
 from tests.support import settle

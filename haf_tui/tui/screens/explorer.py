@@ -59,14 +59,14 @@ from haf_tui.tui.instance_reader import (
     read_instances,
 )
 from haf_tui.tui.judge_data import judges_shown
-from haf_tui.tui.method_parts import DetailPane, explorer_parts
+from haf_tui.tui.method_parts import DetailPane, NodeRef, explorer_parts
 from haf_tui.tui.screens.explorer_filters import TYPING_PAUSE, FilteredScreen
 from haf_tui.tui.screens.instance_notes import add_notes, notes_and_pending
 from haf_tui.tui.widgets.instance_list import InstanceList
 from haf_tui.tui.widgets.judge_view import JUDGEMENT, JudgeView
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.legend import Legend
-from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree, fmt
+from haf_tui.tui.widgets.stance_tree import StanceTree, fmt
 from haf_tui.tui.widgets.token_view import TokenView
 
 LOADING_DELAY = 0.15
