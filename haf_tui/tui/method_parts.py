@@ -7,7 +7,7 @@ each method; it names none.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -17,6 +17,7 @@ from haf_tui.store import Store
 
 if TYPE_CHECKING:
     from textual.widget import Widget
+    from textual.widgets.tree import TreeNode
 
     from haf_tui.tui.tree_input import TreeInput
     from haf_tui.tui.widgets.stance_tree import StanceTree
@@ -48,6 +49,14 @@ opens on (None: none of its own)."""
 PaneReader = Callable[[Store, str, str, Method[Any]], object]
 """What a pane shows of one instance of a run: ``read(store, run_id, instance_id, method)``,
 called in a worker thread."""
+RelatedReader = Callable[[Store, str, Sequence[str]], tuple[object, ...]]
+"""The other runs whose items a run's explorer shows: ``related(store, run_id, suites)``."""
+ManyReader = Callable[[Store, Sequence[object], Sequence[str]], Mapping[str, Sequence[object]]]
+"""Instance id → its items by the related runs: ``read_many(store, related, ids)``, read with
+the instances."""
+Attach = Callable[["TreeNode[NodeRef | None]", Sequence[object]], None]
+"""Add one instance's items under a node of its tree (the ``index``-th item's node carries
+``NodeRef(stage, index)``: its pane shows that item)."""
 
 
 @dataclass(frozen=True)
@@ -58,14 +67,22 @@ class ExplorerPart:
     else its title over its node lines); ``read``: what the pane shows of an instance, read
     when its node is first shown and kept; ``noun``: what the pane shows, for "loading the
     … of <id>"; ``short_tree``: in a run without a stance tree, the tree keeps to its lines
-    and the pane takes the rest."""
+    and the pane takes the rest. Items of other runs (a judge run's ratings of the run's
+    explanations): ``related`` names those runs, ``read_many`` reads their items with the
+    instances, ``attach`` adds an instance's items to its tree (under the explanation judged,
+    by a stance tree, else at the top) and the pane shows the item under the cursor (no
+    ``read``); ``marks``: the legend marks its nodes use when there are such runs."""
 
     stage: str
     pane: Callable[[], Widget]
-    read: PaneReader
+    read: PaneReader | None = None
     node: MethodNode | None = None
     noun: str = ""
     short_tree: bool = False
+    related: RelatedReader | None = None
+    read_many: ManyReader | None = None
+    attach: Attach | None = None
+    marks: tuple[str, ...] = ()
 
 
 def explorer_part(method: Method[Any]) -> ExplorerPart | None:

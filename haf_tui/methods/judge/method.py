@@ -31,6 +31,6 @@ METHOD: Method[JudgeSettings] = Method(
     units=judge_units,
     panels=JUDGE_PANELS,
     list_columns=JUDGE_COLUMNS,
-    view="judgements",
+    workbench="haf_tui.methods.judge.tui:EXPLORER",
     commands=(JUDGE_COMMAND,),
 )

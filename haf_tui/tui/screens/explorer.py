@@ -16,15 +16,17 @@ per method of the run, drawn by the method's own part of the workbench (``Method
 :mod:`~haf_tui.tui.method_parts`), else the view it declares (``Method.view``; none: its title
 over its metric lines). A part's node opens its pane in place of the token view, read when first
 shown (the rationales method's: the prompted words, the occlusion scores and the annotators'
-shares per word, then the faithfulness, plausibility and complexity numbers). Under JUSTIFY,
-a "judge …" node per judge run over the run's explanations (a judge run: its own, at the top)
-lists the eight criteria's labels; it shows the judgement (p of each label, mass, E, ≠ stance,
-the judged item) in place of the token view.
+shares per word, then the faithfulness, plausibility and complexity numbers). A part may
+attach the items of related runs, read with the instances: under JUSTIFY, the judge's "judge …"
+node per judge run over the run's explanations (a judge run: its own, at the top) lists the
+eight criteria's labels and opens the judgement (p of each label, mass, E, ≠ stance, the judged
+item).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import replace
 from time import monotonic
 from typing import Any, ClassVar, cast
@@ -42,7 +44,6 @@ from haf_tui.methods.registry import method_named, methods, methods_of
 from haf_tui.reports import first_with_reasons, instance_rows
 from haf_tui.store.annotations import instance_notes
 from haf_tui.store.instance_readers import metric_values_of, run_answers
-from haf_tui.store.readers import JudgeRun
 from haf_tui.tui.filters import (
     InstanceFilter,
     ListSchema,
@@ -51,6 +52,7 @@ from haf_tui.tui.filters import (
 from haf_tui.tui.instance_reader import (
     CACHE_SIZE,
     AnswersRead,
+    AttachedReader,
     InstanceCache,
     InstanceData,
     InstancesLoaded,
@@ -58,12 +60,10 @@ from haf_tui.tui.instance_reader import (
     PaneRead,
     read_instances,
 )
-from haf_tui.tui.judge_data import judges_shown
-from haf_tui.tui.method_parts import DetailPane, NodeRef, explorer_parts
+from haf_tui.tui.method_parts import DetailPane, ManyReader, NodeRef, explorer_parts
 from haf_tui.tui.screens.explorer_filters import TYPING_PAUSE, FilteredScreen
 from haf_tui.tui.screens.instance_notes import add_notes, notes_and_pending
 from haf_tui.tui.widgets.instance_list import InstanceList
-from haf_tui.tui.widgets.judge_view import JUDGEMENT, JudgeView
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.legend import Legend
 from haf_tui.tui.widgets.stance_tree import StanceTree, fmt
@@ -78,7 +78,12 @@ stepping finds them cached."""
 WITH_MISSING = 3, 1
 """The rows after and before an uncached instance read with it (a few: it is waited for)."""
 EXPLORER_MARKS = ("U", "!", "★", "—")
-"""The marks the legend explains (a run with judge runs adds the judge view's)."""
+"""The marks the legend explains (a run with related runs adds their parts' marks)."""
+
+
+def _bound(read_many: ManyReader, runs: Sequence[object]) -> AttachedReader:
+    """``read_many`` of the related runs ``runs``."""
+    return lambda store, ids: read_many(store, runs, ids)
 
 
 class ExplorerScreen(FilteredScreen):
@@ -126,7 +131,6 @@ class ExplorerScreen(FilteredScreen):
     ExplorerScreen #ex-tree { height: 1fr; }
     ExplorerScreen #ex-tokens { height: 1fr; }
     ExplorerScreen .ex-pane { height: 1fr; display: none; }
-    ExplorerScreen #ex-judge { height: 1fr; display: none; }
     ExplorerScreen.-short-tree #ex-tree { height: auto; max-height: 40%; }
     """
 
@@ -146,8 +150,9 @@ class ExplorerScreen(FilteredScreen):
         self.typing_until = 0.0
         self.suites: tuple[str, ...] = ()
         """The run's suites (known once its instances are loaded)."""
-        self.judges: tuple[JudgeRun, ...] = ()
-        """The judge runs whose judgements the instances show (known with the suites)."""
+        self.related: dict[str, tuple[object, ...]] = {}
+        """By method: the related runs whose items the instances show (known with the
+        suites)."""
         self.methods: list[Method[Any]] = []
         """The methods of the run's suites (known with the suites)."""
         self.parts, self.part_problems = explorer_parts(methods().values())
@@ -187,7 +192,6 @@ class ExplorerScreen(FilteredScreen):
                     pane = part.pane()
                     pane.id = f"ex-{name}"
                     yield pane.add_class("ex-pane")
-                yield JudgeView(id="ex-judge")
                 yield Legend(EXPLORER_MARKS, id="ex-legend")
         yield KeyFooter()
 
@@ -209,13 +213,17 @@ class ExplorerScreen(FilteredScreen):
             notes = notes_and_pending(notes, run.run_id, self.reader.path)
             rows = add_notes(instance_rows(store, run.run_id), notes)
             suites = RunConfig.model_validate_json(run.config_json).suites
-            judges = judges_shown(store, run.run_id, suites)
+            related = {
+                name: part.related(store, run.run_id, suites)
+                for name, part in self.parts.items()
+                if part.related is not None
+            }
             schema = ListSchema.of(methods_of(RunConfig(suites=suites)))
             missing = [m for m in schema.row_metrics() if not rows or m not in rows[0]]
             values = metric_values_of(store, run.run_id, missing)
         for row in rows:  # (the metrics the columns show that the instances query has not)
             row.update(dict.fromkeys(missing) | values.get(str(row["instance_id"]), {}))
-        self.post_message(InstancesLoaded(prepare(rows), run.run_id, suites, judges, schema))
+        self.post_message(InstancesLoaded(prepare(rows), run.run_id, suites, related, schema))
         with self.reader.reading() as store:  # (after the list shows: the search reads them)
             self.post_message(AnswersRead(run.run_id, run_answers(store, run.run_id)))
 
@@ -233,9 +241,11 @@ class ExplorerScreen(FilteredScreen):
     def load_pane(self, name: str, instance_id: str) -> None:
         """Read what method ``name``'s pane shows of an instance (its node shows it)."""
         found: object | None = None
+        read = self.parts[name].read
         try:
             with self.reader.reading() as store:
-                found = self.parts[name].read(store, self.run_id, instance_id, method_named(name))
+                if read is not None:
+                    found = read(store, self.run_id, instance_id, method_named(name))
         finally:  # (a failed read is reported by the app)
             self.post_message(PaneRead(name, instance_id, found))
 
@@ -244,7 +254,7 @@ class ExplorerScreen(FilteredScreen):
         try:
             with self.reader.reading() as store:
                 metrics = [spec.name for m in self.methods for spec in m.metrics]
-                found = read_instances(store, self.run_id, ids, self.judges, metrics)
+                found = read_instances(store, self.run_id, ids, self._attached(), metrics)
         finally:  # even a failed read says what it no longer brings
             self.post_message(InstancesRead(found, ids))
 
@@ -254,15 +264,16 @@ class ExplorerScreen(FilteredScreen):
     def show_instances(self, message: InstancesLoaded) -> None:
         """Keep the rows; show those the filters pass."""
         self.run_id, self.instances = message.run_id, message.rows
-        self.suites, self.judges = message.suites, message.judges
+        self.suites, self.related = message.suites, message.related
         self.methods = methods_of(RunConfig(suites=self.suites))
         views = {method.view for method in self.methods}
         short = any(m.name in self.parts and self.parts[m.name].short_tree for m in self.methods)
         self.set_class(short and "stances" not in views, "-short-tree")
         self.filter = replace(self.filter, schema=message.schema)
-        judged = ("low", "≠ stance") if self.judges else ("low",) * ("label-scores" in views)
+        marks = [m for name, runs in self.related.items() if runs for m in self.parts[name].marks]
+        shown = tuple(marks) if marks else ("low",) * ("label-scores" in views)
         legend = message.schema.legend()
-        self.query_one("#ex-legend", Legend).show(EXPLORER_MARKS + judged, legend)
+        self.query_one("#ex-legend", Legend).show(EXPLORER_MARKS + shown, legend)
         self.by_id = {str(row["instance_id"]): row for row in message.rows}
         self.loaded = True
         start = None if self.current else first_with_reasons(self.visible_instances())
@@ -386,7 +397,7 @@ class ExplorerScreen(FilteredScreen):
             row.get("stance"),
             data.detail,
             self.suites or None,
-            data.judgements,
+            data.attached,
             metrics=data.metrics,
             text=str(row.get("text") or ""),
         )
@@ -403,13 +414,14 @@ class ExplorerScreen(FilteredScreen):
         if ref is None or data is None or (data.instance_id, ref) == self.shown_node:
             return
         self.shown_node = (data.instance_id, ref)
+        if ref.stage in self.panes and self.parts[self.panes[ref.stage]].read is None:
+            name = self.panes[ref.stage]  # (an item of a related run, read with the instance)
+            items = data.attached.get(name, ())
+            self._show_view(name)
+            self._pane(name).show(items[ref.sub_index] if ref.sub_index < len(items) else None)
+            return
         if ref.stage in self.panes:
             self.show_pane(self.panes[ref.stage], data.instance_id)
-            return
-        if ref.stage == JUDGEMENT:
-            self._show_view("judge")
-            shown = data.judgements[ref.sub_index] if ref.sub_index < len(data.judgements) else None
-            self.query_one("#ex-judge", JudgeView).show(shown)
             return
         self._show_view("tokens")
         key = (ref.stage, ref.sub_index)
@@ -425,12 +437,19 @@ class ExplorerScreen(FilteredScreen):
         )
 
     def _show_view(self, name: str) -> None:
-        """The token view, or a method's pane or the judge view in its place (by its id's
-        end)."""
-        for n in ("tokens", *self.parts, "judge"):
+        """The token view, or a method's pane in its place (by its id's end)."""
+        for n in ("tokens", *self.parts):
             view = self.query_one(f"#ex-{n}")
             if view.display != (n == name):  # (a layout only when it changes)
                 view.display = n == name
+
+    def _attached(self) -> dict[str, AttachedReader]:
+        """Each method's reader of its items of the related runs (the parts that have some)."""
+        return {
+            name: _bound(read_many, runs)
+            for name, runs in self.related.items()
+            if runs and (read_many := self.parts[name].read_many) is not None
+        }
 
     def _pane(self, name: str) -> DetailPane:
         return cast("DetailPane", self.query_one(f"#ex-{name}"))

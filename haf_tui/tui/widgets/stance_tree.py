@@ -21,15 +21,14 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from haf_tui.methods.declare import Method
-from haf_tui.methods.registry import MethodLoadError
+from haf_tui.methods.registry import MethodLoadError, method_named
 from haf_tui.reports import format_number
 from haf_tui.store.instance_readers import DetailRow
-from haf_tui.tui.judge_data import Judgement
 from haf_tui.tui.messages import FullValueRequested
-from haf_tui.tui.method_parts import NodeRef, explorer_part
+from haf_tui.tui.method_parts import ExplorerPart, NodeRef, explorer_part
 from haf_tui.tui.tree_input import Generation, TreeInput, group_detail, shown_methods
-from haf_tui.tui.widgets.judge_view import FLAG as LOW_STYLE
-from haf_tui.tui.widgets.judge_view import JUDGEMENT, criterion_text, judge_title
+from haf_tui.tui.widgets.text_layout import FLAG as LOW_STYLE
+from haf_tui.vocabulary import HafError
 
 
 def fmt(value: Any, digits: int = 2) -> str:
@@ -143,28 +142,31 @@ class StanceTree(Tree[NodeRef | None]):
         stance: Any,
         rows: Sequence[DetailRow],
         suites: Sequence[str] | None = None,
-        judgements: Sequence[Judgement] = (),
+        attached: Mapping[str, Sequence[object]] | None = None,
         *,
         metrics: Mapping[str, float | None] | None = None,
         text: str = "",
     ) -> None:
         """Rebuild the tree from the ``instance_detail`` rows of one instance (``suites``: the
         run's; None: told by the rows), its instance ``metrics`` and ``text`` (for the nodes of
-        methods without a view of their own) and its ``judgements`` (under JUSTIFY; else at the
-        top)."""
+        methods without a view of their own) and the items of related runs its methods' parts
+        attach (``attached``, by method: under JUSTIFY; else at the top)."""
         self.clear()
         groups = group_detail(rows)
+        attached = attached or {}
         # (a judge run's instances: the stance the judged explanation argued for)
-        stance = stance or next((j.stance for j in judgements if j.stance), None)
+        stance = stance or next(
+            (s for items in attached.values() for i in items if (s := getattr(i, "stance", 0))),
+            None,
+        )
         self.root.set_label(Text(f"{instance_id}  stance: {stance or '—'}"))
-        shown = TreeInput(instance_id, text, groups, judgements, metrics or {})
+        shown = TreeInput(instance_id, text, groups, attached, metrics or {})
         first: NodeRef | None = None
         for method in shown_methods(groups, suites):
             ref = _view_of(method)(self, method, shown)
             first = first or ref
-        if not shown.judged:
-            _add_judgements(self.root, judgements)
-        self.root.data = first or (NodeRef(JUDGEMENT, 0) if judgements else None)
+        _attach(self.root, shown)
+        self.root.data = first or _first_attached(shown)
         self.root.expand_all()
         self.move_cursor(self.root)
 
@@ -174,8 +176,7 @@ class StanceTree(Tree[NodeRef | None]):
         groups = shown.groups
         justify = groups.get(("justify", -1))
         node = self._justify(justify)
-        _add_judgements(self.root if node is None else node, shown.judgements)
-        shown.judged = True
+        _attach(self.root if node is None else node, shown)
         self._uphold_reason(groups, "internal", "uii", "UII")
         self._uphold_reason(groups, "external", "uei", "UEI")
         self._uphold_stance(groups, justify)
@@ -261,20 +262,10 @@ def _label_scores(tree: StanceTree, method: Method[Any], shown: TreeInput) -> No
     return refs[0]
 
 
-def _judgements(tree: StanceTree, method: Method[Any], shown: TreeInput) -> NodeRef | None:
-    """A judge run's own judgements, at the top (unless a stance tree placed them)."""
-    if shown.judged or not shown.judgements:
-        return None
-    _add_judgements(tree.root, shown.judgements)
-    shown.judged = True
-    return NodeRef(JUDGEMENT, 0)
-
-
 MethodView = Callable[[StanceTree, Method[Any], TreeInput], NodeRef | None]
 METHOD_VIEWS: dict[str, MethodView] = {
     "stances": StanceTree.stances,
     "label-scores": _label_scores,
-    "judgements": _judgements,
 }
 """The explorer views a method may declare (``Method.view``), by kind: each adds the
 method's nodes under the root and says which node the tree opens on (the first method's
@@ -293,14 +284,30 @@ def _view_of(method: Method[Any]) -> MethodView:
     return METHOD_VIEWS.get(method.view, _generic_node)
 
 
-def _add_judgements(node: TreeNode[NodeRef | None], judgements: Sequence[Judgement]) -> None:
-    """One node per judge run (the ``index``-th shows the ``index``-th judgement), a leaf per
-    criterion under it."""
-    for index, judgement in enumerate(judgements):
-        ref = NodeRef(JUDGEMENT, index)
-        child = node.add(judge_title(judgement), data=ref)
-        for rated in judgement.criteria:
-            child.add_leaf(criterion_text(rated, judgement), data=ref)
+def _part_named(name: str) -> ExplorerPart | None:
+    try:
+        return explorer_part(method_named(name))
+    except HafError:  # (a method gone since, or a part that cannot be loaded)
+        return None
+
+
+def _attach(node: TreeNode[NodeRef | None], shown: TreeInput) -> None:
+    """Each method's items of related runs not placed yet, under ``node``, by its part."""
+    for name, items in shown.attached.items():
+        part = _part_named(name)
+        if name in shown.placed or part is None or part.attach is None:
+            continue
+        part.attach(node, items)
+        shown.placed.add(name)
+
+
+def _first_attached(shown: TreeInput) -> NodeRef | None:
+    """The node of the first attached item (a tree with no node of a method's own)."""
+    for name, items in shown.attached.items():
+        part = _part_named(name)
+        if items and part is not None:
+            return NodeRef(part.stage, 0)
+    return None
 
 
 def _add_reason_leaves(
