@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from haf_tui.tui.rationale_data import rationale_data
-from haf_tui.tui.widgets.rationale_view import rationale_lines
 
 from haf_tui import reports
 from haf_tui.config import RunConfig
@@ -24,6 +22,8 @@ from haf_tui.methods.rationales.core.metrics import random_mask
 from haf_tui.methods.rationales.core.parsing import BEYOND_K, HEADING, OUTSIDE_LIST, parse_rationale
 from haf_tui.methods.rationales.settings import RationaleSettings, rationale_settings
 from haf_tui.methods.rationales.suite.plan import PROMPT, RationalePlan
+from haf_tui.methods.rationales.tui.data import rationale_data
+from haf_tui.methods.rationales.tui.view import rationale_lines
 from haf_tui.methods.registry import settle_config
 from haf_tui.pipeline.runner import HafRunner
 from haf_tui.pipeline.runs import DatasetChoice, paper_selection, resolve_dataset

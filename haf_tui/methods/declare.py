@@ -203,7 +203,11 @@ class Method(Generic[SettingsT]):
     sentence for the wizard's review; ``workbench``: its own part of the workbench,
     ``"package.module:NAME"`` (an :class:`~haf_tui.tui.method_parts.ExplorerPart`: its explorer
     node, the pane its node opens and what that pane reads), imported only when the workbench
-    asks (:func:`~haf_tui.methods.registry.workbench_of`; empty: none)."""
+    asks (:func:`~haf_tui.methods.registry.workbench_of`; empty: none); ``dataset_formats``:
+    the dataset files it reads itself, each ``"package.module:NAME"`` (a
+    :class:`~haf_tui.datasets.formats.DatasetFormat`: the judge's ACORN), imported when a
+    dataset is read (:func:`~haf_tui.methods.registry.dataset_formats`), which ``haf run
+    --dataset NAME --file PATH`` and ``haf datasets import`` read."""
 
     name: str
     title: str
@@ -229,6 +233,7 @@ class Method(Generic[SettingsT]):
     forecast: Forecast | None = None
     forecast_note: str = ""
     workbench: str = ""
+    dataset_formats: tuple[str, ...] = ()
 
     def settings_of(self, config: RunConfig) -> SettingsT:
         """This method's settings in ``config`` (its defaults where the config has none)."""

@@ -15,7 +15,7 @@ import dataclasses
 import importlib
 from collections.abc import Iterator, Mapping, Sequence
 from importlib import metadata
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from pydantic import BaseModel
 
@@ -33,6 +33,9 @@ from haf_tui.store.method_tables import (
 )
 from haf_tui.store.records import InstanceRecord
 from haf_tui.vocabulary import HafError, first_line
+
+if TYPE_CHECKING:
+    from haf_tui.datasets.formats import DatasetFormat
 
 ENTRY_POINT_GROUP: Final = "haf_tui.methods"
 BUILT_IN: Final = (
@@ -216,14 +219,39 @@ def workbench_of(method: Method[Any]) -> object | None:
     :class:`MethodLoadError` in one line naming it."""
     if not method.workbench:
         return None
-    module, _, name = method.workbench.partition(":")
+    return _imported(method, method.workbench, "workbench part")
+
+
+def dataset_formats() -> list[DatasetFormat]:
+    """Every method's own dataset formats (``Method.dataset_formats``, imported now), in
+    registry order: what ``haf run --dataset NAME --file PATH`` and ``haf datasets import``
+    read besides haf's own. One that cannot be imported, or is no ``DatasetFormat``, raises
+    :class:`MethodLoadError` in one line naming it."""
+    from haf_tui.datasets.formats import DatasetFormat  # (haf --help imports no dataset code)
+
+    found: list[DatasetFormat] = []
+    for method in methods().values():
+        for path in method.dataset_formats:
+            loaded = _imported(method, path, "dataset format")
+            if not isinstance(loaded, DatasetFormat):
+                raise MethodLoadError(
+                    f"method {method.name!r}: its dataset format {path} is a "
+                    f"{type(loaded).__name__}, not a DatasetFormat"
+                )
+            found.append(loaded)
+    return found
+
+
+def _imported(method: Method[Any], path: str, what: str) -> object:
+    """The object ``path`` (``"module:NAME"``) names, for ``method``'s ``what``."""
+    module, _, name = path.partition(":")
     try:
-        found: object = getattr(importlib.import_module(module), name or "EXPLORER")
+        found: object = getattr(importlib.import_module(module), name)
         return found
     except Exception as error:  # a third-party method's own bug: one line naming it
         raise MethodLoadError(
-            f"method {method.name!r}: its workbench part {method.workbench} could not be "
-            f"loaded: {type(error).__name__}: {first_line(error)}"
+            f"method {method.name!r}: its {what} {path} could not be loaded: "
+            f"{type(error).__name__}: {first_line(error)}"
         ) from error
 
 

@@ -32,5 +32,6 @@ METHOD: Method[JudgeSettings] = Method(
     panels=JUDGE_PANELS,
     list_columns=JUDGE_COLUMNS,
     workbench="haf_tui.methods.judge.tui:EXPLORER",
+    dataset_formats=("haf_tui.methods.judge.datasets.acorn:ACORN_FORMAT",),
     commands=(JUDGE_COMMAND,),
 )
