@@ -37,11 +37,12 @@ class Suite(ToySuite):
     name = "{name}"
     stages = ("{name}_word",)
     titles = {{"{name}_word": "word"}}
+    table = None
 {suite_body}
 
 METHOD = dataclasses.replace(
     TOY, name="{name}", suite=Suite(), settings={settings}, flag_prefix="", panels=(),
-    list_columns=(), summary_reports=(), reports={reports}{extra},
+    list_columns=(), summary_reports=(), reports={reports}, workbench="", dataset_formats=(){extra},
 )
 """
 
@@ -52,6 +53,7 @@ def toy_like(
     """A plug-in module: the toy method under another name, its suite's body and the
     Method's fields changed as given."""
     body = suite_body or "    pass"
+    extra = extra if "migrations=" in extra else f"{extra}, migrations=()"  # (not the toy's)
     return TOY_LIKE.format(
         name=name, suite_body=body, extra=extra, reports=reports, settings=settings
     )
