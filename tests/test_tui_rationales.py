@@ -18,7 +18,9 @@ from textual.pilot import Pilot
 from textual.widgets.tree import TreeNode
 
 from benchmarks.benchdata import build_bench_db
+from haf_tui.methods.rationales.suite.records import RationaleRecord
 from haf_tui.methods.rationales.tui import NODE as RATIONALES
+from haf_tui.methods.rationales.tui import instance_rationales
 from haf_tui.methods.rationales.tui import read as read_of
 from haf_tui.methods.rationales.tui.data import RationaleData, rationale_data
 from haf_tui.methods.rationales.tui.view import RationaleView, rationale_lines
@@ -26,10 +28,8 @@ from haf_tui.methods.registry import method_named
 from haf_tui.store import open_store
 from haf_tui.store.instance_readers import (
     instance_metric_values,
-    instance_rationales,
     run_instance,
 )
-from haf_tui.store.records import RationaleRecord
 from haf_tui.tui import create_app
 from haf_tui.tui.method_parts import NodeRef
 from haf_tui.tui.screens.explorer import ExplorerScreen

@@ -61,7 +61,6 @@ from haf_tui.store.records import (
     GenerationRecord,
     InstanceRecord,
     InstanceResult,
-    RationaleRecord,
     RunRecord,
 )
 from haf_tui.store.safe_files import export_result
@@ -490,7 +489,7 @@ class Store:
                 )
 
     def save_instance_result(self, result: InstanceResult) -> None:
-        """An instance's stance, metrics, rationales and its suites' rows in their methods'
+        """An instance's stance, metrics and its suites' rows in their methods'
         tables (``result.rows``), atomically: marks the instance finished."""
         with self.transaction() as con:
             con.execute(
@@ -517,15 +516,6 @@ class Store:
                     [
                         [result.run_id, result.instance_id, m[0], null_for_nan(m[1]), m[2]]
                         for m in result.instance_metrics
-                    ],
-                )
-            if result.rationales:
-                columns = RationaleRecord.columns()
-                con.executemany(
-                    f"INSERT INTO rationales VALUES ({', '.join('?' * len(columns))})",
-                    [
-                        [_finite_or_null(getattr(r, name)) for name in columns]
-                        for r in result.rationales
                     ],
                 )
             insert_method_rows(con, result.run_id, result.instance_id, result.rows)
@@ -755,12 +745,3 @@ def open_snapshot(path: str | Path | None = None, *, allow_read: Sequence[Path] 
 
     store._on_close = close_all
     return store
-
-
-def _finite_or_null(value: Any) -> Any:
-    """A rationale's value as stored: NaN floats (in lists too) become NULL."""
-    if isinstance(value, float):
-        return null_for_nan(value)
-    if isinstance(value, list) and value and isinstance(value[0], float):
-        return [null_for_nan(v) for v in value]
-    return value

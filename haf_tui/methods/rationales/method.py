@@ -7,6 +7,7 @@ from haf_tui.methods.rationales.reports import RATIONALE_REPORTS
 from haf_tui.methods.rationales.settings import RATIONALE_PARALLEL, RationaleSettings
 from haf_tui.methods.rationales.suite.forecast import FORECAST_NOTE, rationale_forecast
 from haf_tui.methods.rationales.suite.plan import CLASSIFY, OCCLUSION, PERTURB
+from haf_tui.methods.rationales.suite.records import MIGRATIONS
 from haf_tui.methods.rationales.suite.suite import RATIONALES
 from haf_tui.methods.rationales.views import (
     RATIONALE_COLUMNS,
@@ -36,6 +37,7 @@ METHOD: Method[RationaleSettings] = Method(
     panels=RATIONALE_PANELS,
     list_columns=RATIONALE_COLUMNS,
     workbench="haf_tui.methods.rationales.tui:EXPLORER",
+    migrations=MIGRATIONS,
     node=rationales_node,
     posts="every_post",
     n_parallel=RATIONALE_PARALLEL,

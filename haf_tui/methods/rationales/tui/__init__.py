@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from haf_tui.methods.declare import Method
+from haf_tui.methods.rationales.suite.records import TABLE, RationaleRecord
 from haf_tui.methods.rationales.tui.data import RationaleData, rationale_data
 from haf_tui.methods.rationales.tui.view import RationaleView
 from haf_tui.store import Store
 from haf_tui.store.instance_readers import (
-    instance_rationales,
+    method_table_rows,
     metric_values_of,
     run_instance,
     stage_answers,
@@ -26,6 +27,14 @@ if TYPE_CHECKING:
 
 NODE = "rationales"
 """The stage of the node that shows an instance's rationales (no generation of its own)."""
+
+
+def instance_rationales(store: Store, run_id: str, instance_id: str) -> list[RationaleRecord]:
+    """The rationales of one instance of a run, ordered by source, then seed (RANDOM has one
+    per seed); none when the run has none for it."""
+    stored = method_table_rows(store, TABLE, run_id, instance_id)
+    rows = [RationaleRecord.read(row.values) for row in stored]
+    return sorted(rows, key=lambda row: (row.source, row.seed))
 
 
 def read(store: Store, run_id: str, instance_id: str, method: Method[Any]) -> RationaleData:
