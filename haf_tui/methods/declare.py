@@ -68,6 +68,18 @@ class MetricSpec:
 
 
 @dataclass(frozen=True)
+class MarkSpec:
+    """A mark a method's views draw (the ``?`` help's table of marks, the legends): the mark,
+    what it means, where it appears and what a legend line says of it (default: its
+    meaning). Two methods may declare one mark: their places are joined."""
+
+    mark: str
+    meaning: str
+    where: str
+    short: str = ""
+
+
+@dataclass(frozen=True)
 class RunView:
     """One run a panel shows: its id and what the run selector says of it."""
 
@@ -207,7 +219,9 @@ class Method(Generic[SettingsT]):
     the dataset files it reads itself, each ``"package.module:NAME"`` (a
     :class:`~haf_tui.datasets.formats.DatasetFormat`: the judge's ACORN), imported when a
     dataset is read (:func:`~haf_tui.methods.registry.dataset_formats`), which ``haf run
-    --dataset NAME --file PATH`` and ``haf datasets import`` read."""
+    --dataset NAME --file PATH`` and ``haf datasets import`` read; ``help``: what its other
+    numbers mean, Markdown for the ``?`` help's "Other numbers"; ``marks``: the marks its
+    views draw."""
 
     name: str
     title: str
@@ -234,6 +248,8 @@ class Method(Generic[SettingsT]):
     forecast_note: str = ""
     workbench: str = ""
     dataset_formats: tuple[str, ...] = ()
+    help: str = ""
+    marks: tuple[MarkSpec, ...] = ()
 
     def settings_of(self, config: RunConfig) -> SettingsT:
         """This method's settings in ``config`` (its defaults where the config has none)."""

@@ -182,8 +182,8 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     ),
     (
         6,
-        "(a method's own table since: the rationales method's migration 1 creates its table; a "
-        "file that ran this step before holds it already)",
+        "(a method's own table since: that method's migration 1 creates it, where a file that "
+        "ran this step before lacks it)",
         "SELECT 1;",
     ),
     (

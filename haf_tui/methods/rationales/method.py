@@ -11,6 +11,8 @@ from haf_tui.methods.rationales.suite.records import MIGRATIONS
 from haf_tui.methods.rationales.suite.suite import RATIONALES
 from haf_tui.methods.rationales.views import (
     RATIONALE_COLUMNS,
+    RATIONALE_HELP,
+    RATIONALE_MARKS,
     RATIONALE_METRICS,
     RATIONALE_PANELS,
     RATIONALE_TABLE_METRICS,
@@ -38,6 +40,8 @@ METHOD: Method[RationaleSettings] = Method(
     list_columns=RATIONALE_COLUMNS,
     workbench="haf_tui.methods.rationales.tui:EXPLORER",
     migrations=MIGRATIONS,
+    help=RATIONALE_HELP,
+    marks=RATIONALE_MARKS,
     node=rationales_node,
     posts="every_post",
     n_parallel=RATIONALE_PARALLEL,
