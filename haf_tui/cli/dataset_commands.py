@@ -154,7 +154,8 @@ def label_lines(meta: dict[str, Any], counts: Mapping[str | None, int]) -> list[
         if any(label is not None and n for label, n in counts.items()):
             lines.append(
                 "labels: no label rule stored (imported before label rules): they are not "
-                "gold, the reports of gold labels count none; import the file again under a new --name"
+                "gold, the reports of gold labels count none; import the file again under a new "
+                "--name"
             )
         return lines
     rest = sum(counts.values()) - toxic - non_toxic
