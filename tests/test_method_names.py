@@ -64,7 +64,8 @@ NOT_MOVED_YET: dict[str, frozenset[str]] = {
 (English, not the method); the legacy settings lifted by ``config.lift_legacy_settings``;
 HateXplain's annotators' masks (``extra["rationales"]``, its own field) read with the paper's
 datasets; the judge's dataset of a run's explanations (``run:ID``), the message of a run whose
-suites ask nothing, and the judge runs' readers. Empty it as they move: then every method is named in at most two places."""
+suites ask nothing, and the judge runs' readers. Empty it as they move: then every method is named
+in at most two places."""
 
 
 def docstring_lines(source: str) -> set[int]:
