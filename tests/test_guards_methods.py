@@ -19,6 +19,7 @@ from haf_tui.methods.declare import MetricSpec, NodeInput
 from haf_tui.methods.loader import ENTRY_POINT_GROUP, load_methods
 from haf_tui.methods.rationales.settings import RationaleSettings
 from haf_tui.methods.rationales.suite.plan import RANDOM_FIRST, RationalePlan
+from haf_tui.methods.rationales.suite.records import rows_of
 from haf_tui.methods.registry import MethodLoadError, methods
 from haf_tui.reports.compare_report import better_of
 from haf_tui.reports.comparison import PairedDifference
@@ -116,7 +117,7 @@ def test_the_last_random_round_asks_no_more_than_random_seeds() -> None:
     asked = {t.sub_index // 4 for t, _ in made if t.sub_index // 4 >= RANDOM_FIRST}
     assert max(asked) == RANDOM_FIRST + 24
     outcome = finish(made, instance(), config)
-    assert [r.seed for r in outcome.rationales if r.source == "random"] == list(range(25))
+    assert [r.seed for r in rows_of(outcome) if r.source == "random"] == list(range(25))
     metrics = {name: value for name, value, _ in outcome.instance_metrics}
     assert metrics["rationale_random_seeds"] == 25
 

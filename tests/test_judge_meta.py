@@ -15,19 +15,7 @@ import pytest
 from haf_tui.cli import main
 from haf_tui.datasets import DatasetError, load_source, load_stored
 from haf_tui.datasets import validation as v
-from haf_tui.datasets.acorn import (
-    NO_ITEM,
-    NO_RATINGS,
-    NOT_OBJECT,
-    NOT_TEXT,
-    Encoding,
-    criterion_key,
-    detect_encoding,
-    is_acorn_file,
-    is_acorn_name,
-    load_acorn,
-    rating_code,
-)
+from haf_tui.datasets.labels import LabelError
 from haf_tui.methods.judge.core.criteria import CRITERION_IDS
 from haf_tui.methods.judge.core.meta import (
     AVG,
@@ -47,9 +35,25 @@ from haf_tui.methods.judge.core.metrics import (
     spearman,
     with_llm,
 )
+from haf_tui.methods.judge.datasets.acorn import (
+    ACORN_FORMAT,
+    NO_ITEM,
+    NO_RATINGS,
+    NOT_OBJECT,
+    NOT_TEXT,
+    Encoding,
+    criterion_key,
+    detect_encoding,
+    is_acorn_file,
+    is_acorn_name,
+    load_acorn,
+    rating_code,
+)
 from haf_tui.store import open_store
 from haf_tui.store.dataset_catalog import skipped_rows
 from tests.support import one_line_error
+
+FORMATS = (ACORN_FORMAT,)
 
 # ---------------------------------------------------------------- a small ACORN.jsonl
 
@@ -434,17 +438,20 @@ def test_names_keys_and_detection(acorn_path: Path, tmp_path: Path) -> None:
 
 
 def test_load_source_reads_acorn_by_name_and_by_shape(acorn_path: Path) -> None:
-    (by_name,) = load_source("acorn", files=[str(acorn_path)])
-    (by_folder,) = load_source("acorn", files=[str(acorn_path.parent)])
-    (by_shape,) = load_source(str(acorn_path))
+    (by_name,) = load_source("acorn", files=[str(acorn_path)], formats=FORMATS)
+    (by_folder,) = load_source("acorn", files=[str(acorn_path.parent)], formats=FORMATS)
+    (by_shape,) = load_source(str(acorn_path), formats=FORMATS)
     assert by_name.dataset_id == by_folder.dataset_id == by_shape.dataset_id
     assert by_name.dataset_id.startswith("acorn-")
-    (sampled,) = load_source("acorn", files=[str(acorn_path)], sample=2, seed=3)
+    (sampled,) = load_source("acorn", files=[str(acorn_path)], sample=2, seed=3, formats=FORMATS)
     assert len(sampled.instances) == 2
     with pytest.raises(DatasetError, match=r"--file ACORN\.jsonl"):
-        load_source("acorn")
+        load_source("acorn", formats=FORMATS)
+    # without the judge's format, an ACORN-shaped file is a plain file (its labels unread)
+    with pytest.raises(LabelError):
+        load_source(str(acorn_path))
     with pytest.raises(DatasetError, match="one --file"):
-        load_source("acorn", files=[str(acorn_path), str(acorn_path)])
+        load_source("acorn", files=[str(acorn_path), str(acorn_path)], formats=FORMATS)
 
 
 def test_haf_datasets_import_acorn_stores_extra_intact(

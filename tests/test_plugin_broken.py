@@ -37,11 +37,12 @@ class Suite(ToySuite):
     name = "{name}"
     stages = ("{name}_word",)
     titles = {{"{name}_word": "word"}}
+    table = None
 {suite_body}
 
 METHOD = dataclasses.replace(
     TOY, name="{name}", suite=Suite(), settings={settings}, flag_prefix="", panels=(),
-    list_columns=(), summary_reports=(), reports={reports}{extra},
+    list_columns=(), summary_reports=(), reports={reports}, workbench="", dataset_formats=(){extra},
 )
 """
 
@@ -52,6 +53,7 @@ def toy_like(
     """A plug-in module: the toy method under another name, its suite's body and the
     Method's fields changed as given."""
     body = suite_body or "    pass"
+    extra = extra if "migrations=" in extra else f"{extra}, migrations=()"  # (not the toy's)
     return TOY_LIKE.format(
         name=name, suite_body=body, extra=extra, reports=reports, settings=settings
     )
@@ -188,7 +190,8 @@ def test_a_method_that_could_own_haf_s_tables_is_refused_and_the_file_keeps_them
         with open_store(db) as store:  # a writing open: every registered migration applied
             tables = {row[0] for row in store.query("SELECT table_name FROM duckdb_tables()")[1]}
             assert {"instance_notes", "instance_results"} <= tables
-            assert store.query("SELECT count(*) FROM method_migrations")[1] == [(0,)]
+            wiper = "SELECT count(*) FROM method_migrations WHERE method = 'instance'"
+            assert store.query(wiper)[1] == [(0,)]
 
 
 def test_a_plug_in_whose_plan_raises_stops_haf_run_in_one_line(tmp_path: Path) -> None:

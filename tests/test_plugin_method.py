@@ -8,18 +8,25 @@ the metrics screen, its node in the explorer and its metrics in the comparison v
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 from support.plugin import toy_installed
 from textual.app import App, ComposeResult
-from textual.widgets import Input, SelectionList, TabbedContent, TabPane
+from textual.widgets import Input, SelectionList, Static, TabbedContent, TabPane
 
 from haf_tui.cli import main
-from haf_tui.config import RunConfig
+from haf_tui.config import DecodingSettings, RunConfig
+from haf_tui.datasets import builtin_sample
+from haf_tui.inference.backend import Backend
+from haf_tui.inference.base import GeneratedToken, Generation, TokenCallback
+from haf_tui.messages import ChatMessage
 from haf_tui.methods.registry import methods
+from haf_tui.pipeline.runner import HafRunner
+from haf_tui.pipeline.runs import choice_by_name
 from haf_tui.store import open_store
+from haf_tui.store.records import RunRecord
 from haf_tui.tui import create_app
 from haf_tui.tui.screens.compare import CompareScreen
 from haf_tui.tui.screens.explorer import ExplorerScreen
@@ -29,6 +36,7 @@ from haf_tui.tui.widgets.panel_view import PanelView
 from haf_tui.tui.widgets.run_settings import RunSettingsForm
 from haf_tui.tui.widgets.stance_tree import StanceTree
 from tests.support import settle
+from tests.test_scheduler import FlatSimilarity
 from tests.test_tui_explorer_methods import list_lines
 from tests.test_tui_metrics import open_metrics, shown
 
@@ -163,3 +171,104 @@ async def test_its_panel_legend_and_metrics_show_in_the_workbench(
         assert str(node.label) == "Toy"
         leaves = [str(leaf.label) for leaf in node.children]
         assert leaves[0] == f"match ↑ {values[0][1]:.3f}" and leaves[1].startswith("logprob")
+        assert leaves[2] == "toy answer →"  # its own view's leaf (below: no real model)
+
+
+# ------------------------------------------- its own table, explorer view and dataset format
+
+
+class _OneWord(Backend):
+    """Answers every prompt with one word."""
+
+    name = "one-word"
+
+    def generate(
+        self,
+        messages: Sequence[ChatMessage],
+        settings: DecodingSettings,
+        *,
+        on_token: TokenCallback | None = None,
+    ) -> Generation:
+        token = GeneratedToken(1, b"Harmless", "Harmless", 0, 0, -0.25)
+        return Generation(messages[-1].content, 20, "Harmless", [token], "stop", 0.01)
+
+
+def _toy_run(db: Path) -> str:
+    """A finished toy run of :class:`_OneWord` over the built-in sample's first two texts."""
+    config = RunConfig(dataset_id="two", suites=("toy",))
+    records = builtin_sample().instances[:2]
+    with open_store(db) as store:
+        store.save_dataset("two", "two texts", "tests", records)
+        store.create_run(
+            RunRecord(
+                run_id="toy-run",
+                status="created",
+                dataset_id="two",
+                n_planned=2,
+                config_json=config.model_dump_json(),
+                model_file="one-word.gguf",
+                similarity_model="flat",
+                similarity_kind="bi-encoder",
+            )
+        )
+        assert HafRunner(store, _OneWord(), FlatSimilarity(), config).run("toy-run").status == (
+            "finished"
+        )
+    return "toy-run"
+
+
+def test_its_table_is_created_and_filled(toy: Path, tmp_path: Path) -> None:
+    db = tmp_path / "haf.duckdb"
+    run_id = _toy_run(db)
+    with open_store(db, read_only=True) as store:
+        _, rows = store.query("SELECT * FROM toy_answers ORDER BY instance_id")
+        _, applied = store.query("SELECT method, version FROM method_migrations")
+    ids = [i.instance_id for i in builtin_sample().instances[:2]]
+    assert rows == [(run_id, i, "Harmless", 8) for i in sorted(ids)]
+    assert ("toy", 1) in applied
+
+
+async def test_the_explorer_shows_its_own_view(toy: Path, tmp_path: Path) -> None:
+    db = tmp_path / "haf.duckdb"
+    run_id = _toy_run(db)
+    app = create_app(db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        app.push_screen(ExplorerScreen(run_id))
+        await settle(pilot)
+        explorer = app.screen
+        assert isinstance(explorer, ExplorerScreen)
+        (node,) = explorer.query_one("#ex-tree", StanceTree).root.children
+        assert str(node.label) == "Toy"
+        assert [str(leaf.label) for leaf in node.children][-1] == "toy answer →"
+        pane = explorer.query_one("#ex-toy", Static)  # the tree opens on its pane
+        assert pane.display and not explorer.query_one("#ex-tokens").display
+        assert str(pane.render()) == "toy answer: 'Harmless' (8 characters)"
+
+
+def test_a_dataset_in_its_format_loads(
+    toy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "haf.duckdb"
+    lines = tmp_path / "texts.txt"
+    lines.write_text("toxic\tyou are vile\nnon-toxic\thave a nice day\n")
+    args = ["--db", str(db), "datasets", "import"]
+    assert main([*args, "toy-lines", "--file", str(lines)]) == 0  # by its name
+    shaped = tmp_path / "more.toy"
+    shaped.write_text("toxic\tgo away\n")
+    assert main([*args, str(shaped)]) == 0  # by its file's shape
+    capsys.readouterr()
+    with open_store(db) as store:
+        _, stored = store.query("SELECT text, label FROM instances ORDER BY ALL")
+        assert choice_by_name("toy-lines", str(lines), store).format == "toy-lines"
+    assert stored == [
+        ("go away", "toxic"),
+        ("have a nice day", "non-toxic"),
+        ("you are vile", "toxic"),
+    ]
+    broken = tmp_path / "broken.toy"
+    broken.write_text("no tab here\n")
+    assert main([*args, str(broken)]) == 2  # its own error: one line
+    assert (
+        capsys.readouterr().err.strip() == "error: broken.toy line 1: no tab between label and text"
+    )

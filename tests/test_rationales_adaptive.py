@@ -17,6 +17,7 @@ from haf_tui.methods.rationales.settings import (
     rationale_settings,
 )
 from haf_tui.methods.rationales.suite.plan import PERTURB, RANDOM_FIRST, RationalePlan, replay
+from haf_tui.methods.rationales.suite.records import rows_of
 from haf_tui.methods.registry import settle_config
 from tests.test_rationales_suite import drive, finish, instance
 
@@ -82,8 +83,8 @@ def test_a_replay_in_any_order_asks_the_same_random_texts_and_gives_the_same_row
     assert replayed.random_asked == fifo_plan.random_asked and replayed.random_done
     assert replayed.slot_texts == fifo_plan.slot_texts
     a, b = finish(fifo, record, settings), finish(lifo, record, settings)
-    assert a.rationales == b.rationales and a.instance_metrics == b.instance_metrics
-    randoms = [r for r in a.rationales if r.source == "random"]
+    assert rows_of(a) == rows_of(b) and a.instance_metrics == b.instance_metrics
+    randoms = [r for r in rows_of(a) if r.source == "random"]
     assert [r.seed for r in randoms] == list(range(fifo_plan.random_asked))
     metrics = {name: value for name, value, _ in a.instance_metrics}
     assert metrics["rationale_random_seeds"] == fifo_plan.random_asked

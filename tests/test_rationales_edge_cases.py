@@ -22,6 +22,9 @@ from haf_tui.methods.rationales.core.metrics import random_mask
 from haf_tui.methods.rationales.core.parsing import BEYOND_K, HEADING, OUTSIDE_LIST, parse_rationale
 from haf_tui.methods.rationales.settings import RationaleSettings, rationale_settings
 from haf_tui.methods.rationales.suite.plan import PROMPT, RationalePlan
+from haf_tui.methods.rationales.suite.records import RationaleRecord, rows_of
+from haf_tui.methods.rationales.tui.data import rationale_data
+from haf_tui.methods.rationales.tui.view import rationale_lines
 from haf_tui.methods.registry import settle_config
 from haf_tui.pipeline.runner import HafRunner
 from haf_tui.pipeline.runs import DatasetChoice, paper_selection, resolve_dataset
@@ -29,8 +32,6 @@ from haf_tui.store import open_store
 from haf_tui.store.dataset_catalog import skipped_rows
 from haf_tui.store.db import Store
 from haf_tui.store.records import InstanceRecord, RunRecord
-from haf_tui.tui.rationale_data import rationale_data
-from haf_tui.tui.widgets.rationale_view import rationale_lines
 from tests.hatexplain_files import edge_case_posts
 from tests.support.rationale_runs import ScriptedRationaleModel
 from tests.test_rationales_suite import by_source, finish, text_of
@@ -161,8 +162,8 @@ def test_both_span_conventions_give_the_spec_s_iou_f1(spans: str, expected: floa
     ]
     precisions, recalls = [], []
     for record, answer in cases:
-        row = by_source(finish(_answered(RationalePlan(record, config), answer), record, config)
-                        .rationales)["prompt_gold"]  # fmt: skip
+        outcome = finish(_answered(RationalePlan(record, config), answer), record, config)
+        row = by_source(rows_of(outcome))["prompt_gold"]
         assert row.iou_precision is not None and row.iou_recall is not None
         precisions.append(row.iou_precision)
         recalls.append(row.iou_recall)
@@ -229,7 +230,6 @@ def test_a_phrase_gives_its_words_and_the_limit_counts_words() -> None:
 
 
 def test_the_explorer_shows_how_the_answer_was_read() -> None:
-    from haf_tui.store.records import RationaleRecord
 
     parsed = parse_rationale(CLOSING, VERMIN, 3)
     row = RationaleRecord(
@@ -290,7 +290,7 @@ def test_flips_and_the_random_and_everything_baselines_by_hand() -> None:
         made.append((task, reply))
         pending += plan.advance(task, reply)[0]
     outcome = finish(made, record, config)
-    rows = by_source(outcome.rationales)
+    rows = by_source(rows_of(outcome))
     p_full = _sigmoid(1.5)
     # EVERYTHING: the empty text, σ(−1.5): a flip, comp = σ(1.5) − σ(−1.5)
     everything = rows["everything"]
@@ -305,7 +305,7 @@ def test_flips_and_the_random_and_everything_baselines_by_hand() -> None:
     # occlusion top-1 is idiot (a = L(x) − L(x without idiot) = 2): a flip
     assert rows["occlusion"].mask == [1, 0, 0, 0] and rows["occlusion"].flip == 1
     # RANDOM: 2 of 4 words per seed; a flip exactly when idiot is among them
-    randoms = sorted((r for r in outcome.rationales if r.source == "random"), key=lambda r: r.seed)
+    randoms = sorted((r for r in rows_of(outcome) if r.source == "random"), key=lambda r: r.seed)
     assert len(randoms) == seeds
     expected_flips = []
     for seed, row in enumerate(randoms):

@@ -24,8 +24,9 @@ from haf_tui.methods.rationales.suite.plan import (
     PROMPT,
     RationalePlan,
 )
+from haf_tui.methods.rationales.suite.records import RationaleRecord, rows_of
 from haf_tui.methods.registry import SUITES, settle_config
-from haf_tui.store.records import InstanceRecord, RationaleRecord
+from haf_tui.store.records import InstanceRecord
 from tests.hatexplain_files import P1_MARKED, P1_TOKENS, mask
 
 SUITE = SUITES["rationales"]
@@ -113,7 +114,7 @@ def test_every_text_is_scored_once_and_the_plan_counts_what_it_asked() -> None:
 def test_occlusion_finds_the_words_the_model_reads_and_removing_them_flips_it() -> None:
     record = instance()
     outcome = finish(drive(RationalePlan(record, CONFIG)), record, CONFIG)
-    rows = by_source(outcome.rationales)
+    rows = by_source(rows_of(outcome))
     occlusion = rows["occlusion"]
     assert occlusion.k == 2 and {i for i, v in enumerate(occlusion.mask) if v} == {4, 11}
     assert occlusion.scores is not None
@@ -151,9 +152,9 @@ def test_occlusion_finds_the_words_the_model_reads_and_removing_them_flips_it() 
 def test_baselines_human_random_everything() -> None:
     record = instance()
     outcome = finish(drive(RationalePlan(record, CONFIG)), record, CONFIG)
-    rows = by_source(outcome.rationales)
+    rows = by_source(rows_of(outcome))
     assert {i for i, v in enumerate(rows["human"].mask) if v} == HARD
-    randoms = [r for r in outcome.rationales if r.source == "random"]
+    randoms = [r for r in rows_of(outcome) if r.source == "random"]
     assert [r.seed for r in randoms] == list(range(5))
     assert all(r.size == 6 and r.suff is None and r.flip in (0, 1) for r in randoms)
     everything = rows["everything"]
@@ -166,7 +167,7 @@ def test_a_replay_in_another_order_gives_the_same_results() -> None:
     record = instance()
     fifo = finish(drive(RationalePlan(record, CONFIG)), record, CONFIG)
     lifo = finish(drive(RationalePlan(record, CONFIG), lifo=True), record, CONFIG)
-    assert fifo.rationales == lifo.rationales
+    assert rows_of(fifo) == rows_of(lifo)
     assert fifo.instance_metrics == lifo.instance_metrics
 
 
@@ -174,7 +175,7 @@ def test_an_empty_rationale_changes_nothing_without_a_call() -> None:
     record = instance()
     plan = RationalePlan(record, CONFIG)
     made = drive(plan, answer="Sorry, none.")
-    prompted = by_source(finish(made, record, CONFIG).rationales)["prompt_predicted"]
+    prompted = by_source(rows_of(finish(made, record, CONFIG)))["prompt_predicted"]
     assert prompted.size == 0 and prompted.comp == 0.0 and prompted.flip == 0
     assert prompted.text_only == "" and prompted.suff == pytest.approx(
         p_toxic(record.text) - p_toxic("")
@@ -187,7 +188,7 @@ def test_the_gold_and_the_predicted_label_each_get_a_prompt_when_they_differ() -
     prompts = sorted((t.sub_index, t.messages[-1].content) for t, _ in made if t.stage == PROMPT)
     assert [s for s, _ in prompts] == [0, 1]
     assert "labeled as non-toxic" in prompts[0][1] and "labeled as toxic." in prompts[1][1]
-    rows = by_source(finish(made, record, CONFIG).rationales)
+    rows = by_source(rows_of(finish(made, record, CONFIG)))
     assert rows["prompt_gold"].label_shown == "non-toxic"
     assert rows["prompt_predicted"].label_shown == "toxic"
 
@@ -199,9 +200,9 @@ def test_without_annotators_plausibility_and_top_var_are_skipped() -> None:
     made = drive(plan)
     assert not [t for t, _ in made if t.stage == PROMPT]  # Top-Var needs a human rationale
     outcome = finish(made, record, config)
-    sources = sorted(r.source for r in outcome.rationales)
+    sources = sorted(r.source for r in rows_of(outcome))
     assert sources == ["everything", "occlusion"]
-    assert all(r.token_f1 is None for r in outcome.rationales)
+    assert all(r.token_f1 is None for r in rows_of(outcome))
     metrics = {name: value for name, value, _ in outcome.instance_metrics}
     assert metrics["rationale_has_gold"] == 0.0
 
@@ -266,9 +267,9 @@ def test_annotators_who_agree_on_nothing_give_no_gold_and_no_baselines() -> None
     disjoint = [mask(TOKENS, {0}), mask(TOKENS, {1}), mask(TOKENS, {2})]  # SOFT 1/3: HARD empty
     record = instance(masks=disjoint)
     outcome = finish(drive(RationalePlan(record, CONFIG)), record, CONFIG)
-    sources = sorted({r.source for r in outcome.rationales})
+    sources = sorted({r.source for r in rows_of(outcome)})
     assert sources == ["everything", "occlusion", "prompt_gold", "prompt_predicted"]
-    assert all(r.token_f1 is None for r in outcome.rationales)
+    assert all(r.token_f1 is None for r in rows_of(outcome))
     metrics = {name: value for name, value, _ in outcome.instance_metrics}
     assert metrics["rationale_has_gold"] == 0.0  # counted as skipped
 

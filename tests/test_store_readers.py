@@ -27,8 +27,8 @@ from haf_tui.store.instance_readers import (
     detail_rows,
     instance_metric_values,
     instance_parts,
-    instance_rationales,
     instance_tokens,
+    method_table_rows,
     run_instance,
     stage_answers,
 )
@@ -141,7 +141,8 @@ def test_every_reader_returns_its_typed_row(store: tuple[Store, str]) -> None:
     explanations = run_explanations(db, run_id)
     assert explanations and explanations[0].instance_id in every
     assert run_instance(db, run_id, "t00000") is not None
-    assert instance_rationales(db, run_id, "t00000") == []  # (no rationales suite)
+    assert method_table_rows(db, "rationales", run_id, "t00000") == []  # (no rationales suite)
+    assert method_table_rows(db, "runs", run_id, "t00000") == []  # (haf's own: not a method's)
     assert all(isinstance(v, float) for v in instance_metric_values(db, run_id, "t00000").values())
     assert stage_answers(db, run_id, "t00000", "justify") and not judge_runs_of(db, run_id)
     assert judge_run(db, run_id) is None and judge_codes(db, run_id, ["overall"]) == {}

@@ -21,6 +21,7 @@ from haf_tui.store import open_store
 from haf_tui.tui import create_app
 from haf_tui.tui.app import HafApp
 from haf_tui.tui.live import LiveRun, LiveSession, RunJob
+from haf_tui.tui.method_parts import NodeRef
 from haf_tui.tui.metrics_data import load_metrics_data
 from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.screens.full_value import FullValueScreen
@@ -28,7 +29,7 @@ from haf_tui.tui.screens.metrics import MetricsScreen
 from haf_tui.tui.screens.monitor import MonitorScreen
 from haf_tui.tui.widgets.metric_panels import render_panel
 from haf_tui.tui.widgets.panel_view import PanelView, render_strips
-from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree
+from haf_tui.tui.widgets.stance_tree import StanceTree
 from haf_tui.tui.widgets.wrapped_log import WrappedLog
 from tests.support import settle
 

@@ -28,11 +28,12 @@ from haf_tui.tui.filters import (
     parse_ranges,
 )
 from haf_tui.tui.instance_reader import read_instances
+from haf_tui.tui.method_parts import NodeRef
 from haf_tui.tui.screens.explorer import TYPING_PAUSE, ExplorerScreen
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.widgets.instance_list import InstanceList
-from haf_tui.tui.widgets.judge_view import FLAG
-from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree
+from haf_tui.tui.widgets.stance_tree import StanceTree
+from haf_tui.tui.widgets.text_layout import FLAG
 from haf_tui.tui.widgets.token_view import TokenBody, TokenView
 from tests.support import settle
 

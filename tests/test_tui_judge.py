@@ -17,6 +17,8 @@ from textual.widgets.tree import TreeNode
 
 from haf_tui.config import RunConfig
 from haf_tui.methods.judge.settings import JudgeSettings
+from haf_tui.methods.judge.tui.data import judgement, judges_shown, read_judgements
+from haf_tui.methods.judge.tui.view import JUDGEMENT, JudgeView, criterion_text, judge_lines
 from haf_tui.pipeline.runner import HafRunner
 from haf_tui.store import Store, open_store
 from haf_tui.store.readers import (
@@ -27,11 +29,10 @@ from haf_tui.store.readers import (
 )
 from haf_tui.store.records import RunRecord
 from haf_tui.tui import create_app
-from haf_tui.tui.judge_data import judgement, judges_shown, read_judgements
+from haf_tui.tui.method_parts import NodeRef
 from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.widgets.instance_list import InstanceList
-from haf_tui.tui.widgets.judge_view import JUDGEMENT, JudgeView, criterion_text, judge_lines
-from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree
+from haf_tui.tui.widgets.stance_tree import StanceTree
 from haf_tui.tui.widgets.token_view import TokenView
 from tests.support import settle
 from tests.support.judge_runs import JUDGE_RUN, SOURCE_RUN, VaryingJudge, judge_db, judge_store
@@ -83,7 +84,7 @@ async def test_justify_shows_the_judge_block_with_the_mismatch_and_the_low_mass(
     app = create_app(db)
     async with app.run_test(size=(140, 50)) as pilot:
         screen = await open_run(pilot, SOURCE_RUN)
-        assert [j.run_id for j in screen.judges] == [JUDGE_RUN]
+        assert [j.run_id for j in screen.related["judge"]] == [JUDGE_RUN]
         tree = await select(pilot, screen, "i0")
         justify = child(tree.root, "JUSTIFY")
         node = child(justify, "judge →")
@@ -140,7 +141,7 @@ async def test_a_run_without_judge_runs_shows_no_judge_node(tmp_path: Path) -> N
     app = create_app(tmp_path / "j.duckdb")
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_run(pilot, SOURCE_RUN)
-        assert screen.judges == ()
+        assert screen.related.get("judge", ()) == ()
         tree = await select(pilot, screen, "i0")
         justify = child(tree.root, "JUSTIFY")
         assert not any(str(c.label).startswith("judge") for c in justify.children)

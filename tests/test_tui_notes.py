@@ -24,11 +24,12 @@ from haf_tui.store.annotations import instance_notes, save_note, set_bookmark
 from haf_tui.store.connection import StoreError
 from haf_tui.tui import create_app
 from haf_tui.tui.filters import InstanceFilter
+from haf_tui.tui.method_parts import NodeRef
 from haf_tui.tui.screens.confirm import ConfirmScreen
 from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.screens.text_editor import TextEditorScreen
 from haf_tui.tui.widgets.instance_list import InstanceList
-from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree
+from haf_tui.tui.widgets.stance_tree import StanceTree
 
 NOTE = "slur against a group; model says maybe"
 

@@ -18,20 +18,23 @@ from textual.pilot import Pilot
 from textual.widgets.tree import TreeNode
 
 from benchmarks.benchdata import build_bench_db
+from haf_tui.methods.rationales.suite.records import RationaleRecord
+from haf_tui.methods.rationales.tui import NODE as RATIONALES
+from haf_tui.methods.rationales.tui import instance_rationales
+from haf_tui.methods.rationales.tui import read as read_of
+from haf_tui.methods.rationales.tui.data import RationaleData, rationale_data
+from haf_tui.methods.rationales.tui.view import RationaleView, rationale_lines
+from haf_tui.methods.registry import method_named
 from haf_tui.store import open_store
 from haf_tui.store.instance_readers import (
     instance_metric_values,
-    instance_rationales,
     run_instance,
 )
-from haf_tui.store.records import RationaleRecord
 from haf_tui.tui import create_app
-from haf_tui.tui.instance_reader import read_rationales
-from haf_tui.tui.rationale_data import RationaleData, rationale_data
+from haf_tui.tui.method_parts import NodeRef
 from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.widgets.instance_list import InstanceList
-from haf_tui.tui.widgets.rationale_view import RationaleView, rationale_lines
-from haf_tui.tui.widgets.stance_tree import RATIONALES, NodeRef, StanceTree
+from haf_tui.tui.widgets.stance_tree import StanceTree
 from haf_tui.tui.widgets.text_layout import Palette
 from haf_tui.tui.widgets.token_view import TokenView
 from tests.support import settle
@@ -106,6 +109,7 @@ async def test_a_rationales_run_opens_on_its_rationales(db: Path) -> None:
         # the tree opens on the rationales: the view shows in place of the tokens
         view = view_of(screen)
         assert view.display and not screen.query_one("#ex-tokens", TokenView).display
+        assert screen.has_class("-short-tree")  # (no stance tree: the view takes the height)
         shown = view.plain()
         for token in rationale_instances()[0].extra["post_tokens"]:
             assert token in shown
@@ -150,7 +154,7 @@ async def test_the_answer_node_shows_its_tokens_and_the_view_comes_back(db: Path
         # the next instance opens on its rationales too (read once, then cached)
         await pilot.press("right_square_bracket")
         await settle(pilot)
-        assert screen.current == "h1" and "h1" in screen.rationales
+        assert screen.current == "h1" and ("rationales", "h1") in screen.pane_data
         shown = view_of(screen).plain()
         assert shown.startswith("h1") and "worthless" in shown
         assert "out of text: illegal, liberals" in shown
@@ -182,7 +186,7 @@ async def test_a_haf_run_has_no_rationales_node(tmp_path: Path) -> None:
         assert child(tree.root, "JUSTIFY") is not None
         assert not view_of(screen).display
         assert screen.query_one("#ex-tokens", TokenView).display
-        assert not screen.has_class("-rationales-only")
+        assert not screen.has_class("-short-tree")
 
 
 async def test_the_tree_of_a_rationales_run_without_answers_says_not_run() -> None:
@@ -244,10 +248,10 @@ def test_the_readers_give_an_instances_rationales(db: Path) -> None:
         assert run_instance(store, RUN_ID, "nope") is None
         metrics = instance_metric_values(store, RUN_ID, "h0", "rationale_")
         assert metrics["rationale_toxic"] == 1.0 and "rationale_label_mass" in metrics
-        data = read_rationales(store, RUN_ID, "h0")
+        data = read_of(store, RUN_ID, "h0", method_named("rationales"))
         assert data.gold is not None and len(data.tokens) == 17
         assert data.predicted == "toxic"
-        assert read_rationales(store, RUN_ID, "nope").rows == ()
+        assert read_of(store, RUN_ID, "nope", method_named("rationales")).rows == ()
 
 
 # ---------------------------------------------------------------- the lines, pure

@@ -24,6 +24,7 @@ from haf_tui.datasets import (
     preview_file,
 )
 from haf_tui.datasets.labels import rule_of
+from haf_tui.methods.declared_parts import dataset_formats
 from haf_tui.store.dataset_catalog import label_counts, skip_summary, skipped_rows
 from haf_tui.store.db import Store, default_db_path, open_snapshot, open_store
 
@@ -60,6 +61,7 @@ def import_command(args: argparse.Namespace, store: Store, console: Console) -> 
         seed=args.seed,
         label_threshold=args.label_threshold,
         label_map=tuple(args.label_map),
+        formats=dataset_formats(),
     )
     for dataset in datasets:
         row, new = import_dataset(store, dataset)
@@ -152,7 +154,8 @@ def label_lines(meta: dict[str, Any], counts: Mapping[str | None, int]) -> list[
         if any(label is not None and n for label, n in counts.items()):
             lines.append(
                 "labels: no label rule stored (imported before label rules): they are not "
-                "gold, the classify report counts none; import the file again under a new --name"
+                "gold, the reports of gold labels count none; import the file again under a new "
+                "--name"
             )
         return lines
     rest = sum(counts.values()) - toxic - non_toxic

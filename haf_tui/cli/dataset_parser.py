@@ -28,7 +28,8 @@ def add_datasets_parser(commands: argparse._SubParsersAction[argparse.ArgumentPa
     imp.add_argument(
         "source",
         help="a file (.csv .tsv .jsonl .json .parquet), a folder of paper-sample CSVs, a "
-        "paper dataset's name (haf datasets list), or acorn (the judge's ACORN.jsonl, with --file)",
+        "paper dataset's name (haf datasets list), or a method's own format by its name, with "
+        "--file (acorn: ACORN.jsonl)",
     )
     imp.add_argument("--name", help="the stored name (default: from the file or dataset)")
     imp.add_argument(
@@ -36,7 +37,7 @@ def add_datasets_parser(commands: argparse._SubParsersAction[argparse.ArgumentPa
         action="append",
         default=[],
         help="with a paper dataset's name: its downloaded file(s) or folder (repeatable); "
-        "with acorn: ACORN.jsonl",
+        "with a method's own format: its file",
     )
     imp.add_argument("--text-column", help="the column holding the text")
     imp.add_argument("--id-column", help="the column holding instance ids (default: row number)")

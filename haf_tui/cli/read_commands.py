@@ -25,7 +25,7 @@ from haf_tui.store import (
     check_target,
 )
 from haf_tui.store.db import Store
-from haf_tui.store.readers import RUN_TABLES, export_run_table
+from haf_tui.store.readers import export_run_table, export_tables
 
 FORMATS = ("table", "csv", "json", "markdown")
 FORMAT_HELP = "table: for the terminal; csv, json or markdown: for other tools"
@@ -224,7 +224,8 @@ def export_command(args: argparse.Namespace, store: Store, console: Console) -> 
     """Write every table of one run into ``--out/RUN_ID/``."""
     run_id = store.get_run(args.run_id).run_id
     folder = Path(args.out) / run_id
-    targets = {table: folder / f"{table}.{args.format}" for table in (*RUN_TABLES, "runs")}
+    tables = (*export_tables(store), "runs")
+    targets = {table: folder / f"{table}.{args.format}" for table in tables}
     if folder.exists() and not folder.is_dir():
         raise StoreError(f"{folder} is a file, not a folder: pass another --out")
     existing = []
@@ -241,5 +242,5 @@ def export_command(args: argparse.Namespace, store: Store, console: Console) -> 
     folder.mkdir(parents=True, exist_ok=True)
     for table, target in targets.items():
         export_run_table(store, table, run_id, target, args.format, overwrite=args.overwrite)
-    console.print(f"wrote {len(RUN_TABLES) + 1} {args.format} files to {folder}")
+    console.print(f"wrote {len(tables)} {args.format} files to {folder}")
     return 0

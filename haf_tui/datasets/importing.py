@@ -1,20 +1,14 @@
 """One entry point for "import this": a file, a folder of paper samples, a paper dataset
-by name (from the Hub, or from ``files`` shaped like the Hub's), or ACORN (``acorn`` with its
-``ACORN.jsonl``, or that file alone)."""
+by name (from the Hub, or from ``files`` shaped like the Hub's), or a method's own format
+(:mod:`haf_tui.datasets.formats`: by its name with its file, or that file alone)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
-from haf_tui.datasets.acorn import (
-    ACORN_FILE,
-    ACORN_HOME,
-    acorn_file,
-    is_acorn_file,
-    is_acorn_name,
-    load_acorn,
-)
 from haf_tui.datasets.files import ColumnMapping, load_file, sample_dataset
+from haf_tui.datasets.formats import DatasetFormat, format_for
 from haf_tui.datasets.model import Dataset, DatasetError
 from haf_tui.datasets.paper import (
     DEFAULT_SAMPLE,
@@ -39,6 +33,7 @@ def load_source(
     seed: int = DEFAULT_SEED,
     label_threshold: float | None = None,
     label_map: tuple[str, ...] = (),
+    formats: Sequence[DatasetFormat] = (),
 ) -> list[Dataset]:
     """The dataset(s) ``source`` names, read and validated (not stored yet).
 
@@ -47,8 +42,9 @@ def load_source(
       from ``files``;
     - a paper-sample CSV (``index, input_text, given_label``): ``paper-sample:NAME``;
     - a folder: every paper-sample CSV in it;
-    - ``acorn`` with ``files`` = its ``ACORN.jsonl`` (or a folder holding it), or an
-      ACORN-shaped file given without ``mapping``: the judge's meta-evaluation data;
+    - a method's own format (``formats``, the registry's: the judge's ``acorn``) by its name
+      with ``files`` (its file, or a folder holding it), or a file of its shape given without
+      ``mapping``;
     - any other file: its rows through ``mapping`` (guessed when None), its labels through
       the rule ``label_threshold`` or ``label_map`` states (else guessed), optionally sampled.
     """
@@ -59,14 +55,11 @@ def load_source(
             "--label-threshold and --label-map go with a file: the paper's datasets have "
             "their own rule (haf datasets show NAME)"
         )
-    if is_acorn_name(source) and (files or not path.exists()):
-        if not files:
-            raise DatasetError(
-                f"ACORN is read from its file: download {ACORN_FILE} ({ACORN_HOME}), then "
-                f"haf datasets import acorn --file {ACORN_FILE}"
-            )
-        acorn = load_acorn(acorn_file(files), name=name, encoding=encoding, max_chars=max_chars)
-        return [sample_dataset(acorn, sample, seed) if sample else acorn]
+    own = format_for(formats, source, None)
+    if own is not None and (files or not path.exists()):
+        paths = [Path(f) for f in files or []]
+        read = own.read(paths, name=name, encoding=encoding, max_chars=max_chars)
+        return [sample_dataset(read, sample, seed) if sample else read]
     spec = None if path.exists() and not files else find_paper_dataset(source)
     if spec is not None:
         return [
@@ -93,8 +86,8 @@ def load_source(
     if path.is_file():
         if is_paper_sample(path) and mapping is None and not stated:
             dataset = import_paper_sample(path, name=name)
-        elif mapping is None and not stated and is_acorn_file(path):
-            dataset = load_acorn(path, name=name, encoding=encoding, max_chars=max_chars)
+        elif mapping is None and not stated and (own := format_for(formats, "", path)):
+            dataset = own.read([path], name=name, encoding=encoding, max_chars=max_chars)
         else:
             dataset = load_file(
                 path,

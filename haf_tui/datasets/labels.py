@@ -343,7 +343,7 @@ HATEXPLAIN_CLASSES: Final = LabelRule(
     non_toxic=("normal",),
     no_gold=("undecided",),
     origin="paper",
-    why="the annotators' majority, kept as the class (the rationales report counts by it)",
+    why="the annotators' majority, kept as the class (the reports count by it)",
 )
 """HateXplain's every post: labelled by its annotators' majority class."""
 

@@ -18,7 +18,7 @@ from haf_tui.config import RunConfig
 from haf_tui.inference.base import Generation
 from haf_tui.messages import ChatMessage
 from haf_tui.similarity import SimilarityModel
-from haf_tui.store.records import GenerationRecord, InstanceRecord, RationaleRecord
+from haf_tui.store.records import GenerationRecord, InstanceRecord
 from haf_tui.vocabulary import nan_for_null
 
 
@@ -113,7 +113,6 @@ class SuiteOutcome:
     n_reasons: int = 0
     stopped: str | None = None
     summary: str = ""
-    rationales: list[RationaleRecord] = field(default_factory=list)
     rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Rows for the method's own tables (``Method.migrations``): table name → rows of
     column → value; the store fills in ``run_id`` and ``instance_id``."""

@@ -68,6 +68,18 @@ class MetricSpec:
 
 
 @dataclass(frozen=True)
+class MarkSpec:
+    """A mark a method's views draw (the ``?`` help's table of marks, the legends): the mark,
+    what it means, where it appears and what a legend line says of it (default: its
+    meaning). Two methods may declare one mark: their places are joined."""
+
+    mark: str
+    meaning: str
+    where: str
+    short: str = ""
+
+
+@dataclass(frozen=True)
 class RunView:
     """One run a panel shows: its id and what the run selector says of it."""
 
@@ -200,7 +212,16 @@ class Method(Generic[SettingsT]):
     generations per stage of one instance before any answer, where its plan's first tasks do
     not say them (None: :meth:`InstancePlan.planned` once known, else the first tasks, the
     plan's open stages unbounded), and ``forecast_note``: what that count assumes, in one
-    sentence for the wizard's review."""
+    sentence for the wizard's review; ``workbench``: its own part of the workbench,
+    ``"package.module:NAME"`` (an :class:`~haf_tui.tui.method_parts.ExplorerPart`: its explorer
+    node, the pane its node opens and what that pane reads), imported only when the workbench
+    asks (:func:`~haf_tui.methods.declared_parts.workbench_of`; empty: none); ``dataset_formats``:
+    the dataset files it reads itself, each ``"package.module:NAME"`` (a
+    :class:`~haf_tui.datasets.formats.DatasetFormat`: the judge's ACORN), imported when a
+    dataset is read (:func:`~haf_tui.methods.registry.dataset_formats`), which ``haf run
+    --dataset NAME --file PATH`` and ``haf datasets import`` read; ``help``: what its other
+    numbers mean, Markdown for the ``?`` help's "Other numbers"; ``marks``: the marks its
+    views draw."""
 
     name: str
     title: str
@@ -225,6 +246,10 @@ class Method(Generic[SettingsT]):
     n_parallel: int | None = None
     forecast: Forecast | None = None
     forecast_note: str = ""
+    workbench: str = ""
+    dataset_formats: tuple[str, ...] = ()
+    help: str = ""
+    marks: tuple[MarkSpec, ...] = ()
 
     def settings_of(self, config: RunConfig) -> SettingsT:
         """This method's settings in ``config`` (its defaults where the config has none)."""

@@ -394,7 +394,6 @@ def _instance_result(
     for outcome in outcomes:
         result.reason_metrics += outcome.reason_metrics
         result.instance_metrics += outcome.instance_metrics
-        result.rationales += outcome.rationales
         for table, rows in outcome.rows.items():
             result.rows.setdefault(table, []).extend(rows)
     return result

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from haf_tui.config import RunConfig
@@ -35,12 +36,18 @@ from haf_tui.datasets import (
     sample_dataset,
     store_dataset,
 )
-from haf_tui.datasets.acorn import acorn_file, is_acorn_file, is_acorn_name, load_acorn
 from haf_tui.datasets.builtin_samples import stored_form
 from haf_tui.datasets.explanations import explanations_dataset
+from haf_tui.datasets.formats import format_for
 from haf_tui.inference.base import InferenceError
 from haf_tui.messages import ChatMessage
-from haf_tui.methods.registry import first_tasks, methods, settle_config, suites_named
+from haf_tui.methods.declared_parts import dataset_formats
+from haf_tui.methods.registry import (
+    first_tasks,
+    methods,
+    settle_config,
+    suites_named,
+)
 from haf_tui.pipeline.events import ProgressListener, ignore_progress
 from haf_tui.pipeline.models import LoadedModels, file_sha256, load_models, package_versions
 from haf_tui.pipeline.runner import HafRunner, RunControl, RunSummary
@@ -64,7 +71,7 @@ class DatasetChoice:
     instead of the Hub's cache."""
 
     kind: Literal[
-        "builtin", "stored", "paper", "paper-sample", "file", "explanations", "edits", "acorn"
+        "builtin", "stored", "paper", "paper-sample", "file", "explanations", "edits", "format"
     ]
     name: str
     sample_size: int | None = None
@@ -79,6 +86,8 @@ class DatasetChoice:
     files: tuple[str, ...] = ()
     offline: bool | None = None
     """A paper dataset from the local cache only (True), or as ``HF_HUB_OFFLINE`` says."""
+    format: str = ""
+    """A file of a method's own format (``Method.dataset_formats``): the format's name."""
 
 
 def choice_by_name(name: str, file: str | None, store: Store) -> DatasetChoice:
@@ -93,8 +102,9 @@ def choice_by_name(name: str, file: str | None, store: Store) -> DatasetChoice:
         return DatasetChoice("explanations", name.removeprefix(EXPLANATIONS_PREFIX))
     if name.startswith(EDITS_PREFIX):
         return DatasetChoice("edits", name.removeprefix(EDITS_PREFIX))
-    if file and (is_acorn_name(name) or is_acorn_file(file)):
-        return DatasetChoice("acorn", file)
+    own = format_for(dataset_formats(), name, file) if file else None
+    if file and own is not None:
+        return DatasetChoice("format", file, format=own.name)
     paper = find_paper_dataset(name) if name != "sample" else None
     if file:
         if paper is not None:
@@ -160,8 +170,8 @@ def resolve_dataset(
         dataset = import_paper_sample(choice.name)
     elif choice.kind == "stored" and store is not None:
         dataset = load_stored(store, choice.name)
-    elif choice.kind == "acorn":
-        dataset = load_acorn(acorn_file([choice.name]))
+    elif choice.kind == "format" and (own := format_for(dataset_formats(), choice.format, None)):
+        dataset = own.read([Path(choice.name)])
     elif choice.kind == "explanations" and store is not None:
         dataset = explanations_dataset(store, choice.name)
     elif choice.kind == "edits" and store is not None:

@@ -1,20 +1,23 @@
 """Typed reads of some instances of a run, as the explorer shows them: their generations,
 reasons, reason metrics and tokens (small reads of several instances at once: one join of them
 all is slower on a large store), the one pivot of them into the rows of the ``instance_detail``
-query (:func:`detail_rows`), and an instance's rationales, metrics and raw answers (and every
-answer of a run, for the explorer's search)."""
+query (:func:`detail_rows`), and an instance's rows of a method's own table, metrics and raw
+answers (and every answer of a run, for the explorer's search)."""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from haf_tui.store.db import Store
-from haf_tui.store.records import InstanceRecord, RationaleRecord
+from haf_tui.store.method_tables import owns, registered_method_migrations
+from haf_tui.store.records import InstanceRecord
 
+_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 REASON_METRICS: Final = ("sos", "rs", "rn", "c_y", "decision_weight", "i_s", "i_n", "uii", "uei")
 """The reason-level metrics a detail row has a column for."""
 STAGE_ORDER: Final = {"justify": 1, "internal": 2, "external": 3, "individual": 4}
@@ -214,11 +217,6 @@ def detail_rows(
     return rows
 
 
-_RATIONALES_SQL = f"""
-SELECT {", ".join(RationaleRecord.columns())} FROM rationales
-WHERE run_id = $run_id AND instance_id = $instance_id
-ORDER BY source, seed
-"""
 _RUN_INSTANCE_SQL = """
 SELECT i.instance_id, i.position, i.text, i.label, CAST(i.extra AS VARCHAR)
 FROM runs r JOIN instances i USING (dataset_id)
@@ -249,14 +247,27 @@ def _listed(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-def instance_rationales(store: Store, run_id: str, instance_id: str) -> list[RationaleRecord]:
-    """The rationales of one instance of a run (the rationales suite), ordered by source,
-    then seed (RANDOM has one per seed); none when the run has no rationales for it."""
+@dataclass(frozen=True)
+class MethodTableRow:
+    """A row of a method's own table: its columns' values by name (lists as lists)."""
+
+    values: dict[str, Any]
+
+
+def method_table_rows(
+    store: Store, table: str, run_id: str, instance_id: str
+) -> list[MethodTableRow]:
+    """One instance's rows of a method's own table (a registered method's, with ``run_id`` and
+    ``instance_id``: what its suite stored through ``SuiteOutcome.rows``); none when the table
+    is no registered method's or the run has none."""
+    owners = [m for m in registered_method_migrations() if owns(m, table)]
+    if not _NAME.fullmatch(table) or not owners:
+        return []
     params = {"run_id": run_id, "instance_id": instance_id}
-    columns, rows = store.query(_RATIONALES_SQL, params)
+    sql = f'SELECT * FROM "{table}" WHERE run_id = $run_id AND instance_id = $instance_id'
+    columns, rows = store.query(sql, params)
     return [
-        RationaleRecord(**{c: _listed(v) for c, v in zip(columns, row, strict=True)})
-        for row in rows
+        MethodTableRow({c: _listed(v) for c, v in zip(columns, row, strict=True)}) for row in rows
     ]
 
 

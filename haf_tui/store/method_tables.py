@@ -63,10 +63,10 @@ RESERVED_WORDS: Final = frozenset(
 :data:`EXACT_CORE_NAMES`): no method may be called ``<word>`` or ``<word>_…``."""
 
 EXACT_CORE_NAMES: Final = frozenset(
-    {"campaigns", "datasets", "generations", "instances", "rationales", "reasons", "runs", "tokens"}
+    {"campaigns", "datasets", "generations", "instances", "reasons", "runs", "tokens"}
 )
-"""Core tables named by one word, no ``_`` after it: a method of that name is no threat (its
-tables are ``<name>_…``, as the built-in ``rationales`` method's would be)."""
+"""Core tables named by one word, no ``_`` after it: no method may be called so (a method owns
+the table named as it is, as the built-in ``rationales`` method owns ``rationales``)."""
 
 _CREATED = re.compile(
     r"\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:UNIQUE\s+)?(?:TABLE|VIEW|INDEX|SEQUENCE|MACRO|TYPE)\s+"
@@ -101,8 +101,9 @@ def table_prefix(method: str) -> str:
 
 def owns(method: str, name: str) -> bool:
     """Whether a table (view, index, sequence) called ``name`` is in ``method``'s namespace
-    (``<method>_…``, case ignored as DuckDB ignores it)."""
-    return name.casefold().startswith(table_prefix(method).casefold())
+    (``<method>`` or ``<method>_…``, case ignored as DuckDB ignores it)."""
+    folded = name.casefold()
+    return folded == method.casefold() or folded.startswith(table_prefix(method).casefold())
 
 
 def core_tables() -> frozenset[str]:
@@ -122,8 +123,9 @@ def check_method_name(method: str, others: Iterable[str] = ()) -> None:
         )
     core = sorted(name for name in core_tables() if owns(method, name))
     word = folded.split("_", 1)[0]
-    if core or word in RESERVED_WORDS:
-        taken = f"haf's own table {core[0]}" if core else f"haf's {word}_… tables"
+    if core or word in RESERVED_WORDS or folded in EXACT_CORE_NAMES:
+        exact = f"haf's own table {folded}" if folded in EXACT_CORE_NAMES else ""
+        taken = f"haf's own table {core[0]}" if core else exact or f"haf's {word}_… tables"
         raise MethodTableError(
             f"method {method!r}: its tables ({table_prefix(method)}…) could be {taken} "
             "(rename the method)"

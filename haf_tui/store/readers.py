@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from haf_tui.config import RunConfig
+from haf_tui.store.annotations import run_tables
 from haf_tui.store.db import Store
+from haf_tui.store.method_tables import owns, registered_method_migrations
 
 _PROGRESS_SQL = """
 SELECT r.status, r.n_planned, r.model_file,
@@ -380,18 +382,28 @@ RUN_TABLES = (
     "instance_metrics",
     "instance_results",
     "parse_diagnostics",
-    "rationales",
 )
-"""The tables holding a run's rows (``run_id``), besides ``runs``: what ``haf export``
-writes."""
+"""haf's own tables holding a run's rows (``run_id``), besides ``runs``: what ``haf export``
+writes, with the methods' own (:func:`export_tables`)."""
+
+
+def export_tables(store: Store) -> list[str]:
+    """What ``haf export`` writes of a run besides ``runs``: :data:`RUN_TABLES`, then each
+    registered method's own table with a ``run_id`` column in this file, by name."""
+    owned = [
+        table
+        for table in run_tables(store)
+        if any(owns(method, table) for method in registered_method_migrations())
+    ]
+    return [*RUN_TABLES, *owned]
 
 
 def export_run_table(
     store: Store, table: str, run_id: str, target: Path, fmt: str, *, overwrite: bool = False
 ) -> int:
-    """Write one run's rows of ``table`` (``runs`` or one of :data:`RUN_TABLES`) to
+    """Write one run's rows of ``table`` (``runs`` or one of :func:`export_tables`) to
     ``target`` through the sandboxed export; returns the number of rows."""
-    if table not in (*RUN_TABLES, "runs"):
+    if table not in (*export_tables(store), "runs"):
         raise ValueError(f"not a table of a run: {table!r}")
     select = f"SELECT * FROM {table} WHERE run_id = $run_id"
     return store.export_user(select, {"run_id": run_id}, target, fmt, overwrite=overwrite)

@@ -117,57 +117,6 @@ class GenerationRecord:
 
 
 @dataclass
-class RationaleRecord:
-    """One rationale of an instance (``docs/methods/rationales.md``) with every number it has.
-
-    ``source``: ``prompt_gold`` / ``prompt_predicted`` (asked with the gold or the predicted
-    label shown), ``occlusion`` (top-k by leave-one-out scores), ``human`` (HARD),
-    ``random`` (one row per ``seed``) or ``everything``. Masks and scores are per word token;
-    the texts are the ones actually scored without R and with only R.
-    """
-
-    run_id: str
-    instance_id: str
-    source: str
-    seed: int = 0
-    label_shown: str | None = None
-    k: int | None = None
-    mask: list[int] = field(default_factory=list)
-    scores: list[float] | None = None
-    words: list[str] | None = None
-    out_of_text: list[str] | None = None
-    size: int = 0
-    text_without: str | None = None
-    text_only: str | None = None
-    p_full: float | None = None
-    p_without: float | None = None
-    p_only: float | None = None
-    predicted_without: str | None = None
-    comp: float | None = None
-    suff: float | None = None
-    flip: int | None = None
-    token_f1: float | None = None
-    token_f1_union: float | None = None
-    auprc: float | None = None
-    soft_auprc: float | None = None
-    iou_precision: float | None = None
-    iou_recall: float | None = None
-    true_positives: int | None = None
-    gold_size: int | None = None
-    cpx_entropy: float | None = None
-    cpx_entropy_norm: float | None = None
-    spr_gini: float | None = None
-    cpx_ratio: float | None = None
-    spr_ratio: float | None = None
-    n_nonpositive: int | None = None
-
-    @classmethod
-    def columns(cls) -> list[str]:
-        """The column names, in table order."""
-        return list(cls.__dataclass_fields__)
-
-
-@dataclass
 class InstanceResult:
     """An instance's stance, why it stopped early (if it did), and its metrics.
 
@@ -182,7 +131,6 @@ class InstanceResult:
     stopped: str | None = None
     reason_metrics: list[tuple[str, int, int, str, float]] = field(default_factory=list)
     instance_metrics: list[tuple[str, float, int]] = field(default_factory=list)
-    rationales: list[RationaleRecord] = field(default_factory=list)
     rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Rows for the methods' own tables: table name → rows (column → value; the store fills
     in ``run_id`` and ``instance_id``)."""

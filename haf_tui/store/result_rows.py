@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from haf_tui.store.method_schema import insert_method_rows
-from haf_tui.store.records import GenerationRecord, InstanceResult, RationaleRecord
+from haf_tui.store.records import GenerationRecord, InstanceResult
 from haf_tui.store.store_base import StoreBase
 from haf_tui.vocabulary import null_for_nan
 
@@ -118,7 +118,7 @@ class ResultRows(StoreBase):
                 )
 
     def save_instance_result(self, result: InstanceResult) -> None:
-        """An instance's stance, metrics, rationales and its suites' rows in their methods'
+        """An instance's stance, metrics and its suites' rows in their methods'
         tables (``result.rows``), atomically: marks the instance finished."""
         with self.transaction() as con:
             con.execute(
@@ -147,22 +147,4 @@ class ResultRows(StoreBase):
                         for m in result.instance_metrics
                     ],
                 )
-            if result.rationales:
-                columns = RationaleRecord.columns()
-                con.executemany(
-                    f"INSERT INTO rationales VALUES ({', '.join('?' * len(columns))})",
-                    [
-                        [_finite_or_null(getattr(r, name)) for name in columns]
-                        for r in result.rationales
-                    ],
-                )
             insert_method_rows(con, result.run_id, result.instance_id, result.rows)
-
-
-def _finite_or_null(value: Any) -> Any:
-    """A rationale's value as stored: NaN floats (in lists too) become NULL."""
-    if isinstance(value, float):
-        return null_for_nan(value)
-    if isinstance(value, list) and value and isinstance(value[0], float):
-        return [null_for_nan(v) for v in value]
-    return value

@@ -11,10 +11,10 @@ the similarity model, h = 1 − g.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any, Final
 
-from haf_tui.methods.declare import MetricSpec
+from haf_tui.methods.declare import MarkSpec, MetricSpec
 from haf_tui.methods.registry import methods, metric_specs
 
 MetricDefinition = MetricSpec
@@ -40,11 +40,18 @@ def legend_specs(names: Sequence[str]) -> tuple[MetricSpec, ...]:
 
 
 def __getattr__(name: str) -> Any:
-    """``METRIC_DEFINITIONS`` and ``METRICS_BY_LABEL``, drawn from the registry when read."""
+    """``METRIC_DEFINITIONS``, ``METRICS_BY_LABEL``, ``MARKS``, ``MARKS_BY_NAME`` and
+    ``SHORT_MEANINGS``, drawn from the registry when read."""
     if name == "METRIC_DEFINITIONS":
         return metric_definitions()
     if name == "METRICS_BY_LABEL":
         return {metric.label: metric for metric in metric_definitions()}
+    if name == "MARKS":
+        return marks()
+    if name == "MARKS_BY_NAME":
+        return {mark.mark: mark for mark in marks()}
+    if name == "SHORT_MEANINGS":
+        return short_meanings()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -53,16 +60,11 @@ RELEVANCE_COLOURS: Final = "relevance: green high → red low, dim: no reason"
 """What the token view's colours mean (its status line says the one shown)."""
 
 
-@dataclass(frozen=True)
-class Mark:
-    """A mark a screen draws: the mark, what it means, where it appears."""
+Mark = MarkSpec
+"""A mark a screen draws: the mark, what it means, where it appears (and, for a legend line,
+what it says of it)."""
 
-    mark: str
-    meaning: str
-    where: str
-
-
-MARKS: Final[tuple[Mark, ...]] = (
+CORE_MARKS: Final[tuple[Mark, ...]] = (
     Mark("U", "an UNCLEAR decision in one of the instance's stages", "explorer list (U!)"),
     Mark("!", "a contradiction: a follow-up says Y = NO yet lists new reasons", "explorer list"),
     Mark("★", "bookmarked instance", "explorer list"),
@@ -73,34 +75,32 @@ MARKS: Final[tuple[Mark, ...]] = (
     ),
     Mark("—", "undefined for this instance or run (the panels say why)", "everywhere"),
     Mark("C=", "TokenSAR confidence of a span, exp(−relevance-weighted NLL)", "explorer tree"),
-    Mark(
-        "low",
-        "label mass below 0.5: the format forced the answer",
-        "judge view, panel 8, classify node",
-    ),
-    Mark("≠ stance", "Supports names the other answer than the stance", "judge view, panel 8"),
-    Mark("◆", "the criterion the edit targets (should change: high is good)", "panel 8"),
-    Mark("●  ·", "a word the rationale marks / does not mark", "rationale view"),
     Mark("≈", "an estimated total", "monitor"),
     Mark("reversed", "the token under the cursor", "token view"),
     Mark("bold underlined", "the tokens of the selected reason", "token view"),
     Mark("green → red", f"token colours, {NLL_COLOURS}; {RELEVANCE_COLOURS}", "token view"),
 )
-"""Every mark on the screens, with its meaning."""
+"""The workbench's own marks, with their meaning (the methods' come after ``C=``)."""
 
-MARKS_BY_NAME: Final = {mark.mark: mark for mark in MARKS}
+CORE_SHORT: Final = {"U": "UNCLEAR", "!": "contradiction", "★": "bookmarked", "—": "undefined"}
 
 
-SHORT_MEANINGS: Final = {
-    "U": "UNCLEAR",
-    "!": "contradiction",
-    "★": "bookmarked",
-    "—": "undefined",
-    "low": "mass < 0.5",
-    "≠ stance": "Supports disagrees",
-    "◆": "edit's target",
-}
-"""The marks' meanings as a legend line says them (the help says them in full)."""
+def marks() -> tuple[Mark, ...]:
+    """Every mark on the screens: the workbench's, the methods' (``Method.marks``, registry
+    order; one mark two methods declare once, their places joined) after ``C=``."""
+    own: dict[str, Mark] = {}
+    for method in methods().values():
+        for mark in method.marks:
+            known = own.get(mark.mark)
+            where = f"{known.where}, {mark.where}" if known else mark.where
+            own[mark.mark] = replace(known or mark, where=where)
+    at = next(i for i, mark in enumerate(CORE_MARKS) if mark.mark == "C=") + 1
+    return (*CORE_MARKS[:at], *own.values(), *CORE_MARKS[at:])
+
+
+def short_meanings() -> dict[str, str]:
+    """The marks' meanings as a legend line says them (the help says them in full)."""
+    return CORE_SHORT | {mark.mark: mark.short for mark in marks() if mark.short}
 
 
 def metrics_legend(specs: Sequence[MetricSpec] | None = None) -> str:
@@ -123,9 +123,8 @@ def metrics_legend(specs: Sequence[MetricSpec] | None = None) -> str:
 
 def marks_legend(names: tuple[str, ...]) -> str:
     """The named marks with their meaning, short: ``U: UNCLEAR · !: contradiction``."""
-    return " · ".join(
-        f"{name}: {SHORT_MEANINGS.get(name, MARKS_BY_NAME[name].meaning)}" for name in names
-    )
+    short, by_name = short_meanings(), {mark.mark: mark for mark in marks()}
+    return " · ".join(f"{name}: {short.get(name) or by_name[name].meaning}" for name in names)
 
 
 def definitions_markdown(specs: Sequence[MetricSpec] | None = None) -> str:
@@ -137,5 +136,5 @@ def definitions_markdown(specs: Sequence[MetricSpec] | None = None) -> str:
         for m in (metric_definitions() if specs is None else specs)
     ]
     lines += ["", "## Marks", "", "| mark | means | where |", "|---|---|---|"]
-    lines += [f"| `{mark.mark}` | {mark.meaning} | {mark.where} |" for mark in MARKS]
+    lines += [f"| `{mark.mark}` | {mark.meaning} | {mark.where} |" for mark in marks()]
     return "\n".join(lines)

@@ -6,7 +6,7 @@ a bounded cache of what was read."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -14,26 +14,20 @@ from typing import Any, Protocol, TypeVar
 from textual.message import Message
 
 from haf_tui.config import RunConfig
-from haf_tui.methods.declare import Method
-from haf_tui.methods.registry import methods
 from haf_tui.store import Store
 from haf_tui.store.instance_readers import (
     DetailRow,
     instance_parts,
-    instance_rationales,
     instance_tokens,
     metric_values_of,
-    run_instance,
-    stage_answers,
 )
 from haf_tui.store.instance_readers import detail_rows as pivot_detail
-from haf_tui.store.readers import JudgeRun
 from haf_tui.tui.filters import DEFAULT_SCHEMA, ListSchema
-from haf_tui.tui.judge_data import Judgement, read_judgements
-from haf_tui.tui.rationale_data import RationaleData, rationale_data
 from haf_tui.tui.widgets.token_view import Span, Token
 
 GenKey = tuple[str, int]
+AttachedReader = Callable[[Store, Sequence[str]], Mapping[str, Sequence[object]]]
+"""Instance id → a method's items of related runs, for the instances asked for."""
 
 CACHE_SIZE = 256
 """Instances kept in memory (a few kB each)."""
@@ -56,9 +50,9 @@ class InstancesLoaded(Message):
     run_id: str
     suites: tuple[str, ...] = field(default_factory=lambda: RunConfig().suites)
     """The suites the run was asked to run (its config)."""
-    judges: tuple[JudgeRun, ...] = ()
-    """The judge runs whose judgements its instances show (those over its explanations; a
-    judge run: itself)."""
+    related: dict[str, tuple[object, ...]] = field(default_factory=dict)
+    """By method: the other runs whose items its instances show (a judge run's ratings of
+    its explanations; a judge run: itself), as the method's part of the explorer says."""
     schema: ListSchema = DEFAULT_SCHEMA
     """What its list shows, sorts and filters by (from its methods' declarations)."""
 
@@ -80,11 +74,12 @@ class AnswersRead(Message):
 
 
 @dataclass
-class RationalesRead(Message):
-    """An instance's rationales read (``data`` None: the read failed)."""
+class PaneRead(Message):
+    """What a method's pane shows of an instance, read (``data`` None: the read failed)."""
 
+    method: str
     instance_id: str
-    data: RationaleData | None
+    data: object | None
 
 
 @dataclass
@@ -96,7 +91,8 @@ class InstanceData:
     tokens: dict[GenKey, list[Token]] = field(default_factory=dict)
     spans: dict[GenKey, dict[int, Span]] = field(default_factory=dict)
     prompts: dict[GenKey, str] = field(default_factory=dict)
-    judgements: tuple[Judgement, ...] = ()
+    attached: dict[str, tuple[object, ...]] = field(default_factory=dict)
+    """By method: its items of related runs (their ``read_many``)."""
     metrics: dict[str, float | None] = field(default_factory=dict)
     """Its instance metrics (those asked for), by name."""
 
@@ -135,18 +131,19 @@ def read_instances(
     store: Store,
     run_id: str,
     ids: list[str],
-    judges: Sequence[JudgeRun] = (),
+    attached: Mapping[str, AttachedReader] | None = None,
     shown_metrics: Sequence[str] = (),
 ) -> list[InstanceData]:
     """The instances ``ids`` (those found): generations, reasons, metrics, tokens, spans and
-    prompts (the tokens on a second thread while this one reads the rest), their judgements
-    by ``judges`` and their instance metrics ``shown_metrics``."""
+    prompts (the tokens on a second thread while this one reads the rest), each method's items
+    of related runs (``attached``: its reader, by method) and their instance metrics
+    ``shown_metrics``."""
     token_future = _SECOND.submit(instance_tokens, store, run_id, ids)
     parts = instance_parts(store, run_id, ids)
     generations = _by_instance(parts.generations)
     reasons = _by_instance(parts.reasons)
     metrics = _by_instance(parts.reason_metrics)
-    judgements = read_judgements(store, judges, ids)
+    items = {name: read(store, ids) for name, read in (attached or {}).items()}
     values = metric_values_of(store, run_id, shown_metrics, ids)
     tokens = _by_instance(token_future.result())
     found = []
@@ -157,7 +154,7 @@ def read_instances(
         data = InstanceData(
             instance_id,
             [],
-            judgements=judgements.get(instance_id, ()),
+            attached={name: tuple(found.get(instance_id, ())) for name, found in items.items()},
             metrics=values.get(instance_id, {}),
         )
         for g in generations[instance_id]:
@@ -174,26 +171,3 @@ def read_instances(
             data.tokens.setdefault((t.stage, t.sub_index), []).append(token)
         found.append(data)
     return found
-
-
-def read_rationales(
-    store: Store, run_id: str, instance_id: str, method: Method[Any] | None = None
-) -> RationaleData:
-    """An instance's rationales (those of ``method``, whose view is the rationale view;
-    default: the first such method) with its word tokens, its annotators' gold, the method's
-    metrics and the answers of its second stage, its prompts (none when the run's dataset
-    lacks the instance)."""
-    method = method or next(m for m in methods().values() if m.view == "rationales")
-    instance = run_instance(store, run_id, instance_id)
-    if instance is None:
-        return RationaleData(instance_id, ())
-    names = [spec.name for spec in method.metrics]
-    asked = method.suite.stages[1]
-    return rationale_data(
-        instance_id,
-        instance.text,
-        instance.extra,
-        instance_rationales(store, run_id, instance_id),
-        metric_values_of(store, run_id, names, [instance_id]).get(instance_id, {}),
-        stage_answers(store, run_id, instance_id, asked),
-    )

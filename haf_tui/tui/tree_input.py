@@ -1,6 +1,7 @@
 """What an instance's tree is drawn from, pure (no Textual): the ``instance_detail`` rows
-grouped by generation, the instance's metrics, text and judgements, and which methods' nodes
-it shows (the registry says which stages belong to which method)."""
+grouped by generation, the instance's metrics, text and the items of related runs its methods'
+parts attach (a judge run's ratings), and which methods' nodes it shows (the registry says
+which stages belong to which method)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from haf_tui.config import RunConfig
 from haf_tui.methods.declare import Method, NodeInput
 from haf_tui.methods.registry import UnknownSuiteError, method_of_stage, methods
 from haf_tui.store.instance_readers import DetailRow
-from haf_tui.tui.judge_data import Judgement
 
 
 @dataclass
@@ -35,15 +35,16 @@ def group_detail(rows: Sequence[DetailRow]) -> dict[tuple[str, int], Generation]
 
 @dataclass
 class TreeInput:
-    """What the method views of one instance's tree draw from (``judged``: the judgements
-    have their place already)."""
+    """What the method views of one instance's tree draw from (``attached``: each method's
+    items of related runs, by method name; ``placed``: the methods whose items have their
+    place already)."""
 
     instance_id: str
     text: str
     groups: dict[tuple[str, int], Generation]
-    judgements: Sequence[Judgement] = ()
+    attached: Mapping[str, Sequence[object]] = field(default_factory=dict)
     metrics: Mapping[str, float | None] = field(default_factory=dict)
-    judged: bool = False
+    placed: set[str] = field(default_factory=set)
 
     def generations(self, method: Method[Any]) -> list[tuple[str, int]]:
         """The (stage, sub-index) of each generation of ``method``, in query order."""

@@ -6,7 +6,13 @@ from pydantic import BaseModel
 
 from haf_tui.methods.classify.reports import CLASSIFY_REPORTS
 from haf_tui.methods.classify.suite.suite import CLASSIFY
-from haf_tui.methods.classify.views import CLASSIFY_COLUMNS, CLASSIFY_METRICS, classify_node
+from haf_tui.methods.classify.views import (
+    CLASSIFY_COLUMNS,
+    CLASSIFY_HELP,
+    CLASSIFY_METRICS,
+    LOW_MASS_MARK,
+    classify_node,
+)
 from haf_tui.methods.declare import Method
 
 METHOD: Method[BaseModel] = Method(
@@ -23,4 +29,6 @@ METHOD: Method[BaseModel] = Method(
     list_columns=CLASSIFY_COLUMNS,
     view="label-scores",
     node=classify_node,
+    help=CLASSIFY_HELP,
+    marks=(LOW_MASS_MARK,),
 )

@@ -6,7 +6,7 @@ import math
 from typing import Any, Final
 
 from haf_tui.methods.classify.core.labels import SPELLINGS, label_scores
-from haf_tui.methods.declare import ListColumn, MetricSpec, NodeInput
+from haf_tui.methods.declare import ListColumn, MarkSpec, MetricSpec, NodeInput
 from haf_tui.reports import format_number
 
 CLASSIFY_METRICS: Final[tuple[MetricSpec, ...]] = (
@@ -68,3 +68,16 @@ def classify_node(node: NodeInput) -> list[str]:
         for g in spellings
     ]
     return [title, *lines]
+
+
+CLASSIFY_HELP: Final = """\
+- **p(toxic)**: classify suite (`docs/methods/classify.md#2-label-scores`), p(y = toxic | x)
+  from the label spellings' teacher-forced logprobs; **label mass**: the probability of
+  answering with a label at all (below 0.5: the model wanted to say something else).
+"""
+"""What the ``?`` help says of its numbers."""
+
+LOW_MASS_MARK: Final = MarkSpec(
+    "low", "label mass below 0.5: the format forced the answer", "classify node", "mass < 0.5"
+)
+"""The mark its node draws by a low label mass."""

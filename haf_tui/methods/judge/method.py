@@ -10,6 +10,7 @@ from haf_tui.methods.judge.settings import JudgeSettings, judge_settings
 from haf_tui.methods.judge.suite.plan import STAGE
 from haf_tui.methods.judge.suite.suite import JUDGE
 from haf_tui.methods.judge.views import JUDGE_COLUMNS, JUDGE_METRICS, JUDGE_PANELS
+from haf_tui.methods.judge.views.help import JUDGE_HELP, JUDGE_MARKS
 
 
 def judge_units(config: RunConfig) -> dict[str, RateUnit]:
@@ -31,6 +32,9 @@ METHOD: Method[JudgeSettings] = Method(
     units=judge_units,
     panels=JUDGE_PANELS,
     list_columns=JUDGE_COLUMNS,
-    view="judgements",
+    workbench="haf_tui.methods.judge.tui:EXPLORER",
+    dataset_formats=("haf_tui.methods.judge.datasets.acorn:ACORN_FORMAT",),
+    help=JUDGE_HELP,
+    marks=JUDGE_MARKS,
     commands=(JUDGE_COMMAND,),
 )

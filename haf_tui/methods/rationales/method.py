@@ -7,9 +7,12 @@ from haf_tui.methods.rationales.reports import RATIONALE_REPORTS
 from haf_tui.methods.rationales.settings import RATIONALE_PARALLEL, RationaleSettings
 from haf_tui.methods.rationales.suite.forecast import FORECAST_NOTE, rationale_forecast
 from haf_tui.methods.rationales.suite.plan import CLASSIFY, OCCLUSION, PERTURB
+from haf_tui.methods.rationales.suite.records import MIGRATIONS
 from haf_tui.methods.rationales.suite.suite import RATIONALES
 from haf_tui.methods.rationales.views import (
     RATIONALE_COLUMNS,
+    RATIONALE_HELP,
+    RATIONALE_MARKS,
     RATIONALE_METRICS,
     RATIONALE_PANELS,
     RATIONALE_TABLE_METRICS,
@@ -35,7 +38,10 @@ METHOD: Method[RationaleSettings] = Method(
     units={CLASSIFY: "texts", OCCLUSION: "texts", PERTURB: "texts"},
     panels=RATIONALE_PANELS,
     list_columns=RATIONALE_COLUMNS,
-    view="rationales",
+    workbench="haf_tui.methods.rationales.tui:EXPLORER",
+    migrations=MIGRATIONS,
+    help=RATIONALE_HELP,
+    marks=RATIONALE_MARKS,
     node=rationales_node,
     posts="every_post",
     n_parallel=RATIONALE_PARALLEL,

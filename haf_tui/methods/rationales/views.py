@@ -11,7 +11,14 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from haf_tui.methods.classify.core.labels import SPELLINGS, label_scores
-from haf_tui.methods.declare import ListColumn, MetricSpec, NodeInput, PanelInput, PanelSpec
+from haf_tui.methods.declare import (
+    ListColumn,
+    MarkSpec,
+    MetricSpec,
+    NodeInput,
+    PanelInput,
+    PanelSpec,
+)
 from haf_tui.methods.rationales.suite.plan import CLASSIFY, PROMPT
 from haf_tui.reports import format_number
 from haf_tui.reports.panel_tables import report_rows, report_table
@@ -200,3 +207,36 @@ def rationales_node(node: NodeInput) -> list[str]:
         if g["stage"] == PROMPT
     ]
     return [title, *asked]
+
+
+RATIONALE_HELP: Final = """\
+Rationales (`docs/methods/rationales.md#6-metrics`, metrics key `7`; `haf report --report
+rationales`): R̂ is a rationale's words, R the annotators' (HARD: the words at least half of
+them mark); prompted = asked of the model, occlusion = the k words whose removal lowers the
+log-odds of ŷ most (a_i).
+
+- **IOU (IoU-F1)**: spans are runs of marked words; a predicted span matches when its IoU with
+  a gold span is ≥ 0.5; F1 of the mean precision (matches / predicted spans) and the mean
+  recall (matches / gold spans) over the instances with a gold.
+- **TOK (token F1)**: 2·P·Rc/(P+Rc), P = |R̂∩R|/|R̂|, Rc = |R̂∩R|/|R|; mean over instances
+  (macro); micro = 2·ΣTP / (Σ|R̂| + Σ|R|); ×100 it is P2's alignment F1.
+- **AUPRC / soft AUPRC**: area under the precision-recall curve of the word scores (a_i, or
+  the 0/1 mask) against HARD / against SOFT (the share of annotators marking each word).
+- **COMP**: p(ŷ | x) − p(ŷ | x without R̂), higher = more faithful; **SUFF**: p(ŷ | x) −
+  p(ŷ | only R̂), lower = better (may be < 0).
+- **% flip**: instances whose prediction changes when R̂ is removed; baselines HUMAN (R),
+  RANDOM (|R| random words, mean ± sd over seeds), EVERYTHING (every word).
+- **CPX H**: entropy −Σ q ln q of the scores q_i = v_i / Σv (low = concentrated; H / ln n
+  normalised); **SPR G**: their Gini (0 uniform; 1 − |R̂|/n for a mask); undefined when Σv = 0.
+- **% mass < 0.5**: instances whose label mass is below 0.5; **% no gold**: instances left out
+  of plausibility (no or an empty gold rationale); **% empty / out-of-text / ≠ k**: prompted
+  answers naming no word of the text / a word not in it / not k words of it.
+- **align F1**: token F1 between the prompted and the occlusion rationale of the same k;
+  **annotator IoU**: mean |A∩B| / |A∪B| over pairs of annotators.
+"""
+"""What the ``?`` help says of its numbers."""
+
+RATIONALE_MARKS: Final = (
+    MarkSpec("●  ·", "a word the rationale marks / does not mark", "rationale view"),
+)
+"""The marks its view draws."""

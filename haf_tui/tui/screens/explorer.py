@@ -12,19 +12,19 @@ reason under the cursor (their base, ``instance_notes.py``).
 
 The list's columns, sort keys, ranges and legend are the run's methods' (their declared
 ``list_columns`` and metrics: :class:`~haf_tui.tui.filters.ListSchema`); the tree has a node
-per method of the run, drawn by the view it declares (``Method.view``; none: its title over
-its metric lines). A run with the rationales method has a "rationales →" node: it shows the
-instance's rationales (the prompted words, the occlusion scores and the annotators' shares per
-word, then the faithfulness, plausibility and complexity numbers) in place of the token view.
-Under JUSTIFY,
-a "judge …" node per judge run over the run's explanations (a judge run: its own, at the top)
-lists the eight criteria's labels; it shows the judgement (p of each label, mass, E, ≠ stance,
-the judged item) in place of the token view.
+per method of the run, drawn by the method's own part of the workbench (``Method.workbench``:
+:mod:`~haf_tui.tui.method_parts`), else the view it declares (``Method.view``; none: its title
+over its metric lines). A part's node opens its pane in place of the token view, read when first
+shown (the rationales method's: the prompted words, the occlusion scores and the annotators'
+shares per word, then the faithfulness, plausibility and complexity numbers). A part may
+attach the items of related runs, read with the instances: under JUSTIFY, the judge's "judge …"
+node per judge run over the run's explanations (a judge run: its own, at the top) lists the
+eight criteria's labels and opens the judgement (p of each label, mass, E, ≠ stance, the judged
+item).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import replace
 from time import monotonic
 from typing import Any, ClassVar
@@ -34,7 +34,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Header, Input, Static, TextArea, Tree
+from textual.widgets import Header, Input, Static, TextArea
 
 from haf_tui.config import RunConfig
 from haf_tui.methods.declare import Method, MetricSpec
@@ -42,37 +42,29 @@ from haf_tui.methods.registry import methods_of
 from haf_tui.reports import first_with_reasons, instance_rows
 from haf_tui.store.annotations import instance_notes
 from haf_tui.store.instance_readers import metric_values_of, run_answers
-from haf_tui.store.readers import JudgeRun
 from haf_tui.tui.filters import (
     InstanceFilter,
     ListSchema,
     prepare,
 )
 from haf_tui.tui.instance_reader import (
-    CACHE_SIZE,
     AnswersRead,
     InstanceCache,
     InstanceData,
     InstancesLoaded,
     InstancesRead,
-    RationalesRead,
     read_instances,
-    read_rationales,
 )
-from haf_tui.tui.judge_data import judges_shown
-from haf_tui.tui.rationale_data import RationaleData
-from haf_tui.tui.screens.explorer_filters import TYPING_PAUSE, FilteredScreen
+from haf_tui.tui.method_parts import NodeRef
+from haf_tui.tui.screens.explorer_detail import LOADING_DELAY, DetailScreen
+from haf_tui.tui.screens.explorer_filters import TYPING_PAUSE
 from haf_tui.tui.screens.instance_notes import add_notes, notes_and_pending
 from haf_tui.tui.widgets.instance_list import InstanceList
-from haf_tui.tui.widgets.judge_view import JUDGEMENT, JudgeView
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.legend import Legend
-from haf_tui.tui.widgets.rationale_view import RationaleView
-from haf_tui.tui.widgets.stance_tree import RATIONALES, NodeRef, StanceTree, fmt
+from haf_tui.tui.widgets.stance_tree import StanceTree, fmt
 from haf_tui.tui.widgets.token_view import TokenView
 
-LOADING_DELAY = 0.15
-"""Seconds before a slow instance read says "loading" (a fast one just appears)."""
 AHEAD, BEHIND = 8, 3
 """The shown rows after and before the cursor read ahead while the instance under it shows
 (one read of several instances costs little more than one of a single instance), so that
@@ -80,10 +72,10 @@ stepping finds them cached."""
 WITH_MISSING = 3, 1
 """The rows after and before an uncached instance read with it (a few: it is waited for)."""
 EXPLORER_MARKS = ("U", "!", "★", "—")
-"""The marks the legend explains (a run with judge runs adds the judge view's)."""
+"""The marks the legend explains (a run with related runs adds their parts' marks)."""
 
 
-class ExplorerScreen(FilteredScreen):
+class ExplorerScreen(DetailScreen):
     """One run: instances on the left; the tree and the token view on the right."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -127,10 +119,8 @@ class ExplorerScreen(FilteredScreen):
     ExplorerScreen #ex-input { height: 4; padding: 0 1; overflow: hidden; }
     ExplorerScreen #ex-tree { height: 1fr; }
     ExplorerScreen #ex-tokens { height: 1fr; }
-    ExplorerScreen #ex-rationales { height: 1fr; display: none; }
-    ExplorerScreen #ex-judge { height: 1fr; display: none; }
-    ExplorerScreen.-rationales-only #ex-tree { height: auto; max-height: 40%; }
-    ExplorerScreen.-rationales-only #ex-rationales { height: 1fr; }
+    ExplorerScreen .ex-pane { height: 1fr; display: none; }
+    ExplorerScreen.-short-tree #ex-tree { height: auto; max-height: 40%; }
     """
 
     def __init__(self, run_id: str) -> None:
@@ -149,12 +139,11 @@ class ExplorerScreen(FilteredScreen):
         self.typing_until = 0.0
         self.suites: tuple[str, ...] = ()
         """The run's suites (known once its instances are loaded)."""
-        self.judges: tuple[JudgeRun, ...] = ()
-        """The judge runs whose judgements the instances show (known with the suites)."""
+        self.related: dict[str, tuple[object, ...]] = {}
+        """By method: the related runs whose items the instances show (known with the
+        suites)."""
         self.methods: list[Method[Any]] = []
         """The methods of the run's suites (known with the suites)."""
-        self.rationales: OrderedDict[str, RationaleData] = OrderedDict()
-        """The rationales read (least recently read dropped beyond the instance cache's size)."""
 
     @property
     def sort_by_sos(self) -> bool:
@@ -180,14 +169,18 @@ class ExplorerScreen(FilteredScreen):
                 yield Static("loading …", id="ex-input")
                 yield StanceTree(id="ex-tree")
                 yield TokenView(id="ex-tokens")
-                yield RationaleView(id="ex-rationales")
-                yield JudgeView(id="ex-judge")
+                for name, part in self.parts.items():
+                    pane = part.pane()
+                    pane.id = f"ex-{name}"
+                    yield pane.add_class("ex-pane")
                 yield Legend(EXPLORER_MARKS, id="ex-legend")
         yield KeyFooter()
 
     def on_mount(self) -> None:
         """The instances, from a worker."""
         self.sub_title = f"run {self.run_id}"
+        for problem in self.part_problems:
+            self.notify(problem, severity="error")
         self.load_instances()
 
     # -- workers (read, post a message, touch no widget) ---------------------------------------
@@ -201,13 +194,17 @@ class ExplorerScreen(FilteredScreen):
             notes = notes_and_pending(notes, run.run_id, self.reader.path)
             rows = add_notes(instance_rows(store, run.run_id), notes)
             suites = RunConfig.model_validate_json(run.config_json).suites
-            judges = judges_shown(store, run.run_id, suites)
+            related = {
+                name: part.related(store, run.run_id, suites)
+                for name, part in self.parts.items()
+                if part.related is not None
+            }
             schema = ListSchema.of(methods_of(RunConfig(suites=suites)))
             missing = [m for m in schema.row_metrics() if not rows or m not in rows[0]]
             values = metric_values_of(store, run.run_id, missing)
         for row in rows:  # (the metrics the columns show that the instances query has not)
             row.update(dict.fromkeys(missing) | values.get(str(row["instance_id"]), {}))
-        self.post_message(InstancesLoaded(prepare(rows), run.run_id, suites, judges, schema))
+        self.post_message(InstancesLoaded(prepare(rows), run.run_id, suites, related, schema))
         with self.reader.reading() as store:  # (after the list shows: the search reads them)
             self.post_message(AnswersRead(run.run_id, run_answers(store, run.run_id)))
 
@@ -221,23 +218,12 @@ class ExplorerScreen(FilteredScreen):
         """Read the shown neighbours of the cursor before they are asked for."""
         self._read(ids)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-rationales")
-    def load_rationales(self, instance_id: str) -> None:
-        """Read an instance's rationales (the rationales node shows them)."""
-        found: RationaleData | None = None
-        shown = next((m for m in self.methods if m.view == "rationales"), None)
-        try:
-            with self.reader.reading() as store:
-                found = read_rationales(store, self.run_id, instance_id, shown)
-        finally:  # (a failed read is reported by the app)
-            self.post_message(RationalesRead(instance_id, found))
-
     def _read(self, ids: list[str]) -> None:
         found: list[InstanceData] = []
         try:
             with self.reader.reading() as store:
                 metrics = [spec.name for m in self.methods for spec in m.metrics]
-                found = read_instances(store, self.run_id, ids, self.judges, metrics)
+                found = read_instances(store, self.run_id, ids, self._attached(), metrics)
         finally:  # even a failed read says what it no longer brings
             self.post_message(InstancesRead(found, ids))
 
@@ -247,14 +233,16 @@ class ExplorerScreen(FilteredScreen):
     def show_instances(self, message: InstancesLoaded) -> None:
         """Keep the rows; show those the filters pass."""
         self.run_id, self.instances = message.run_id, message.rows
-        self.suites, self.judges = message.suites, message.judges
+        self.suites, self.related = message.suites, message.related
         self.methods = methods_of(RunConfig(suites=self.suites))
         views = {method.view for method in self.methods}
-        self.set_class("rationales" in views and "stances" not in views, "-rationales-only")
+        short = any(m.name in self.parts and self.parts[m.name].short_tree for m in self.methods)
+        self.set_class(short and "stances" not in views, "-short-tree")
         self.filter = replace(self.filter, schema=message.schema)
-        judged = ("low", "≠ stance") if self.judges else ("low",) * ("label-scores" in views)
+        marks = [m for name, runs in self.related.items() if runs for m in self.parts[name].marks]
+        shown = tuple(marks) if marks else ("low",) * ("label-scores" in views)
         legend = message.schema.legend()
-        self.query_one("#ex-legend", Legend).show(EXPLORER_MARKS + judged, legend)
+        self.query_one("#ex-legend", Legend).show(EXPLORER_MARKS + shown, legend)
         self.by_id = {str(row["instance_id"]): row for row in message.rows}
         self.loaded = True
         start = None if self.current else first_with_reasons(self.visible_instances())
@@ -378,7 +366,7 @@ class ExplorerScreen(FilteredScreen):
             row.get("stance"),
             data.detail,
             self.suites or None,
-            data.judgements,
+            data.attached,
             metrics=data.metrics,
             text=str(row.get("text") or ""),
         )
@@ -388,80 +376,6 @@ class ExplorerScreen(FilteredScreen):
             pending=bool(row.get("pending")),
         )
         self.show_node(tree.root.data or NodeRef("justify"))
-
-    def show_node(self, ref: NodeRef | None) -> None:
-        """Show the node's generation in the token view (unless it shows it already)."""
-        data = self.cache.get(self.current or "")
-        if ref is None or data is None or (data.instance_id, ref) == self.shown_node:
-            return
-        self.shown_node = (data.instance_id, ref)
-        if ref.stage == RATIONALES:
-            self.show_rationales(data.instance_id)
-            return
-        if ref.stage == JUDGEMENT:
-            self._show_view("judge")
-            shown = data.judgements[ref.sub_index] if ref.sub_index < len(data.judgements) else None
-            self.query_one("#ex-judge", JudgeView).show(shown)
-            return
-        self._show_view("tokens")
-        key = (ref.stage, ref.sub_index)
-        title = ref.stage if ref.sub_index < 0 else f"{ref.stage}[{ref.sub_index + 1}]"
-        if ref.reason_index is not None:
-            title += f" reason {ref.reason_index + 1}"
-        self.query_one("#ex-tokens", TokenView).show(
-            title,
-            data.tokens.get(key, []),
-            data.spans.get(key, {}),
-            ref.reason_index,
-            data.prompts.get(key, ""),
-        )
-
-    def _show_view(self, name: str) -> None:
-        """The token view, or the rationale or judge view in its place (by its id's end)."""
-        for view in (self.query_one(f"#ex-{n}") for n in ("tokens", "rationales", "judge")):
-            if view.display != (view.id == f"ex-{name}"):  # (a layout only when it changes)
-                view.display = view.id == f"ex-{name}"
-
-    def show_rationales(self, instance_id: str) -> None:
-        """Show an instance's rationales: cached, or read first ("loading" if that is slow)."""
-        self._show_view("rationales")
-        view = self.query_one("#ex-rationales", RationaleView)
-        found = self.rationales.get(instance_id)
-        if found is not None:
-            self.rationales.move_to_end(instance_id)
-            view.show(found)
-            return
-        view.show_message("")
-        self.set_timer(LOADING_DELAY, lambda: self._rationales_loading(instance_id))
-        self.load_rationales(instance_id)
-
-    def _rationales_shown(self, instance_id: str) -> bool:
-        return self.shown_node == (instance_id, NodeRef(RATIONALES))
-
-    def _rationales_loading(self, instance_id: str) -> None:
-        if self._rationales_shown(instance_id) and instance_id not in self.rationales:
-            view = self.query_one("#ex-rationales", RationaleView)
-            view.show_message(f"loading the rationales of {instance_id} …")
-
-    @on(RationalesRead)
-    def rationales_read(self, message: RationalesRead) -> None:
-        """Keep them; show them if their node is still the one shown."""
-        view = self.query_one("#ex-rationales", RationaleView)
-        if message.data is None:  # (the app says why)
-            if self._rationales_shown(message.instance_id):
-                view.show_message(f"the rationales of {message.instance_id} could not be read")
-            return
-        self.rationales[message.instance_id] = message.data
-        self.rationales.move_to_end(message.instance_id)
-        while len(self.rationales) > CACHE_SIZE:
-            self.rationales.popitem(last=False)
-        if self._rationales_shown(message.instance_id):
-            view.show(message.data)
-
-    @on(Tree.NodeHighlighted, "#ex-tree")
-    def node_highlighted(self, event: Tree.NodeHighlighted[NodeRef | None]) -> None:
-        """The tree cursor moved: show that generation."""
-        self.show_node(event.node.data)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """← → move the token cursor except in a text box (there they move the caret)."""
@@ -483,15 +397,3 @@ class ExplorerScreen(FilteredScreen):
         table = self.instance_list
         if table.row_count:
             table.move_cursor(table.cursor_row + delta)
-
-    def action_token(self, delta: int) -> None:
-        """Move the token cursor."""
-        self.query_one("#ex-tokens", TokenView).move(delta)
-
-    def action_colour(self) -> None:
-        """Colour by NLL or by relevance."""
-        self.query_one("#ex-tokens", TokenView).toggle_mode()
-
-    def action_prompt(self) -> None:
-        """Show the prompt instead of the output (or back)."""
-        self.query_one("#ex-tokens", TokenView).toggle_prompt()

@@ -13,6 +13,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Markdown
 
 from haf_tui.methods.declare import MetricSpec
+from haf_tui.methods.registry import methods
 from haf_tui.tui import definitions
 from haf_tui.tui.definitions import definitions_markdown
 from haf_tui.tui.keys import markdown_table, shown_key, verb_row
@@ -30,8 +31,7 @@ MORE_NUMBERS = """\
 ## Other numbers
 
 Defined in `docs/methods/haf.md#4-confidence-tokensar`, `docs/methods/haf.md#5-metrics`
-and `docs/methods/classify.md#2-label-scores`; R: the JUSTIFY reasons, g: similarity,
-h = 1 − g.
+and each method's page; R: the JUSTIFY reasons, g: similarity, h = 1 − g.
 
 - **C, C(Y)**: TokenSAR confidence of a span, exp(−relevance-weighted NLL of its tokens); a
   token's **relevance** R_i = 1 − g(span, span without the token), its **weight** R_i / Σ R
@@ -39,64 +39,9 @@ h = 1 − g.
 - **I_S / I_N**: the informativeness terms of RS / RN (Table 4), from UPHOLD-STANCE's new
   reasons; **S(Y) / N(Y)**: NO 1.0, MAYBE 0.5, YES or UNCLEAR 0.1 (RS); YES 1.0, MAYBE 0.5, NO
   or UNCLEAR 0.1 (RN).
-- **p(toxic)**: classify suite, p(y = toxic | x) from the label spellings' teacher-forced
-  logprobs; **label mass**: the probability of answering with a label at all (below 0.5: the
-  model wanted to say something else).
 """
 
 MORE_TEXT = """\
-Rationales (`docs/methods/rationales.md#6-metrics`, metrics key `7`; `haf report --report
-rationales`): R̂ is a rationale's words, R the annotators' (HARD: the words at least half of
-them mark); prompted = asked of the model, occlusion = the k words whose removal lowers the
-log-odds of ŷ most (a_i).
-
-- **IOU (IoU-F1)**: spans are runs of marked words; a predicted span matches when its IoU with
-  a gold span is ≥ 0.5; F1 of the mean precision (matches / predicted spans) and the mean
-  recall (matches / gold spans) over the instances with a gold.
-- **TOK (token F1)**: 2·P·Rc/(P+Rc), P = |R̂∩R|/|R̂|, Rc = |R̂∩R|/|R|; mean over instances
-  (macro); micro = 2·ΣTP / (Σ|R̂| + Σ|R|); ×100 it is P2's alignment F1.
-- **AUPRC / soft AUPRC**: area under the precision-recall curve of the word scores (a_i, or
-  the 0/1 mask) against HARD / against SOFT (the share of annotators marking each word).
-- **COMP**: p(ŷ | x) − p(ŷ | x without R̂), higher = more faithful; **SUFF**: p(ŷ | x) −
-  p(ŷ | only R̂), lower = better (may be < 0).
-- **% flip**: instances whose prediction changes when R̂ is removed; baselines HUMAN (R),
-  RANDOM (|R| random words, mean ± sd over seeds), EVERYTHING (every word).
-- **CPX H**: entropy −Σ q ln q of the scores q_i = v_i / Σv (low = concentrated; H / ln n
-  normalised); **SPR G**: their Gini (0 uniform; 1 − |R̂|/n for a mask); undefined when Σv = 0.
-- **% mass < 0.5**: instances whose label mass is below 0.5; **% no gold**: instances left out
-  of plausibility (no or an empty gold rationale); **% empty / out-of-text / ≠ k**: prompted
-  answers naming no word of the text / a word not in it / not k words of it.
-- **align F1**: token F1 between the prompted and the occlusion rationale of the same k;
-  **annotator IoU**: mean |A∩B| / |A∪B| over pairs of annotators.
-
-Judge (`docs/methods/judge.md`, metrics key `8`; `haf report --report judge`, `judge-vs-haf`;
-`haf judge sensitivity`, `haf judge meta`): an LLM rates each explanation on ACORN's eight criteria;
-a label's code is its place on the criterion's scale (Overall 1–5, New information 0–3, no 0 /
-yes 1, Factual N/A −1, Supports a 0 / b 1 / none −1).
-
-- **label**: the criterion's answer; constrained mode: the most probable label of its slot.
-- **p(label)**: the label's probability renormalised over the criterion's allowed labels,
-  from their teacher-forced logprobs (constrained mode).
-- **mass**: Σ exp lp over the allowed labels: how much the model wanted to answer with a label
-  at all; **label-mass warning**: mass < 0.5 (the format forced an answer; trust it less).
-- **E**: expected score Σ p(l)·code(l), for Overall, New information and the yes/no criteria
-  (there E = p(yes)); Supports and Factual are nominal: no E.
-- **≠ stance**: Supports names the other answer than the stance the explanation argued for
-  (toxic → a, non-toxic → b): the explanation does not reflect the decision.
-- **normalised mean**: mean over instances of (code − min)/(max − min), 0–1, high is good;
-  Unnecessary information inverted (1 − x), Factual N/A left out; n = instances with a label.
-- **mismatch rate**: % of the explanations with a toxic / non-toxic stance whose Supports is
-  ≠ stance (maybe stances counted apart).
-- **% failed** (free mode): answers where a criterion's line gave no readable label (left out
-  of that criterion's mean).
-- **sensitivity cell**: % of (original, edited) explanation pairs whose label for the
-  criterion changed; ◆ marks the criterion the edit targets (should change: high is good),
-  elsewhere it should stay (low is good).
-- **ρ**: Spearman's rank correlation (Pearson's r of average ranks; −1…1) over the n pairs
-  with both values: judge Overall or normalised mean against SoS / DiS; in the meta tables
-  the judge against the human majority vote. **α**: Krippendorff's agreement of the raters
-  (Table 4.1, with the LLM replacing one); **MAE / NMAE / bias**: Table 4.5.
-
 A run started here is executed by this app: leaving the monitor keeps it going, quitting the
 app cancels it and leaves it resumable (`R` here, or `haf run --resume RUN_ID`).
 
@@ -161,7 +106,8 @@ def help_markdown(screen: Screen[Any] | None = None) -> str:
     known = definitions.METRICS_BY_LABEL  # (the installed methods', read now)
     if any(spec.label not in known for spec in specs):
         parts.append(run_metrics_markdown(specs))
-    parts += ["## Every key", markdown_table(), MORE_NUMBERS, MORE_TEXT]
+    numbers = [MORE_NUMBERS, *(method.help for method in methods().values() if method.help)]
+    parts += ["## Every key", markdown_table(), *numbers, MORE_TEXT]
     return "\n\n".join(parts)
 
 

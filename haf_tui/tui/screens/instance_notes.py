@@ -20,10 +20,11 @@ from textual.message import Message
 from haf_tui.store.annotations import InstanceNote
 from haf_tui.store.pending_annotations import PendingAnnotation, annotation, pending
 from haf_tui.tui.instance_reader import InstanceCache
+from haf_tui.tui.method_parts import NodeRef
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.screens.text_editor import TextEditorScreen
 from haf_tui.tui.store_writes import write_or_keep
-from haf_tui.tui.widgets.stance_tree import NodeRef, StanceTree
+from haf_tui.tui.widgets.stance_tree import StanceTree
 from haf_tui.vocabulary import HafError, first_line
 
 NOT_SAVED = "notes cannot be saved now"

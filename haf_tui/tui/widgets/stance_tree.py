@@ -1,15 +1,14 @@
 """The tree of one instance: a node (or several) per method of the run, each drawn by the
-explorer view its method declares (``Method.view``, looked up in :data:`METHOD_VIEWS`; none:
-the method's title over the lines of ``Method.node_lines``): HAF's stance tree (JUSTIFY,
-UPHOLD-REASON internal and external, UPHOLD-STANCE), label scores, a node for the instance's
-rationales; under JUSTIFY, each judge run's ratings of the explanation (a run without HAF: at
-the top); each node carries the generation (and reason) it stands for. Which stages belong to
-which method the registry says."""
+method's own part of the workbench (``Method.workbench``, its ``ExplorerPart.node``) or by the
+explorer view it declares (``Method.view``, looked up in :data:`METHOD_VIEWS`; none: the
+method's title over the lines of ``Method.node_lines``): HAF's stance tree (JUSTIFY,
+UPHOLD-REASON internal and external, UPHOLD-STANCE), label scores; under JUSTIFY, each judge
+run's ratings of the explanation (a run without HAF: at the top); each node carries the
+generation (and reason) it stands for. Which stages belong to which method the registry says."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 from rich.style import Style
@@ -22,25 +21,14 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from haf_tui.methods.declare import Method
+from haf_tui.methods.registry import MethodLoadError, method_named
 from haf_tui.reports import format_number
 from haf_tui.store.instance_readers import DetailRow
-from haf_tui.tui.judge_data import Judgement
 from haf_tui.tui.messages import FullValueRequested
+from haf_tui.tui.method_parts import ExplorerPart, NodeRef, explorer_part
 from haf_tui.tui.tree_input import Generation, TreeInput, group_detail, shown_methods
-from haf_tui.tui.widgets.judge_view import FLAG as LOW_STYLE
-from haf_tui.tui.widgets.judge_view import JUDGEMENT, criterion_text, judge_title
-
-RATIONALES = "rationales"
-"""The stage of the node that shows an instance's rationales (no generation of its own)."""
-
-
-@dataclass(frozen=True)
-class NodeRef:
-    """Which generation (stage, sub_index) a node stands for and, for a reason, which one."""
-
-    stage: str
-    sub_index: int = -1
-    reason_index: int | None = None
+from haf_tui.tui.widgets.text_layout import FLAG as LOW_STYLE
+from haf_tui.vocabulary import HafError
 
 
 def fmt(value: Any, digits: int = 2) -> str:
@@ -154,28 +142,31 @@ class StanceTree(Tree[NodeRef | None]):
         stance: Any,
         rows: Sequence[DetailRow],
         suites: Sequence[str] | None = None,
-        judgements: Sequence[Judgement] = (),
+        attached: Mapping[str, Sequence[object]] | None = None,
         *,
         metrics: Mapping[str, float | None] | None = None,
         text: str = "",
     ) -> None:
         """Rebuild the tree from the ``instance_detail`` rows of one instance (``suites``: the
         run's; None: told by the rows), its instance ``metrics`` and ``text`` (for the nodes of
-        methods without a view of their own) and its ``judgements`` (under JUSTIFY; else at the
-        top)."""
+        methods without a view of their own) and the items of related runs its methods' parts
+        attach (``attached``, by method: under JUSTIFY; else at the top)."""
         self.clear()
         groups = group_detail(rows)
+        attached = attached or {}
         # (a judge run's instances: the stance the judged explanation argued for)
-        stance = stance or next((j.stance for j in judgements if j.stance), None)
+        stance = stance or next(
+            (s for items in attached.values() for i in items if (s := getattr(i, "stance", 0))),
+            None,
+        )
         self.root.set_label(Text(f"{instance_id}  stance: {stance or '—'}"))
-        shown = TreeInput(instance_id, text, groups, judgements, metrics or {})
+        shown = TreeInput(instance_id, text, groups, attached, metrics or {})
         first: NodeRef | None = None
         for method in shown_methods(groups, suites):
-            ref = METHOD_VIEWS.get(method.view, _generic_node)(self, method, shown)
+            ref = _view_of(method)(self, method, shown)
             first = first or ref
-        if not shown.judged:
-            _add_judgements(self.root, judgements)
-        self.root.data = first or (NodeRef(JUDGEMENT, 0) if judgements else None)
+        _attach(self.root, shown)
+        self.root.data = first or _first_attached(shown)
         self.root.expand_all()
         self.move_cursor(self.root)
 
@@ -185,8 +176,7 @@ class StanceTree(Tree[NodeRef | None]):
         groups = shown.groups
         justify = groups.get(("justify", -1))
         node = self._justify(justify)
-        _add_judgements(self.root if node is None else node, shown.judgements)
-        shown.judged = True
+        _attach(self.root if node is None else node, shown)
         self._uphold_reason(groups, "internal", "uii", "UII")
         self._uphold_reason(groups, "external", "uei", "UEI")
         self._uphold_stance(groups, justify)
@@ -272,51 +262,52 @@ def _label_scores(tree: StanceTree, method: Method[Any], shown: TreeInput) -> No
     return refs[0]
 
 
-def _rationales(tree: StanceTree, method: Method[Any], shown: TreeInput) -> NodeRef:
-    """Rationales: the first node line as the title (the node shows the rationale view),
-    then one line per generation of the method's second stage, its prompts (the token view);
-    "not run" when it has no lines."""
-    lines = method.node_lines(shown.node_input(method))
-    if not lines:
-        tree.root.add_leaf(Text(f"{method.title} — not run"), data=None)
-        return NodeRef(RATIONALES)
-    node = tree.root.add(Text(lines[0]), data=NodeRef(RATIONALES))
-    asked = method.suite.stages[1:2]
-    refs = [NodeRef(stage, sub) for stage, sub in shown.generations(method) if stage in asked]
-    for line, ref in zip(lines[1:], refs, strict=False):
-        node.add_leaf(Text(line), data=ref)
-    return NodeRef(RATIONALES)
-
-
-def _judgements(tree: StanceTree, method: Method[Any], shown: TreeInput) -> NodeRef | None:
-    """A judge run's own judgements, at the top (unless a stance tree placed them)."""
-    if shown.judged or not shown.judgements:
-        return None
-    _add_judgements(tree.root, shown.judgements)
-    shown.judged = True
-    return NodeRef(JUDGEMENT, 0)
-
-
 MethodView = Callable[[StanceTree, Method[Any], TreeInput], NodeRef | None]
 METHOD_VIEWS: dict[str, MethodView] = {
     "stances": StanceTree.stances,
     "label-scores": _label_scores,
-    "rationales": _rationales,
-    "judgements": _judgements,
 }
 """The explorer views a method may declare (``Method.view``), by kind: each adds the
 method's nodes under the root and says which node the tree opens on (the first method's
 that says one); a kind not here: :func:`_generic_node`."""
 
 
-def _add_judgements(node: TreeNode[NodeRef | None], judgements: Sequence[Judgement]) -> None:
-    """One node per judge run (the ``index``-th shows the ``index``-th judgement), a leaf per
-    criterion under it."""
-    for index, judgement in enumerate(judgements):
-        ref = NodeRef(JUDGEMENT, index)
-        child = node.add(judge_title(judgement), data=ref)
-        for rated in judgement.criteria:
-            child.add_leaf(criterion_text(rated, judgement), data=ref)
+def _view_of(method: Method[Any]) -> MethodView:
+    """How ``method``'s nodes are drawn: its workbench part's node, else its view kind's (a
+    part that cannot be loaded: the kind's; the explorer says why once)."""
+    try:
+        part = explorer_part(method)
+    except MethodLoadError:
+        part = None
+    if part is not None and part.node is not None:
+        return part.node
+    return METHOD_VIEWS.get(method.view, _generic_node)
+
+
+def _part_named(name: str) -> ExplorerPart | None:
+    try:
+        return explorer_part(method_named(name))
+    except HafError:  # (a method gone since, or a part that cannot be loaded)
+        return None
+
+
+def _attach(node: TreeNode[NodeRef | None], shown: TreeInput) -> None:
+    """Each method's items of related runs not placed yet, under ``node``, by its part."""
+    for name, items in shown.attached.items():
+        part = _part_named(name)
+        if name in shown.placed or part is None or part.attach is None:
+            continue
+        part.attach(node, items)
+        shown.placed.add(name)
+
+
+def _first_attached(shown: TreeInput) -> NodeRef | None:
+    """The node of the first attached item (a tree with no node of a method's own)."""
+    for name, items in shown.attached.items():
+        part = _part_named(name)
+        if items and part is not None:
+            return NodeRef(part.stage, 0)
+    return None
 
 
 def _add_reason_leaves(

@@ -20,6 +20,8 @@ GAP = 3
 """Columns between blocks shown side by side."""
 DIM = Style(dim=True)
 BOLD = Style(bold=True)
+FLAG = Style(bold=True, reverse=True)
+"""A flag's style (the flag is also its words: "≠ stance", "low")."""
 
 
 # ---------------------------------------------------------------- colours

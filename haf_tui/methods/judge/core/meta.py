@@ -63,7 +63,7 @@ class MetaItem:
         cls, item_id: str, extra: Mapping[str, Any], llm: Mapping[str, int | None] | None = None
     ) -> MetaItem:
         """An item from an imported ACORN instance's ``extra`` (``human_ratings``,
-        ``voted``; see :mod:`haf_tui.datasets.acorn`) and the LLM's codes."""
+        ``voted``; see :mod:`haf_tui.methods.judge.datasets.acorn`) and the LLM's codes."""
         return cls(
             item_id,
             {c: list(v) for c, v in (extra.get("human_ratings") or {}).items()},

@@ -35,7 +35,7 @@ from haf_tui.methods.rationales.suite.plan import (
     RANDOM_FIRST,
     RationalePlan,
 )
-from haf_tui.store.records import RationaleRecord
+from haf_tui.methods.rationales.suite.records import RationaleRecord
 
 
 class InstanceRationales:

@@ -39,6 +39,7 @@ from haf_tui.methods.rationales.suite.plan import (
     RationalePlan,
     replay,
 )
+from haf_tui.methods.rationales.suite.records import TABLE
 from haf_tui.methods.rationales.suite.results import InstanceRationales
 from haf_tui.store.records import GenerationRecord, InstanceRecord
 
@@ -136,7 +137,11 @@ class RationalesSuite:
         summary = f"ŷ {built.predicted}"
         if prompted is not None:
             summary += f", {prompted.size} of {len(plan.tokens)} words named"
-        return SuiteOutcome(instance_metrics=built.metrics(rows), rationales=rows, summary=summary)
+        return SuiteOutcome(
+            instance_metrics=built.metrics(rows),
+            rows={TABLE: [row.stored() for row in rows]},
+            summary=summary,
+        )
 
 
 RATIONALES = RationalesSuite()

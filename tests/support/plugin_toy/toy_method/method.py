@@ -1,4 +1,5 @@
-"""The toy method: its settings, suite, metric, report and panel, declared in one place."""
+"""The toy method: its settings, suite, metric, report and panel, its own table, explorer view
+(:mod:`.tui`) and dataset format (:mod:`.formats`), declared in one place."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from haf_tui.messages import ChatMessage
 from haf_tui.methods.base import Answer, Reply, SuiteContext, SuiteOutcome, Task, unparsed_record
 from haf_tui.methods.declare import ListColumn, Method, MetricSpec, PanelSpec
 from haf_tui.reports.registry import RUN_KEYS, Report, select_columns
+from haf_tui.store.method_tables import MethodMigration
 from haf_tui.store.records import GenerationRecord, InstanceRecord
 
 STAGE = "toy_word"
@@ -65,6 +67,8 @@ class ToySuite:
     name = "toy"
     stages = (STAGE,)
     titles: ClassVar[dict[str, str]] = {STAGE: "toy word"}
+    table: ClassVar[str | None] = "toy_answers"
+    """The method's own table its answers go to (None: none)."""
 
     def run_stages(self, config: RunConfig) -> tuple[str, ...]:
         """Its one stage."""
@@ -97,9 +101,11 @@ class ToySuite:
         (answer,) = answers
         matched = 1.0 if answer.decision == "match" else 0.0
         logprob = answer.logprob_sum if math.isfinite(answer.logprob_sum) else math.nan
+        word = answer.text.strip()
         return SuiteOutcome(
             instance_metrics=[("toy_match", matched, 1), ("toy_logprob", logprob, 1)],
-            summary=f"answered {answer.text.strip()[:20]!r}",
+            summary=f"answered {word[:20]!r}",
+            rows={self.table: [{"answer": word, "n_chars": len(word)}]} if self.table else {},
         )
 
 
@@ -135,4 +141,14 @@ METHOD: Method[ToySettings] = Method(
     queries_dir=Path(__file__).parent / "queries",
     panels=(PanelSpec("toy", "Toy", ("toy",), ("toy_match",)),),
     list_columns=(ListColumn("toy_match", "match"),),
+    migrations=(
+        MethodMigration(
+            1,
+            "toy_answers: each instance's answer and its length",
+            "CREATE TABLE toy_answers (run_id VARCHAR NOT NULL, instance_id VARCHAR NOT NULL, "
+            "answer VARCHAR NOT NULL, n_chars INTEGER NOT NULL, PRIMARY KEY (run_id, instance_id))",
+        ),
+    ),
+    workbench="toy_method.tui:EXPLORER",
+    dataset_formats=("toy_method.formats:TOY_FORMAT",),
 )

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from haf_tui.methods.rationales.core.truth import Gold, word_units
-from haf_tui.store.records import RationaleRecord
+from haf_tui.methods.rationales.suite.records import RationaleRecord
 
 
 @dataclass(frozen=True)

@@ -5,25 +5,22 @@ allowed label; "≠ stance" when Supports names the other label than the stance 
 for; then the judged item (question, choices, explanation).
 
 The tree's texts (:func:`judge_title`, :func:`criterion_text`) and the view's lines
-(:func:`judge_lines`) are pure functions of a :class:`~haf_tui.tui.judge_data.Judgement`, so
+(:func:`judge_lines`) are pure functions of a :class:`~haf_tui.methods.judge.tui.data.Judgement`, so
 they test as plain text; :class:`JudgeView` draws the lines and scrolls them."""
 
 from __future__ import annotations
 
-from rich.style import Style
 from rich.text import Text
 
 from haf_tui.methods.judge.core.criteria import SHORT_NAMES
 from haf_tui.methods.judge.core.scores import LOW_MASS
-from haf_tui.tui.judge_data import NOT_EQUAL, CriterionJudgement, Judgement
+from haf_tui.methods.judge.tui.data import NOT_EQUAL, CriterionJudgement, Judgement
 from haf_tui.tui.widgets.lines_view import PanelView
-from haf_tui.tui.widgets.text_layout import BOLD, DIM, cell, fmt, line, prose, styled
+from haf_tui.tui.widgets.text_layout import BOLD, DIM, FLAG, cell, fmt, line, prose, styled
 
 JUDGEMENT = "judgement"
 """The stage of a tree node that shows a judgement (its sub-index: which judge run's; no
 generation of its own)."""
-FLAG = Style(bold=True, reverse=True)
-"""A flag's style (the flag is also its words: "≠ stance", "low")."""
 
 
 # ---------------------------------------------------------------- the tree's texts

@@ -14,11 +14,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from haf_tui.config import RunConfig
 from haf_tui.methods.judge.core.criteria import CRITERIA, SHORT_NAMES, Criterion
 from haf_tui.methods.judge.core.prompts import JudgeItem
 from haf_tui.methods.judge.core.scores import LOW_MASS
-from haf_tui.methods.registry import methods_of
+from haf_tui.methods.judge.suite.suite import JUDGE
 from haf_tui.store import Store
 from haf_tui.store.readers import (
     JudgeRun,
@@ -159,9 +158,9 @@ def read_judgements(
 
 def judges_shown(store: Store, run_id: str, suites: Sequence[str]) -> tuple[JudgeRun, ...]:
     """The judge runs whose judgements a run's explorer shows: a judge run's own (a run with
-    a method whose explorer view is the judgements); else those over the run's explanations
-    (finished first, then newest first)."""
-    if any(method.view == "judgements" for method in methods_of(RunConfig(suites=suites))):
+    the judge suite); else those over the run's explanations (finished first, then newest
+    first)."""
+    if JUDGE.name in suites:
         own = judge_run(store, run_id)
         return () if own is None else (own,)
     return tuple(judge_runs_of(store, run_id))

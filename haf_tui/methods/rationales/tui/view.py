@@ -19,8 +19,8 @@ from rich.style import Style
 from rich.text import Text
 
 from haf_tui.methods.rationales.core.parsing import parse_rationale
-from haf_tui.store.records import RationaleRecord
-from haf_tui.tui.rationale_data import RationaleData
+from haf_tui.methods.rationales.suite.records import RationaleRecord
+from haf_tui.methods.rationales.tui.data import RationaleData
 from haf_tui.tui.widgets.lines_view import PanelView
 from haf_tui.tui.widgets.text_layout import (
     BOLD,

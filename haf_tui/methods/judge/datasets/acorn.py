@@ -37,17 +37,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import random
-import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from haf_tui.datasets.formats import DatasetFormat
 from haf_tui.datasets.model import Dataset, DatasetError
-from haf_tui.datasets.readers import BROKEN_LINE, decode_bytes, read_table
+from haf_tui.datasets.readers import BROKEN_LINE
 from haf_tui.datasets.validation import (
     DEFAULT_MAX_CHARS,
     DUPLICATE_ID,
@@ -61,178 +60,37 @@ from haf_tui.datasets.validation import (
     excerpt,
     has_undecodable,
 )
-from haf_tui.methods.judge.core.criteria import CRITERION_IDS, LETTERS, criterion
+from haf_tui.methods.judge.core.criteria import CRITERION_IDS, LETTERS
 from haf_tui.methods.judge.core.metrics import majority_vote
-from haf_tui.methods.judge.core.parsing import parse_label
 from haf_tui.methods.judge.core.prompts import JudgeItem
+from haf_tui.methods.judge.datasets.acorn_files import (
+    ACORN_FILE,
+    ACORN_HOME,
+    acorn_file,
+    is_acorn_file,
+    read_rows,
+)
+from haf_tui.methods.judge.datasets.acorn_ratings import (
+    Encoding,
+    UnreadableRatingError,
+    code_of,
+    criterion_key,
+    integer_of,
+    is_missing,
+    rating_code,
+)
 from haf_tui.store.records import InstanceRecord
 
 ACORN_NAME: Final = "acorn"
-ACORN_FILE: Final = "ACORN.jsonl"
-ACORN_HOME: Final = "GitHub a-brassard/ACORN or Hugging Face anab/ACORN"
-_ALIASES: Final = frozenset({"acorn", "anab/acorn", "abrassard/acorn"})
-_SUFFIXES: Final = (".jsonl", ".ndjson", ".json", ".parquet")
 
 NO_ITEM: Final = "no question or answer choices (1 to 5)"
 NO_RATINGS: Final = "no readable rating"
 NOT_TEXT: Final = "explanation is not text"
 
-_KEY_ALIASES: Final[dict[str, str]] = {
-    "support": "supports",
-    "supported": "supports",
-    "overall_rating": "overall",
-    "rating": "overall",
-    "wellwritten": "well_written",
-    "well_writtenness": "well_written",
-    "fluent": "well_written",
-    "relevant": "related",
-    "relevance": "related",
-    "relatedness": "related",
-    "facts": "factual",
-    "factuality": "factual",
-    "new_information": "new_info",
-    "newinfo": "new_info",
-    "unnecessary_information": "unnecessary_info",
-    "unnecessary": "unnecessary_info",
-    "unnecessaryinfo": "unnecessary_info",
-    "contrast": "contrastive",
-    "contrastiveness": "contrastive",
-}
-_TRUE: Final = frozenset({"true", "t", "y"})
-_FALSE: Final = frozenset({"false", "f", "n"})
-_NONE_SUPPORT: Final = frozenset({"none of the above", "none of them", "neither of them"})
-_STARS_WORD = re.compile(r"\s*stars?$")
-_INTEGER = re.compile(r"[+-]?[0-9]+(?:\.0*)?")
-
-
-class _UnreadableError(Exception):
-    """A rating value no rule maps to a code."""
-
 
 def is_acorn_name(name: str) -> bool:
     """Whether ``name`` names ACORN (``acorn``, ``anab/ACORN``, ``a-brassard/ACORN``)."""
-    return re.sub(r"[\s_\-]+", "", name.lower()) in _ALIASES
-
-
-def criterion_key(key: str) -> str | None:
-    """The criterion id a rating field names (case, spaces and dashes ignored; a few
-    spellings such as ``new information`` accepted), or None."""
-    norm = re.sub(r"[\s\-]+", "_", str(key).strip().lower())
-    norm = _KEY_ALIASES.get(norm, _KEY_ALIASES.get(norm.replace("_", ""), norm))
-    return norm if norm in CRITERION_IDS else None
-
-
-@dataclass(frozen=True)
-class Encoding:
-    """How a file writes integers, decided once per file (§5 "check the label encoding"):
-    ``label_base`` / ``supports_base`` 0 or 1 (the first answer choice's index), and
-    ``overall_base`` 1 (stars 1–5) or 0 (0–4, shifted up)."""
-
-    label_base: int = 0
-    supports_base: int = 0
-    overall_base: int = 1
-
-    def describe(self) -> dict[str, str]:
-        """The decisions, as kept in the dataset's metadata."""
-        return {
-            "label": f"{self.label_base}-based index",
-            "supports": f"{self.supports_base}-based index"
-            + (", 0 or -1 = none" if self.supports_base else ", -1 = none"),
-            "overall": "1-5" if self.overall_base == 1 else "0-4 (shifted to 1-5)",
-        }
-
-
-# ---------------------------------------------------------------- values
-
-
-def _integer(value: Any) -> int | None:
-    """An integral number (int, integral float, or such a string), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value) if math.isfinite(value) and value.is_integer() else None
-    if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
-        return int(float(value.strip()))
-    return None
-
-
-def _is_missing(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    return isinstance(value, str) and not value.strip()
-
-
-def _supports_index(number: int, n_choices: int, base: int) -> int:
-    if base == 1 and number in (0, -1):
-        return -1
-    if base == 0 and number == -1:
-        return -1
-    index = number - base
-    if 0 <= index < n_choices:
-        return index
-    raise _UnreadableError(number)
-
-
-def rating_code(
-    criterion_id: str,
-    value: Any,
-    choices: Sequence[str] = (),
-    encoding: Encoding | None = None,
-) -> int | None:
-    """The §2 code of one rating value; None for a missing one (null, empty, NaN).
-    Raises ``ValueError`` when no rule reads it (the importer then keeps None and counts it).
-
-    ``choices`` are the item's answer choices (Supports: their number bounds the letters and
-    indices, and a choice's text names it)."""
-    try:
-        return _code(criterion_id, value, choices, encoding or Encoding())
-    except _UnreadableError as exc:
-        raise ValueError(f"{criterion_id}: cannot read {value!r}") from exc
-
-
-def _code(criterion_id: str, value: Any, choices: Sequence[str], encoding: Encoding) -> int | None:
-    if _is_missing(value):
-        return None
-    crit = criterion(criterion_id)
-    n_choices = len(choices) or len(LETTERS)
-    if isinstance(value, bool):
-        if crit.names[-2:] == ("no", "yes"):  # binary criteria and Factual
-            return int(value)
-        raise _UnreadableError(value)
-    number = _integer(value)
-    if number is not None:
-        if criterion_id == "supports":
-            return _supports_index(number, n_choices, encoding.supports_base)
-        if criterion_id == "overall":
-            number += 1 - encoding.overall_base
-        if number in {label.code for label in crit.labels}:
-            return number
-        raise _UnreadableError(value)
-    if not isinstance(value, str):
-        raise _UnreadableError(value)
-    text = " ".join(value.split())
-    low = text.lower().strip(" .!*")
-    if criterion_id == "supports":
-        for index, choice in enumerate(choices):
-            if low and low == " ".join(str(choice).split()).lower().strip(" .!*"):
-                return index
-        if low in _NONE_SUPPORT:
-            return -1
-    if criterion_id == "overall":
-        text = _STARS_WORD.sub("", text)
-    if crit.names[-2:] == ("no", "yes"):
-        if low in _TRUE:
-            return 1
-        if low in _FALSE:
-            return 0
-    label = parse_label(crit, text, n_choices)
-    if label is None:
-        raise _UnreadableError(value)
-    return crit.code(label)
+    return ACORN_FORMAT.named(name)
 
 
 # ---------------------------------------------------------------- rows
@@ -301,7 +159,7 @@ def _answer_index(value: Any, choices: Sequence[str], base: int) -> int | None:
     if isinstance(value, str) and len(value.strip()) == 1 and value.strip().isalpha():
         index = LETTERS.find(value.strip().lower())
         return index if 0 <= index < len(choices) else None
-    number = _integer(value)
+    number = integer_of(value)
     if number is None or not 0 <= number - base < len(choices):
         return None
     return number - base
@@ -316,13 +174,13 @@ def detect_encoding(records: Iterable[Mapping[str, Any]]) -> Encoding:
     for record in records:
         choices = _choices(record.get("choices"))
         n = len(choices) if choices else None
-        label = _integer(record.get("label"))
+        label = integer_of(record.get("label"))
         label_one |= n is not None and label == n
         values = [_voted_raw(record), *(r for _, r in _workers(record.get("worker_ratings")))]
         for ratings in values:
-            supports = _integer(ratings.get("supports"))
+            supports = integer_of(ratings.get("supports"))
             supports_one |= n is not None and supports == n
-            overall = _integer(ratings.get("overall"))
+            overall = integer_of(ratings.get("overall"))
             if overall is not None:
                 overall_seen.add(overall)
     overall_base = 0 if 0 in overall_seen and 5 not in overall_seen else 1
@@ -341,8 +199,8 @@ def _codes(
     codes: dict[str, int | None] = {}
     for crit in CRITERION_IDS:
         try:
-            codes[crit] = _code(crit, ratings.get(crit), choices, encoding)
-        except _UnreadableError:
+            codes[crit] = code_of(crit, ratings.get(crit), choices, encoding)
+        except UnreadableRatingError:
             tally.unreadable[crit] += 1
             codes[crit] = None
     return codes
@@ -381,69 +239,6 @@ def _instance_extra(
     }
 
 
-# ---------------------------------------------------------------- files
-
-
-def _jsonl_rows(text: str) -> Iterator[tuple[int, Any]]:
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield number, json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield number, {BROKEN_LINE: f"{exc.msg} at column {exc.colno}", "text": line}
-
-
-def _read_rows(path: Path, encoding: str | None) -> tuple[str, str | None, list[tuple[int, Any]]]:
-    """The file's format, encoding and numbered rows (a JSON Lines line that is not an
-    object stays a row, to be skipped; other formats through :func:`read_table`)."""
-    if path.suffix.lower() in (".jsonl", ".ndjson"):
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise DatasetError(f"cannot read {path}: {exc.strerror or exc}") from exc
-        text, used = decode_bytes(raw, path, encoding)
-        return "jsonl", used, list(_jsonl_rows(text))
-    table = read_table(path, encoding=encoding)
-    return table.format, table.encoding, list(table.rows)
-
-
-def is_acorn_file(path: str | Path) -> bool:
-    """Whether a file looks like ACORN: a JSON Lines/JSON/Parquet file whose first object has
-    ``question``, ``choices``, ``explanation`` and worker or voted ratings."""
-    file_path = Path(path).expanduser()
-    if file_path.suffix.lower() not in _SUFFIXES or not file_path.is_file():
-        return False
-    try:
-        if file_path.suffix.lower() in (".jsonl", ".ndjson"):
-            with file_path.open(encoding="utf-8", errors="replace") as handle:
-                first = next((json.loads(line) for line in handle if line.strip()), None)
-        else:
-            rows = read_table(file_path, limit=1).rows
-            first = rows[0][1] if rows else None
-    except (DatasetError, json.JSONDecodeError, OSError, UnicodeError):
-        return False
-    if not isinstance(first, dict) or not {"question", "choices", "explanation"} <= set(first):
-        return False
-    return "worker_ratings" in first or "voted_ratings" in first or "supports" in first
-
-
-def acorn_file(files: Sequence[str | Path]) -> Path:
-    """The one ACORN file ``files`` names: a file, or a folder holding ``ACORN.jsonl``
-    (DatasetError otherwise)."""
-    if len(files) != 1:
-        raise DatasetError(f"ACORN is one file ({ACORN_FILE}): give one --file, not {len(files)}")
-    path = Path(files[0]).expanduser()
-    if path.is_dir():
-        found = sorted(p for p in path.rglob("*") if p.name.lower() == ACORN_FILE.lower())
-        if not found:
-            raise DatasetError(f"no {ACORN_FILE} in folder {path}")
-        return found[0]
-    if not path.is_file():
-        raise DatasetError(f"ACORN file not found: {path} (download {ACORN_FILE}: {ACORN_HOME})")
-    return path
-
-
 def load_acorn(
     path: str | Path,
     *,
@@ -455,7 +250,7 @@ def load_acorn(
     readable row an instance, the others skipped with why. DatasetError only when the file
     itself cannot be read."""
     file_path = acorn_file([path])
-    fmt, used, rows = _read_rows(file_path, encoding)
+    fmt, used, rows = read_rows(file_path, encoding)
     if not rows:
         raise DatasetError(f"ACORN file {file_path} has no rows")
     objects = [r for _, r in rows if isinstance(r, dict) and BROKEN_LINE not in r]
@@ -473,7 +268,7 @@ def load_acorn(
             continue
         explanation = record.get("explanation")
         raw_id = record.get("id")
-        item_id = str(number) if _is_missing(raw_id) else str(raw_id)
+        item_id = str(number) if is_missing(raw_id) else str(raw_id)
         choices = _choices(record.get("choices"))
         question = record.get("question")
         reason = _row_reason(explanation, question, choices, item_id, seen, max_chars)
@@ -548,8 +343,34 @@ def _row_reason(
     return None
 
 
+def _read(
+    paths: Sequence[Path],
+    *,
+    name: str | None = None,
+    encoding: str | None = None,
+    max_chars: int = DEFAULT_MAX_CHARS,
+) -> Dataset:
+    """ACORN from its file (or a folder holding it)."""
+    return load_acorn(acorn_file(paths), name=name, encoding=encoding, max_chars=max_chars)
+
+
+ACORN_FORMAT: Final = DatasetFormat(
+    ACORN_NAME,
+    "ACORN, human-rated explanations (the judge's meta-evaluation)",
+    _read,
+    recognises=is_acorn_file,
+    without_file=(
+        f"ACORN is read from its file: download {ACORN_FILE} ({ACORN_HOME}), then "
+        f"haf datasets import acorn --file {ACORN_FILE}"
+    ),
+    aliases=("anab/ACORN", "a-brassard/ACORN"),
+)
+"""ACORN as the judge's own dataset format (``Method.dataset_formats``)."""
+
+
 __all__ = [
     "ACORN_FILE",
+    "ACORN_FORMAT",
     "ACORN_NAME",
     "NOT_OBJECT",
     "NOT_TEXT",

@@ -1,0 +1,165 @@
+"""The explorer's detail side: the generation of the tree's node under the cursor in the token
+view, or, for a node of a method's own part of the workbench (``Method.workbench``:
+:mod:`~haf_tui.tui.method_parts`), that method's pane in its place, read when first shown and
+kept (or the item of a related run it attaches, read with the instance)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import cast
+
+from textual import on, work
+from textual.widgets import Tree
+
+from haf_tui.methods.registry import method_named, methods
+from haf_tui.tui.instance_reader import (
+    CACHE_SIZE,
+    AttachedReader,
+    InstanceCache,
+    PaneRead,
+)
+from haf_tui.tui.method_parts import DetailPane, ManyReader, NodeRef, explorer_parts
+from haf_tui.tui.screens.explorer_filters import FilteredScreen
+from haf_tui.tui.widgets.token_view import TokenView
+
+LOADING_DELAY = 0.15
+"""Seconds before a slow instance read says "loading" (a fast one just appears)."""
+
+
+def _bound(read_many: ManyReader, runs: Sequence[object]) -> AttachedReader:
+    """``read_many`` of the related runs ``runs``."""
+    return lambda store, ids: read_many(store, runs, ids)
+
+
+class DetailScreen(FilteredScreen):
+    """The token view, or a method's pane in its place (see the module)."""
+
+    run_id: str
+    cache: InstanceCache
+    current: str | None
+    shown_node: tuple[str, NodeRef] | None
+    related: dict[str, tuple[object, ...]]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts, self.part_problems = explorer_parts(methods().values())
+        """The methods' own parts of the explorer by method name (and why any could not be
+        loaded: said once the screen shows)."""
+        self.panes = {part.stage: name for name, part in self.parts.items()}
+        """The method whose pane a node of each pane stage opens."""
+        self.pane_data: OrderedDict[tuple[str, str], object] = OrderedDict()
+        """What the panes showed, by (method, instance) (least recently read dropped beyond the
+        instance cache's size)."""
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-pane")
+    def load_pane(self, name: str, instance_id: str) -> None:
+        """Read what method ``name``'s pane shows of an instance (its node shows it)."""
+        found: object | None = None
+        read = self.parts[name].read
+        try:
+            with self.reader.reading() as store:
+                if read is not None:
+                    found = read(store, self.run_id, instance_id, method_named(name))
+        finally:  # (a failed read is reported by the app)
+            self.post_message(PaneRead(name, instance_id, found))
+
+    def show_node(self, ref: NodeRef | None) -> None:
+        """Show the node's generation in the token view (unless it shows it already)."""
+        data = self.cache.get(self.current or "")
+        if ref is None or data is None or (data.instance_id, ref) == self.shown_node:
+            return
+        self.shown_node = (data.instance_id, ref)
+        if ref.stage in self.panes and self.parts[self.panes[ref.stage]].read is None:
+            name = self.panes[ref.stage]  # (an item of a related run, read with the instance)
+            items = data.attached.get(name, ())
+            self._show_view(name)
+            self._pane(name).show(items[ref.sub_index] if ref.sub_index < len(items) else None)
+            return
+        if ref.stage in self.panes:
+            self.show_pane(self.panes[ref.stage], data.instance_id)
+            return
+        self._show_view("tokens")
+        key = (ref.stage, ref.sub_index)
+        title = ref.stage if ref.sub_index < 0 else f"{ref.stage}[{ref.sub_index + 1}]"
+        if ref.reason_index is not None:
+            title += f" reason {ref.reason_index + 1}"
+        self.query_one("#ex-tokens", TokenView).show(
+            title,
+            data.tokens.get(key, []),
+            data.spans.get(key, {}),
+            ref.reason_index,
+            data.prompts.get(key, ""),
+        )
+
+    def _show_view(self, name: str) -> None:
+        """The token view, or a method's pane in its place (by its id's end)."""
+        for n in ("tokens", *self.parts):
+            view = self.query_one(f"#ex-{n}")
+            if view.display != (n == name):  # (a layout only when it changes)
+                view.display = n == name
+
+    def _attached(self) -> dict[str, AttachedReader]:
+        """Each method's reader of its items of the related runs (the parts that have some)."""
+        return {
+            name: _bound(read_many, runs)
+            for name, runs in self.related.items()
+            if runs and (read_many := self.parts[name].read_many) is not None
+        }
+
+    def _pane(self, name: str) -> DetailPane:
+        return cast("DetailPane", self.query_one(f"#ex-{name}"))
+
+    def show_pane(self, name: str, instance_id: str) -> None:
+        """Show method ``name``'s pane of an instance: read already, or read first ("loading"
+        if that is slow)."""
+        self._show_view(name)
+        found = self.pane_data.get((name, instance_id))
+        if found is not None:
+            self.pane_data.move_to_end((name, instance_id))
+            self._pane(name).show(found)
+            return
+        self._pane(name).show_message("")
+        self.set_timer(LOADING_DELAY, lambda: self._pane_loading(name, instance_id))
+        self.load_pane(name, instance_id)
+
+    def _pane_shown(self, name: str, instance_id: str) -> bool:
+        return self.shown_node == (instance_id, NodeRef(self.parts[name].stage))
+
+    def _pane_loading(self, name: str, instance_id: str) -> None:
+        if self._pane_shown(name, instance_id) and (name, instance_id) not in self.pane_data:
+            noun = self.parts[name].noun
+            self._pane(name).show_message(f"loading the {noun} of {instance_id} …")
+
+    @on(PaneRead)
+    def pane_read(self, message: PaneRead) -> None:
+        """Keep it; show it if its node is still the one shown."""
+        name, instance_id = message.method, message.instance_id
+        if message.data is None:  # (the app says why)
+            if self._pane_shown(name, instance_id):
+                noun = self.parts[name].noun
+                self._pane(name).show_message(f"the {noun} of {instance_id} could not be read")
+            return
+        self.pane_data[name, instance_id] = message.data
+        self.pane_data.move_to_end((name, instance_id))
+        while len(self.pane_data) > CACHE_SIZE:
+            self.pane_data.popitem(last=False)
+        if self._pane_shown(name, instance_id):
+            self._pane(name).show(message.data)
+
+    @on(Tree.NodeHighlighted, "#ex-tree")
+    def node_highlighted(self, event: Tree.NodeHighlighted[NodeRef | None]) -> None:
+        """The tree cursor moved: show that generation."""
+        self.show_node(event.node.data)
+
+    def action_token(self, delta: int) -> None:
+        """Move the token cursor."""
+        self.query_one("#ex-tokens", TokenView).move(delta)
+
+    def action_colour(self) -> None:
+        """Colour by NLL or by relevance."""
+        self.query_one("#ex-tokens", TokenView).toggle_mode()
+
+    def action_prompt(self) -> None:
+        """Show the prompt instead of the output (or back)."""
+        self.query_one("#ex-tokens", TokenView).toggle_prompt()
