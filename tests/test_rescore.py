@@ -1,0 +1,234 @@
+"""``haf rescore``: a stored run re-scored with a second similarity model g equals the same
+run computed from scratch with that g (the real runner, the same answers), adds no generation
+text or token row, gives back the stored values with the run's own g, and resumes."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from haf_tui.cli import main
+from haf_tui.config import DecodingSettings, RunConfig
+from haf_tui.inference.backend import Backend
+from haf_tui.inference.base import GeneratedToken, Generation, TokenCallback, TokenTextAssembler
+from haf_tui.messages import ChatMessage
+from haf_tui.pipeline.rescore import RescoreError, rescore_run
+from haf_tui.pipeline.runner import HafRunner
+from haf_tui.similarity import SimilarityModel, load_similarity
+from haf_tui.store import Store, open_store
+from haf_tui.store.derived_runs import children_of, parent_run
+from haf_tui.store.records import InstanceRecord, RunRecord
+from tests.support.tiny_similarity import tiny_bi_encoder
+
+JUSTIFY = {
+    "0": "The text is toxic.\n1. It insults the reader with a slur.\n"
+    "2. It mocks the group the reader belongs to.\n3. It threatens the reader with harm.",
+    "1": "The text is not toxic.\n1. It states a plain opinion about buses.\n"
+    "2. It uses no insult or slur at all.",
+    "2": "The text may be toxic.\n1. Its sarcasm could hurt some readers.\n"
+    "2. It hints at a stereotype about the group.",
+    "3": "I cannot help with that request.",
+}
+INTERNAL = "No, additional reasons are not required."
+EXTERNAL = (
+    "Yes, additional reasons are required.\n1. It repeats a stereotype seen elsewhere online.\n"
+    "2. It could incite harassment of the readers."
+)
+INDIVIDUAL = (
+    "Decision: the reasons above cover the matter rather well.\n"
+    "1. Another reason is the sarcastic tone used in the text."
+)
+
+
+class ScriptedBackend(Backend):
+    """Answers by stage and instance; every word a token with its own logprob."""
+
+    name = "scripted"
+
+    def generate(
+        self,
+        messages: Sequence[ChatMessage],
+        settings: DecodingSettings,
+        *,
+        on_token: TokenCallback | None = None,
+    ) -> Generation:
+        every = "\n".join(m.content for m in messages)
+        instance = every.split("text number ")[1][0]
+        if "based solely" in every:
+            answer = INTERNAL
+        elif "other than what" in every:
+            answer = EXTERNAL
+        elif "\nREASON" in every:
+            answer = INDIVIDUAL
+        else:
+            answer = JUSTIFY[instance]
+        assembler = TokenTextAssembler()
+        tokens = []
+        for index, word in enumerate(answer.replace(" ", " \0").split("\0")):
+            text, byte_offset, char_offset = assembler.add(word.encode())
+            logprob = -0.05 * (1 + (index * 7 + int(instance)) % 11)
+            tokens.append(GeneratedToken(index, word.encode(), text, byte_offset, char_offset, logprob))
+        return Generation(every, 10, assembler.finish(), tokens, "stop", 0.01)
+
+
+def _run(store: Store, run_id: str, similarity: SimilarityModel) -> None:
+    config = RunConfig(dataset_id="tiny", decoding=DecodingSettings(max_new_tokens=64))
+    store.create_run(
+        RunRecord(
+            run_id=run_id,
+            status="created",
+            dataset_id="tiny",
+            n_planned=4,
+            config_json=config.model_dump_json(),
+            model_file="scripted.gguf",
+            similarity_model=similarity.name,
+            similarity_kind="bi-encoder",
+        )
+    )
+    assert HafRunner(store, ScriptedBackend(), similarity, config).run(run_id).status == "finished"
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two tiny random bi-encoders: the parent's g and the second g."""
+    folder = tmp_path_factory.mktemp("tiny-g")
+    return tiny_bi_encoder(folder, 1), tiny_bi_encoder(folder, 2)
+
+
+@pytest.fixture
+def stored(tmp_path: Path, models: tuple[Path, Path]) -> Store:
+    """A store with the parent run (g = first tiny model) and the same run made from scratch
+    with the second (run id ``scratch``)."""
+    store = open_store(tmp_path / "haf.duckdb")
+    records = [
+        InstanceRecord(instance_id=f"i{n}", position=n, text=f"text number {n}", label="toxic")
+        for n in range(4)
+    ]
+    store.save_dataset("tiny", "tiny", "test", records)
+    _run(store, "parent", load_similarity(str(models[0])))
+    _run(store, "scratch", load_similarity(str(models[1])))
+    return store
+
+
+TABLES = {
+    "instance_results": "instance_id, stance, n_reasons, stopped",
+    "instance_metrics": "instance_id, metric, value, n",
+    "reason_metrics": "instance_id, stage, sub_index, reason_index, metric, value",
+    "generations": "instance_id, stage, sub_index, test, seed, output_tokens, finish_reason, "
+    "decision, decision_source, decision_sentence, decision_start, decision_end, "
+    "decision_confidence",
+    "reasons": "instance_id, stage, sub_index, reason_index, text, span_start, span_end, "
+    "token_first, token_count, nll, relevance, confidence",
+    "parse_diagnostics": "instance_id, stage, sub_index, kind, detail",
+}
+
+
+def _rows(store: Store, table: str, run_id: str) -> list[tuple[Any, ...]]:
+    return store.query(
+        f"SELECT {TABLES[table]} FROM {table} WHERE run_id = ? ORDER BY ALL", [run_id]
+    )[1]
+
+
+def _close(a: Any, b: Any, tolerance: float) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        both_nan = math.isnan(a) and math.isnan(b)
+        return both_nan or abs(a - b) <= tolerance
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_close(x, y, tolerance) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _assert_same(store: Store, run_a: str, run_b: str, tolerance: float) -> None:
+    for table in TABLES:
+        rows_a, rows_b = _rows(store, table, run_a), _rows(store, table, run_b)
+        assert len(rows_a) == len(rows_b) > 0 or table == "parse_diagnostics", table
+        for row_a, row_b in zip(rows_a, rows_b, strict=True):
+            assert _close(row_a, row_b, tolerance), (table, row_a, row_b)
+
+
+def _counts(store: Store) -> tuple[int, int]:
+    texts = store.query("SELECT count(*) FROM generations WHERE output_text IS NOT NULL")[1]
+    tokens = store.query("SELECT count(*) FROM tokens")[1]
+    return int(texts[0][0]), int(tokens[0][0])
+
+
+def test_a_rescore_equals_the_run_made_from_scratch_with_that_g(
+    stored: Store, models: tuple[Path, Path]
+) -> None:
+    before = _counts(stored)
+    summary = rescore_run(stored, "parent", load_similarity(str(models[1])))
+    assert summary.status == "finished" and summary.instances_done == 4
+    assert parent_run(stored, summary.run_id) == "parent"
+    _assert_same(stored, summary.run_id, "scratch", 1e-9)
+    assert _counts(stored) == before  # no generation text or token copied
+    sources = {row[0] for row in _rows(stored, "generations", summary.run_id)}
+    assert sources  # (the similarity-decided follow-ups are there too)
+    decided = stored.query(
+        "SELECT count(*) FROM generations WHERE run_id = ? AND decision_source = 'similarity'",
+        [summary.run_id],
+    )[1]
+    assert decided[0][0] > 0
+    moved = stored.query(
+        "SELECT count(*) FROM instance_metrics d JOIN instance_metrics p USING (instance_id, "
+        "metric) WHERE d.run_id = ? AND p.run_id = 'parent' AND d.value <> p.value",
+        [summary.run_id],
+    )[1]
+    assert moved[0][0] > 0  # g matters: the test is not comparing the parent with itself
+
+
+def test_rescoring_with_the_runs_own_g_gives_back_its_values(
+    stored: Store, models: tuple[Path, Path]
+) -> None:
+    summary = rescore_run(stored, "parent", load_similarity(str(models[0])))
+    _assert_same(stored, summary.run_id, "parent", 0.0)
+
+
+def test_a_stopped_rescore_resumes_to_the_same_values(
+    stored: Store, models: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    second = load_similarity(str(models[1]))
+    saved = stored.save_instance_result
+    calls = []
+
+    def killed_on_the_second(result: Any) -> None:
+        calls.append(result.instance_id)
+        if len(calls) == 2:  # its generations are stored, its results never are
+            raise KeyboardInterrupt
+        saved(result)
+
+    monkeypatch.setattr(stored, "save_instance_result", killed_on_the_second)
+    with pytest.raises(KeyboardInterrupt):
+        rescore_run(stored, "parent", second)
+    monkeypatch.setattr(stored, "save_instance_result", saved)
+    (derived,) = children_of(stored, "parent")
+    assert stored.get_run(derived.run_id).status == "stopped"
+    summary = rescore_run(stored, "parent", second)
+    assert summary.resumed and summary.run_id == derived.run_id
+    assert summary.status == "finished" and summary.instances_done == 4
+    _assert_same(stored, summary.run_id, "scratch", 1e-9)
+    again = rescore_run(stored, derived.run_id, second)  # a derived run: its parent's
+    assert again.run_id == derived.run_id and again.instances_done == 4
+
+
+def test_an_unfinished_or_non_haf_run_is_refused(stored: Store, models: tuple[Path, Path]) -> None:
+    stored.update_run("parent", status="stopped")
+    with pytest.raises(RescoreError, match="is stopped: resume it to the end first"):
+        rescore_run(stored, "parent", load_similarity(str(models[1])))
+
+
+def test_the_command_line_rescores_and_refuses_a_model_it_cannot_load(
+    stored: Store, models: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = stored.path
+    stored.close()
+    assert main(["--db", str(path), "rescore", "parent", "--similarity", "no-such/model"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "huggingface-cli download no-such/model" in err and err.startswith("error:")
+    assert main(["--db", str(path), "rescore", "par", "--similarity", str(models[1])]) == 0
+    out = capsys.readouterr().out
+    assert "run parent re-scored with" in out and "4/4 instances, finished" in out
