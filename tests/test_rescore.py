@@ -232,3 +232,44 @@ def test_the_command_line_rescores_and_refuses_a_model_it_cannot_load(
     assert main(["--db", str(path), "rescore", "par", "--similarity", str(models[1])]) == 0
     out = capsys.readouterr().out
     assert "run parent re-scored with" in out and "4/4 instances, finished" in out
+
+
+def test_a_derived_run_reads_its_parents_answers_pairs_with_it_and_keeps_it(
+    stored: Store, models: tuple[Path, Path]
+) -> None:
+    from haf_tui.reports.registry import run_report
+    from haf_tui.store.annotations import delete_run
+    from haf_tui.store.errors import StoreError
+    from haf_tui.store.instance_readers import (
+        instance_parts,
+        instance_tokens,
+        run_answers,
+        stage_answers,
+    )
+    from haf_tui.store.paces import past_runs
+
+    derived = rescore_run(stored, "parent", load_similarity(str(models[1]))).run_id
+    ids = ["i0", "i1"]
+    own, of_parent = instance_parts(stored, derived, ids), instance_parts(stored, "parent", ids)
+    prompts = sorted((g.instance_id, g.stage, g.sub_index, g.prompt_text) for g in own.generations)
+    assert prompts == sorted(
+        (g.instance_id, g.stage, g.sub_index, g.prompt_text) for g in of_parent.generations
+    )
+    assert all(p[3] for p in prompts)
+    assert instance_tokens(stored, derived, ids) == instance_tokens(stored, "parent", ids) != []
+    assert run_answers(stored, derived) == run_answers(stored, "parent")
+    assert stage_answers(stored, derived, "i0", "justify") == {-1: JUSTIFY["0"]}
+    from haf_tui.reports import run_named
+
+    params = {"run_id": derived, "instance_id": "i0", "stage": "justify"}
+    columns, rows = run_named(stored, "token_view", params)
+    assert len(rows) == len(run_named(stored, "token_view", {**params, "run_id": "parent"})[1])
+    assert rows and any(r[columns.index("relevance")] is not None for r in rows)
+    result = run_report(stored, "compare-ci", {"run_ids": ["parent", derived]})
+    paired = [dict(zip(result.columns, r, strict=True)) for r in result.rows]
+    sos = next(r for r in paired if r["run"] == derived and r["metric"] == "SoS")
+    assert sos["n pairs"] == 3 and sos["Δ vs first"] is not None  # (i3 stopped: no SoS)
+    with pytest.raises(StoreError, match="re-scored runs .* delete them first"):
+        delete_run(stored, "parent")
+    assert stored.get_run(derived).seconds_running > 0
+    assert len(past_runs(stored, ["scripted.gguf"])) == 2  # parent, scratch: no pace of a re-score
