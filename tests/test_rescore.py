@@ -71,7 +71,9 @@ class ScriptedBackend(Backend):
         for index, word in enumerate(answer.replace(" ", " \0").split("\0")):
             text, byte_offset, char_offset = assembler.add(word.encode())
             logprob = -0.05 * (1 + (index * 7 + int(instance)) % 11)
-            tokens.append(GeneratedToken(index, word.encode(), text, byte_offset, char_offset, logprob))
+            tokens.append(
+                GeneratedToken(index, word.encode(), text, byte_offset, char_offset, logprob)
+            )
         return Generation(every, 10, assembler.finish(), tokens, "stop", 0.01)
 
 
@@ -269,7 +271,7 @@ def test_a_derived_run_reads_its_parents_answers_pairs_with_it_and_keeps_it(
     paired = [dict(zip(result.columns, r, strict=True)) for r in result.rows]
     sos = next(r for r in paired if r["run"] == derived and r["metric"] == "SoS")
     assert sos["n pairs"] == 3 and sos["Δ vs first"] is not None  # (i3 stopped: no SoS)
-    with pytest.raises(StoreError, match="re-scored runs .* delete them first"):
+    with pytest.raises(StoreError, match=r"re-scored runs .* delete them first"):
         delete_run(stored, "parent")
     assert stored.get_run(derived).seconds_running > 0
     assert len(past_runs(stored, ["scripted.gguf"])) == 2  # parent, scratch: no pace of a re-score

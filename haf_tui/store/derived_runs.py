@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from haf_tui.inference.base import GeneratedToken
 from haf_tui.store.db import Store
@@ -167,8 +168,8 @@ def source_generations(
 
 def _token(value: object) -> GeneratedToken:
     """A stored token (a struct of the ``tokens`` row) as the suite scores it."""
-    fields = value.values() if isinstance(value, dict) else value
-    token_id, piece, text, byte_offset, char_offset, logprob = fields  # type: ignore[misc]
+    fields: list[Any] = list(value.values() if isinstance(value, dict) else value)  # type: ignore[call-overload]
+    token_id, piece, text, byte_offset, char_offset, logprob = fields
     return GeneratedToken(
         int(token_id), bytes(piece), str(text), int(byte_offset), int(char_offset), float(logprob)
     )
