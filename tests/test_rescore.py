@@ -5,93 +5,18 @@ text or token row, gives back the stored values with the run's own g, and resume
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from haf_tui.cli import main
-from haf_tui.config import DecodingSettings, RunConfig
-from haf_tui.inference.backend import Backend
-from haf_tui.inference.base import GeneratedToken, Generation, TokenCallback, TokenTextAssembler
-from haf_tui.messages import ChatMessage
 from haf_tui.pipeline.rescore import RescoreError, rescore_run
-from haf_tui.pipeline.runner import HafRunner
-from haf_tui.similarity import SimilarityModel, load_similarity
+from haf_tui.similarity import load_similarity
 from haf_tui.store import Store, open_store
 from haf_tui.store.derived_runs import children_of, parent_run
-from haf_tui.store.records import InstanceRecord, RunRecord
+from tests.support.rescore_runs import JUSTIFY, save_tiny_dataset, scripted_run
 from tests.support.tiny_similarity import tiny_bi_encoder
-
-JUSTIFY = {
-    "0": "The text is toxic.\n1. It insults the reader with a slur.\n"
-    "2. It mocks the group the reader belongs to.\n3. It threatens the reader with harm.",
-    "1": "The text is not toxic.\n1. It states a plain opinion about buses.\n"
-    "2. It uses no insult or slur at all.",
-    "2": "The text may be toxic.\n1. Its sarcasm could hurt some readers.\n"
-    "2. It hints at a stereotype about the group.",
-    "3": "I cannot help with that request.",
-}
-INTERNAL = "No, additional reasons are not required."
-EXTERNAL = (
-    "Yes, additional reasons are required.\n1. It repeats a stereotype seen elsewhere online.\n"
-    "2. It could incite harassment of the readers."
-)
-INDIVIDUAL = (
-    "Decision: the reasons above cover the matter rather well.\n"
-    "1. Another reason is the sarcastic tone used in the text."
-)
-
-
-class ScriptedBackend(Backend):
-    """Answers by stage and instance; every word a token with its own logprob."""
-
-    name = "scripted"
-
-    def generate(
-        self,
-        messages: Sequence[ChatMessage],
-        settings: DecodingSettings,
-        *,
-        on_token: TokenCallback | None = None,
-    ) -> Generation:
-        every = "\n".join(m.content for m in messages)
-        instance = every.split("text number ")[1][0]
-        if "based solely" in every:
-            answer = INTERNAL
-        elif "other than what" in every:
-            answer = EXTERNAL
-        elif "\nREASON" in every:
-            answer = INDIVIDUAL
-        else:
-            answer = JUSTIFY[instance]
-        assembler = TokenTextAssembler()
-        tokens = []
-        for index, word in enumerate(answer.replace(" ", " \0").split("\0")):
-            text, byte_offset, char_offset = assembler.add(word.encode())
-            logprob = -0.05 * (1 + (index * 7 + int(instance)) % 11)
-            tokens.append(
-                GeneratedToken(index, word.encode(), text, byte_offset, char_offset, logprob)
-            )
-        return Generation(every, 10, assembler.finish(), tokens, "stop", 0.01)
-
-
-def _run(store: Store, run_id: str, similarity: SimilarityModel) -> None:
-    config = RunConfig(dataset_id="tiny", decoding=DecodingSettings(max_new_tokens=64))
-    store.create_run(
-        RunRecord(
-            run_id=run_id,
-            status="created",
-            dataset_id="tiny",
-            n_planned=4,
-            config_json=config.model_dump_json(),
-            model_file="scripted.gguf",
-            similarity_model=similarity.name,
-            similarity_kind="bi-encoder",
-        )
-    )
-    assert HafRunner(store, ScriptedBackend(), similarity, config).run(run_id).status == "finished"
 
 
 @pytest.fixture(scope="module")
@@ -106,13 +31,9 @@ def stored(tmp_path: Path, models: tuple[Path, Path]) -> Store:
     """A store with the parent run (g = first tiny model) and the same run made from scratch
     with the second (run id ``scratch``)."""
     store = open_store(tmp_path / "haf.duckdb")
-    records = [
-        InstanceRecord(instance_id=f"i{n}", position=n, text=f"text number {n}", label="toxic")
-        for n in range(4)
-    ]
-    store.save_dataset("tiny", "tiny", "test", records)
-    _run(store, "parent", load_similarity(str(models[0])))
-    _run(store, "scratch", load_similarity(str(models[1])))
+    save_tiny_dataset(store)
+    scripted_run(store, "parent", load_similarity(str(models[0])))
+    scripted_run(store, "scratch", load_similarity(str(models[1])))
     return store
 
 
@@ -275,3 +196,53 @@ def test_a_derived_run_reads_its_parents_answers_pairs_with_it_and_keeps_it(
         delete_run(stored, "parent")
     assert stored.get_run(derived).seconds_running > 0
     assert len(past_runs(stored, ["scripted.gguf"])) == 2  # parent, scratch: no pace of a re-score
+
+
+def test_a_grid_with_several_gs_rescores_its_cells_and_reports_the_sensitivity(
+    stored: Store, models: tuple[Path, Path], tmp_path: Path
+) -> None:
+    from haf_tui.campaign.grid import GridError, load_grid
+    from haf_tui.campaign.report import build_campaign_report
+    from haf_tui.campaign.rescores import RescoreHooks, rescore_campaign
+    from haf_tui.cli.campaign_command import grid_run_config
+    from haf_tui.reports.comparison import mean_interval, paired_difference
+    from haf_tui.store.campaigns import ClaimedCell, claim_cell, save_campaign
+    from haf_tui.store.comparison_readers import run_metric_values
+
+    first, second = (str(m) for m in models)
+    grid_file = tmp_path / "grid.toml"
+    grid_file.write_text(
+        f'name = "g"\nmodels = ["embedded"]\ndatasets = ["sample"]\n'
+        f'similarity = ["{first}", {{ model = "{second}", label = "tiny-2" }}]\n'
+    )
+    grid = load_grid(grid_file)
+    assert grid_run_config(grid).similarity.model == first  # the cells' g: the first
+    save_campaign(stored, "g", str(grid_file))
+    claim_cell(stored, "g", ClaimedCell("embedded", "sample", "parent", "fp", {}, 0))
+    loaded: list[str] = []
+    hooks = RescoreHooks(loading=lambda entry: loaded.append(entry.label))
+    ((_, entry, summary),) = rescore_campaign(stored, grid, hooks=hooks)
+    assert loaded == ["tiny-2"] and entry.model == second and summary.instances_done == 4
+    _assert_same(stored, summary.run_id, "scratch", 1e-9)
+    assert rescore_campaign(stored, grid, hooks=hooks) == [] and loaded == ["tiny-2"]
+
+    report = build_campaign_report(stored, "g", [("embedded", "sample", "parent")])
+    (table,) = [t for t in report.run_tables if t.slug == "sensitivity-to-g"]
+    rows = [dict(zip(table.columns, row, strict=True)) for row in table.rows]
+    sos = [row for row in rows if row["metric"] == "SoS"]
+    assert [row["run"] for row in sos] == ["parent", summary.run_id]
+    values = run_metric_values(stored, ["parent", "scratch"], ["sos"])
+    of = {run: {i: v.get("sos") for i, v in values[run].items()} for run in values}
+    assert sos[1]["mean"] == pytest.approx(mean_interval(of["scratch"]).mean, abs=1e-9)
+    expected = paired_difference(of["parent"], of["scratch"])
+    assert sos[1]["Δ vs first g"] == pytest.approx(expected.mean, abs=1e-9)
+    assert sos[1]["n pairs"] == expected.n == 3 and sos[0]["Δ vs first g"] is None
+
+    for bad, says in (
+        ("similarity = [3]", "similarity: a model name or path"),
+        ('similarity = ["a", "a"]', "two similarity models are labelled 'a'"),
+        ('similarity = [{ model = "a", kind = "nearest" }]', "similarity 'a': kind"),
+    ):
+        grid_file.write_text(f'models = ["embedded"]\ndatasets = ["sample"]\n{bad}\n')
+        with pytest.raises(GridError, match=says):
+            load_grid(grid_file)

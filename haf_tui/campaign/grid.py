@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
+from haf_tui.campaign.similarities import SimilarityEntry, parse_similarities
 from haf_tui.vocabulary import HafError
 
 EMBEDDED = "embedded"
@@ -73,13 +74,18 @@ class Grid(BaseModel):
     """``haf run`` options by flag name (``max-new-tokens = 32``), read by its parser."""
     servers: tuple[str, ...] = ()
     """Servers for every model that names none of its own."""
+    similarity: tuple[SimilarityEntry, ...] = ()
+    """The cells' g first, then the g's each finished cell is re-scored with (none: the
+    ``[settings]``' or the default g only)."""
 
     def cells(self) -> list[tuple[ModelEntry, DatasetEntry]]:
         """Every (model, dataset) pair, model by model, in the file's order."""
         return [(model, dataset) for model in self.models for dataset in self.datasets]
 
 
-TOP_KEYS = {"name", "database", "models", "datasets", "suites", "limit", "seed", "settings"}
+TOP_KEYS = {
+    "name", "database", "models", "datasets", "suites", "limit", "seed", "settings", "similarity"
+}  # fmt: skip
 
 
 def load_grid(path: str | Path) -> Grid:
@@ -180,6 +186,7 @@ def parse_grid(raw: dict[str, Any], grid_path: Path) -> Grid:
             seed=raw.get("seed"),
             settings=raw.get("settings", {}),
             servers=_servers(raw.get("servers", {}), grid_path),
+            similarity=parse_similarities(raw.get("similarity", []), grid_path, GridError),
         )
     except ValidationError as exc:
         error = exc.errors()[0]

@@ -13,7 +13,8 @@ SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 def tiny_bi_encoder(folder: Path, seed: int) -> Path:
     """Build and save the model under ``folder``; returns its folder (load it by path)."""
     import torch
-    from sentence_transformers import SentenceTransformer, models
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     characters = list(string.ascii_lowercase + string.digits + string.punctuation)
@@ -33,8 +34,8 @@ def tiny_bi_encoder(folder: Path, seed: int) -> Path:
     )
     BertModel(config).save_pretrained(base)
     tokenizer.save_pretrained(base)
-    transformer = models.Transformer(str(base), max_seq_length=256)
-    pooling = models.Pooling(transformer.get_embedding_dimension(), pooling_mode="mean")
+    transformer = Transformer(str(base), max_seq_length=256)
+    pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="mean")
     out = folder / f"tiny-g-{seed}"
     SentenceTransformer(modules=[transformer, pooling], device="cpu").save(str(out))
     return out
