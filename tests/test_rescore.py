@@ -12,8 +12,9 @@ import pytest
 
 from haf_tui.cli import main
 from haf_tui.pipeline.rescore import RescoreError, rescore_run
+from haf_tui.pipeline.runs import run_config_of
 from haf_tui.similarity import load_similarity
-from haf_tui.store import Store, open_store
+from haf_tui.store import Store, StoreError, open_store
 from haf_tui.store.derived_runs import children_of, parent_run
 from tests.support.rescore_runs import JUSTIFY, save_tiny_dataset, scripted_run
 from tests.support.tiny_similarity import tiny_bi_encoder
@@ -129,6 +130,8 @@ def test_a_stopped_rescore_resumes_to_the_same_values(
     monkeypatch.setattr(stored, "save_instance_result", saved)
     (derived,) = children_of(stored, "parent")
     assert stored.get_run(derived.run_id).status == "stopped"
+    with pytest.raises(StoreError, match="is a re-score of run parent: go on with haf rescore"):
+        run_config_of(stored, derived.run_id)  # (haf run --resume would generate into it)
     summary = rescore_run(stored, "parent", second)
     assert summary.resumed and summary.run_id == derived.run_id
     assert summary.status == "finished" and summary.instances_done == 4
@@ -162,7 +165,6 @@ def test_a_derived_run_reads_its_parents_answers_pairs_with_it_and_keeps_it(
 ) -> None:
     from haf_tui.reports.registry import run_report
     from haf_tui.store.annotations import delete_run
-    from haf_tui.store.errors import StoreError
     from haf_tui.store.instance_readers import (
         instance_parts,
         instance_tokens,
