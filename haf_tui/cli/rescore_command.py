@@ -49,6 +49,14 @@ def rescore_command(args: argparse.Namespace, store: Store, console: Console) ->
             f"(haf rescore {run_id} --similarity {escape(args.similarity)})"
         )
         return 130
+    if summary.resumed and summary.seconds == 0.0:
+        console.print(
+            f"run {summary.parent_run_id} was re-scored with {escape(similarity.name)} "
+            f"({kind}) before: run {summary.run_id}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return 0
     verb = "went on with" if summary.resumed else "made"
     console.print(
         f"{verb} run {summary.run_id}: run {summary.parent_run_id} re-scored with "
