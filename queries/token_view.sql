@@ -1,7 +1,7 @@
 -- name: token_view
 -- title: Tokens of one generation — logprob, NLL, top-k
 -- description: Every generated token of one generation in order: its text and bytes (hex),
---   offsets, log p under the raw distribution, NLL = −log p, p, the top-k alternatives (ids,
+--   offsets (a re-scored run's are its parent's), log p under the raw distribution, NLL = −log p, p, the top-k alternatives (ids,
 --   logprobs and texts), whether it overlaps the decision sentence, and the reason covering it
 --   (by the reason's token_first / token_count) with the token's TokenSAR relevance in it.
 -- params: run_id (VARCHAR; a run id or a unique prefix), instance_id (VARCHAR),
@@ -40,7 +40,8 @@ FROM tokens t
 LEFT JOIN generation g ON true
 LEFT JOIN spans s
   ON t.position >= s.token_first AND t.position < s.token_first + s.token_count
-WHERE t.run_id = $run_id AND t.instance_id = $instance_id
+WHERE t.run_id = (SELECT coalesce(parent_run_id, run_id) FROM runs WHERE run_id = $run_id)
+  AND t.instance_id = $instance_id
   AND t.stage = $stage AND t.sub_index = $sub_index
 QUALIFY row_number() OVER (PARTITION BY t.position ORDER BY s.reason_index) = 1
 ORDER BY t.position

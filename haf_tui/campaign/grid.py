@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
+from haf_tui.campaign.similarities import SimilarityEntry, parse_similarities
 from haf_tui.vocabulary import HafError
 
 EMBEDDED = "embedded"
@@ -75,14 +76,19 @@ class Grid(BaseModel):
     """Servers for every model that names none of its own."""
     cells_at_once: StrictInt | None = Field(None, ge=1)
     """Cells of different models run side by side (None: ``haf campaign run``'s default)."""
+    similarity: tuple[SimilarityEntry, ...] = ()
+    """The cells' g first, then the g's each finished cell is re-scored with (none: the
+    ``[settings]``' or the default g only)."""
 
     def cells(self) -> list[tuple[ModelEntry, DatasetEntry]]:
         """Every (model, dataset) pair, model by model, in the file's order."""
         return [(model, dataset) for model in self.models for dataset in self.datasets]
 
 
-TOP_KEYS = {"name", "database", "models", "datasets", "suites", "limit", "seed", "settings"}
-TOP_KEYS |= {"cells_at_once"}
+TOP_KEYS = {
+    "name", "database", "models", "datasets", "suites", "limit", "seed", "settings", "similarity",
+    "cells_at_once",
+}  # fmt: skip
 
 
 def load_grid(path: str | Path) -> Grid:
@@ -184,6 +190,7 @@ def parse_grid(raw: dict[str, Any], grid_path: Path) -> Grid:
             settings=raw.get("settings", {}),
             servers=_servers(raw.get("servers", {}), grid_path),
             cells_at_once=raw.get("cells_at_once"),
+            similarity=parse_similarities(raw.get("similarity", []), grid_path, GridError),
         )
     except ValidationError as exc:
         error = exc.errors()[0]

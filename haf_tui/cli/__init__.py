@@ -24,6 +24,7 @@ from haf_tui.cli.campaign_parser import add_campaign_parser
 from haf_tui.cli.dataset_parser import add_datasets_parser
 from haf_tui.cli.help_format import use_haf_help
 from haf_tui.cli.read_commands import add_read_parsers
+from haf_tui.cli.rescore_parser import add_rescore_parser
 from haf_tui.cli.run_command import add_run_parser
 from haf_tui.cli.serve_command import add_serve_parser
 from haf_tui.cli.settings_options import REFUSED_FLAGS
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 # tests/test_cli_imports.py).
 
 READ_COMMANDS = ("report", "query", "runs", "export")
-WRITE_COMMANDS = ("run", "import", "models")
+WRITE_COMMANDS = ("run", "import", "models", "rescore")
 """Sub-commands that write (or read no database): no ``--snapshot`` after them."""
 NO_DATABASE_COMMANDS = ("serve",)
 """Sub-commands that open no database: no ``--db`` after them."""
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
     add_run_parser(commands)
     add_campaign_parser(commands)
+    add_rescore_parser(commands)
     add_read_parsers(commands)
     add_datasets_parser(commands)
     for command in method_commands().values():
@@ -132,6 +134,11 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
     if args.command == "run":
         with open_store(args.db) as store:
             return run_command(args, store, console)
+    if args.command == "rescore":
+        from haf_tui.cli.rescore_command import rescore_command
+
+        with open_store(args.db) as store:
+            return rescore_command(args, store, console)
     own = method_commands().get(args.command)
     first = own.run_first(args) if own and own.run_first else None
     if first is not None:  # a method's command that runs first (one run path)

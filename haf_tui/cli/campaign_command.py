@@ -112,6 +112,11 @@ def grid_run_config(grid: Grid) -> RunConfig:
         argv.append(f"--limit={grid.limit}")
     if grid.seed is not None:
         argv.append(f"--seed={grid.seed}")
+    if grid.similarity:  # (the cells' g: the first; the others re-score them)
+        if "similarity-model" in grid.settings or "similarity_model" in grid.settings:
+            raise GridError(f"{grid.path}: give the similarity model in similarity = [...] only")
+        first = grid.similarity[0]
+        argv += [f"--similarity-model={first.model}", f"--similarity-kind={first.kind}"]
     for key, value in grid.settings.items():
         argv += _setting_argv(grid.path, key.replace("_", "-"), value, actions)
     return _config(parser.parse_args(argv))
@@ -195,6 +200,11 @@ def _run(
             _line((f"{len(failed)} cell(s) failed", "red"), f" ({', '.join(failed)}): {resume}")
         )
         return 1
+    from haf_tui.cli.campaign_rescore import rescore_grid
+
+    status = rescore_grid(grid, args.grid, store, base.similarity.device, console)
+    if status:
+        return status
     console.print(
         _line(
             f"campaign {grid.name}: all {cells} cells finished; haf campaign report {args.grid} "

@@ -54,6 +54,7 @@ from haf_tui.pipeline.runner import HafRunner, RunControl, RunSummary
 from haf_tui.pipeline.served import ServedModelError, check_resumed_model, record_servers
 from haf_tui.store import Store, StoreError
 from haf_tui.store.dataset_catalog import find_datasets
+from haf_tui.store.derived_runs import parent_run
 from haf_tui.store.records import RunRecord
 
 EXPLANATIONS_PREFIX = "run:"
@@ -321,6 +322,12 @@ def run_config_of(store: Store, run_id: str, **model_overrides: Any) -> tuple[st
     record = store.get_run(run_id)
     if record.status == "finished":
         raise StoreError(f"run {record.run_id} is already finished")
+    parent = parent_run(store, record.run_id)
+    if parent is not None:  # (a resume would generate into a run that reads its parent's)
+        raise StoreError(
+            f"run {record.run_id} is a re-score of run {parent}: go on with haf rescore "
+            f"{parent} --similarity {record.similarity_model}"
+        )
     config = RunConfig.model_validate_json(record.config_json)
     updates = {
         k: v for k, v in model_overrides.items() if v is not None and k in RUNTIME_MODEL_SETTINGS

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from haf_tui.store.connection import StoreError, StoreWriteError
 from haf_tui.store.db import Store
+from haf_tui.store.derived_runs import children_of
 from haf_tui.vocabulary import first_line
 
 MAX_LABEL = 80
@@ -222,6 +223,12 @@ def delete_run(store: Store, run_id: str) -> dict[str, int]:
     full_id = _run_id(store, run_id)
     if run_is_writing(store, full_id):
         raise StoreError(f"run {full_id} is being written: cancel it first, then delete it")
+    derived = [d.run_id for d in children_of(store, full_id)]
+    if derived:  # (they read this run's answers and tokens)
+        raise StoreError(
+            f"run {full_id} has re-scored runs ({', '.join(derived)}) that read its answers: "
+            "delete them first"
+        )
     deleted: dict[str, int] = {}
     tables = run_tables(store)
     with _transaction(store) as con:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from haf_tui.store.db import Store
+from haf_tui.store.derived_runs import generation_source
 from haf_tui.store.method_tables import owns, registered_method_migrations
 from haf_tui.store.records import InstanceRecord
 
@@ -36,6 +37,10 @@ FROM reasons WHERE run_id = $run_id AND instance_id = ANY($ids)
 _REASON_METRICS_SQL = """
 SELECT instance_id, stage, sub_index, reason_index, metric, value FROM reason_metrics
 WHERE run_id = $run_id AND instance_id = ANY($ids)
+"""
+_PROMPTS_SQL = """
+SELECT instance_id, stage, sub_index, prompt_text
+FROM generations WHERE run_id = $run_id AND instance_id = ANY($ids)
 """
 _TOKENS_SQL = """
 SELECT instance_id, stage, sub_index, text, logprob, top_texts, top_logprobs FROM tokens
@@ -147,16 +152,26 @@ def instance_parts(store: Store, run_id: str, ids: Sequence[str]) -> InstancePar
     """Generations, reasons and reason metrics of the instances ``ids`` of a run (tokens:
     :func:`instance_tokens`)."""
     params = {"run_id": run_id, "ids": list(ids)}
+    generations = [GenerationRow(*row) for row in store.query(_GENERATIONS_SQL, params)[1]]
+    source = generation_source(store, run_id)
+    if source != run_id:  # a derived run: its prompts are its parent's
+        prompts = store.query(_PROMPTS_SQL, {"run_id": source, "ids": list(ids)})[1]
+        by_key = {(str(i), str(st), int(sub)): str(text) for i, st, sub, text in prompts}
+        generations = [
+            replace(g, prompt_text=by_key.get((g.instance_id, g.stage, g.sub_index), ""))
+            for g in generations
+        ]
     return InstanceParts(
-        [GenerationRow(*row) for row in store.query(_GENERATIONS_SQL, params)[1]],
+        generations,
         [ReasonRow(*row) for row in store.query(_REASONS_SQL, params)[1]],
         [ReasonMetricRow(*row) for row in store.query(_REASON_METRICS_SQL, params)[1]],
     )
 
 
 def instance_tokens(store: Store, run_id: str, ids: Sequence[str]) -> list[TokenRow]:
-    """Every token of the instances ``ids`` of a run, in order."""
-    rows = store.query(_TOKENS_SQL, {"run_id": run_id, "ids": list(ids)})[1]
+    """Every token of the instances ``ids`` of a run (a derived run: its parent's), in order."""
+    source = generation_source(store, run_id)
+    rows = store.query(_TOKENS_SQL, {"run_id": source, "ids": list(ids)})[1]
     return [TokenRow(*row) for row in rows]
 
 
@@ -319,12 +334,13 @@ def metric_values_of(
 def stage_answers(store: Store, run_id: str, instance_id: str, stage: str) -> dict[int, str]:
     """Sub-index → raw answer: one stage's answers of an instance of a run (the rationale
     prompts' answers, to show how they were read)."""
-    params = {"run_id": run_id, "instance_id": instance_id, "stage": stage}
+    source = generation_source(store, run_id)
+    params = {"run_id": source, "instance_id": instance_id, "stage": stage}
     return {int(sub): str(text) for sub, text in store.query(_ANSWERS_SQL, params)[1]}
 
 
 def run_answers(store: Store, run_id: str) -> dict[str, str]:
     """Instance id → the model's answers to it in a run (every stored generation's output,
     one a line): what the explorer's search reads besides the input texts."""
-    rows = store.query(_RUN_ANSWERS_SQL, {"run_id": run_id})[1]
+    rows = store.query(_RUN_ANSWERS_SQL, {"run_id": generation_source(store, run_id)})[1]
     return {str(instance_id): str(text or "") for instance_id, text in rows}

@@ -272,6 +272,17 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        11,
+        "derived runs (haf rescore): runs.parent_run_id, the run whose generations and tokens "
+        "a re-scored run reads; a derived run's generations rows hold its own decision, "
+        "confidence and counts but no prompt or output text (NULL: read the parent's)",
+        """
+        ALTER TABLE runs ADD COLUMN parent_run_id VARCHAR;
+        ALTER TABLE generations ALTER COLUMN prompt_text DROP NOT NULL;
+        ALTER TABLE generations ALTER COLUMN output_text DROP NOT NULL;
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

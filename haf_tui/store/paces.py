@@ -28,7 +28,7 @@ SELECT r.model_file, CAST(r.config AS VARCHAR) AS config, r.seconds_running,
         AS n_answer_tokens,
        (SELECT count(*) FROM generations g WHERE g.run_id = r.run_id) AS n_generations
 FROM runs r
-WHERE r.status = 'finished' AND r.seconds_running > 0
+WHERE r.status = 'finished' AND r.seconds_running > 0 AND r.parent_run_id IS NULL
   AND list_contains($files::VARCHAR[], r.model_file)
 ORDER BY r.created_at DESC, r.run_id
 """

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Final
 
 from haf_tui.campaign.report.model import CampaignReport, CampaignReportError, Figure
+from haf_tui.campaign.report.sensitivity import sensitivity_table
 from haf_tui.campaign.report.tables import campaign_cells, campaign_tables
 from haf_tui.store import Store
 from haf_tui.store.comparison_readers import run_suites
@@ -46,6 +47,9 @@ def build_campaign_report(
 
     found = campaign_cells(store, cells)
     tables, reports, notes = campaign_tables(store, found)
+    sensitivity = sensitivity_table(store, found)  # (cells re-scored with other g's)
+    if sensitivity is not None:
+        reports.append(sensitivity)
     drawn: list[Figure] = []
     extra = {}
     suites = run_suites(store, [cell.run_id for cell in found])

@@ -12,10 +12,11 @@ from textual.widgets import DataTable, Header, Static
 
 from haf_tui.reports import format_number
 from haf_tui.store.annotations import parse_tags
+from haf_tui.store.derived_runs import DerivedRun, derived_runs
 from haf_tui.store.pending_annotations import PendingAnnotation, pending
 from haf_tui.store.readers import RunOverview, run_overviews, run_title, suites_text
 from haf_tui.tui.messages import QueryFinished
-from haf_tui.tui.screens.run_admin import RunAdminScreen
+from haf_tui.tui.screens.run_rescore import RunRescoreScreen, nested
 from haf_tui.tui.widgets.fit_columns import FitColumn, fit_widths
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.measured_table import MeasuredTable
@@ -53,8 +54,9 @@ def pending_title(overview: RunOverview, kept: list[PendingAnnotation]) -> str:
     return run_title(overview.run_id, label, tags) + " ⧗"
 
 
-class HomeScreen(RunAdminScreen):
-    """The runs list: enter explores a run, ``s`` opens SQL, ``r`` refreshes."""
+class HomeScreen(RunRescoreScreen):
+    """The runs list: enter explores a run, ``s`` opens SQL, ``r`` refreshes (on a finished
+    run: or re-scores it with another similarity model)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "app.new_run", "New evaluation"),
@@ -106,12 +108,15 @@ class HomeScreen(RunAdminScreen):
             return
         with reader.reading(linger=not poll) as store:
             overviews = run_overviews(store)
+            derived = {d.run_id: d for d in derived_runs(store)}
         kept = pending(reader.path)  # (annotations kept while another process writes)
         self._pending_count = len(kept)
+        parents = {run_id: d.parent_run_id for run_id, d in derived.items()}
         rows = [
-            (o.run_id, pending_title(o, kept), o.status, suites_text(o.suites), o.model_file,
-             o.dataset_id, o.done, o.planned, o.created_at, o.sos, o.rs)
-            for o in overviews
+            (o.run_id, indent + pending_title(o, kept) + _g_of(derived, o.run_id), o.status,
+             suites_text(o.suites), o.model_file, o.dataset_id, o.done, o.planned,
+             o.created_at, o.sos, o.rs)
+            for o, indent in nested(overviews, parents)
         ]  # fmt: skip
         self.post_message(QueryFinished("runs", list(COLUMNS), rows))
 
@@ -251,10 +256,16 @@ class HomeScreen(RunAdminScreen):
         """Back on the list: re-read it (runs may have been added or moved on)."""
         self.load_runs()
 
-    def action_refresh(self) -> None:
+    def refresh_list(self) -> None:
         """Re-read the database (a fresh snapshot if another process writes)."""
         self.reader.refresh()
         self.load_runs()
+
+
+def _g_of(derived: dict[str, DerivedRun], run_id: str) -> str:
+    """A derived run's similarity model, as its title ends in the list."""
+    run = derived.get(run_id)
+    return f" · g {run.similarity_model.rstrip('/').rsplit('/', 1)[-1]}" if run else ""
 
 
 def compact_row(row: tuple[str, ...]) -> tuple[str, ...]:
