@@ -118,12 +118,18 @@ def test_a_method_table_is_created_on_open_recorded_and_not_applied_again(
     path = tmp_path / "h.duckdb"
     with open_store(path) as store:
         assert store.query("SELECT count(*) FROM toy_scores")[1] == [(0,)]
-        recorded = store.query("SELECT method, version, description FROM method_migrations")[1]
+        recorded = store.query(
+            "SELECT method, version, description FROM method_migrations WHERE method = 'toy'"
+        )[1]
         assert recorded == [("toy", 1, "toy_scores")]
-        (applied_at,) = store.query("SELECT applied_at FROM method_migrations")[1][0]
+        (applied_at,) = store.query(
+            "SELECT applied_at FROM method_migrations WHERE method = 'toy'"
+        )[1][0]
         assert not store.needs_migration()
     with open_store(path) as store:  # nothing applied twice
-        assert store.query("SELECT applied_at FROM method_migrations")[1] == [(applied_at,)]
+        assert store.query("SELECT applied_at FROM method_migrations WHERE method = 'toy'")[1] == [
+            (applied_at,)
+        ]
         # haf query and the SQL screen's schema browser see it
         assert store.query_user("SELECT * FROM toy_scores")[0] == [
             "run_id",
@@ -136,7 +142,9 @@ def test_a_method_table_is_created_on_open_recorded_and_not_applied_again(
     add = MethodMigration(2, "toy_scores.note", "ALTER TABLE toy_scores ADD COLUMN note VARCHAR")
     register_method(toy(SCORES, add))
     with open_store(path) as store:
-        versions = store.query("SELECT version FROM method_migrations ORDER BY version")[1]
+        versions = store.query(
+            "SELECT version FROM method_migrations WHERE method = 'toy' ORDER BY version"
+        )[1]
         assert versions == [(1,), (2,)]
         assert "note" in store.query_user("SELECT * FROM toy_scores")[0]
 
@@ -204,7 +212,9 @@ def test_a_migration_outside_the_method_s_tables_is_refused_and_changes_nothing(
     assert [p.name for p in tmp_path.iterdir()] == ["h.duckdb"]
     register_method(toy())
     with open_store(path) as store:
-        assert store.query("SELECT count(*) FROM method_migrations")[1] == [(0,)]
+        assert store.query("SELECT count(*) FROM method_migrations WHERE method = 'toy'")[1] == [
+            (0,)
+        ]
         tables = {c.table for c in schema_columns(store)}
         assert not {"toy_scores", "toy_ok", "toy_x", "runs_too"} & tables
 
@@ -243,7 +253,9 @@ def test_an_older_file_opens_read_only_through_the_migrated_copy(
     with open_store(path, read_only=True) as store:
         assert store.copied and store.schema_version() == LATEST_VERSION
         assert store.query_user("SELECT count(*) FROM toy_scores")[1] == [(0,)]
-        assert store.query("SELECT method, version FROM method_migrations")[1] == [("toy", 1)]
+        assert store.query("SELECT method, version FROM method_migrations WHERE method = 'toy'")[
+            1
+        ] == [("toy", 1)]
     assert _digest(path) == before
     # a current file that lacks the method's migration reads through the copy too
     register_method(toy())

@@ -8,6 +8,7 @@ from haf_tui.methods.rationales.settings import RATIONALE_PARALLEL, RationaleSet
 from haf_tui.methods.rationales.suite.forecast import FORECAST_NOTE, rationale_forecast
 from haf_tui.methods.rationales.suite.plan import CLASSIFY, OCCLUSION, PERTURB
 from haf_tui.methods.rationales.suite.suite import RATIONALES
+from haf_tui.methods.rationales.suite.tables import RATIONALE_MIGRATIONS
 from haf_tui.methods.rationales.views import (
     RATIONALE_COLUMNS,
     RATIONALE_METRICS,
@@ -41,4 +42,5 @@ METHOD: Method[RationaleSettings] = Method(
     n_parallel=RATIONALE_PARALLEL,
     forecast=rationale_forecast,
     forecast_note=FORECAST_NOTE,
+    migrations=RATIONALE_MIGRATIONS,
 )

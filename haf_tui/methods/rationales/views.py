@@ -16,6 +16,13 @@ from haf_tui.methods.rationales.suite.plan import CLASSIFY, PROMPT
 from haf_tui.reports import format_number
 from haf_tui.reports.panel_tables import report_rows, report_table
 
+GRADIENT_TITLES: Final = (
+    ("attention", "att", "Attention"),
+    ("saliency", "sal", "Saliency"),
+    ("input_x_gradient", "I×G", "Input×Gradient"),
+)
+"""The rationale_gradient stage's methods: name, short label, title."""
+
 RATIONALE_METRICS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec(
         "rationale_p_predicted",
@@ -62,6 +69,36 @@ RATIONALE_METRICS: Final[tuple[MetricSpec, ...]] = (
         "token F1 between the prompted rationale and the occlusion rationale "
         "(docs/methods/rationales.md#64-agreement)",
         undefined_when="undefined for the unbound strategy or an empty occlusion rationale",
+    ),
+    *(
+        MetricSpec(
+            f"rationale_alignment_f1_{method}",
+            f"align {short}",
+            f"token F1 between the prompted rationale and the {title} rationale "
+            "(docs/methods/rationales.md#64-agreement)",
+            undefined_when="undefined for the unbound strategy or without the attribution",
+        )
+        for method, short, title in GRADIENT_TITLES
+    ),
+    *(
+        MetricSpec(
+            f"rationale_skew_{method}",
+            f"skew {short}",
+            f"Fisher–Pearson skewness of the {title} word scores (P2 Figure 4)",
+            value_range="any",
+            better=None,
+            undefined_when="undefined for fewer than 3 words or equal scores",
+        )
+        for method, short, title in (("occlusion", "occ", "occlusion"), *GRADIENT_TITLES)
+    ),
+    MetricSpec(
+        "rationale_quant_gap",
+        "quant gap",
+        "torch's log-probability of ŷ's first spelling (the GGUF dequantised) minus "
+        "llama.cpp's: the quantisation gap",
+        value_range="any",
+        better=None,
+        undefined_when="undefined without the gradient stage",
     ),
 )
 

@@ -15,6 +15,7 @@ change: the run goes on without the stage.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -205,10 +206,15 @@ class GgufAttributor:
 def load_torch_model(path: Path, device: str, dtype: Any) -> Any:
     """``AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)`` with eager attention,
     in eval mode on ``device``."""
+    import transformers.modeling_gguf_pytorch_utils  # noqa: F401  (its bar, below)
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    loader = sys.modules.get("transformers.modeling_gguf_pytorch_utils")
+    quiet = loader is not None and hasattr(loader, "tqdm")
+    if quiet:  # (its dequantising bar would break a progress display: no option turns it off)
+        bar, loader.tqdm = loader.tqdm, _no_bar  # type: ignore[union-attr]
     try:
         model: Any = AutoModelForCausalLM.from_pretrained(
             str(path.parent), gguf_file=path.name, dtype=dtype, attn_implementation="eager"
@@ -218,4 +224,12 @@ def load_torch_model(path: Path, device: str, dtype: Any) -> Any:
             f"attributions skipped: transformers could not open {path.name}: "
             f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__} ({SKIP_HINT})"
         ) from exc
+    finally:
+        if quiet:
+            loader.tqdm = bar  # type: ignore[union-attr]
     return model.to(device).eval()
+
+
+def _no_bar(iterable: Any, *args: Any, **kwargs: Any) -> Any:
+    """tqdm without the bar."""
+    return iterable

@@ -46,16 +46,22 @@ def token_attributions(
     ids = torch.tensor([[*prompt_ids, *target_ids[:-1]]], device=device)
     with torch.enable_grad():
         embeds = model.get_input_embeddings()(ids).detach().requires_grad_(True)
-        out = model(inputs_embeds=embeds, output_attentions=True, use_cache=False)
+        out = model(
+            inputs_embeds=embeds,
+            output_attentions=True,
+            use_cache=False,
+            logits_to_keep=len(target_ids),  # (positions n - 1 on: the label's tokens)
+        )
         logp = torch.log_softmax(out.logits[0].float(), dim=-1)
-        target = torch.stack([logp[n - 1 + j, token] for j, token in enumerate(target_ids)]).sum()
+        target = torch.stack([logp[j, token] for j, token in enumerate(target_ids)]).sum()
         (grad,) = torch.autograd.grad(target, embeds)
     g = grad[0, :n].float()
     e = embeds[0, :n].detach().float()
-    attention = torch.stack([a[0, :, n - 1, :n].float() for a in out.attentions]).mean(dim=(0, 1))
-    return TokenAttributions(
-        attention=tuple(float(v) for v in attention),
-        saliency=tuple(float(v) for v in g.norm(dim=-1)),
-        input_x_gradient=tuple(float(v) for v in (e * g).norm(dim=-1)),
-        target_logprob=float(target.detach()),
-    )
+    with torch.no_grad():
+        attention = torch.stack([a[0, :, n - 1, :n].float() for a in out.attentions])
+        return TokenAttributions(
+            attention=tuple(attention.mean(dim=(0, 1)).tolist()),
+            saliency=tuple(g.norm(dim=-1).tolist()),
+            input_x_gradient=tuple((e * g).norm(dim=-1).tolist()),
+            target_logprob=float(target.detach()),
+        )
