@@ -6,6 +6,8 @@ and a model the stage cannot load leaves the rest of the run whole."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -144,3 +146,115 @@ def test_a_new_run_computes_all_four_and_an_old_one_occlusion_only() -> None:
     assert picked.attributions == ("occlusion", "saliency")
     with pytest.raises(ValueError, match="attributions"):
         RationaleSettings(attributions=("gradcam",))  # type: ignore[arg-type]
+
+
+class ScriptedModel:
+    """The stage's model, scripted: :func:`scores_of` on whatever text."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def attribute(
+        self, text: str, words: Sequence[str], spelling: str, methods: Sequence[str]
+    ) -> Any:
+        self.texts.append(text)
+        raw = {
+            m: [1.0 + (i * (3 + n)) % 7 for i in range(len(words))] for n, m in enumerate(methods)
+        }
+        scores = {m: [v / sum(r) for v in r] for m, r in raw.items()}
+        return SimpleNamespace(scores=scores, torch_logprob=-0.3)
+
+
+def test_a_run_stores_every_source_and_the_report_sets_them_side_by_side(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from haf_tui.methods.rationales.suite import gradient_stage
+    from haf_tui.reports import run_named
+    from haf_tui.store import open_store
+    from tests.support.rationale_runs import (
+        RATIONALE_CONFIG,
+        rationale_instances,
+        store_rationale_run,
+    )
+
+    model = ScriptedModel()
+    monkeypatch.setattr(gradient_stage, "_attributor", lambda key: model)
+    gradient_stage.release()
+    cfg = RATIONALE_CONFIG.with_settings(
+        "rationales", attributions=("occlusion", *GRADIENT_METHODS)
+    )
+    with open_store(tmp_path / "h.duckdb") as store:
+        run_id = store_rationale_run(store, cfg)
+        n = len(rationale_instances())
+        assert len(model.texts) == n  # (one pass an instance: finish reuses it)
+        _, rows = store.query(
+            "SELECT source, count(*) FROM rationales WHERE run_id = ? AND source IN "
+            "('attention', 'saliency', 'input_x_gradient') GROUP BY source",
+            [run_id],
+        )
+        assert dict(rows) == {m: n for m in GRADIENT_METHODS}
+        _, gaps = store.query(
+            "SELECT count(*), avg(abs(gap)), max(abs(gap)), count(llama_logprob) "
+            "FROM rationales_gradient"
+        )
+        assert gaps[0][0] == n and gaps[0][3] == n
+        columns, result = run_named(store, "rationale_attribution", {"run_ids": [run_id]})
+        table = [dict(zip(columns, row, strict=True)) for row in result]
+        by = {row["rationale"]: row for row in table}
+        assert list(by) == [
+            "prompted", "occlusion", "attention", "saliency", "input×gradient",
+            "human", "random", "everything",
+        ]  # fmt: skip
+        for name in ("occlusion", "attention", "saliency", "input×gradient"):
+            row = by[name]
+            assert row["alignment_f1_x100"] is not None and row["alignment_n"] == 2
+            assert row["flip_rate"] is not None and row["flip_n"] == n
+            assert row["skewness"] is not None and row["skewness_n"] >= 2
+        assert by["random"]["alignment_f1_x100_sd"] is not None and by["random"]["n_seeds"] == 4
+        assert by["everything"]["words_removed"] is not None
+        assert by["attention"]["quant_gap_mean"] == pytest.approx(gaps[0][1])
+        assert by["attention"]["quant_gap_max"] == pytest.approx(gaps[0][2])
+        assert by["attention"]["quant_gap_n"] == n
+
+
+def test_the_explorer_draws_each_method_s_scores_beside_the_prompted_and_human_words() -> None:
+    from haf_tui.methods.rationales.core.truth import gold_rationale
+    from haf_tui.store.records import RationaleRecord
+    from haf_tui.tui.rationale_data import RationaleData
+    from haf_tui.tui.widgets.attribution_lines import attribution_lines
+    from haf_tui.tui.widgets.text_layout import DEFAULT_PALETTE
+
+    record = instance()
+    gold = gold_rationale(record.text, record.extra)
+    prompted = [1 if token in ("illegal", "idiot") else 0 for token in TOKENS]
+    rows = [
+        RationaleRecord("r", "p1", "prompt_predicted", mask=prompted),
+        RationaleRecord("r", "p1", "saliency", mask=top_k(scores_of("saliency"), 2),
+                        scores=scores_of("saliency")),
+        RationaleRecord("r", "p1", "attention", mask=top_k(scores_of("attention"), 2),
+                        scores=scores_of("attention")),
+    ]  # fmt: skip
+    data = RationaleData(
+        "p1", tuple(TOKENS), tuple(rows), gold=gold if not isinstance(gold, str) else None,
+        metrics={"rationale_skew_saliency": 1.5, "rationale_quant_gap": -0.012},
+    )  # fmt: skip
+    lines = attribution_lines(data, 300, DEFAULT_PALETTE)
+    text = [line.plain for line in lines]
+    labels = [t.split(":")[0] for t in text[1:5]]
+    assert labels == ["prompted", "HUMAN", "attention", "saliency"]  # (in the methods' order)
+    for line in lines[1:5]:
+        assert line.plain.split()[1:] == list(TOKENS)  # every word, in order, on one line
+    saliency = lines[4]
+    # the heat follows the scores: the favoured words are drawn stronger than the others
+    styles = {span.style for span in saliency.spans}
+    assert len(styles) > 2
+    start = saliency.plain.index(" idiot ") + 1
+    underlined = [s for s in saliency.spans if s.start == start]
+    assert underlined and "underline" in str(underlined[0].style)  # (its top-2)
+    assert "saliency 1.50" in text[5] and "-0.012" in text[6]
+    assert attribution_lines(RationaleData("p1", tuple(TOKENS), tuple(rows[:1])), 80,
+                             DEFAULT_PALETTE) == []  # fmt: skip
+    narrow = attribution_lines(data, 40, DEFAULT_PALETTE)
+    word_lines = [line.plain for line in narrow[1:-2]]  # (not the prose around them)
+    assert all(len(line) <= 40 for line in word_lines) and len(narrow) > len(lines)
+    assert " ".join(" ".join(line.split()) for line in word_lines).count("idiot") == 4

@@ -29,6 +29,7 @@ METHOD: Method[RationaleSettings] = Method(
     reports=RATIONALE_REPORTS,
     suggested_reports=(
         "rationales",
+        "rationale-attribution",
         "rationale-plausibility",
         "rationale-faithfulness",
         "rationale-complexity",

@@ -21,6 +21,7 @@ from rich.text import Text
 from haf_tui.methods.rationales.core.parsing import parse_rationale
 from haf_tui.store.records import RationaleRecord
 from haf_tui.tui.rationale_data import RationaleData
+from haf_tui.tui.widgets.attribution_lines import attribution_lines
 from haf_tui.tui.widgets.lines_view import PanelView
 from haf_tui.tui.widgets.text_layout import (
     BOLD,
@@ -41,12 +42,16 @@ from haf_tui.tui.widgets.text_layout import (
     width_of,
 )
 
-FAITHFULNESS_ORDER = ("prompt_predicted", "occlusion", "human", "everything", "random")
+FAITHFULNESS_ORDER = (
+    "prompt_predicted", "occlusion", "attention", "saliency", "input_x_gradient", "human",
+    "everything", "random",
+)  # fmt: skip
 """The rationale sources of the faithfulness table, in the order it shows them."""
 NAMES = {
     "prompt_predicted": "prompted",
     "prompt_gold": "prompted",
     "occlusion": "occlusion",
+    "input_x_gradient": "input×grad",
     "human": "human",
     "everything": "everything",
 }
@@ -73,6 +78,8 @@ def rationale_lines(
     out += _word_table(data, width, palette)
     out += _named(data)
     out.append(Text(end=""))
+    heat = attribution_lines(data, width, palette)
+    out += [*heat, Text(end="")] if heat else []
     faithfulness = _faithfulness(data)
     others = _plausibility(data)
     complexity = _complexity(data)
@@ -275,6 +282,7 @@ def _rationale_rows(
     return out
 
 
+PLAUSIBILITY_ORDER = ("prompt_gold", *FAITHFULNESS_ORDER[1:5], "random")
 FAITHFULNESS_COLUMNS = (
     Column("n", 3, lambda r: r.size, 0, spread=False),
     Column("p(x)", 4, lambda r: r.p_full),
@@ -316,7 +324,7 @@ def _plausibility(data: RationaleData) -> list[Text]:
         names["prompt_gold"] = "prompted g"
     rows = [
         (name, group)
-        for name, group in _rationale_rows(data, ("prompt_gold", "occlusion", "random"), names)
+        for name, group in _rationale_rows(data, PLAUSIBILITY_ORDER, names)
         if any(not undefined(c.value(r)) for r in group for c in PLAUSIBILITY_COLUMNS)
     ]
     if not rows:

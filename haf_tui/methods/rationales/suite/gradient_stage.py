@@ -14,7 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol, runtime_checkable
 
 from haf_tui.config import RunConfig
 from haf_tui.defaults import embedded_model_path
@@ -40,6 +40,26 @@ class Gradients:
         self.scores = scores
         self.torch_logprob = torch_logprob
         self.seconds = seconds
+
+
+@runtime_checkable
+class Attributor(Protocol):
+    """What the stage asks of the loaded model
+    (:class:`~haf_tui.methods.rationales.suite.attribution_model.GgufAttributor`)."""
+
+    def attribute(
+        self, text: str, words: Sequence[str], spelling: str, methods: Sequence[str]
+    ) -> WordScores: ...
+
+
+class WordScores(Protocol):
+    """Each method's word scores and T."""
+
+    @property
+    def scores(self) -> dict[str, list[float]]: ...
+
+    @property
+    def torch_logprob(self) -> float: ...
 
 
 Attribute = Callable[[str, Sequence[str], str], "Gradients | None"]
@@ -101,9 +121,7 @@ def run_attribute(config: RunConfig) -> Attribute | None:
             attributor = _attributor(key)
             if isinstance(attributor, BaseException):
                 return None
-            from haf_tui.methods.rationales.suite.attribution_model import GgufAttributor
-
-            assert isinstance(attributor, GgufAttributor)
+            assert isinstance(attributor, Attributor)
             started = time.perf_counter()
             try:
                 found = attributor.attribute(text, words, spelling, methods)
