@@ -14,7 +14,7 @@ import pytest
 
 from haf_tui.config import RunConfig
 from haf_tui.methods.rationales.core.attribution import GRADIENT_METHODS
-from haf_tui.methods.rationales.core.metrics import top_k
+from haf_tui.methods.rationales.core.metrics import entropy, top_k
 from haf_tui.methods.rationales.settings import RationaleSettings, rationale_settings
 from haf_tui.methods.rationales.suite.gradient_stage import Gradients
 from haf_tui.methods.rationales.suite.plan import (
@@ -76,9 +76,8 @@ def test_each_method_s_top_k_is_perturbed_and_scored_like_occlusion() -> None:
         assert [i for i, m in enumerate(row.mask) if m] == sorted(FAVOURED[method])
         assert row.comp is not None and row.suff is not None and row.flip is not None
         assert row.token_f1 is not None and row.soft_auprc is not None
-        assert row.cpx_entropy is not None and row.cpx_entropy != pytest.approx(
-            rows["human"].cpx_entropy
-        )  # (complexity of the soft scores, not of the mask)
+        # complexity of the soft scores, not of the mask
+        assert row.cpx_entropy == pytest.approx(entropy(scores_of(method)))
     # removing idiot and illegal (input_x_gradient) drops p(toxic) more than attention's words
     assert rows["input_x_gradient"].comp > rows["attention"].comp  # type: ignore[operator]
     metrics = {name: value for name, value, _ in outcome.instance_metrics}
@@ -211,6 +210,14 @@ def test_a_run_stores_every_source_and_the_report_sets_them_side_by_side(
             assert row["flip_rate"] is not None and row["flip_n"] == n
             assert row["skewness"] is not None and row["skewness_n"] >= 2
         assert by["random"]["alignment_f1_x100_sd"] is not None and by["random"]["n_seeds"] == 4
+        _, means = store.query(
+            "SELECT 100 * avg(token_f1), 100 * avg(flip), avg(size) FROM rationales "
+            "WHERE source = 'saliency' AND run_id = ?",
+            [run_id],
+        )
+        assert by["saliency"]["alignment_f1_x100"] == pytest.approx(means[0][0])
+        assert by["saliency"]["flip_rate"] == pytest.approx(means[0][1])
+        assert by["saliency"]["words_removed"] == pytest.approx(means[0][2])
         assert by["everything"]["words_removed"] is not None
         assert by["attention"]["quant_gap_mean"] == pytest.approx(gaps[0][1])
         assert by["attention"]["quant_gap_max"] == pytest.approx(gaps[0][2])

@@ -51,7 +51,8 @@ def test_a_rationales_run_on_hatexplain_scores_plausibility_faithfulness_and_res
         rows = _rows(store, "SELECT * FROM rationales ORDER BY instance_id, source, seed")
         sources = sorted({r["source"] for r in rows})
         assert sources == [
-            "everything", "human", "occlusion", "prompt_gold", "prompt_predicted", "random",
+            "attention", "everything", "human", "input_x_gradient", "occlusion", "prompt_gold",
+            "prompt_predicted", "random", "saliency",
         ]  # fmt: skip
         p1 = {r["source"]: r for r in rows if r["instance_id"] == "0"}
         assert [i for i, v in enumerate(p1["human"]["mask"]) if v] == [4, 5, 7, 12, 13, 15]
