@@ -13,7 +13,7 @@
 --   instances (P2 Figure 4; occlusion: its leave-one-out scores). quant_gap_mean /
 --   quant_gap_max = mean and largest |torch log p(ŷ) − llama.cpp log p(ŷ)| over quant_gap_n
 --   instances: the GGUF's weights dequantised into torch against llama.cpp on the same file
---   (the same on every row of a run). docs/methods/rationales.md#attribution.
+--   (the same on every row of a run). docs/methods/rationales.md#44-attention-saliency-and-inputgradient.
 -- params: run_ids (VARCHAR[]; default []; runs to show, empty list = all runs)
 WITH selected AS (
     SELECT run_id, model_file, dataset_id,

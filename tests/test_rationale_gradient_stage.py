@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from haf_tui.config import RunConfig
+from haf_tui.methods.declare import PanelInput
 from haf_tui.methods.rationales.core.attribution import GRADIENT_METHODS
 from haf_tui.methods.rationales.core.metrics import entropy, top_k
 from haf_tui.methods.rationales.settings import RationaleSettings, rationale_settings
@@ -218,6 +219,21 @@ def test_a_run_stores_every_source_and_the_report_sets_them_side_by_side(
         assert by["saliency"]["alignment_f1_x100"] == pytest.approx(means[0][0])
         assert by["saliency"]["flip_rate"] == pytest.approx(means[0][1])
         assert by["saliency"]["words_removed"] == pytest.approx(means[0][2])
+        # the metrics screen's rationales panel shows the comparison under P1's table
+        from rich.console import Console
+
+        from haf_tui.methods.rationales.views import rationales_panel
+        from haf_tui.reports.registry import run_report
+
+        reports = {
+            name: run_report(store, name) for name in ("rationales", "rationale-attribution")
+        }
+        shown = SimpleNamespace(run_id=run_id, label="the run")
+        drawn = rationales_panel(PanelInput(runs=[shown], reports=reports, width=240))  # type: ignore[list-item]
+        console = Console(width=240, record=True)
+        console.print(drawn)
+        text = console.export_text()
+        assert "prompting vs attribution" in text and "input×gradient" in text
         assert by["everything"]["words_removed"] is not None
         assert by["attention"]["quant_gap_mean"] == pytest.approx(gaps[0][1])
         assert by["attention"]["quant_gap_max"] == pytest.approx(gaps[0][2])

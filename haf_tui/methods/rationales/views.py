@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any, Final
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.text import Text
 
 from haf_tui.methods.classify.core.labels import SPELLINGS, label_scores
@@ -192,7 +192,13 @@ def rationales_panel(panel: PanelInput) -> RenderableType:
     without = [run.label for run in panel.runs if run not in with_suite]
     if without:
         notes.append(f"without the rationales suite (not shown): {', '.join(without)}")
-    return report_table(result, with_suite, width=panel.width, notes=notes)
+    table = report_table(result, with_suite, width=panel.width, notes=notes)
+    attribution = panel.reports.get("rationale-attribution")
+    if attribution is None or not report_rows(attribution, [run.run_id for run in with_suite]):
+        return table
+    title = Text("prompting vs attribution (P2 Table 2, Tables 4/5, Figure 4)", style="bold")
+    p2 = report_table(attribution, with_suite, width=panel.width, notes=())
+    return Group(table, Text(""), title, p2)
 
 
 RATIONALE_PANELS: Final[tuple[PanelSpec, ...]] = (
@@ -202,6 +208,7 @@ RATIONALE_PANELS: Final[tuple[PanelSpec, ...]] = (
         ("rationales",),
         tuple(m.name for m in RATIONALE_TABLE_METRICS),
         rationales_panel,
+        also_reads=("rationale-attribution",),
     ),
 )
 
