@@ -182,3 +182,45 @@ def test_llama_cpp_scores_the_label_as_torch_does(tiny_gguf: Path, attributor: A
     )
     found = attributor.attribute(TEXT, WORDS, "non-toxic", METHODS)
     assert abs(found.torch_logprob - float(lp)) < 1e-2
+
+
+def test_a_model_that_cannot_fit_or_load_is_one_line_and_the_stage_is_skipped(
+    tiny_gguf: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from haf_tui.config import ModelSettings, RunConfig
+    from haf_tui.methods.rationales.settings import RationaleSettings
+    from haf_tui.methods.rationales.suite import attribution_model, gradient_stage
+    from haf_tui.methods.rationales.suite.attribution_model import (
+        AttributionUnavailableError,
+        GgufAttributor,
+    )
+
+    monkeypatch.setattr(attribution_model, "free_bytes", lambda device: 10_000)
+    with pytest.raises(AttributionUnavailableError) as refused:
+        GgufAttributor(tiny_gguf)
+    line = str(refused.value)
+    assert "\n" not in line and "needs 0.0 GiB in torch (cpu), 0.0 GiB is free" in line
+    assert "--rationale-attributions" in line
+    monkeypatch.setattr(attribution_model, "free_bytes", lambda device: 1 << 40)
+    monkeypatch.setattr(attribution_model, "supported_architectures", lambda: ["gpt2"])
+    with pytest.raises(AttributionUnavailableError, match="does not open the 'llama'"):
+        GgufAttributor(tiny_gguf)
+    # through the stage: one warning line, once, and no scores (the rest of the run goes on)
+    monkeypatch.undo()  # (conftest.py's stand-in for the stage's model too: the real one here)
+    monkeypatch.setattr(attribution_model, "supported_architectures", lambda: ["gpt2"])
+    gradient_stage.release()
+    config = RunConfig(
+        model=ModelSettings(path=str(tiny_gguf)),
+        rationales=RationaleSettings(attributions=("saliency",)),
+    )
+    attribute = gradient_stage.run_attribute(config)
+    assert attribute is not None
+    with caplog.at_level("WARNING", logger="haf_tui.rationales"):
+        assert attribute(TEXT, WORDS, "toxic") is None
+        assert attribute("another text", ["another", "text"], "toxic") is None
+    assert len(caplog.records) == 1  # (once a model: the second text asks nothing)
+    assert "does not open the 'llama' architecture" in caplog.records[0].getMessage()
+    gradient_stage.release()
+    # a run that asks for no gradient method loads nothing
+    occlusion_only = RunConfig(rationales=RationaleSettings(attributions=("occlusion",)))
+    assert gradient_stage.run_attribute(occlusion_only) is None
