@@ -176,7 +176,10 @@ class GgufAttributor:
                 f"({self.device}), {free / 2**30:.1f} GiB is free ({SKIP_HINT}, or free memory)"
             )
         self.path = path
-        self.vocab = LlamaCppBackend(path, chat_format=chat_format, vocab_only=True)
+        try:
+            self.vocab = LlamaCppBackend(path, chat_format=chat_format, vocab_only=True)
+        except InferenceError as exc:
+            raise AttributionUnavailableError(f"attributions skipped: {exc}") from exc
         self.model = load_torch_model(path, self.device, dtype)
         self.lock = threading.Lock()
 

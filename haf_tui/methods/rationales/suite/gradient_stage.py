@@ -93,7 +93,7 @@ def _attributor(key: tuple[str, str | None]) -> object:
         except HafError as exc:
             _loaded[key] = exc
             log.warning("%s", exc)
-        except (OSError, RuntimeError, MemoryError) as exc:
+        except Exception as exc:  # (a third-party loader: whatever it raises skips the stage)
             refused = HafError(
                 f"attributions skipped: {Path(key[0]).name} could not be opened in torch: "
                 f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
@@ -125,7 +125,8 @@ def run_attribute(config: RunConfig) -> Attribute | None:
             started = time.perf_counter()
             try:
                 found = attributor.attribute(text, words, spelling, methods)
-            except ValueError as exc:  # (a text its tokens do not spell: that instance only)
+            except (ValueError, RuntimeError) as exc:  # (that instance only: a text its
+                # tokens do not spell, a pass torch could not make, out of memory included)
                 log.warning("attributions skipped for one text: %s", exc)
                 return None
             result = Gradients(found.scores, found.torch_logprob, time.perf_counter() - started)
