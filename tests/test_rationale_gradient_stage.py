@@ -281,3 +281,31 @@ def test_the_explorer_draws_each_method_s_scores_beside_the_prompted_and_human_w
     word_lines = [line.plain for line in narrow[1:-2]]  # (not the prose around them)
     assert all(len(line) <= 40 for line in word_lines) and len(narrow) > len(lines)
     assert " ".join(" ".join(line.split()) for line in word_lines).count("idiot") == 4
+
+
+def test_a_server_run_attributes_with_its_model_s_gguf_locally(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from haf_tui.config import ModelSettings
+    from haf_tui.methods.rationales.suite import gradient_stage
+
+    asked: list[tuple[str, str | None]] = []
+
+    def loaded(key: tuple[str, str | None]) -> ScriptedModel:
+        asked.append(key)
+        return ScriptedModel()
+
+    monkeypatch.setattr(gradient_stage, "_attributor", loaded)
+    gradient_stage.release()
+    gguf = tmp_path / "model.gguf"
+    served = RunConfig(
+        suites=("rationales",),
+        model=ModelSettings(path=str(gguf), servers=("http://127.0.0.1:8080",)),
+        rationales=RationaleSettings(attributions=("attention",)),
+    )
+    attribute = gradient_stage.run_attribute(served)
+    assert attribute is not None
+    found = attribute(" ".join(TOKENS), TOKENS, "toxic")
+    assert found is not None and set(found.scores) == {"attention"}
+    assert asked == [(str(gguf), None)]
+    gradient_stage.release()
