@@ -91,7 +91,7 @@ def test_a_rationales_run_on_hatexplain_scores_plausibility_faithfulness_and_res
 
         # lose the second post's results and some of its perturbed texts, then resume
         before = _rows(store, "SELECT * FROM rationales WHERE instance_id = '1' ORDER BY ALL")
-        for table in ("instance_results", "instance_metrics", "rationales"):
+        for table in ("instance_results", "instance_metrics", "rationales", "rationales_gradient"):
             store.connection.execute(f"DELETE FROM {table} WHERE instance_id = '1'")
         for table in ("generations", "tokens"):
             store.connection.execute(
