@@ -345,6 +345,7 @@ def main() -> None:
     )
     _progress(started, "rationales before/after")
     results["rationales_speed"] = _rationales_section(args)
+    results["rationale_gradient"] = _attribution_section(args)
     results["peak_rss_mib"] = peak_rss_mib()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -380,20 +381,29 @@ def _rationales_section(args: argparse.Namespace) -> dict[str, Any]:
         backend.close()
 
 
+def _attribution_section(args: argparse.Namespace) -> dict[str, Any]:
+    """:func:`benchmarks.attribution_cost.bench_attribution` on the same posts."""
+    from benchmarks.attribution_cost import bench_attribution
+    from benchmarks.rationales_speed import bench_posts
+
+    return bench_attribution(bench_posts(Path(args.shared), args.rationales_posts), args.rounds)
+
+
 def _rationales_only(args: argparse.Namespace, started: float) -> None:
     """``--only rationales``: that section alone, to ``rationales.json`` and ``.md``."""
     _progress(started, "rationales before/after")
     results: dict[str, Any] = {
         "load_at_start": load_average(),
         "rationales_speed": _rationales_section(args),
+        "rationale_gradient": _attribution_section(args),
     }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "rationales.json").write_text(json.dumps(results, indent=2) + "\n")
     lines = [*summary_table(results), "", "| benchmark | figure |", "|---|---|"]
-    section: dict[str, Any] = results["rationales_speed"]
-    for key, value in section.items():
-        lines.append(f"| rationales_speed.{key} | {value} |")
+    for name in ("rationales_speed", "rationale_gradient"):
+        section: dict[str, Any] = results[name]
+        lines += [f"| {name}.{key} | {value} |" for key, value in section.items()]
     (out / "rationales.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

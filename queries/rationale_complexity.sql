@@ -25,8 +25,10 @@ WITH selected AS (
 kinds AS (
     SELECT * FROM (VALUES ('prompt_gold', 'prompted, gold shown', 1),
                           ('prompt_predicted', 'prompted, ŷ shown', 2),
-                          ('occlusion', 'occlusion', 3), ('human', 'human', 4),
-                          ('random', 'random', 5), ('everything', 'everything', 6))
+                          ('occlusion', 'occlusion', 3), ('attention', 'attention', 4),
+                          ('saliency', 'saliency', 5),
+                          ('input_x_gradient', 'input×gradient', 6), ('human', 'human', 7),
+                          ('random', 'random', 8), ('everything', 'everything', 9))
         AS t(source, rationale, rationale_order)
 ),
 common AS (  -- the RANDOM seeds every instance has (adaptive RANDOM: each its own number)

@@ -27,8 +27,10 @@ WITH selected AS (
 ),
 kinds AS (
     SELECT * FROM (VALUES ('prompt_predicted', 'prompted', 1), ('occlusion', 'occlusion', 2),
-                          ('human', 'human', 3), ('random', 'random', 4),
-                          ('everything', 'everything', 5)) AS t(source, rationale, rationale_order)
+                          ('attention', 'attention', 3), ('saliency', 'saliency', 4),
+                          ('input_x_gradient', 'input×gradient', 5),
+                          ('human', 'human', 6), ('random', 'random', 7),
+                          ('everything', 'everything', 8)) AS t(source, rationale, rationale_order)
 ),
 random_seeds AS (  -- RANDOM masks per instance: all alike, or adaptive (each its own)
     SELECT run_id, instance_id, count(*) AS n_i

@@ -28,7 +28,9 @@ WITH selected AS (
 ),
 kinds AS (
     SELECT * FROM (VALUES ('prompt_gold', 'prompted', 1), ('occlusion', 'occlusion', 2),
-                          ('random', 'random', 3)) AS t(source, rationale, rationale_order)
+                          ('attention', 'attention', 3), ('saliency', 'saliency', 4),
+                          ('input_x_gradient', 'input×gradient', 5),
+                          ('random', 'random', 6)) AS t(source, rationale, rationale_order)
 ),
 random_seeds AS (  -- RANDOM masks per instance: all alike, or adaptive (each its own)
     SELECT run_id, instance_id, count(*) AS n_i

@@ -1,6 +1,7 @@
 -- name: rationale_summary
 -- title: Rationales — P1 Table 4 layout per model × dataset × strategy, with the shares
--- description: One row per run with the rationales suite and rationale (prompted, occlusion).
+-- description: One row per run with the rationales suite and rationale (prompted, occlusion,
+--   and the attribution methods attention, saliency, input×gradient where the run has them).
 --   n = finished instances; n_gold = those with a non-empty gold rationale where the rationale
 --   was scored for plausibility; pct_skipped = 100·(n − n_gold)/n (no gold rationale, i.e.
 --   rationale_has_gold = 0, an empty one, or no such rationale). Plausibility (prompted = asked
@@ -36,7 +37,10 @@ WITH selected AS (
 ),
 kinds AS (
     SELECT * FROM (VALUES ('prompted', 'prompt_gold', 'prompt_predicted', 1),
-                          ('occlusion', 'occlusion', 'occlusion', 2))
+                          ('occlusion', 'occlusion', 'occlusion', 2),
+                          ('attention', 'attention', 'attention', 3),
+                          ('saliency', 'saliency', 'saliency', 4),
+                          ('input×gradient', 'input_x_gradient', 'input_x_gradient', 5))
         AS t(rationale, plausibility_source, faithfulness_source, rationale_order)
 ),
 plausibility AS (
@@ -48,7 +52,8 @@ plausibility AS (
            2.0 * sum(true_positives) / nullif(sum(size) + sum(gold_size), 0) AS token_f1_micro,
            avg(auprc) AS auprc
     FROM rationales
-    WHERE source IN ('prompt_gold', 'occlusion') AND gold_size > 0
+    WHERE source IN ('prompt_gold', 'occlusion', 'attention', 'saliency', 'input_x_gradient')
+      AND gold_size > 0
       AND run_id IN (SELECT run_id FROM selected)
     GROUP BY ALL
 ),
@@ -63,7 +68,8 @@ faithfulness AS (
            count(cpx_entropy) AS cpx_n,
            100 * avg(CASE WHEN size = 0 THEN 1.0 ELSE 0.0 END) AS pct_empty
     FROM rationales
-    WHERE source IN ('prompt_predicted', 'occlusion') AND run_id IN (SELECT run_id FROM selected)
+    WHERE source IN ('prompt_predicted', 'occlusion', 'attention', 'saliency', 'input_x_gradient')
+      AND run_id IN (SELECT run_id FROM selected)
     GROUP BY ALL
 ),
 answers AS (  -- one per prompt call: the gold and ŷ shown share a call when they are equal
@@ -184,4 +190,5 @@ LEFT JOIN instance_values i ON i.run_id = s.run_id
 LEFT JOIN by_label b ON b.run_id = s.run_id
 LEFT JOIN mismatches mm ON mm.run_id = s.run_id
 LEFT JOIN bad_masks bm ON bm.run_id = s.run_id
+WHERE k.rationale_order <= 2 OR p.run_id IS NOT NULL OR f.run_id IS NOT NULL  -- (an attribution: where the run has it)
 ORDER BY s.dataset_id, s.model_file, s.run_id, k.rationale_order

@@ -90,6 +90,23 @@ def _sql_state_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sql_history, "state_dir", lambda: tmp_path / "sql-state")
 
 
+@pytest.fixture(autouse=True)
+def _no_torch_attributions_with_scripted_models(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new rationales run computes attention, saliency and input_x_gradient in torch from
+    the run's GGUF (the embedded one when a test names none): with a scripted model that would
+    load SmolLM2 into torch for nothing, so outside real_model tests the stage is skipped as
+    for a model torch cannot open (tests of the stage hand the plan its attribution)."""
+    if request.node.get_closest_marker("real_model"):
+        return
+    from haf_tui.methods.rationales.suite import gradient_stage
+    from haf_tui.vocabulary import HafError
+
+    refused = HafError("attributions skipped: a scripted model")
+    monkeypatch.setattr(gradient_stage, "_attributor", lambda key: refused)
+
+
 @pytest.fixture(scope="session")
 def embedded_backend() -> Any:
     """The embedded SmolLM2 135M Instruct GGUF, loaded once by llama.cpp (CPU, small n_ctx)."""

@@ -51,7 +51,8 @@ def test_a_rationales_run_on_hatexplain_scores_plausibility_faithfulness_and_res
         rows = _rows(store, "SELECT * FROM rationales ORDER BY instance_id, source, seed")
         sources = sorted({r["source"] for r in rows})
         assert sources == [
-            "everything", "human", "occlusion", "prompt_gold", "prompt_predicted", "random",
+            "attention", "everything", "human", "input_x_gradient", "occlusion", "prompt_gold",
+            "prompt_predicted", "random", "saliency",
         ]  # fmt: skip
         p1 = {r["source"]: r for r in rows if r["instance_id"] == "0"}
         assert [i for i, v in enumerate(p1["human"]["mask"]) if v] == [4, 5, 7, 12, 13, 15]
@@ -90,7 +91,7 @@ def test_a_rationales_run_on_hatexplain_scores_plausibility_faithfulness_and_res
 
         # lose the second post's results and some of its perturbed texts, then resume
         before = _rows(store, "SELECT * FROM rationales WHERE instance_id = '1' ORDER BY ALL")
-        for table in ("instance_results", "instance_metrics", "rationales"):
+        for table in ("instance_results", "instance_metrics", "rationales", "rationales_gradient"):
             store.connection.execute(f"DELETE FROM {table} WHERE instance_id = '1'")
         for table in ("generations", "tokens"):
             store.connection.execute(

@@ -510,6 +510,7 @@ def test_the_builtin_queries_are_all_there_and_listed_in_the_readme() -> None:
         "rationale_plausibility",
         "rationale_faithfulness",
         "rationale_complexity",
+        "rationale_attribution",
         "judge_summary",
         "judge_vs_haf",
         "judge_low_mass",

@@ -7,8 +7,9 @@ from haf_tui.methods.rationales.reports import RATIONALE_REPORTS
 from haf_tui.methods.rationales.settings import RATIONALE_PARALLEL, RationaleSettings
 from haf_tui.methods.rationales.suite.forecast import FORECAST_NOTE, rationale_forecast
 from haf_tui.methods.rationales.suite.plan import CLASSIFY, OCCLUSION, PERTURB
-from haf_tui.methods.rationales.suite.records import MIGRATIONS
+from haf_tui.methods.rationales.suite.records import MIGRATIONS as RATIONALES_TABLE
 from haf_tui.methods.rationales.suite.suite import RATIONALES
+from haf_tui.methods.rationales.suite.tables import RATIONALE_MIGRATIONS
 from haf_tui.methods.rationales.views import (
     RATIONALE_COLUMNS,
     RATIONALE_HELP,
@@ -31,6 +32,7 @@ METHOD: Method[RationaleSettings] = Method(
     reports=RATIONALE_REPORTS,
     suggested_reports=(
         "rationales",
+        "rationale-attribution",
         "rationale-plausibility",
         "rationale-faithfulness",
         "rationale-complexity",
@@ -39,7 +41,7 @@ METHOD: Method[RationaleSettings] = Method(
     panels=RATIONALE_PANELS,
     list_columns=RATIONALE_COLUMNS,
     workbench="haf_tui.methods.rationales.tui:EXPLORER",
-    migrations=MIGRATIONS,
+    migrations=(*RATIONALES_TABLE, *RATIONALE_MIGRATIONS),
     help=RATIONALE_HELP,
     marks=RATIONALE_MARKS,
     node=rationales_node,

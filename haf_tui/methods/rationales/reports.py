@@ -14,6 +14,7 @@ RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
         "rationales",
         "Rationales — P1 Table 4 per model × dataset × strategy, with the shares",
         "rationale_summary",
+        companions=("rationale-attribution",),
         shape=select_columns(
             (
                 *_RUN_KEYS,
@@ -45,6 +46,32 @@ RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
                 ("n_undecided", "undecided"),
                 ("n_tokens_mismatch", "tokens ≠ text"),
                 ("n_bad_mask", "bad-mask posts skipped"),
+            )
+        ),
+    ),
+    Report(
+        "rationale-attribution",
+        "Rationales — prompting vs attribution (P2 Table 2, Tables 4/5, Figure 4)",
+        "rationale_attribution",
+        shape=select_columns(
+            (
+                *_RUN_KEYS,
+                ("selection", "selection"),
+                ("rationale", "rationale"),
+                ("alignment_f1_x100", "align F1 ×100"),
+                ("alignment_f1_x100_sd", "± sd"),
+                ("alignment_n", "align n"),
+                ("n_seeds", "seeds"),
+                ("flip_rate", "% flip"),
+                ("flip_rate_sd", "% flip sd"),
+                ("words_removed", "words removed"),
+                ("flip_n", "flip n"),
+                ("skewness", "skew"),
+                ("skewness_sd", "skew sd"),
+                ("skewness_n", "skew n"),
+                ("quant_gap_mean", "quant gap mean"),
+                ("quant_gap_max", "quant gap max"),
+                ("quant_gap_n", "quant gap n"),
             )
         ),
     ),

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from haf_tui.config import RunConfig
+from haf_tui.methods.rationales.core.attribution import ATTRIBUTIONS, Attribution
 from haf_tui.methods.rationales.core.prompts import Strategy, Variant
 
 NAME = "rationales"
@@ -88,12 +89,40 @@ class RationaleSettings(BaseModel):
         "token its own span (HateXplain's own evaluation)",
     )
     max_new_tokens: int = Field(64, ge=1, le=4096, description="cap of a prompted answer")
+    attributions: tuple[Attribution, ...] | None = Field(
+        None,
+        description="the attribution rationales computed: leave-one-out (occlusion) and P2's "
+        "attention, saliency and input_x_gradient (the run's GGUF in torch: one forward and "
+        "one backward pass a post); None: set at run creation to all four (a run stored "
+        "without it computed occlusion only)",
+        json_schema_extra={
+            "flag": "--rationale-attributions",
+            "choices": list(ATTRIBUTIONS),
+            "label": "attributions",
+        },
+    )
+
+    @field_validator("attributions")
+    @classmethod
+    def _known_attributions(
+        cls, chosen: tuple[Attribution, ...] | None
+    ) -> tuple[Attribution, ...] | None:
+        """In the reports' order, each once."""
+        if chosen is None:
+            return None
+        return tuple(name for name in ATTRIBUTIONS if name in chosen)
 
 
 def adaptive_random(settings: RationaleSettings) -> bool:
     """Whether RANDOM stops early (a tolerance above 0; None, a run stored before the
     tolerance existed, and 0 ask every seed)."""
     return bool(settings.random_tolerance)
+
+
+def attributions_of(settings: RationaleSettings) -> tuple[Attribution, ...]:
+    """The attribution sources a run computes (occlusion alone: a run stored before the
+    setting existed)."""
+    return ("occlusion",) if settings.attributions is None else settings.attributions
 
 
 def rationale_settings(config: RunConfig) -> RationaleSettings:

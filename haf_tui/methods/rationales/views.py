@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any, Final
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.text import Text
 
 from haf_tui.methods.classify.core.labels import SPELLINGS, label_scores
@@ -22,6 +22,13 @@ from haf_tui.methods.declare import (
 from haf_tui.methods.rationales.suite.plan import CLASSIFY, PROMPT
 from haf_tui.reports import format_number
 from haf_tui.reports.panel_tables import report_rows, report_table
+
+GRADIENT_TITLES: Final = (
+    ("attention", "att", "Attention"),
+    ("saliency", "sal", "Saliency"),
+    ("input_x_gradient", "I×G", "Input×Gradient"),
+)
+"""The rationale_gradient stage's methods: name, short label, title."""
 
 RATIONALE_METRICS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec(
@@ -69,6 +76,36 @@ RATIONALE_METRICS: Final[tuple[MetricSpec, ...]] = (
         "token F1 between the prompted rationale and the occlusion rationale "
         "(docs/methods/rationales.md#64-agreement)",
         undefined_when="undefined for the unbound strategy or an empty occlusion rationale",
+    ),
+    *(
+        MetricSpec(
+            f"rationale_alignment_f1_{method}",
+            f"align {short}",
+            f"token F1 between the prompted rationale and the {title} rationale "
+            "(docs/methods/rationales.md#64-agreement)",
+            undefined_when="undefined for the unbound strategy or without the attribution",
+        )
+        for method, short, title in GRADIENT_TITLES
+    ),
+    *(
+        MetricSpec(
+            f"rationale_skew_{method}",
+            f"skew {short}",
+            f"Fisher–Pearson skewness of the {title} word scores (P2 Figure 4)",
+            value_range="any",
+            better=None,
+            undefined_when="undefined for fewer than 3 words or equal scores",
+        )
+        for method, short, title in (("occlusion", "occ", "occlusion"), *GRADIENT_TITLES)
+    ),
+    MetricSpec(
+        "rationale_quant_gap",
+        "quant gap",
+        "torch's log-probability of ŷ's first spelling (the GGUF dequantised) minus "
+        "llama.cpp's: the quantisation gap",
+        value_range="any",
+        better=None,
+        undefined_when="undefined without the gradient stage",
     ),
 )
 
@@ -162,7 +199,13 @@ def rationales_panel(panel: PanelInput) -> RenderableType:
     without = [run.label for run in panel.runs if run not in with_suite]
     if without:
         notes.append(f"without the rationales suite (not shown): {', '.join(without)}")
-    return report_table(result, with_suite, width=panel.width, notes=notes)
+    table = report_table(result, with_suite, width=panel.width, notes=notes)
+    attribution = panel.reports.get("rationale-attribution")
+    if attribution is None or not report_rows(attribution, [run.run_id for run in with_suite]):
+        return table
+    title = Text("prompting vs attribution (P2 Table 2, Tables 4/5, Figure 4)", style="bold")
+    p2 = report_table(attribution, with_suite, width=panel.width, notes=())
+    return Group(table, Text(""), title, p2)
 
 
 RATIONALE_PANELS: Final[tuple[PanelSpec, ...]] = (
@@ -172,6 +215,7 @@ RATIONALE_PANELS: Final[tuple[PanelSpec, ...]] = (
         ("rationales",),
         tuple(m.name for m in RATIONALE_TABLE_METRICS),
         rationales_panel,
+        also_reads=("rationale-attribution",),
     ),
 )
 

@@ -35,7 +35,8 @@ def rationale_forecast(
         prompts = (0, 0)
     more_texts = 2 if plan.prompting else 0  # the prompted rationale: without and only
     if plan.occlusion_k is not None and plan.tokens:
-        more_texts += 2  # the occlusion rationale: without and only
+        more_texts += 2 * plan.occluding  # the occlusion rationale: without and only
+        more_texts += 2 * len(plan.gradient_methods)  # each gradient method's, the same
     if plan.has_random:
         more_texts += plan.settings.random_seeds - plan.random_asked
     return {

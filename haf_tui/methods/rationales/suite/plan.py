@@ -38,6 +38,7 @@ from haf_tui.methods.classify.core.labels import (
     gold_label,
     label_scores,
 )
+from haf_tui.methods.rationales.core.attribution import GRADIENT_METHODS
 from haf_tui.methods.rationales.core.metrics import half_width_95, random_mask, top_k
 from haf_tui.methods.rationales.core.parsing import RationaleAnswer, parse_rationale
 from haf_tui.methods.rationales.core.prompts import rationale_messages, strategy_k, top_ratio_k
@@ -46,8 +47,10 @@ from haf_tui.methods.rationales.core.words import only, without
 from haf_tui.methods.rationales.settings import (
     RationaleSettings,
     adaptive_random,
+    attributions_of,
     rationale_settings,
 )
+from haf_tui.methods.rationales.suite.gradient_stage import Attribute, Gradients
 from haf_tui.store.records import InstanceRecord
 
 CLASSIFY = "rationale_classify"
@@ -66,6 +69,11 @@ HUMAN_WITHOUT, HUMAN_ONLY, EVERYTHING_WITHOUT = 0, 1, 2
 PROMPT_WITHOUT, PROMPT_ONLY, OCCLUSION_WITHOUT, OCCLUSION_ONLY = 3, 4, 5, 6
 RANDOM_FIRST = 7
 """RANDOM seed s removes its mask in slot ``RANDOM_FIRST + s``."""
+GRADIENT_SLOTS: Final[dict[str, tuple[int, int]]] = {
+    method: (2001 + 2 * i, 2002 + 2 * i) for i, method in enumerate(GRADIENT_METHODS)
+}
+"""Each gradient method's rationale: its text without R and with only R (past every RANDOM
+seed's slot: at most 1000 seeds)."""
 
 DEFAULT_RATIO = 0.2
 """Top-Ratio's ratio when the run has none (a dataset without annotator rationales): P2's
@@ -96,9 +104,17 @@ class PromptedAnswer:
 class RationalePlan:
     """One instance's work in the rationales suite."""
 
-    def __init__(self, instance: InstanceRecord, config: RunConfig):
+    def __init__(
+        self, instance: InstanceRecord, config: RunConfig, attribute: Attribute | None = None
+    ):
         settings: RationaleSettings = rationale_settings(config)
         self.settings = settings
+        chosen = attributions_of(settings)
+        self.occluding = "occlusion" in chosen
+        self.gradient_methods = tuple(m for m in GRADIENT_METHODS if m in chosen)
+        self.attribute = attribute if self.gradient_methods else None
+        self.gradients: Gradients | None = None
+        """The rationale_gradient stage's word scores once ŷ is known (None: not computed)."""
         self.text = instance.text
         units = word_units(instance.text, instance.extra)
         self.gold: Gold | None = units.gold
@@ -125,7 +141,7 @@ class RationalePlan:
         self.predicted: Label | None = None
         self.prompt_answers: dict[int, RationaleAnswer] = {}
         self.prompts_asked: list[int] = []
-        self.occlusion_done = False
+        self.occlusion_done = not self.occluding
         self.has_random = (
             self.gold is not None and any(self.gold.hard) and settings.random_seeds > 0
         )
@@ -176,7 +192,7 @@ class RationalePlan:
     def start(self) -> Sequence[Task]:
         """The full text, each leave-one-out text and the baselines' texts."""
         tasks = self._score(CLASSIFY, 0, self.text)
-        for index in range(len(self.tokens)):
+        for index in range(len(self.tokens) if self.occluding else 0):
             tasks += self._score(OCCLUSION, index, self.occlusion_text(index))
         tasks += self._perturb([1] * len(self.tokens), EVERYTHING_WITHOUT, None)
         if self.gold is not None and any(self.gold.hard):  # (an empty HARD: no baselines)
@@ -244,6 +260,7 @@ class RationalePlan:
         if full is not None and self.predicted is None:
             self.predicted = full.predicted
             tasks += self._prompts()
+            tasks += self._gradient()
         if full is not None and not self.occlusion_done and self.occlusion_scores() is not None:
             self.occlusion_done = True
             scores = self.occlusion_scores() or []
@@ -254,6 +271,21 @@ class RationalePlan:
         # (any forced reply: a RANDOM mask's text may be a leave-one-out text, scored as one)
         tasks += self._more_random()
         return tasks, None
+
+    def _gradient(self) -> list[Task]:
+        """The rationale_gradient stage once ŷ is known (§4.4): each method's word scores of
+        ŷ's first spelling, then each method's top-k rationale perturbed (as occlusion's)."""
+        if self.attribute is None or self.predicted is None or not self.tokens:
+            return []
+        self.gradients = self.attribute(self.text, self.tokens, self.predicted)
+        tasks: list[Task] = []
+        if self.gradients is None or self.occlusion_k is None:
+            return tasks
+        for method in self.gradient_methods:
+            without_slot, only_slot = GRADIENT_SLOTS[method]
+            mask = top_k(self.gradients.scores[method], self.occlusion_k)
+            tasks += self._perturb(mask, without_slot, only_slot)
+        return tasks
 
     def _prompts(self) -> list[Task]:
         """The rationale prompts: the gold label shown (for plausibility) and the predicted

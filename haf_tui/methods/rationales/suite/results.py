@@ -9,7 +9,8 @@ from dataclasses import replace
 from typing import Literal
 
 from haf_tui.methods.base import MetricRow
-from haf_tui.methods.classify.core.labels import Label
+from haf_tui.methods.classify.core.labels import SPELLINGS, Label
+from haf_tui.methods.rationales.core.attribution import skewness
 from haf_tui.methods.rationales.core.metrics import (
     annotator_iou,
     auprc,
@@ -25,6 +26,7 @@ from haf_tui.methods.rationales.core.metrics import (
 from haf_tui.methods.rationales.core.words import mask_size
 from haf_tui.methods.rationales.suite.plan import (
     EVERYTHING_WITHOUT,
+    GRADIENT_SLOTS,
     HUMAN_ONLY,
     HUMAN_WITHOUT,
     OCCLUSION_ONLY,
@@ -173,6 +175,7 @@ class InstanceRationales:
             if k is not None:
                 row = self._faithful(row, OCCLUSION_WITHOUT, OCCLUSION_ONLY)
             rows.append(self._plausible(row, occlusion))
+        rows += self._gradient_rows()
         everything = self._row("everything", [1] * n)
         rows.append(replace(self._faithful(everything, EVERYTHING_WITHOUT, None), suff=0.0))
         if self.hard is not None and any(self.hard):
@@ -183,6 +186,74 @@ class InstanceRationales:
                 row = self._row("random", mask, seed=seed, k=mask_size(self.hard))
                 rows.append(self._plausible(self._faithful(row, RANDOM_FIRST + seed, None), None))
         return rows
+
+    def _gradient_rows(self) -> list[RationaleRecord]:
+        """One row per gradient method (§4.4): top-k by its word scores, perturbed and
+        scored against the annotators like occlusion's."""
+        plan = self.plan
+        gradients, k = plan.gradients, plan.occlusion_k
+        if gradients is None:
+            return []
+        rows = []
+        for method in plan.gradient_methods:
+            scores = gradients.scores[method]
+            without_slot, only_slot = GRADIENT_SLOTS[method]
+            mask = plan.masks.get(without_slot, tuple(0 for _ in scores))
+            row = self._row(method, mask, k=k, scores=scores, soft_scores=scores)
+            if k is not None:
+                row = self._faithful(row, without_slot, only_slot)
+            rows.append(self._plausible(row, scores))
+        return rows
+
+    def llama_logprob(self) -> float | None:
+        """llama.cpp's log-probability of ŷ's first spelling after the prompt (§4.4: beside
+        torch's T)."""
+        scored = self.plan.scored.get(self.plan.text)
+        index = next(i for i, (spelling, _) in enumerate(SPELLINGS) if spelling == self.predicted)
+        return scored.logprobs.get(index) if scored else None
+
+    def table_rows(self) -> dict[str, list[dict[str, object]]]:
+        """The rationale_gradient stage's row of the instance (table ``rationales_gradient``):
+        the word scores of each method and torch's T beside llama.cpp's log-probability."""
+        gradients = self.plan.gradients
+        if gradients is None:
+            return {}
+        llama = self.llama_logprob()
+        row: dict[str, object] = {
+            "spelling": self.predicted,
+            "words": list(self.plan.tokens),
+            "torch_logprob": gradients.torch_logprob,
+            "llama_logprob": llama,
+            "gap": None if llama is None else gradients.torch_logprob - llama,
+            "seconds": gradients.seconds,
+        }
+        for method in ("attention", "saliency", "input_x_gradient"):
+            row[method] = gradients.scores.get(method)
+        return {"rationales_gradient": [row]}
+
+    def attribution_metrics(self, rows: Sequence[RationaleRecord]) -> list[MetricRow]:
+        """Per attribution source: alignment F1 with the prompted rationale (§6.4) and the
+        skewness of its word scores (P2 Figure 4); the quantisation gap T − llama.cpp's lp."""
+        metrics: list[MetricRow] = []
+        by_source = {row.source: row for row in rows if row.source != "random"}
+        prompted = by_source.get("prompt_predicted")
+        for method in self.plan.gradient_methods:
+            row = by_source.get(method)
+            if row is None:
+                continue
+            if self.plan.settings.strategy != "unbound" and prompted and row.k:
+                metrics.append(
+                    (f"rationale_alignment_f1_{method}", token_f1(prompted.mask, row.mask), 1)
+                )
+        for source in ("occlusion", *self.plan.gradient_methods):
+            row = by_source.get(source)
+            skew = skewness(row.scores) if row is not None and row.scores else None
+            if skew is not None:
+                metrics.append((f"rationale_skew_{source}", skew, 1))
+        gradients, llama = self.plan.gradients, self.llama_logprob()
+        if gradients is not None and llama is not None:
+            metrics.append(("rationale_quant_gap", gradients.torch_logprob - llama, 1))
+        return metrics
 
     def metrics(self, rows: Sequence[RationaleRecord]) -> list[MetricRow]:
         """The instance's metrics: p(ŷ | x), the label mass, ŷ, whether it has a non-empty gold
@@ -205,4 +276,4 @@ class InstanceRationales:
         prompted, occluded = by_source.get("prompt_predicted"), by_source.get("occlusion")
         if plan.settings.strategy != "unbound" and prompted and occluded and occluded.k:
             metrics.append(("rationale_alignment_f1", token_f1(prompted.mask, occluded.mask), 1))
-        return metrics
+        return metrics + self.attribution_metrics(rows)

@@ -20,6 +20,7 @@ from haf_tui.methods.base import (
     unparsed_record,
 )
 from haf_tui.methods.classify.core.labels import SPELLINGS
+from haf_tui.methods.rationales.core.attribution import ATTRIBUTIONS
 from haf_tui.methods.rationales.core.prompts import toxicity_ratio
 from haf_tui.methods.rationales.core.truth import NO_MASKS, Gold, gold_rationale
 from haf_tui.methods.rationales.settings import (
@@ -27,6 +28,7 @@ from haf_tui.methods.rationales.settings import (
     NAME,
     rationale_settings,
 )
+from haf_tui.methods.rationales.suite.gradient_stage import run_attribute
 from haf_tui.methods.rationales.suite.plan import (
     CLASSIFY,
     DEFAULT_RATIO,
@@ -67,6 +69,8 @@ class RationalesSuite:
         seed, and replays so); both stored with the run."""
         if rationale_settings(config).random_tolerance is None:
             config = config.with_settings(NAME, random_tolerance=DEFAULT_RANDOM_TOLERANCE)
+        if rationale_settings(config).attributions is None:
+            config = config.with_settings(NAME, attributions=ATTRIBUTIONS)
         if rationale_settings(config).ratio is not None:
             return config
         golds = []
@@ -79,7 +83,7 @@ class RationalesSuite:
 
     def plan(self, instance: InstanceRecord, config: RunConfig) -> RationalePlan:
         """The instance's texts to score and prompts to ask."""
-        return RationalePlan(instance, config)
+        return RationalePlan(instance, config, run_attribute(config))
 
     def record(
         self,
@@ -126,7 +130,7 @@ class RationalesSuite:
         self, context: SuiteContext, instance: InstanceRecord, answers: Sequence[Answer]
     ) -> SuiteOutcome:
         """Every rationale's numbers and the instance's metrics, from its answers replayed."""
-        plan = RationalePlan(instance, context.config)
+        plan = RationalePlan(instance, context.config, run_attribute(context.config))
         replay(
             plan,
             ((Task(a.stage, a.sub_index, None, ()), Reply(a.text, a.logprob_sum)) for a in answers),
@@ -139,7 +143,7 @@ class RationalesSuite:
             summary += f", {prompted.size} of {len(plan.tokens)} words named"
         return SuiteOutcome(
             instance_metrics=built.metrics(rows),
-            rows={TABLE: [row.stored() for row in rows]},
+            rows={TABLE: [row.stored() for row in rows], **built.table_rows()},
             summary=summary,
         )
 

@@ -13,21 +13,28 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from rich.style import Style
 from rich.text import Text
 
 from haf_tui.methods.rationales.core.parsing import parse_rationale
 from haf_tui.methods.rationales.suite.records import RationaleRecord
+from haf_tui.methods.rationales.tui.attribution_lines import attribution_lines
 from haf_tui.methods.rationales.tui.data import RationaleData
+from haf_tui.methods.rationales.tui.source_tables import (
+    FAITHFULNESS_ORDER,
+    NAMES,
+    complexity_table,
+    faithfulness_table,
+    plausibility_table,
+)
 from haf_tui.tui.widgets.lines_view import PanelView
 from haf_tui.tui.widgets.text_layout import (
     BOLD,
     DEFAULT_PALETTE,
     DIM,
     GAP,
-    Column,
     Palette,
     beside,
     cell,
@@ -36,20 +43,10 @@ from haf_tui.tui.widgets.text_layout import (
     line,
     prose,
     styled,
-    table,
     undefined,
     width_of,
 )
 
-FAITHFULNESS_ORDER = ("prompt_predicted", "occlusion", "human", "everything", "random")
-"""The rationale sources of the faithfulness table, in the order it shows them."""
-NAMES = {
-    "prompt_predicted": "prompted",
-    "prompt_gold": "prompted",
-    "occlusion": "occlusion",
-    "human": "human",
-    "everything": "everything",
-}
 WORD_WIDTH = 18
 """The widest a word is shown in the word table (longer ones end in "…")."""
 BLOCK_ROWS = 6
@@ -73,9 +70,11 @@ def rationale_lines(
     out += _word_table(data, width, palette)
     out += _named(data)
     out.append(Text(end=""))
-    faithfulness = _faithfulness(data)
-    others = _plausibility(data)
-    complexity = _complexity(data)
+    heat = attribution_lines(data, width, palette)
+    out += [*heat, Text(end="")] if heat else []
+    faithfulness = faithfulness_table(data)
+    others = plausibility_table(data)
+    complexity = complexity_table(data)
     if others and complexity:
         others = [*others, Text(end=""), *complexity]
     elif complexity:
@@ -257,84 +256,6 @@ def _parse(answer: str, tokens: Sequence[str], k: int | None) -> list[Text]:
             entry.append(f" — {item.reason}", DIM)
         out.append(entry)
     return out
-
-
-def _rationale_rows(
-    data: RationaleData, sources: Sequence[str], names: Mapping[str, str] | None = None
-) -> list[tuple[str, Sequence[RationaleRecord]]]:
-    out: list[tuple[str, Sequence[RationaleRecord]]] = []
-    for source in sources:
-        if source == "random":
-            randoms = data.randoms
-            if randoms:
-                out.append((f"random ×{len(randoms)}", randoms))
-            continue
-        row = data.row(source)
-        if row is not None:
-            out.append(((names or NAMES).get(source, source), [row]))
-    return out
-
-
-FAITHFULNESS_COLUMNS = (
-    Column("n", 3, lambda r: r.size, 0, spread=False),
-    Column("p(x)", 4, lambda r: r.p_full),
-    Column("p−R", 4, lambda r: r.p_without),
-    Column("p(R)", 4, lambda r: r.p_only),
-    Column("comp", 5, lambda r: r.comp),
-    Column("suff", 5, lambda r: r.suff),
-    Column("flip", 4, lambda r: r.flip),
-)
-PLAUSIBILITY_COLUMNS = (
-    Column("tok", 4, lambda r: r.token_f1),
-    Column("tok∪", 4, lambda r: r.token_f1_union),
-    Column("AUPRC", 5, lambda r: r.auprc),
-    Column("soft", 4, lambda r: r.soft_auprc),
-    Column("IoU P", 5, lambda r: r.iou_precision),
-    Column("IoU R", 5, lambda r: r.iou_recall),
-)
-COMPLEXITY_COLUMNS = (
-    Column("|R|/n", 5, lambda r: r.cpx_ratio),
-    Column("H", 4, lambda r: r.cpx_entropy),
-    Column("H/ln n", 6, lambda r: r.cpx_entropy_norm),
-    Column("Gini", 4, lambda r: r.spr_gini),
-    Column("a≤0", 3, lambda r: r.n_nonpositive, 0, spread=False),
-)
-
-
-def _faithfulness(data: RationaleData) -> list[Text]:
-    title = prose(("faithfulness", BOLD), f" of ŷ {data.predicted or '—'}")
-    rows = _rationale_rows(data, FAITHFULNESS_ORDER)
-    legend = styled(line("p(x), p−R, p(R): p(ŷ | x, without R, only R)"), DIM)
-    legend2 = styled(line("comp = p(x) − p−R ↑ · suff = p(x) − p(R) ↓"), DIM)
-    return [title, *table(FAITHFULNESS_COLUMNS, rows), legend, legend2]
-
-
-def _plausibility(data: RationaleData) -> list[Text]:
-    gold_row = data.row("prompt_gold")
-    names = dict(NAMES)
-    if gold_row is not None and data.gold_prompt_differs:
-        names["prompt_gold"] = "prompted g"
-    rows = [
-        (name, group)
-        for name, group in _rationale_rows(data, ("prompt_gold", "occlusion", "random"), names)
-        if any(not undefined(c.value(r)) for r in group for c in PLAUSIBILITY_COLUMNS)
-    ]
-    if not rows:
-        return []
-    title = prose(("plausibility", BOLD), " against the annotators")
-    legend = [styled(line("tok: token F1 vs gold, tok∪ vs UNION"), DIM)]
-    if gold_row is not None:
-        shown = f"prompted{' g' if data.gold_prompt_differs else ''}"
-        legend.append(styled(line(f"{shown}: asked why {gold_row.label_shown or '—'}"), DIM))
-    return [title, *table(PLAUSIBILITY_COLUMNS, rows), *legend]
-
-
-def _complexity(data: RationaleData) -> list[Text]:
-    rows = _rationale_rows(data, FAITHFULNESS_ORDER)
-    if not rows:
-        return []
-    title = prose(("complexity", BOLD), " (of |a| for occlusion)")
-    return [title, *table(COMPLEXITY_COLUMNS, rows)]
 
 
 def _scored_texts(data: RationaleData, width: int) -> list[Text]:

@@ -1,0 +1,226 @@
+"""P2's Attention, Saliency and Input×Gradient on a GGUF opened in torch (the
+``rationale_gradient`` stage): a tiny random Llama GGUF written here, opened by llama.cpp and
+by transformers; the stage's word scores against a direct autograd computation written in
+this file (no captum) and against captum's own Saliency and InputXGradient."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from haf_tui.methods.rationales.core.attribution import (
+    gap_summary,
+    skewness,
+    word_scores,
+    word_spans,
+)
+from tests.support.tiny_gguf import write_tiny_llama
+
+TEXT = "you hate the text , toxic non people"
+WORDS = TEXT.split()
+METHODS = ("attention", "saliency", "input_x_gradient")
+
+
+def test_word_scores_take_the_largest_token_and_sum_to_one() -> None:
+    # words "ab" (0, 2) and "cd" (3, 5); tokens "a" "b" " c" "d" and one outside (None spans
+    # are dropped by the caller)
+    scores = word_scores([0.1, -0.5, 0.2, 0.3], [(0, 1), (1, 2), (2, 4), (4, 5)], [(0, 2), (3, 5)])
+    assert scores == pytest.approx([0.5 / 0.8, 0.3 / 0.8])
+    assert word_scores([0.0, 0.0], [(0, 1), (2, 3)], [(0, 1), (2, 3)]) == [0.0, 0.0]
+    assert word_scores([1.0], [(0, 1)], [(0, 1), (5, 6)]) == [1.0, 0.0]  # (no token: 0)
+    assert word_spans("a bb a", ["a", "bb", "a"]) == [(0, 1), (2, 4), (5, 6)]
+    with pytest.raises(ValueError, match="not in the text"):
+        word_spans("a b", ["a", "c"])
+
+
+def test_skewness_and_gap_summary() -> None:
+    # scipy.stats.skew([1, 2, 3, 10]) = 1.01823...
+    assert skewness([1.0, 2.0, 3.0, 10.0]) == pytest.approx(1.0182338, rel=1e-6)
+    assert skewness([1.0, 2.0, 3.0]) == pytest.approx(0.0)
+    assert skewness([2.0, 2.0, 2.0]) is None and skewness([1.0, 2.0]) is None
+    assert gap_summary([0.1, -0.3]) == pytest.approx((0.2, 0.3))
+    assert gap_summary([]) is None
+
+
+@pytest.fixture(scope="module")
+def tiny_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tiny_llama(tmp_path_factory.mktemp("tiny") / "tiny-llama.gguf")
+
+
+@pytest.fixture(scope="module")
+def attributor(tiny_gguf: Path) -> Any:
+    from haf_tui.methods.rationales.suite.attribution_model import GgufAttributor
+
+    return GgufAttributor(tiny_gguf)
+
+
+def test_prompt_tokens_locate_the_text(attributor: Any) -> None:
+    from haf_tui.methods.rationales.suite.attribution_model import prompt_tokens
+
+    tokens = prompt_tokens(attributor.vocab, TEXT)
+    in_text = [(i, span) for i, span in enumerate(tokens.spans) if span is not None]
+    pieces = [attributor.vocab.token_piece(tokens.ids[i]).decode() for i, _ in in_text]
+    assert "".join(pieces) == TEXT  # (the text's tokens, and nothing of the template)
+    for (_, (start, end)), piece in zip(in_text, pieces, strict=True):
+        assert TEXT[start:end] == piece
+    assert tokens.spans[0] is None and tokens.spans[-1] is None
+
+
+def _direct(model: Any, ids: list[int], target: list[int]) -> dict[str, list[float]]:
+    """Each method by hand: the embedding matrix indexed, T's gradient by backward(), the
+    attention of a second forward pass averaged by loops."""
+    import torch
+
+    n = len(ids)
+    full = torch.tensor([ids + target[:-1]])
+    embeds = model.get_input_embeddings().weight[full].detach().clone().requires_grad_(True)
+    logits = model(inputs_embeds=embeds, use_cache=False).logits[0].double()
+    total = sum(
+        logits[n - 1 + j, token] - torch.logsumexp(logits[n - 1 + j], dim=-1)
+        for j, token in enumerate(target)
+    )
+    assert isinstance(total, torch.Tensor)
+    total.backward()
+    assert embeds.grad is not None
+    grad, emb = embeds.grad[0, :n].double(), embeds[0, :n].detach().double()
+    with torch.no_grad():
+        attentions = model(full, output_attentions=True, use_cache=False).attentions
+    attention = [0.0] * n
+    count = 0
+    for layer in attentions:
+        for head in range(layer.shape[1]):
+            count += 1
+            for t in range(n):
+                attention[t] += float(layer[0, head, n - 1, t])
+    return {
+        "saliency": [math.sqrt(float((grad[t] ** 2).sum())) for t in range(n)],
+        "input_x_gradient": [math.sqrt(float(((emb[t] * grad[t]) ** 2).sum())) for t in range(n)],
+        "attention": [a / count for a in attention],
+        "T": [float(total.detach())],
+    }
+
+
+def _by_hand(tokens: Any, token_scores: list[float]) -> list[float]:
+    """Word scores by hand: the largest of the overlapping tokens, normalised."""
+    spans, cursor = [], 0
+    for word in WORDS:
+        start = TEXT.index(word, cursor)
+        spans.append((start, start + len(word)))
+        cursor = start + len(word)
+    raw = []
+    for start, end in spans:
+        raw.append(
+            max(
+                abs(s)
+                for s, span in zip(token_scores, tokens.spans, strict=True)
+                if span is not None and span[0] < end and start < span[1]
+            )
+        )
+    return [r / sum(raw) for r in raw]
+
+
+@pytest.mark.parametrize("spelling", ["toxic", "non-toxic"])
+def test_word_scores_match_direct_autograd(attributor: Any, spelling: str) -> None:
+    from haf_tui.methods.rationales.suite.attribution_model import prompt_tokens
+
+    tokens = prompt_tokens(attributor.vocab, TEXT)
+    target = attributor.vocab.forced_tokens(spelling)
+    direct = _direct(attributor.model, list(tokens.ids), target)
+    found = attributor.attribute(TEXT, WORDS, spelling, METHODS)
+    assert found.torch_logprob == pytest.approx(direct["T"][0], rel=1e-5)
+    for method in METHODS:
+        expected = _by_hand(tokens, direct[method])
+        assert found.scores[method] == pytest.approx(expected, rel=1e-5), method
+        assert len(set(expected)) > 1  # (a method that scored nothing would not be checked)
+
+
+def test_word_scores_match_captum(attributor: Any) -> None:
+    import torch
+    from captum.attr import InputXGradient, Saliency
+
+    from haf_tui.methods.rationales.suite.attribution_model import prompt_tokens
+
+    tokens = prompt_tokens(attributor.vocab, TEXT)
+    target = attributor.vocab.forced_tokens("toxic")
+    model, n = attributor.model, len(tokens.ids)
+    embeds = model.get_input_embeddings()(torch.tensor([[*tokens.ids, *target[:-1]]]))
+    embeds = embeds.detach().requires_grad_(True)
+
+    def label_logprob(inputs: torch.Tensor) -> torch.Tensor:
+        logp = torch.log_softmax(model(inputs_embeds=inputs, use_cache=False).logits, dim=-1)
+        return torch.stack([logp[:, n - 1 + j, tok] for j, tok in enumerate(target)]).sum(0)
+
+    saliency = Saliency(label_logprob).attribute(embeds, abs=True)[0, :n].norm(dim=-1)
+    ixg = InputXGradient(label_logprob).attribute(embeds)[0, :n].norm(dim=-1)
+    found = attributor.attribute(TEXT, WORDS, "toxic", METHODS)
+    assert found.scores["saliency"] == pytest.approx(_by_hand(tokens, saliency.tolist()), rel=1e-5)
+    assert found.scores["input_x_gradient"] == pytest.approx(
+        _by_hand(tokens, ixg.tolist()), rel=1e-5
+    )
+
+
+def test_llama_cpp_scores_the_label_as_torch_does(tiny_gguf: Path, attributor: Any) -> None:
+    """The full model in llama.cpp: its log-probability of the label after the same ids is
+    torch's T (float32 weights: no quantisation gap beyond rounding)."""
+    import llama_cpp
+    import numpy as np
+
+    from haf_tui.methods.rationales.suite.attribution_model import prompt_tokens
+
+    llm = llama_cpp.Llama(str(tiny_gguf), n_ctx=512, logits_all=True, verbose=False)
+    tokens = prompt_tokens(attributor.vocab, TEXT)
+    target = attributor.vocab.forced_tokens("non-toxic")
+    llm.eval([*tokens.ids, *target])
+    scores = np.asarray(llm.scores, dtype=np.float64)
+    n = len(tokens.ids)
+    lp = sum(
+        scores[n - 1 + j, tok] - np.logaddexp.reduce(scores[n - 1 + j])
+        for j, tok in enumerate(target)
+    )
+    found = attributor.attribute(TEXT, WORDS, "non-toxic", METHODS)
+    assert abs(found.torch_logprob - float(lp)) < 1e-2
+
+
+def test_a_model_that_cannot_fit_or_load_is_one_line_and_the_stage_is_skipped(
+    tiny_gguf: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from haf_tui.config import ModelSettings, RunConfig
+    from haf_tui.methods.rationales.settings import RationaleSettings
+    from haf_tui.methods.rationales.suite import attribution_model, gradient_stage
+    from haf_tui.methods.rationales.suite.attribution_model import (
+        AttributionUnavailableError,
+        GgufAttributor,
+    )
+
+    monkeypatch.setattr(attribution_model, "free_bytes", lambda device: 10_000)
+    with pytest.raises(AttributionUnavailableError) as refused:
+        GgufAttributor(tiny_gguf)
+    line = str(refused.value)
+    assert "\n" not in line and "needs 0.0 GiB in torch (cpu), 0.0 GiB is free" in line
+    assert "--rationale-attributions" in line
+    monkeypatch.setattr(attribution_model, "free_bytes", lambda device: 1 << 40)
+    monkeypatch.setattr(attribution_model, "supported_architectures", lambda: ["gpt2"])
+    with pytest.raises(AttributionUnavailableError, match="does not open the 'llama'"):
+        GgufAttributor(tiny_gguf)
+    # through the stage: one warning line, once, and no scores (the rest of the run goes on)
+    monkeypatch.undo()  # (conftest.py's stand-in for the stage's model too: the real one here)
+    monkeypatch.setattr(attribution_model, "supported_architectures", lambda: ["gpt2"])
+    gradient_stage.release()
+    config = RunConfig(
+        model=ModelSettings(path=str(tiny_gguf)),
+        rationales=RationaleSettings(attributions=("saliency",)),
+    )
+    attribute = gradient_stage.run_attribute(config)
+    assert attribute is not None
+    with caplog.at_level("WARNING", logger="haf_tui.rationales"):
+        assert attribute(TEXT, WORDS, "toxic") is None
+        assert attribute("another text", ["another", "text"], "toxic") is None
+    assert len(caplog.records) == 1  # (once a model: the second text asks nothing)
+    assert "does not open the 'llama' architecture" in caplog.records[0].getMessage()
+    gradient_stage.release()
+    # a run that asks for no gradient method loads nothing
+    occlusion_only = RunConfig(rationales=RationaleSettings(attributions=("occlusion",)))
+    assert gradient_stage.run_attribute(occlusion_only) is None
