@@ -55,9 +55,10 @@ def default_gpu_layers() -> int:
     return -1 if gpu_offload_supported() else 0
 
 
-def check_serve_settings(settings: ServeSettings) -> None:
+def check_serve_settings(settings: ServeSettings, *, check_offload: bool = True) -> None:
     """One-line :class:`InferenceError` for a missing or non-GGUF model file, or settings the
-    installed llama.cpp cannot honour."""
+    installed llama.cpp cannot honour (``check_offload`` false: GPU layers are llama-server's
+    own build's to honour)."""
     read_gguf_info(settings.model)
     if settings.parallel < 1:
         raise InferenceError(f"--parallel {settings.parallel}: at least one request at once")
@@ -71,7 +72,7 @@ def check_serve_settings(settings: ServeSettings) -> None:
         len(settings.api_key) < 8 or not settings.api_key.isascii() or " " in settings.api_key
     ):
         raise InferenceError("--api-key: at least 8 characters, ASCII, no spaces")
-    if settings.n_gpu_layers != 0 and not gpu_offload_supported():
+    if check_offload and settings.n_gpu_layers != 0 and not gpu_offload_supported():
         raise InferenceError(
             f"--n-gpu-layers {settings.n_gpu_layers}: this llama.cpp build has no GPU offload "
             "(install a CUDA or Metal build of llama-cpp-python, or leave it at 0)"
