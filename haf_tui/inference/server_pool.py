@@ -14,7 +14,10 @@ loop.
 Teacher-forced scoring (the classify, rationales and judge suites) goes one forced token per
 request: the token is made the only choice by ``logit_bias`` and its raw log-probability is
 read as for a sampled one (servers differ on prompt log-probabilities, which would score a
-whole label in one request: see :mod:`haf_tui.inference.server`)."""
+whole label in one request: see :mod:`haf_tui.inference.server`). To llama-server the prompt
+goes as the token ids the in-process path would evaluate (the local tokenizer's; it takes a
+list of ids as they are, adding no BOS), forced tokens included: what it scores is exactly
+the in-process sequence, never a re-tokenized text."""
 
 from __future__ import annotations
 
@@ -200,6 +203,8 @@ class ServerPool:
                     f"{backend.n_ctx} tokens: raise --n-ctx"
                 )
             body = completion_body(prompt.text, request.settings, max_new)
+            if live.info.kind == "llama-server":  # the tokens themselves: as in process
+                body["prompt"] = list(prompt_tokens)
             started = time.perf_counter()
             answer = await self._post(client, live, body)
             if isinstance(answer, str):
@@ -231,7 +236,8 @@ class ServerPool:
         prompt = backend.render(request.messages)
         forced_ids = backend.forced_tokens(request.forced)
         prefix_ids = backend.forced_tokens(request.reply_prefix) if request.reply_prefix else []
-        prompt_token_count = len(backend.tokenize_prompt(prompt)) + len(prefix_ids)
+        head_ids = [*backend.tokenize_prompt(prompt), *prefix_ids]
+        prompt_token_count = len(head_ids)
         head = prompt.text + request.reply_prefix
         settings = request.settings.model_copy(update={"temperature": 0.0})
         assembler = TokenTextAssembler()
@@ -240,6 +246,8 @@ class ServerPool:
         started = time.perf_counter()
         for token_id in forced_ids:
             body = completion_body(head + done.decode("utf-8", errors="replace"), settings, 1)
+            if live.info.kind == "llama-server":  # the tokens themselves, forced ones included
+                body["prompt"] = [*head_ids, *forced_ids[: len(tokens)]]
             body["logit_bias"] = {str(token_id): FORCE_BIAS}
             answer = await self._post(client, live, body)
             if isinstance(answer, str):
