@@ -127,6 +127,12 @@ def llama_server_launch(
         command.append("--no-repack")
     if "--no-webui" in help_says:
         command.append("--no-webui")
+    # as haf's in-process engine decodes (inference.batched): no flash attention (llama-server's
+    # "auto" turns it on, 0.27 nats off on a top-k value here), full-size SWA cells
+    if "--flash-attn" in help_says:
+        command += ["--flash-attn", "off"]
+    if "--swa-full" in help_says:
+        command.append("--swa-full")
     key_file = None
     if api_key is not None:
         if "--api-key-file" not in help_says:
