@@ -118,30 +118,40 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     return capsys.readouterr().out
 
 
-def test_every_suite_runs_on_it(
+def test_the_haf_classify_and_rationales_suites_run_on_it(
     llama_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """haf, classify and rationales on one instance, then the judge of its explanations."""
-    db = tmp_path / "haf.duckdb"
-    server = ["--server", f"{llama_server}#2"]
-    argv = ["--db", str(db), *RUN_ARGS, "--stages", "justify", *server]
-    argv[argv.index("--max-new-tokens") + 1] = "96"  # room for reasons the judge reads
-    _run([*argv, "--suites", "haf,classify,rationales"], capsys)
-    run_id, status, rows, keys, finished = _stored(db)
-    assert status == "finished" and finished == 1 and rows == keys > 0
-    judge = ["--db", str(db), "run", "--dataset", f"run:{run_id}", "--suites", "judge"]
-    _run([*judge, "--limit", "1", "--max-new-tokens", "16", *server], capsys)
+    from haf_tui.methods.rationales.suite.plan import STAGES as RATIONALE_STAGES
     from haf_tui.store import open_store
 
+    db = tmp_path / "haf.duckdb"
+    argv = ["--db", str(db), *RUN_ARGS, "--stages", "justify", "--server", f"{llama_server}#2"]
+    _run([*argv, "--suites", "haf,classify,rationales"], capsys)
+    _, status, rows, keys, finished = _stored(db)
+    assert status == "finished" and finished == 1 and rows == keys > 0
     with open_store(db, read_only=True) as store:
-        suites = store.query("SELECT DISTINCT stage FROM generations ORDER BY stage")[1]
-        runs = store.query("SELECT count(*) FROM runs WHERE status = 'finished'")[1]
-    assert runs == [(2,)]
-    from haf_tui.methods.rationales.suite.plan import STAGES as RATIONALE_STAGES
+        stages = {stage for (stage,) in store.query("SELECT DISTINCT stage FROM generations")[1]}
+    assert {"justify", "classify"} <= stages and stages & set(RATIONALE_STAGES)
 
-    stages = {stage for (stage,) in suites}
-    assert {"justify", "classify", "judge"} <= stages
-    assert stages & set(RATIONALE_STAGES)
+
+def test_the_judge_suite_s_forced_labels_after_its_reply_prefix_score_as_in_process(
+    llama_server: str, embedded_backend: Any
+) -> None:
+    """What a judge run asks (each criterion's labels forced after the reply so far), on
+    llama-server against in process."""
+    from haf_tui.methods.judge.core.prompts import judge_messages, toxicity_item
+
+    backend = _backend([llama_server])
+    messages = judge_messages(toxicity_item("you are an idiot", ["It insults the reader."]))
+    settings = DecodingSettings(temperature=0.0, max_new_tokens=4, top_logprobs=2)
+    prefix = "1. a\n2. 1\n3. no\n4. no\n5. no\n6. "
+    for label in ("none", "some", "sufficient", "ample"):
+        served = backend.score(messages, label, settings, reply_prefix=prefix)
+        local = embedded_backend.score(messages, label, settings, reply_prefix=prefix)
+        assert served.finish_reason == "forced" and served.text == local.text == label
+        assert served.prompt_token_count == local.prompt_token_count
+        assert_tokens_agree(served.tokens, local.tokens, SERVER_TOLERANCE)
+    backend.close()
 
 
 def test_a_server_killed_mid_run_and_the_run_resumed_on_another(
