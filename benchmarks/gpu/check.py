@@ -151,7 +151,8 @@ def run(dry: bool, work: Path) -> dict[str, Any]:
     if not dry and not gpu_offload_supported():
         raise SystemExit("error: this llama.cpp build cannot offload to a GPU (build_cuda.sh)")
     figures: dict[str, Any] = {"model": f"random {shapes.name}, Q4_K_M", "dry_run": dry}
-    figures["build_s"] = os.environ.get(BUILT, "none (the installed llama-cpp-python)")
+    built = os.environ.get(BUILT)
+    figures["build_s"] = f"{built} s" if built else "no build (the installed llama-cpp-python)"
     t = time.monotonic()
     f16 = write_random_gguf(work / "random-f16.gguf", shapes)
     model = quantize(f16, work / "random-q4_k_m.gguf", "Q4_K_M")
@@ -197,7 +198,7 @@ def table(figures: dict[str, Any], machine: str) -> str:
         ("memory", f"GPU {figures['gpu_mib']} MiB; peak RSS {figures['peak_rss_mib']} MiB"),
         ("log-probabilities", agree),
         *grid,
-        ("CUDA build took", f"{figures['build_s']} s"),
+        ("CUDA build took", figures["build_s"]),
         ("check took", f"{figures['seconds']} s (after the build)"),
     ]
     lines = ["| gpu-check | |", "|---|---|", *(f"| {a} | {b} |" for a, b in rows)]
