@@ -125,19 +125,19 @@ def test_exiting_before_it_is_ready_is_one_line_with_its_error(tmp_path: Path) -
     assert not key.exists()  # the key file goes, whatever happened
 
 
-def test_the_process_gets_sigterm_when_haf_serve_dies(tmp_path: Path) -> None:
-    """The child of a killed ``haf serve`` goes with it (Linux's parent-death signal)."""
+def test_the_process_is_killed_when_haf_serve_dies(tmp_path: Path) -> None:
+    """The child of a killed ``haf serve`` goes with it at once (Linux's parent-death
+    signal, SIGKILL)."""
     import subprocess
     import sys
     import time
 
     if sys.platform != "linux":
         pytest.skip("PR_SET_PDEATHSIG is Linux's")
-    marker = tmp_path / "alive"
-    program = _program(tmp_path, f"trap 'rm -f {marker}; exit 0' TERM; touch {marker}; "
-                                 "while true; do sleep 0.1; done")  # fmt: skip
+    marker = tmp_path / "pid"
+    loop = "while true; do sleep 0.1; done"
+    program = _program(tmp_path, f"trap '' TERM; echo $$ > {marker}; {loop}")
     code = (
-        "from pathlib import Path\n"
         "from haf_tui.inference.serve_llama_server import LlamaServerLaunch, LlamaServerProcess\n"
         f"LlamaServerProcess(LlamaServerLaunch([{str(program)!r}], None), 'http://x')\n"
         "import time; time.sleep(60)\n"
@@ -145,12 +145,13 @@ def test_the_process_gets_sigterm_when_haf_serve_dies(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     parent = subprocess.Popen([sys.executable, "-c", code], env=env)
     deadline = time.monotonic() + 30
-    while not marker.exists() and time.monotonic() < deadline:
+    while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert marker.exists()
+    child = Path(f"/proc/{marker.read_text().strip()}")
+    assert child.exists()
     parent.kill()
     parent.wait()
     deadline = time.monotonic() + 10
-    while marker.exists() and time.monotonic() < deadline:
+    while child.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not marker.exists()  # the stand-in got SIGTERM and ended
+    assert not child.exists()  # killed though it ignores SIGTERM, and reaped

@@ -171,13 +171,14 @@ def free_port(host: str) -> int:
 
 
 def _end_with_parent() -> None:
-    """In the child, before llama-server starts: SIGTERM when ``haf serve`` dies, even by
-    SIGKILL (Linux's PR_SET_PDEATHSIG), so that no server outlives it."""
+    """In the child, before llama-server starts: SIGKILL when ``haf serve`` dies, even by
+    SIGKILL (Linux's PR_SET_PDEATHSIG), so that no server outlives it (SIGTERM let
+    llama-server hold its clients' connections open without answering while it shut down)."""
     import ctypes
 
     pr_set_pdeathsig = 1
     with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).prctl(pr_set_pdeathsig, 15)
+        ctypes.CDLL(None).prctl(pr_set_pdeathsig, 9)
 
 
 class LlamaServerProcess:
