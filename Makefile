@@ -12,7 +12,7 @@ test test-fast bench: export HAF_HOME ?= $(CURDIR)/.haf
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 
-.PHONY: install test test-fast lint bench run tui clean
+.PHONY: install test test-fast lint bench run tui clean llama-server gpu-check gpu-source
 
 install: $(STAMP)
 
@@ -43,6 +43,31 @@ lint: install
 
 bench: install
 	$(BIN)/python -m benchmarks --out bench-results
+
+# llama.cpp's own llama-server (optional: make install does not need it; haf serve uses it when
+# it is there): built with CMake from the vendored llama.cpp of the pinned llama-cpp-python
+# sdist (pip downloads the sdist; nothing else is fetched), CPU unless GGML_CUDA=on, with
+# llama-quantize beside it. ~25 min on the 2-core VM (docs/servers.md).
+GGML_CUDA ?= off
+JOBS ?= 2
+llama-server: $(BIN)/llama-server
+
+$(BIN)/llama-server: | $(STAMP)
+	JOBS=$(JOBS) benchmarks/gpu/build_llama_server.sh $(BIN)/python $(BIN) $(GGML_CUDA)
+
+# The GPU check (benchmarks/gpu/README.md): on a GPU machine, llama-cpp-python built with CUDA
+# from the vendored source sent along, a random Llama-3.1-8B-shaped Q4_K_M model, decode and
+# prompt rates, memory, CPU-GPU agreement, the paper's grid projected. CPU_DRY_RUN=1: the same
+# script on a tiny random model with the installed CPU build (a test runs it).
+CPU_DRY_RUN ?=
+GPU_PYTHON ?= $(shell test -x $(BIN)/python && echo $(BIN)/python || echo python3)
+GPU_CHECK_OUT ?= bench-results/gpu-check.json
+gpu-check:
+	$(GPU_PYTHON) -m benchmarks.gpu --out $(GPU_CHECK_OUT) $(if $(CPU_DRY_RUN),--cpu-dry-run,)
+
+# The trimmed llama.cpp source the GPU check builds from (.gpu/, ~4 MB; ignored by git).
+gpu-source: | $(STAMP)
+	benchmarks/gpu/trim_source.sh $(BIN)/python .gpu/llama-src.tar.gz
 
 run: install
 	$(BIN)/haf run --demo

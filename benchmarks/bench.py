@@ -346,6 +346,8 @@ def main() -> None:
     _progress(started, "rationales before/after")
     results["rationales_speed"] = _rationales_section(args)
     results["rationale_gradient"] = _attribution_section(args)
+    _progress(started, "servers: llama-server against in process")
+    results["servers"] = _servers_section(args)
     results["peak_rss_mib"] = peak_rss_mib()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -365,6 +367,18 @@ def main() -> None:
     lines += ["", tui_markdown(tui)]
     (out / "bench.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+
+def _servers_section(args: argparse.Namespace) -> dict[str, Any]:
+    """:func:`benchmarks.servers.bench_servers` with the pipeline's sizes."""
+    import tempfile
+
+    from benchmarks.servers import bench_servers
+
+    with tempfile.TemporaryDirectory(prefix="haf-bench-servers-") as home:
+        return bench_servers(
+            args.suites_instances, args.batch_max_new_tokens, 8, args.rounds, Path(home)
+        )
 
 
 def _rationales_section(args: argparse.Namespace) -> dict[str, Any]:

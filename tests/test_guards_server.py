@@ -21,12 +21,13 @@ import httpx
 import pytest
 
 from haf_tui.config import DecodingSettings
-from haf_tui.inference import server_backend
+from haf_tui.inference import server_backend, server_pool
 from haf_tui.inference.base import GenerationRequest, ListSource
 from haf_tui.inference.chat import PromptSegment, RenderedPrompt
 from haf_tui.inference.server import Endpoint, ServerError, ServerInfo
 from haf_tui.inference.server_answers import BadAnswerError, checked_answer
-from haf_tui.inference.server_backend import ServerBackend, ServerPool
+from haf_tui.inference.server_backend import ServerBackend
+from haf_tui.inference.server_pool import ServerPool
 from haf_tui.messages import ChatMessage
 
 # ------------------------------------------------------------------ the answer rules
@@ -216,7 +217,7 @@ def test_a_stop_cancels_a_request_in_flight_after_the_grace_period(
 ) -> None:
     """The server never answers; the run is asked to stop: the pool returns after the grace
     period (not the request's timeout), with the request cancelled and no result."""
-    monkeypatch.setattr(server_backend, "STOP_GRACE_SECONDS", 0.5)
+    monkeypatch.setattr(server_pool, "STOP_GRACE_SECONDS", 0.5)
     served["scripts"]["hangs"] = lambda _: None
     backend = _backend(monkeypatch, [Endpoint("http://hangs:1", 1)])
     source = _StopSoon(_requests(1))

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from haf_tui.inference.server_backend import ServerPool
+from haf_tui.inference.server_pool import ServerPool
 from tests.support.servers import running_server, start_server, stop
 
 pytestmark = pytest.mark.real_model

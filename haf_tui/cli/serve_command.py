@@ -1,5 +1,7 @@
 """``haf serve``: an OpenAI-compatible completion server with raw log-probabilities, safe on
-any CPU, for ``haf run --server`` (``inference.serve`` builds it; uvicorn serves it)."""
+any CPU, for ``haf run --server``: llama.cpp's own llama-server when it is there
+(``inference.serve_llama_server``: one copy of the model, ``--parallel`` slots), else
+llama-cpp-python's server (``inference.serve`` builds it; uvicorn serves it)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 DEFAULT_PORT = 8080
 DEFAULT_N_CTX = 4096
 EMBEDDED = "embedded"
+ENGINES = ("auto", "llama-server", "llama-cpp-python")
 
 
 def add_serve_parser(
@@ -35,10 +38,11 @@ def add_serve_parser(
         "serve",
         help="serve a GGUF to haf run --server (OpenAI-compatible, raw log-probabilities)",
         description=(
-            "Serve a GGUF over HTTP for haf run --server: llama-cpp-python's OpenAI-compatible "
-            "server, with llama.cpp's extra buffer types off (they crash on some AMX CPUs) and "
-            "raw log-probabilities. Prints the URL to pass to haf run --server once ready; "
-            "Ctrl-C or SIGTERM stops it."
+            "Serve a GGUF over HTTP for haf run --server: llama.cpp's llama-server when it is "
+            "installed (make llama-server; one copy of the model, --parallel slots), else "
+            "llama-cpp-python's OpenAI-compatible server; llama.cpp's extra buffer types off "
+            "(they crash on some AMX CPUs), raw log-probabilities. Prints which server and the "
+            "URL to pass to haf run --server once ready; Ctrl-C or SIGTERM stops it."
         ),
     )
     serve.add_argument(
@@ -81,19 +85,28 @@ def add_serve_parser(
         "--parallel",
         type=int,
         default=1,
-        help="requests decoded at once: one copy of the model each (memory grows with it); "
-        "further requests wait in a queue (default: 1)",
+        help="requests decoded at once: llama-server's slots (one copy of the model), or "
+        "llama-cpp-python's copies of the model (memory grows with it); further requests "
+        "wait in a queue (default: 1)",
     )
     serve.add_argument(
         "--n-ctx",
         type=int,
         default=DEFAULT_N_CTX,
-        help=f"context size in tokens of each copy (default: {DEFAULT_N_CTX})",
+        help=f"context size in tokens of each slot or copy (default: {DEFAULT_N_CTX})",
     )
     serve.add_argument(
         "--threads",
         type=int,
-        help="CPU threads per copy (default: half the CPUs haf may run on, shared by the copies)",
+        help="CPU threads per copy, or of llama-server (default: half the CPUs haf may run on, "
+        "shared by the copies)",
+    )
+    serve.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="auto",
+        help="which server: llama-server when found ($HAF_LLAMA_SERVER, beside this Python, "
+        "or on the PATH), else llama-cpp-python's (default: auto)",
     )
     serve.add_argument(
         "--extra-buffers",
@@ -103,14 +116,22 @@ def add_serve_parser(
     )
 
 
-def serve_settings(args: argparse.Namespace) -> ServeSettings:
-    """The command line's settings, defaults filled in."""
+def serve_settings(args: argparse.Namespace, program: Path | None = None) -> ServeSettings:
+    """The command line's settings, defaults filled in (``program``: the llama-server that
+    serves, whose own build says whether it offloads; its slots share the threads)."""
     from haf_tui.defaults import available_cpus, embedded_model_path
     from haf_tui.inference.serve import ServeSettings, default_gpu_layers
+    from haf_tui.inference.serve_llama_server import llama_server_offloads
 
     parallel = max(1, args.parallel)
-    threads = args.threads or max(1, available_cpus() // 2 // parallel)
-    gpu_layers = default_gpu_layers() if args.n_gpu_layers is None else args.n_gpu_layers
+    copies = 1 if program is not None else parallel  # llama-server: one batch for all slots
+    threads = args.threads or max(1, available_cpus() // 2 // copies)
+    if args.n_gpu_layers is not None:
+        gpu_layers = args.n_gpu_layers
+    elif program is not None:
+        gpu_layers = -1 if llama_server_offloads(program) else 0
+    else:
+        gpu_layers = default_gpu_layers()
     model = embedded_model_path() if args.model == EMBEDDED else Path(args.model).expanduser()
     return ServeSettings(
         model=model,
@@ -130,6 +151,23 @@ def _url(host: str, sock: socket.socket) -> str:
     return f"http://{shown}:{port}"
 
 
+def _llama_server(engine: str) -> Path | None:
+    """The llama-server program to serve with (None: llama-cpp-python's server); a one-line
+    error when llama-server is asked for and not found."""
+    from haf_tui.inference.base import InferenceError
+    from haf_tui.inference.serve_llama_server import find_llama_server
+
+    if engine == "llama-cpp-python":
+        return None
+    program = find_llama_server()
+    if program is None and engine == "llama-server":
+        raise InferenceError(
+            "--engine llama-server: no llama-server found (make llama-server builds it into "
+            ".venv/bin; or set $HAF_LLAMA_SERVER to its path)"
+        )
+    return program
+
+
 def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
@@ -143,9 +181,14 @@ def serve_command(args: argparse.Namespace) -> int:
         listening_socket,
     )
 
-    settings = serve_settings(args)
+    program = _llama_server(args.engine)
+    settings = serve_settings(args, program)
     check_exposure(args.host, settings.api_key)
-    check_serve_settings(settings)
+    check_serve_settings(settings, check_offload=program is None)
+    if program is not None:
+        from haf_tui.cli.serve_llama import serve_on_llama_server
+
+        return serve_on_llama_server(program, args.host, args.port, settings)
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)  # while the model loads
     try:
         sock = listening_socket(args.host, args.port)
@@ -184,7 +227,7 @@ def _serve(app: Any, sock: socket.socket, url: str, settings: ServeSettings) -> 
                 copies = f"{settings.parallel} copies" if settings.parallel > 1 else "one copy"
                 print(
                     f"haf serve: {settings.model.name} ready ({copies}, "
-                    f"{settings.n_gpu_layers} GPU layers) at {url}; "
+                    f"{settings.n_gpu_layers} GPU layers; llama-cpp-python's server) at {url}; "
                     f"haf run --server {url}",
                     flush=True,
                 )

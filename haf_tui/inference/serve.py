@@ -3,7 +3,7 @@ served by uvicorn) made safe and parallel for HAF runs.
 
 - llama.cpp's extra buffer types (weight repacking, AMX) are off unless asked for: with them
   the server process died on the first multi-token prompt on this project's AMX Xeon VMs, and
-  ``python -m llama_cpp.server`` has no flag for it (see :func:`llama.extra_buffer_types`).
+  ``python -m llama_cpp.server`` has no flag for it (see :func:`llama_load.extra_buffer_types`).
 - llama-cpp-python's server decodes one request at a time per model: ``parallel`` copies of
   the model (each in memory) take that many requests at once, each decoding in its own thread
   (llama.cpp releases the GIL); more requests wait in a queue, none is refused.
@@ -55,9 +55,10 @@ def default_gpu_layers() -> int:
     return -1 if gpu_offload_supported() else 0
 
 
-def check_serve_settings(settings: ServeSettings) -> None:
+def check_serve_settings(settings: ServeSettings, *, check_offload: bool = True) -> None:
     """One-line :class:`InferenceError` for a missing or non-GGUF model file, or settings the
-    installed llama.cpp cannot honour."""
+    installed llama.cpp cannot honour (``check_offload`` false: GPU layers are llama-server's
+    own build's to honour)."""
     read_gguf_info(settings.model)
     if settings.parallel < 1:
         raise InferenceError(f"--parallel {settings.parallel}: at least one request at once")
@@ -71,7 +72,7 @@ def check_serve_settings(settings: ServeSettings) -> None:
         len(settings.api_key) < 8 or not settings.api_key.isascii() or " " in settings.api_key
     ):
         raise InferenceError("--api-key: at least 8 characters, ASCII, no spaces")
-    if settings.n_gpu_layers != 0 and not gpu_offload_supported():
+    if check_offload and settings.n_gpu_layers != 0 and not gpu_offload_supported():
         raise InferenceError(
             f"--n-gpu-layers {settings.n_gpu_layers}: this llama.cpp build has no GPU offload "
             "(install a CUDA or Metal build of llama-cpp-python, or leave it at 0)"

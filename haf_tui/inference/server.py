@@ -9,6 +9,10 @@ first-token top log-probabilities are asked for at two temperatures; raw ones do
 on the temperature, processed ones do. A server that fails the probe is refused with one line
 saying which flag to set.
 
+llama-server (llama.cpp's own, issue 37) returns ``logprobs: {"content": [...]}``, one entry
+per token with its id and bytes (read by :mod:`.server_content`); the probe keys its top-k by
+id there.
+
 Known here (llama-cpp-python 0.3.36's own server, ``python -m llama_cpp.server``): it returns
 raw ``token_logprobs`` and ``top_logprobs`` (keyed by token text) on ``/v1/completions``; its
 ``echo`` log-probabilities of prompt tokens are read one position late (each token scored by
@@ -191,6 +195,9 @@ def first_top_logprobs(
         raise ServerError(f"{url}: /v1/completions answered {status}")
     try:
         logprobs = answer["choices"][0]["logprobs"]
+        if "content" in logprobs:  # llama-server: a list by token id (several share a text)
+            listed = logprobs["content"][0]["top_logprobs"]
+            return {f"#{int(t['id'])}": float(t["logprob"]) for t in listed[:PROBE_TOP_K]}
         top = logprobs["top_logprobs"][0]
         return {str(token): float(value) for token, value in top.items()}
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:

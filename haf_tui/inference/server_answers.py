@@ -1,4 +1,5 @@
-"""A server's ``/v1/completions`` answer, checked before anything of it is used (issue 24 §3).
+"""A server's ``/v1/completions`` answer, checked before anything of it is used (issue 24 §3);
+the legacy OpenAI shape here, llama-server's ``logprobs.content`` in :mod:`.server_content`.
 
 Every answer, sampled or teacher-forced, must hold: a first choice with its text; its
 ``logprobs`` with the generated ``tokens`` (texts; at least one when the text is not empty)
@@ -37,16 +38,16 @@ class BadAnswerError(ServerError):
     what it returned."""
 
 
-def _short(value: Any) -> str:
+def shown(value: Any) -> str:
     """A returned value as the error line shows it."""
     text = "null" if value is None else repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _logprob(value: Any, what: str) -> float:
+def logprob_of(value: Any, what: str) -> float:
     """``value`` as a log-probability: a finite number ≤ 0 (within the tolerance)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise BadAnswerError(f"{what} of {_short(value)} (not a number)")
+        raise BadAnswerError(f"{what} of {shown(value)} (not a number)")
     number = float(value)
     if not math.isfinite(number):
         raise BadAnswerError(f"{what} of {number} (not finite)")
@@ -57,9 +58,9 @@ def _logprob(value: Any, what: str) -> float:
 
 def _top(value: Any, index: int) -> dict[str, float]:
     if not isinstance(value, dict):
-        raise BadAnswerError(f"top_logprobs[{index}] of {_short(value)} (not an object)")
+        raise BadAnswerError(f"top_logprobs[{index}] of {shown(value)} (not an object)")
     return {
-        str(token): _logprob(number, f"a top log-probability of token {index} ({token!r})")
+        str(token): logprob_of(number, f"a top log-probability of token {index} ({token!r})")
         for token, number in value.items()
     }
 
@@ -69,30 +70,30 @@ def checked_answer(answer: Any) -> tuple[dict[str, Any], list[Position]]:
     naming what came back otherwise)."""
     choices = answer.get("choices") if isinstance(answer, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise BadAnswerError(f"an answer without choices ({_short(choices)})")
+        raise BadAnswerError(f"an answer without choices ({shown(choices)})")
     choice = choices[0]
     text = choice.get("text")
     if not isinstance(text, str):
-        raise BadAnswerError(f"an answer whose text is {_short(text)}")
+        raise BadAnswerError(f"an answer whose text is {shown(text)}")
     logprobs = choice.get("logprobs")
     if not isinstance(logprobs, dict):
-        raise BadAnswerError(f"an answer whose logprobs is {_short(logprobs)}")
+        raise BadAnswerError(f"an answer whose logprobs is {shown(logprobs)}")
     texts = logprobs.get("tokens")
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-        raise BadAnswerError(f"an answer whose tokens are {_short(texts)}")
+        raise BadAnswerError(f"an answer whose tokens are {shown(texts)}")
     if text and not texts:
-        raise BadAnswerError(f"the text {_short(text)} without its tokens")
+        raise BadAnswerError(f"the text {shown(text)} without its tokens")
     values = logprobs.get("token_logprobs")
     if not isinstance(values, list):
-        raise BadAnswerError(f"an answer whose token_logprobs is {_short(values)}")
+        raise BadAnswerError(f"an answer whose token_logprobs is {shown(values)}")
     if len(values) != len(texts):
         raise BadAnswerError(f"{len(texts)} tokens but {len(values)} token log-probabilities")
-    numbers = [_logprob(v, f"a token log-probability (token {i})") for i, v in enumerate(values)]
+    numbers = [logprob_of(v, f"a token log-probability (token {i})") for i, v in enumerate(values)]
     tops_given = logprobs.get("top_logprobs")
     if tops_given is None:
         tops: list[dict[str, float]] = [{} for _ in texts]
     elif not isinstance(tops_given, list) or len(tops_given) != len(texts):
-        raise BadAnswerError(f"{len(texts)} tokens but top_logprobs {_short(tops_given)}")
+        raise BadAnswerError(f"{len(texts)} tokens but top_logprobs {shown(tops_given)}")
     else:
         tops = [_top(top, i) for i, top in enumerate(tops_given)]
     for index, (token, number, top) in enumerate(zip(texts, numbers, tops, strict=True)):

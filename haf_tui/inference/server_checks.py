@@ -35,6 +35,8 @@ class Expected:
     max_tokens: int
     model: str
     n_ctx: int
+    top_logprobs: int = 100
+    """The top-k the request asked for (llama-server's shape is held to it)."""
 
 
 def _short(value: Any) -> str:
@@ -69,9 +71,12 @@ def check_against_request(
     positions: Sequence[Position],
     expected: Expected,
     known: Callable[[str], bool],
+    *,
+    by_ids: bool = False,
 ) -> None:
     """Refuse (:class:`BadAnswerError`) an answer that does not agree with ``expected`` or
-    holds a token ``known`` does not know."""
+    holds a token ``known`` does not know (``by_ids``: llama-server's shape, whose tokens and
+    text :mod:`~haf_tui.inference.server_content` checks by their ids and bytes instead)."""
     model = answer.get("model")
     if not isinstance(model, str) or not same_model(model, expected.model):
         raise BadAnswerError(
@@ -95,6 +100,8 @@ def check_against_request(
             f"prompt_tokens of {_short(prompt_tokens)} (not a count from 0 to the context's "
             f"{expected.n_ctx})"
         )
+    if by_ids:
+        return
     for index, (token, _, top) in enumerate(positions):
         if not (is_partial(token) or known(token)):
             raise BadAnswerError(f"token {index} ({_short(token)}) outside the model's vocabulary")

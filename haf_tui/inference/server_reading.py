@@ -1,6 +1,8 @@
 """How a server backend reads an answer (issue 16; checked as of issue 33 §3): its tokens
-checked (:mod:`.server_answers`, :mod:`.server_checks`), mapped to the local vocabulary's ids
-and to text offsets by the same assembler as in process."""
+checked (:mod:`.server_answers`, :mod:`.server_checks`; llama-server's shape, with ids and
+bytes, :mod:`.server_content`), mapped to the local vocabulary's ids (the legacy shape names
+tokens by text; llama-server's by id) and to text offsets by the same assembler as in
+process."""
 
 from __future__ import annotations
 
@@ -9,8 +11,8 @@ from typing import Any
 from haf_tui.inference.base import GeneratedToken, Generation, TokenTextAssembler
 from haf_tui.inference.chat import RenderedPrompt
 from haf_tui.inference.llama import LlamaCppBackend
-from haf_tui.inference.server_answers import Position, checked_answer
 from haf_tui.inference.server_checks import Expected, check_against_request
+from haf_tui.inference.server_content import Entry, ReadAnswer, check_entries, read_answer
 
 
 class AnswerReading:
@@ -49,16 +51,39 @@ class AnswerReading:
             self._pieces = pieces
         return text in self._pieces
 
-    def positions(
-        self, answer: dict[str, Any], expected: Expected
-    ) -> tuple[dict[str, Any], list[Position]]:
+    def positions(self, answer: dict[str, Any], expected: Expected) -> ReadAnswer:
         """An answer's first choice and, per generated token, its text, raw logprob and top
-        log-probabilities, each checked, and the answer checked against its request and the
-        vocabulary (a :class:`BadAnswerError` saying what came back otherwise:
-        :mod:`~haf_tui.inference.server_answers`, :mod:`~haf_tui.inference.server_checks`)."""
-        choice, positions = checked_answer(answer)
-        check_against_request(answer, choice, positions, expected, self.known)
-        return choice, positions
+        log-probabilities (and, from llama-server, its ids and bytes), each checked, and the
+        answer checked against its request and the vocabulary (a :class:`BadAnswerError`
+        saying what came back otherwise: :mod:`~haf_tui.inference.server_answers`,
+        :mod:`~haf_tui.inference.server_content`, :mod:`~haf_tui.inference.server_checks`)."""
+        read = read_answer(answer, expected.top_logprobs)
+        if read.entries is not None:
+            check_entries(read.entries, self.local.n_vocab, self._piece)
+        by_ids = read.entries is not None
+        check_against_request(
+            answer, read.choice, read.positions, expected, self.known, by_ids=by_ids
+        )
+        return read
+
+    def _piece(self, token_id: int, special: bool) -> bytes:
+        return self.local.token_piece(token_id, special=special)
+
+    def entry_token(self, assembler: TokenTextAssembler, entry: Entry) -> GeneratedToken:
+        """One token of llama-server's shape, by its id and bytes (checked against the
+        vocabulary: a character split over tokens comes as one entry, stored as one token)."""
+        shown, byte_offset, char_offset = assembler.add(entry.data)
+        return GeneratedToken(
+            entry.token_id,
+            entry.data,
+            shown,
+            byte_offset,
+            char_offset,
+            entry.logprob,
+            tuple(t[0] for t in entry.top),
+            tuple(t[2] for t in entry.top),
+            tuple(t[1] for t in entry.top),
+        )
 
     def token(
         self,
@@ -97,9 +122,13 @@ class AnswerReading:
         expected: Expected,
     ) -> Generation:
         """A server's answer as a :class:`Generation` (tokens, raw logprobs, offsets)."""
-        choice, positions = self.positions(answer, expected)
+        read = self.positions(answer, expected)
+        choice = read.choice
         assembler = TokenTextAssembler()
-        tokens = [self.token(assembler, text, value, top) for text, value, top in positions]
+        if read.entries is not None:
+            tokens = [self.entry_token(assembler, entry) for entry in read.entries]
+        else:
+            tokens = [self.token(assembler, t, value, top) for t, value, top in read.positions]
         usage = answer.get("usage")
         prompt_tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
         return Generation(

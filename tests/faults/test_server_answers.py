@@ -222,11 +222,11 @@ def test_two_requests_failing_together_leave_no_task_behind(
     from haf_tui.config import DecodingSettings
     from haf_tui.inference.base import GenerationRequest, ListSource
     from haf_tui.inference.server import Endpoint, ServerError, ServerInfo
-    from haf_tui.inference.server_backend import ServerPool, _Live
+    from haf_tui.inference.server_pool import Live, ServerPool
     from haf_tui.messages import ChatMessage
 
     url = "http://127.0.0.1:9"
-    live = _Live(Endpoint(url, 2), ServerInfo(url, "openai-compatible", "unknown", "m"))
+    live = Live(Endpoint(url, 2), ServerInfo(url, "openai-compatible", "unknown", "m"))
     pool = ServerPool(SimpleNamespace(endpoints=[live], timeout=5.0))  # type: ignore[arg-type]
 
     async def refused(*args: object) -> None:

@@ -1,6 +1,7 @@
 """Real inference servers for tests: ``haf serve`` (llama-cpp-python's own server, the same
-pinned build as in process, with llama.cpp's extra buffer types off) as a real subprocess on a
-free 127.0.0.1 port with the embedded GGUF."""
+pinned build as in process, with llama.cpp's extra buffer types off; or, with ``engine``,
+llama.cpp's llama-server) as a real subprocess on a free 127.0.0.1 port with the embedded
+GGUF."""
 
 from __future__ import annotations
 
@@ -25,14 +26,20 @@ def free_port() -> int:
 
 
 def serve_command(
-    port: int, n_ctx: int = 2048, parallel: int = 1, extra: Sequence[str] = ()
+    port: int,
+    n_ctx: int = 2048,
+    parallel: int = 1,
+    extra: Sequence[str] = (),
+    engine: str = "llama-cpp-python",
 ) -> list[str]:
     """The ``haf serve`` command line of the embedded GGUF on 127.0.0.1:``port`` (``extra``:
-    more options, e.g. ``--api-key``)."""
+    more options, e.g. ``--api-key``; ``engine``: which server, llama-cpp-python's unless
+    told)."""
     from haf_tui.defaults import embedded_model_path
 
     command = [sys.executable, "-m", "haf_tui.cli", "serve", "--model", str(embedded_model_path())]
     command += ["--host", "127.0.0.1", "--port", str(port), "--n-ctx", str(n_ctx)]
+    command += ["--engine", engine]
     return [*command, "--threads", "1", "--parallel", str(parallel), *extra]
 
 
@@ -43,14 +50,16 @@ def start_server(
     extra: Sequence[str] = (),
     api_key: str | None = None,
     stderr: int | IO[bytes] = subprocess.STDOUT,
+    engine: str = "llama-cpp-python",
 ) -> tuple[subprocess.Popen[bytes], str]:
     """``haf serve`` with the embedded GGUF, answering (``extra``: more options; ``api_key``:
     the one given there, sent while waiting; ``stderr``: where its log goes, with its output
     by default); skips the test when llama-cpp-python's ``[server]`` extra is not
     installed."""
-    pytest.importorskip("uvicorn", reason="llama-cpp-python's [server] extra is not installed")
+    if engine == "llama-cpp-python":
+        pytest.importorskip("uvicorn", reason="llama-cpp-python's [server] extra is not installed")
     port = free_port()
-    command = serve_command(port, n_ctx, parallel, extra)
+    command = serve_command(port, n_ctx, parallel, extra, engine)
     url = f"http://127.0.0.1:{port}"
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     with tempfile.TemporaryFile() as output:  # what it said, should it exit early
@@ -82,12 +91,22 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
+def llama_server_or_skip() -> str:
+    """The llama-server ``haf serve`` would use; skips the test when none is built."""
+    from haf_tui.inference.serve_llama_server import find_llama_server
+
+    program = find_llama_server()
+    if program is None:
+        pytest.skip("llama-server is not built (make llama-server builds it into .venv/bin)")
+    return str(program)
+
+
 @contextmanager
 def running_server(
-    n_ctx: int = 2048, parallel: int = 1
+    n_ctx: int = 2048, parallel: int = 1, engine: str = "llama-cpp-python"
 ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """A server for the duration of a ``with`` block."""
-    process, url = start_server(n_ctx, parallel=parallel)
+    process, url = start_server(n_ctx, parallel=parallel, engine=engine)
     try:
         yield process, url
     finally:

@@ -1,0 +1,215 @@
+"""llama-server's log-probabilities (issue 37 §1), read beside the legacy OpenAI shape that
+:func:`~haf_tui.inference.server_answers.checked_answer` reads.
+
+llama-server answers ``/v1/completions`` with ``logprobs: {"content": [entry, ...]}``, an
+entry per token: ``{"id", "token", "bytes", "logprob", "top_logprobs": [{"id", "token",
+"bytes", "logprob"}, ...]}`` (``token`` is the text cut to its whole UTF-8 characters;
+``bytes`` the token's bytes). Each entry is checked like a legacy token (a finite
+log-probability ≤ 0, the ordering rule against its top-k) and more, since ids and bytes come
+with it: every id a whole number within the vocabulary, every ``bytes`` a list of byte values,
+``token`` the whole-character start of ``bytes``, the top-k at most as many as asked, sorted
+from the likeliest, with distinct ids.
+
+Against the vocabulary (:func:`check_entries`): an entry's bytes are its id's piece (plain or
+special), or, for the token that completes a character split over several tokens, that piece
+after the bytes of the tokens before it: llama-server reports no entry for a token that ends
+inside a character and gives the next one the whole character's bytes; haf stores such an
+entry as one token (the last one's id and log-probability; docs/servers.md says so)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from haf_tui.inference.server_answers import (
+    TOLERANCE,
+    BadAnswerError,
+    Position,
+    checked_answer,
+    logprob_of,
+    shown,
+)
+
+PARTIAL = "\ufffd"
+MAX_TOKEN_BYTES = 256
+"""The most bytes one entry may carry (a token's piece, or a character's split ones)."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One token of a llama-server answer: its id, bytes, raw log-probability and top-k
+    (id, text, log-probability), likeliest first."""
+
+    token_id: int
+    data: bytes
+    logprob: float
+    top: tuple[tuple[int, str, float], ...]
+
+
+@dataclass(frozen=True)
+class ReadAnswer:
+    """An answer's first choice, its positions (text, log-probability, top-k by text) and,
+    for llama-server's shape, its entries (ids and bytes; None for the legacy shape)."""
+
+    choice: dict[str, Any]
+    positions: list[Position]
+    entries: list[Entry] | None
+
+
+def is_content_shape(answer: Any) -> bool:
+    """Whether an answer's first choice carries llama-server's ``logprobs.content``."""
+    choices = answer.get("choices") if isinstance(answer, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    logprobs = first.get("logprobs") if isinstance(first, dict) else None
+    return isinstance(logprobs, dict) and "content" in logprobs
+
+
+def read_answer(answer: Any, top_asked: int) -> ReadAnswer:
+    """An answer of either shape, checked (a :class:`BadAnswerError` saying what came back
+    otherwise); ``top_asked``: the top-k the request asked for."""
+    if not is_content_shape(answer):
+        choice, positions = checked_answer(answer)
+        return ReadAnswer(choice, positions, None)
+    choice = answer["choices"][0]
+    text = choice.get("text")
+    if not isinstance(text, str):
+        raise BadAnswerError(f"an answer whose text is {shown(text)}")
+    content = choice["logprobs"]["content"]
+    if not isinstance(content, list):
+        raise BadAnswerError(f"an answer whose logprobs.content is {shown(content)}")
+    if text and not content:
+        raise BadAnswerError(f"the text {shown(text)} without its tokens")
+    entries = [_entry(item, index, top_asked) for index, item in enumerate(content)]
+    positions = [
+        (e.data.decode("utf-8", errors="replace"), e.logprob, _by_text(e.top)) for e in entries
+    ]
+    joined = b"".join(e.data for e in entries)
+    if not _text_is_bytes(text, joined):
+        raise BadAnswerError(
+            f"the text {shown(text)}, which is not its tokens' bytes {shown(joined)}"
+        )
+    return ReadAnswer(choice, positions, entries)
+
+
+def _text_is_bytes(text: str, joined: bytes) -> bool:
+    """Whether ``text`` is the tokens' bytes, decoded (a character the answer ends inside
+    of, which has no entry, may follow them)."""
+    try:
+        decoded = joined.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    if not text.startswith(decoded):
+        return False
+    rest = text[len(decoded) :]
+    return not rest or (len(rest) == 1 and not rest.isascii()) or set(rest) == {PARTIAL}
+
+
+def _by_text(top: Sequence[tuple[int, str, float]]) -> dict[str, float]:
+    """The top-k keyed by text, as the legacy shape keys it (the likeliest of a shared text)."""
+    keyed: dict[str, float] = {}
+    for _, text, value in top:
+        keyed.setdefault(text, value)
+    return keyed
+
+
+def _whole_number(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadAnswerError(f"{what} of {shown(value)} (not a whole number)")
+    if value < 0:
+        raise BadAnswerError(f"{what} of {value} (negative)")
+    return value
+
+
+def _bytes(item: dict[str, Any], what: str) -> bytes:
+    """An entry's ``bytes`` (a list of byte values), and its ``token`` their whole-character
+    start."""
+    values = item.get("bytes")
+    if (
+        not isinstance(values, list)
+        or len(values) > MAX_TOKEN_BYTES
+        or not all(isinstance(b, int) and not isinstance(b, bool) and 0 <= b <= 255 for b in values)
+    ):
+        raise BadAnswerError(f"{what} whose bytes are {shown(values)}")
+    data = bytes(values)
+    token = item.get("token")
+    if not isinstance(token, str):
+        raise BadAnswerError(f"{what} whose token is {shown(token)}")
+    start = token.encode("utf-8")
+    if not data.startswith(start) or len(data) - len(start) > 3:
+        raise BadAnswerError(f"{what} whose token {shown(token)} is not its bytes {shown(data)}")
+    return data
+
+
+def _entry(item: Any, index: int, top_asked: int) -> Entry:
+    what = f"token {index}"
+    if not isinstance(item, dict):
+        raise BadAnswerError(f"{what} of {shown(item)} (not an object)")
+    token_id = _whole_number(item.get("id"), f"{what}'s id")
+    data = _bytes(item, what)
+    value = logprob_of(item.get("logprob"), f"a token log-probability ({what})")
+    tops = item.get("top_logprobs", [])
+    if not isinstance(tops, list) or len(tops) > max(top_asked, 1):
+        raise BadAnswerError(f"{what}'s top_logprobs of {shown(tops)} (not a list of at most "
+                             f"{max(top_asked, 1)})")  # fmt: skip
+    top: list[tuple[int, str, float]] = []
+    for rank, alternative in enumerate(tops):
+        where = f"top token {rank} of {what}"
+        if not isinstance(alternative, dict):
+            raise BadAnswerError(f"{where} of {shown(alternative)} (not an object)")
+        top_id = _whole_number(alternative.get("id"), f"{where}'s id")
+        top_data = _bytes(alternative, where)
+        top_value = logprob_of(alternative.get("logprob"), f"a top log-probability ({where})")
+        if top and top_value > top[-1][2] + TOLERANCE:
+            raise BadAnswerError(f"{what}'s top_logprobs not sorted from the likeliest")
+        top.append((top_id, top_data.decode("utf-8", errors="replace"), top_value))
+    ids = [t[0] for t in top]
+    if len(set(ids)) != len(ids):
+        raise BadAnswerError(f"{what}'s top_logprobs name one id twice ({shown(ids)})")
+    listed = dict((t[0], t[2]) for t in top)
+    if token_id in listed and abs(listed[token_id] - value) > TOLERANCE:
+        raise BadAnswerError(
+            f"{what} at log-probability {value}, but {listed[token_id]} in its top_logprobs"
+        )
+    if top and token_id not in listed and top[-1][2] < value - TOLERANCE:
+        raise BadAnswerError(
+            f"{what} at log-probability {value}, outside its top-k yet likelier than their "
+            f"{top[-1][2]}"
+        )
+    return Entry(token_id, data, value, tuple(top))
+
+
+def check_entries(
+    entries: Sequence[Entry], n_vocab: int, piece: Callable[[int, bool], bytes]
+) -> None:
+    """Refuse (:class:`BadAnswerError`) an entry whose id is outside the vocabulary of
+    ``n_vocab`` tokens or whose bytes are not its id's piece (``piece(id, special)``), or a
+    character split over tokens that ends with it."""
+    for index, entry in enumerate(entries):
+        ids = [entry.token_id, *(t[0] for t in entry.top)]
+        outside = [i for i in ids if i >= n_vocab]
+        if outside:
+            raise BadAnswerError(
+                f"token {index} names id {outside[0]}, outside the model's vocabulary of {n_vocab}"
+            )
+        pieces = {piece(entry.token_id, False), piece(entry.token_id, True)}
+        if entry.data in pieces:
+            continue
+        if not any(p and entry.data.endswith(p) and _split_start(entry.data, p) for p in pieces):
+            raise BadAnswerError(
+                f"token {index}: bytes {shown(entry.data)} that are not token "
+                f"{entry.token_id}'s {shown(piece(entry.token_id, False))}"
+            )
+
+
+def _split_start(data: bytes, last: bytes) -> bool:
+    """Whether ``data`` without its last piece ends inside a UTF-8 character (the tokens of
+    a split character that llama-server reports with the one that completes it)."""
+    head = data[: len(data) - len(last)]
+    if not head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.reason == "unexpected end of data"
+    return False
