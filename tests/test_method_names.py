@@ -173,7 +173,7 @@ def test_only_the_exact_words_of_others_are_skipped(tmp_path: Path) -> None:
     held = root / "datasets" / "preprocess.py"
     held.write_text('KEY = "rationales"\n', encoding="utf-8")  # (HateXplain's field)
     assert files_naming("rationales", root) == []
-    held.write_text('KEY = "rationales"\nVIEW = "rationale_view"\n', encoding="utf-8")
+    held.write_text('KEY = "rationales"\nROWS = "rationales_rows"\n', encoding="utf-8")
     assert files_naming("rationales", root) == ["datasets/preprocess.py"]
     (root / "datasets" / "paper.py").write_text('KEY = "rationales"\n', encoding="utf-8")
     assert files_naming("rationales", root) == ["datasets/paper.py", "datasets/preprocess.py"]
