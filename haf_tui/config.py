@@ -90,6 +90,9 @@ class HasSettingsModels(Protocol):
     def settings_models(self) -> SettingsModels:
         """Each method's settings model by name."""
 
+    # (and, when it has them, ``legacy_settings``: the old top-level keys of the methods'
+    # settings, see :data:`LEGACY_SETTINGS`; else those handed over are lifted)
+
 
 def use_settings_models(models: SettingsModels) -> None:
     """Check ``RunConfig.settings[name]`` against ``models[name]`` from now on (and against
@@ -98,26 +101,33 @@ def use_settings_models(models: SettingsModels) -> None:
     SETTINGS_MODELS.update(models)
 
 
-LEGACY_SETTINGS: dict[str, tuple[str, str | None]] = {
-    "prompting": ("haf", "prompting"),
-    "stages": ("haf", "stages"),
-    "parse_rules": ("haf", "parse_rules"),
-    "weights": ("haf", "weights"),
-    "rationales": ("rationales", None),
-    "judge": ("judge", None),
-}
-"""Where the settings of a config stored before methods were packages (store schema < 8)
-went: old key → (method, field; None: the whole table)."""
+LegacySettings = Mapping[str, tuple[str, str | None]]
+"""Where the settings of a config stored before methods were packages (store schema < 8) went:
+old top-level key → (method, field; None: the whole settings table)."""
+
+LEGACY_SETTINGS: dict[str, tuple[str, str | None]] = {}
+"""The old top-level keys the program's methods declare (``Method.legacy_settings``), handed
+over by the registry it installed (:func:`use_legacy_settings`); empty until then."""
 
 
-def lift_legacy_settings(data: dict[str, Any]) -> dict[str, Any]:
+def use_legacy_settings(legacy: LegacySettings) -> None:
+    """Lift the old top-level keys of ``legacy`` from now on (and no others)."""
+    LEGACY_SETTINGS.clear()
+    LEGACY_SETTINGS.update(legacy)
+
+
+def lift_legacy_settings(
+    data: dict[str, Any], legacy: LegacySettings | None = None
+) -> dict[str, Any]:
     """A config dict of the old layout (suite settings at the top) in the new one (under
-    ``settings`` by method name); a new-layout dict is returned unchanged."""
-    if not any(key in data for key in LEGACY_SETTINGS):
+    ``settings`` by method name), the old keys those of ``legacy`` (None: those handed over,
+    :data:`LEGACY_SETTINGS`); a new-layout dict is returned unchanged."""
+    legacy = LEGACY_SETTINGS if legacy is None else legacy
+    if not any(key in data for key in legacy):
         return data
     data = dict(data)
     settings: dict[str, Any] = {k: dict(v or {}) for k, v in (data.get("settings") or {}).items()}
-    for key, (method, name) in LEGACY_SETTINGS.items():
+    for key, (method, name) in legacy.items():
         if key not in data:
             continue
         value = data.pop(key)
@@ -171,8 +181,8 @@ class RunConfig(BaseModel):
         program's method registry handed over (:data:`SETTINGS_MODELS`)."""
         if not isinstance(data, dict):
             return data
-        data = lift_legacy_settings(data)
         given = (info.context or {}).get("methods") if isinstance(info.context, dict) else None
+        data = lift_legacy_settings(data, getattr(given, "legacy_settings", None))
         models: SettingsModels = given.settings_models if given is not None else SETTINGS_MODELS
         settings = {name: _as_dict(value) for name, value in (data.get("settings") or {}).items()}
         for name in (*data.get("suites", ("haf",)), *settings):

@@ -94,6 +94,18 @@ def test_the_old_layout_given_to_run_config_is_lifted() -> None:
     assert RunConfig.model_validate_json(lifted.model_dump_json()) == lifted
 
 
+def test_the_old_keys_are_those_the_methods_declare(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pydantic import ValidationError
+
+    from haf_tui import config
+    from haf_tui.methods.registry import current
+
+    monkeypatch.setattr(config, "LEGACY_SETTINGS", {})  # (a program that installed no method)
+    with pytest.raises(ValidationError, match="rationales"):
+        RunConfig.model_validate_json(OLD_CONFIG)
+    _check(current().check_config(json.loads(OLD_CONFIG)))  # (the registry given lifts them)
+
+
 def test_a_bad_setting_of_a_suite_is_refused() -> None:
     with pytest.raises(ValueError, match="k"):
         RunConfig(suites=("rationales",), settings={"rationales": {"k": 0}})

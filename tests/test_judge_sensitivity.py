@@ -4,6 +4,7 @@ the grammar on the real llama.cpp."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -74,13 +75,33 @@ def test_the_matrix_counts_changed_labels_per_edit_and_criterion() -> None:
     assert len(rows) == 2 * len(CRITERION_IDS)
 
 
-def test_the_edits_dataset_pairs_each_explanation_with_its_edits(tmp_path: Path) -> None:
-    from haf_tui.datasets.explanations import explanations_dataset
-    from haf_tui.pipeline.runs import choice_by_name
+def test_a_runs_explanations_are_the_judges_dataset_named_by_its_prefix(tmp_path: Path) -> None:
+    from haf_tui.datasets import DatasetError
+    from haf_tui.pipeline.runs import choice_by_name, resolve_dataset
 
     store = judge_store(tmp_path / "j.duckdb")
-    assert choice_by_name("edits:source", None, store).kind == "edits"
-    dataset = explanations_dataset(store, "source", edits=True, seed=1)
+    choice = choice_by_name("run:source", None, store)
+    assert (choice.kind, choice.name, choice.format) == ("run", "source", "run")
+    dataset = resolve_dataset(dataclasses.replace(choice, seed=7), store)
+    assert dataset.dataset_id == "explanations-source" and dataset.meta["seed"] == 0
+    assert not any("~" in i.instance_id for i in dataset.instances)
+    with pytest.raises(DatasetError) as error:
+        choice_by_name("nothing", None, store)
+    assert "run:RUN_ID (its explanations), edits:RUN_ID (and their edits) or --file" in str(
+        error.value
+    )
+    with pytest.raises(DatasetError, match="no run 'absent' to judge"):
+        resolve_dataset(choice_by_name("run:absent", None, store), store)
+
+
+def test_the_edits_dataset_pairs_each_explanation_with_its_edits(tmp_path: Path) -> None:
+    from haf_tui.pipeline.runs import choice_by_name, resolve_dataset
+
+    store = judge_store(tmp_path / "j.duckdb")
+    choice = choice_by_name("edits:source", None, store)  # (the judge's run dataset)
+    assert (choice.kind, choice.name, choice.format) == ("run", "source", "edits")
+    dataset = resolve_dataset(dataclasses.replace(choice, seed=1), store)
+    assert dataset.meta["seed"] == 1
     assert dataset.dataset_id == "explanation-edits-source"
     by_id = {i.instance_id: i for i in dataset.instances}
     assert {i for i in by_id if "~" not in i} == {f"i{n}" for n in range(6)}

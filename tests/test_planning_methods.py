@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.app import App, ComposeResult
 from textual.geometry import Region
 
@@ -22,7 +23,7 @@ from haf_tui.methods.rationales.suite.plan import SPELLS, RationalePlan
 from haf_tui.pipeline.choices import dataset_sources
 from haf_tui.pipeline.estimate import estimate_time
 from haf_tui.pipeline.models import LoadedModels
-from haf_tui.pipeline.planning import ProbeResult, plan_run, probe_speed
+from haf_tui.pipeline.planning import NoInstancesError, ProbeResult, plan_run, probe_speed
 from haf_tui.store import open_store
 from haf_tui.store.paces import PastRun
 from haf_tui.store.records import InstanceRecord, RunRecord
@@ -87,6 +88,17 @@ def test_the_calibration_decode_reads_a_judge_runs_own_items() -> None:
     probe = probe_speed(models, JUDGE.model_copy(update={"limit": 1}), explanations(2))
     assert probe.prompt_tokens == 400 and probe.prompt_tokens_per_second == 400.0
     assert len(asked) == 1 and "text number 0" in str(asked[0]), asked
+
+
+def test_a_judge_run_of_texts_without_items_says_what_it_needs() -> None:
+    models = LoadedModels(object(), None)  # type: ignore[arg-type]  # (never asked)
+    config = JUDGE.model_copy(update={"limit": 1})
+    with pytest.raises(NoInstancesError) as error:
+        probe_speed(models, config, builtin_sample())
+    assert str(error.value) == (
+        f"the run's suites ask nothing of instance {builtin_sample().instances[0].instance_id}"
+        " (a judge run needs a dataset of explanations: run:ID)"
+    )
 
 
 def test_a_judge_runs_estimate_comes_from_its_plan_not_from_justify() -> None:

@@ -15,6 +15,12 @@ import pytest
 from pydantic import BaseModel
 
 from benchmarks.benchdata import build_bench_db
+from haf_tui.methods.judge.reports.readers import (
+    instance_judgements,
+    judge_codes,
+    judge_run,
+    judge_runs_of,
+)
 from haf_tui.store import Store, open_store
 from haf_tui.store import instance_readers as instance_readers_module
 from haf_tui.store import readers as readers_module
@@ -41,10 +47,6 @@ from haf_tui.store.readers import (
     Stops,
     dataset_extras,
     defined_metric_values,
-    instance_judgements,
-    judge_codes,
-    judge_run,
-    judge_runs_of,
     run_explanations,
     run_overviews,
     run_progress,

@@ -16,17 +16,13 @@ from textual.pilot import Pilot
 from textual.widgets.tree import TreeNode
 
 from haf_tui.config import RunConfig
+from haf_tui.methods.judge.reports.readers import instance_judgements, judge_run, judge_runs_of
 from haf_tui.methods.judge.settings import JudgeSettings
 from haf_tui.methods.judge.tui.data import judgement, judges_shown, read_judgements
 from haf_tui.methods.judge.tui.view import JUDGEMENT, JudgeView, criterion_text, judge_lines
 from haf_tui.pipeline.runner import HafRunner
 from haf_tui.store import Store, open_store
-from haf_tui.store.readers import (
-    dataset_extras,
-    instance_judgements,
-    judge_run,
-    judge_runs_of,
-)
+from haf_tui.store.readers import dataset_extras
 from haf_tui.store.records import RunRecord
 from haf_tui.tui import create_app
 from haf_tui.tui.method_parts import NodeRef

@@ -10,11 +10,14 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from haf_tui.datasets.model import Dataset, DatasetError
 from haf_tui.datasets.validation import DEFAULT_MAX_CHARS
 from haf_tui.vocabulary import HafError, first_line
+
+if TYPE_CHECKING:
+    from haf_tui.store import Store
 
 
 class FormatLoader(Protocol):
@@ -95,3 +98,21 @@ def format_for(
     if named is not None or path is None:
         return named
     return next((f for f in formats if f.shapes(Path(path).expanduser())), None)
+
+
+class RunDatasetLoader(Protocol):
+    """Make the dataset of stored run ``run_id``'s answers (one :class:`DatasetError` line when
+    there is no such run or nothing of it to read); ``seed``: the run's sampling seed."""
+
+    def __call__(self, store: Store, run_id: str, *, seed: int) -> Dataset: ...
+
+
+@dataclass(frozen=True)
+class RunDataset:
+    """A dataset a method makes of a stored run's answers (``Method.run_datasets``: the judge's
+    ``run:ID``, a run's explanations to judge), named ``PREFIX:RUN_ID`` in ``haf run --dataset``;
+    ``description``: what it holds, a few words for the list of known datasets."""
+
+    prefix: str
+    description: str
+    load: RunDatasetLoader

@@ -219,9 +219,16 @@ class Method(Generic[SettingsT]):
     the dataset files it reads itself, each ``"package.module:NAME"`` (a
     :class:`~haf_tui.datasets.formats.DatasetFormat`: the judge's ACORN), imported when a
     dataset is read (:func:`~haf_tui.methods.registry.dataset_formats`), which ``haf run
-    --dataset NAME --file PATH`` and ``haf datasets import`` read; ``help``: what its other
+    --dataset NAME --file PATH`` and ``haf datasets import`` read; ``run_datasets``: the
+    datasets it makes of a stored run's answers, each ``"package.module:NAME"`` (a
+    :class:`~haf_tui.datasets.formats.RunDataset`: the judge's ``run:ID``, a run's
+    explanations), read by ``haf run --dataset PREFIX:RUN_ID``; ``help``: what its other
     numbers mean, Markdown for the ``?`` help's "Other numbers"; ``marks``: the marks its
-    views draw."""
+    views draw; ``needs``: what a run of it needs of its dataset, one clause for the error of a
+    run whose suites ask nothing of an instance; ``legacy_settings``: where its settings were in a
+    config stored before methods were packages (store schema < 8), old top-level key → field
+    (None: the whole settings table), lifted under ``settings.<name>`` when such a config is
+    read."""
 
     name: str
     title: str
@@ -248,8 +255,11 @@ class Method(Generic[SettingsT]):
     forecast_note: str = ""
     workbench: str = ""
     dataset_formats: tuple[str, ...] = ()
+    run_datasets: tuple[str, ...] = ()
     help: str = ""
     marks: tuple[MarkSpec, ...] = ()
+    needs: str = ""
+    legacy_settings: Mapping[str, str | None] = field(default_factory=dict)
 
     def settings_of(self, config: RunConfig) -> SettingsT:
         """This method's settings in ``config`` (its defaults where the config has none)."""

@@ -15,7 +15,7 @@ from haf_tui.methods.registry import MethodLoadError, methods
 from haf_tui.vocabulary import first_line
 
 if TYPE_CHECKING:
-    from haf_tui.datasets.formats import DatasetFormat
+    from haf_tui.datasets.formats import DatasetFormat, RunDataset
 
 
 def workbench_of(method: Method[Any]) -> object | None:
@@ -43,6 +43,25 @@ def dataset_formats() -> list[DatasetFormat]:
                 raise MethodLoadError(
                     f"method {method.name!r}: its dataset format {path} is a "
                     f"{type(loaded).__name__}, not a DatasetFormat"
+                )
+            found.append(loaded)
+    return found
+
+
+def run_datasets() -> list[RunDataset]:
+    """Every method's datasets of a stored run's answers (``Method.run_datasets``, imported
+    now), in registry order: what ``haf run --dataset PREFIX:RUN_ID`` reads. One that cannot be
+    imported, or is no ``RunDataset``, raises :class:`MethodLoadError` in one line naming it."""
+    from haf_tui.datasets.formats import RunDataset  # (haf --help imports no dataset code)
+
+    found: list[RunDataset] = []
+    for method in methods().values():
+        for path in method.run_datasets:
+            loaded = _imported(method, path, "run dataset")
+            if not isinstance(loaded, RunDataset):
+                raise MethodLoadError(
+                    f"method {method.name!r}: its run dataset {path} is a "
+                    f"{type(loaded).__name__}, not a RunDataset"
                 )
             found.append(loaded)
     return found

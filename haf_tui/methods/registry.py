@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-from haf_tui.config import ModelSettings, RunConfig, use_settings_models
+from haf_tui.config import ModelSettings, RunConfig, use_legacy_settings, use_settings_models
 from haf_tui.methods.base import Suite, Task
 from haf_tui.methods.declare import Method, MetricSpec, PanelSpec, RateUnit
 from haf_tui.methods.options import setting_options
@@ -71,6 +71,16 @@ class MethodRegistry:
         return {name: m.settings for name, m in self.methods.items() if m.settings is not None}
 
     @property
+    def legacy_settings(self) -> dict[str, tuple[str, str | None]]:
+        """Where each method's settings were in a config stored before methods were packages:
+        old top-level key → (method name, field; None: the whole settings table)."""
+        return {
+            key: (name, field)
+            for name, m in self.methods.items()
+            for key, field in m.legacy_settings.items()
+        }
+
+    @property
     def reports(self) -> dict[str, Report]:
         """Every method's reports, by report name."""
         return {r.name: r for method in self.methods.values() for r in method.reports}
@@ -116,6 +126,7 @@ class MethodRegistry:
         methods contribute to the layers below, replacing what an earlier one handed over."""
         global _installed
         use_settings_models(self.settings_models)
+        use_legacy_settings(self.legacy_settings)
         use_method_reports(self.reports)
         use_method_query_dirs(self.query_dirs)
         use_declared_metrics({name: m.metrics for name, m in self.methods.items()})

@@ -165,9 +165,10 @@ def _first_prompt(config: RunConfig, instance: InstanceRecord) -> tuple[ChatMess
     a one-line error when its suites ask nothing of it."""
     tasks = first_tasks(config, instance)
     if not tasks:
+        needs = "".join(f" ({m.needs})" for m in methods_of(config) if m.needs)
         raise NoInstancesError(
             f"the run's suites ask nothing of instance {instance.instance_id or instance.position}"
-            " (a judge run needs a dataset of explanations: run:ID)"
+            + needs
         )
     return tasks[0][1].messages
 

@@ -37,11 +37,10 @@ from haf_tui.datasets import (
     store_dataset,
 )
 from haf_tui.datasets.builtin_samples import stored_form
-from haf_tui.datasets.explanations import explanations_dataset
-from haf_tui.datasets.formats import format_for
+from haf_tui.datasets.formats import RunDataset, format_for
 from haf_tui.inference.base import InferenceError
 from haf_tui.messages import ChatMessage
-from haf_tui.methods.declared_parts import dataset_formats
+from haf_tui.methods.declared_parts import dataset_formats, run_datasets
 from haf_tui.methods.registry import (
     first_tasks,
     methods,
@@ -57,11 +56,6 @@ from haf_tui.store.dataset_catalog import find_datasets
 from haf_tui.store.derived_runs import parent_run
 from haf_tui.store.records import RunRecord
 
-EXPLANATIONS_PREFIX = "run:"
-"""``--dataset run:RUN_ID``: the JUSTIFY explanations of a run, for a judge run."""
-EDITS_PREFIX = "edits:"
-"""``--dataset edits:RUN_ID``: those explanations and their §5.6 edits (sensitivity)."""
-
 
 @dataclass(frozen=True)
 class DatasetChoice:
@@ -71,9 +65,7 @@ class DatasetChoice:
     a ``text_column`` has its columns guessed; a paper dataset with ``files`` reads them
     instead of the Hub's cache."""
 
-    kind: Literal[
-        "builtin", "stored", "paper", "paper-sample", "file", "explanations", "edits", "format"
-    ]
+    kind: Literal["builtin", "stored", "paper", "paper-sample", "file", "run", "format"]
     name: str
     sample_size: int | None = None
     seed: int = DEFAULT_SEED
@@ -88,7 +80,8 @@ class DatasetChoice:
     offline: bool | None = None
     """A paper dataset from the local cache only (True), or as ``HF_HUB_OFFLINE`` says."""
     format: str = ""
-    """A file of a method's own format (``Method.dataset_formats``): the format's name."""
+    """A file of a method's own format (``Method.dataset_formats``): the format's name; a
+    dataset of a stored run (kind ``run``, ``Method.run_datasets``): its prefix."""
 
 
 def choice_by_name(name: str, file: str | None, store: Store) -> DatasetChoice:
@@ -99,10 +92,12 @@ def choice_by_name(name: str, file: str | None, store: Store) -> DatasetChoice:
     docs/methods/judge.md#56-sensitivity-to-edits);
     ``paper-sample:NAME`` not stored yet: the paper's sample file of NAME
     (:func:`~haf_tui.datasets.paper_sample_file`)."""
-    if name.startswith(EXPLANATIONS_PREFIX):
-        return DatasetChoice("explanations", name.removeprefix(EXPLANATIONS_PREFIX))
-    if name.startswith(EDITS_PREFIX):
-        return DatasetChoice("edits", name.removeprefix(EDITS_PREFIX))
+    from_runs = run_datasets()
+    for source in from_runs:
+        if name.startswith(f"{source.prefix}:"):
+            return DatasetChoice(
+                "run", name.removeprefix(f"{source.prefix}:"), format=source.prefix
+            )
     own = format_for(dataset_formats(), name, file) if file else None
     if file and own is not None:
         return DatasetChoice("format", file, format=own.name)
@@ -120,10 +115,10 @@ def choice_by_name(name: str, file: str | None, store: Store) -> DatasetChoice:
     if paper is not None:
         return DatasetChoice("paper", paper.key)
     known = ", ".join(d.key for d in paper_datasets())
+    runs = "".join(f", {s.prefix}:RUN_ID ({s.description})" for s in from_runs)
     raise DatasetError(
         f"unknown dataset {name!r}: use sample, a stored dataset (haf datasets list), "
-        f"a paper dataset ({known}), run:RUN_ID (its explanations), edits:RUN_ID (and their "
-        "edits) or --file PATH"
+        f"a paper dataset ({known}){runs} or --file PATH"
     )
 
 
@@ -173,15 +168,18 @@ def resolve_dataset(
         dataset = load_stored(store, choice.name)
     elif choice.kind == "format" and (own := format_for(dataset_formats(), choice.format, None)):
         dataset = own.read([Path(choice.name)])
-    elif choice.kind == "explanations" and store is not None:
-        dataset = explanations_dataset(store, choice.name)
-    elif choice.kind == "edits" and store is not None:
-        dataset = explanations_dataset(store, choice.name, edits=True, seed=choice.seed)
+    elif choice.kind == "run" and store is not None and (source := _from_run(choice.format)):
+        dataset = source.load(store, choice.name, seed=choice.seed)
     else:
         raise DatasetError(f"unknown dataset {choice.kind}:{choice.name}")
     if choice.sample_size and choice.sample_size < len(dataset.instances):
         dataset = sample_dataset(dataset, choice.sample_size, choice.seed)
     return dataset
+
+
+def _from_run(prefix: str) -> RunDataset | None:
+    """The dataset of a run's answers whose prefix is ``prefix`` (a method's)."""
+    return next((s for s in run_datasets() if s.prefix == prefix), None)
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Typed reads of the store for the faces: the runs list, one run's progress, the defined
-values of instance metrics, a run's explanations and its judge runs, the schema, stopped
+values of instance metrics, a run's explanations, the schema, stopped
 instances and a run's tables for export (an instance's parts: ``instance_readers``). Every
 reader returns named rows; the SQL the faces need lives here (and in ``queries/``), not in
 their commands and screens."""
@@ -195,113 +195,10 @@ def explained_runs(store: Store) -> set[str]:
     return {str(row[0]) for row in store.query(_EXPLAINED_RUNS_SQL)[1]}
 
 
-_JUDGE_CODES_SQL = """
-SELECT instance_id, metric, value FROM instance_metrics
-WHERE run_id = $run_id AND metric LIKE 'judge\\_%' ESCAPE '\\'
-"""
-
-
-def judge_codes(store: Store, run_id: str, criteria: Sequence[str]) -> dict[str, dict[str, int]]:
-    """A judge run's label code per instance and criterion (instance metric ``judge_<id>``)."""
-    wanted = {f"judge_{c}": c for c in criteria}
-    codes: dict[str, dict[str, int]] = {}
-    for instance_id, metric, value in store.query(_JUDGE_CODES_SQL, {"run_id": run_id})[1]:
-        if metric in wanted and value is not None:
-            codes.setdefault(str(instance_id), {})[wanted[metric]] = int(value)
-    return codes
-
-
-_JUDGE_RUN_COLUMNS = """
-SELECT run_id, status, model_file, dataset_id, created_at, CAST(config AS VARCHAR) FROM runs
-"""
-_JUDGE_RUNS_OF_SQL = (
-    _JUDGE_RUN_COLUMNS
-    + "WHERE dataset_id = ANY($datasets) ORDER BY (status = 'finished') DESC, created_at DESC"
-)
-_JUDGE_RUN_SQL = _JUDGE_RUN_COLUMNS + "WHERE run_id = $run_id"
-_JUDGEMENTS_SQL = """
-SELECT run_id, instance_id, metric, value FROM instance_metrics
-WHERE run_id = ANY($runs) AND instance_id = ANY($ids) AND starts_with(metric, 'judge_')
-"""
 _DATASET_EXTRAS_SQL = """
 SELECT instance_id, CAST(extra AS VARCHAR) FROM instances
 WHERE dataset_id = $dataset_id AND instance_id = ANY($ids)
 """
-JUDGED_DATASET_KINDS = ("explanations", "explanation-edits")
-"""The kinds of dataset whose instances are a run's explanations (``<kind>-<run id>``, the
-instance ids of the run): a judge run over one judges that run."""
-
-
-@dataclass(frozen=True)
-class JudgeRun:
-    """A run of the judge suite: its model, how it judged (``prompt``, ``mode``), its
-    dataset and, when that dataset is a run's explanations, that run (``source_run``)."""
-
-    run_id: str
-    status: str
-    model_file: str
-    dataset_id: str
-    created_at: datetime
-    prompt: str
-    mode: str
-
-    @property
-    def source_run(self) -> str | None:
-        """The run whose explanations it judged (None: another dataset, e.g. ACORN)."""
-        for kind in JUDGED_DATASET_KINDS:
-            if self.dataset_id.startswith(f"{kind}-"):
-                return self.dataset_id.removeprefix(f"{kind}-")
-        return None
-
-
-def _judge_runs(store: Store, sql: str, params: dict[str, Any]) -> list[JudgeRun]:
-    found = []
-    for run_id, status, model, dataset, created, config_json in store.query(sql, params)[1]:
-        config = RunConfig.model_validate_json(config_json)
-        if "judge" in config.suites:
-            judge = config.settings.get("judge") or {}
-            found.append(
-                JudgeRun(
-                    str(run_id), store.shown_status(str(run_id), str(status)), str(model),
-                    str(dataset), created, str(judge.get("prompt", "verbatim")),
-                    str(judge.get("mode", "constrained")),
-                )
-            )  # fmt: skip
-    return found
-
-
-def judge_runs_of(store: Store, source_run_id: str) -> list[JudgeRun]:
-    """The judge runs over the explanations of run ``source_run_id`` (or their edits):
-    finished ones first, then newest first."""
-    datasets = [f"{kind}-{source_run_id}" for kind in JUDGED_DATASET_KINDS]
-    return _judge_runs(store, _JUDGE_RUNS_OF_SQL, {"datasets": datasets})
-
-
-def judge_run(store: Store, run_id: str) -> JudgeRun | None:
-    """Run ``run_id`` as a judge run (None: no such run, or it has no judge suite)."""
-    found = _judge_runs(store, _JUDGE_RUN_SQL, {"run_id": run_id})
-    return found[0] if found else None
-
-
-@dataclass(frozen=True)
-class InstanceJudgement:
-    """One judge run's ``judge_*`` metrics of one instance (metric name → value)."""
-
-    run_id: str
-    instance_id: str
-    metrics: dict[str, float | None]
-
-
-def instance_judgements(
-    store: Store, run_ids: Sequence[str], instance_ids: Sequence[str]
-) -> list[InstanceJudgement]:
-    """The ``judge_*`` metrics of the instances ``instance_ids`` in the judge runs
-    ``run_ids``, one row per (run, instance) that has any."""
-    params = {"runs": list(run_ids), "ids": list(instance_ids)}
-    found: dict[tuple[str, str], dict[str, float | None]] = {}
-    for run_id, instance_id, metric, value in store.query(_JUDGEMENTS_SQL, params)[1]:
-        found.setdefault((str(run_id), str(instance_id)), {})[str(metric)] = value
-    return [InstanceJudgement(run, instance, metrics) for (run, instance), metrics in found.items()]
 
 
 @dataclass(frozen=True)

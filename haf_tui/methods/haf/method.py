@@ -27,4 +27,10 @@ METHOD: Method[HafSettings] = Method(
     posts="paper",
     forecast=haf_forecast,
     forecast_note=FORECAST_NOTE,
+    legacy_settings={
+        "prompting": "prompting",
+        "stages": "stages",
+        "parse_rules": "parse_rules",
+        "weights": "weights",
+    },
 )

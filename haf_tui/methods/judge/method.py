@@ -34,7 +34,13 @@ METHOD: Method[JudgeSettings] = Method(
     list_columns=JUDGE_COLUMNS,
     workbench="haf_tui.methods.judge.tui:EXPLORER",
     dataset_formats=("haf_tui.methods.judge.datasets.acorn:ACORN_FORMAT",),
+    run_datasets=(
+        "haf_tui.methods.judge.datasets.explanations:EXPLANATIONS",
+        "haf_tui.methods.judge.datasets.explanations:EDITS",
+    ),
     help=JUDGE_HELP,
     marks=JUDGE_MARKS,
     commands=(JUDGE_COMMAND,),
+    needs="a judge run needs a dataset of explanations: run:ID",
+    legacy_settings={"judge": None},
 )

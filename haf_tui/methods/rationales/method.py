@@ -49,4 +49,5 @@ METHOD: Method[RationaleSettings] = Method(
     n_parallel=RATIONALE_PARALLEL,
     forecast=rationale_forecast,
     forecast_note=FORECAST_NOTE,
+    legacy_settings={"rationales": None},
 )

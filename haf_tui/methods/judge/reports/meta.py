@@ -23,12 +23,12 @@ from haf_tui.methods.judge.core.meta import (
     extra_rater_table,
     rho_table,
 )
+from haf_tui.methods.judge.reports.readers import judge_codes
 from haf_tui.methods.judge.reports.tables import judge_config
 from haf_tui.methods.judge.settings import judge_settings
 from haf_tui.reports.queries import QueryError
 from haf_tui.reports.registry import ReportResult
 from haf_tui.store import Store
-from haf_tui.store.readers import judge_codes
 
 MetaTable = Literal["alpha", "alpha_interval", "rho", "extra", "bias"]
 META_TABLES: Final[tuple[MetaTable, ...]] = ("alpha", "alpha_interval", "rho", "extra", "bias")

@@ -26,12 +26,12 @@ from haf_tui.methods.judge.core.criteria import CRITERION_IDS, SHORT_NAMES
 from haf_tui.methods.judge.core.metrics import spearman
 from haf_tui.methods.judge.core.scores import LOW_MASS
 from haf_tui.methods.judge.core.sensitivity import sensitivity_matrix, split_edited_id
+from haf_tui.methods.judge.reports.readers import judge_codes
 from haf_tui.methods.judge.settings import judge_settings
 from haf_tui.reports.queries import QueryError, Result, Row
 from haf_tui.reports.query_running import resolve_run_id, run_named
 from haf_tui.reports.registry import Report, ReportResult, select_columns
 from haf_tui.store import Store, StoreError
-from haf_tui.store.readers import judge_codes
 
 MASS_THRESHOLD: Final = LOW_MASS
 """A label mass below it is a warning (the queries' ``mass_threshold`` default)."""

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 from textual.widgets.tree import TreeNode
 
 from haf_tui.methods.declare import Method
+from haf_tui.methods.judge.reports.readers import JudgeRun
 from haf_tui.methods.judge.tui.data import Judgement, judges_shown, read_judgements
 from haf_tui.methods.judge.tui.view import JUDGEMENT, JudgeView, criterion_text, judge_title
 from haf_tui.store import Store
-from haf_tui.store.readers import JudgeRun
 from haf_tui.tui.method_parts import ExplorerPart, NodeRef
 
 if TYPE_CHECKING:

@@ -17,15 +17,15 @@ from dataclasses import dataclass
 from haf_tui.methods.judge.core.criteria import CRITERIA, SHORT_NAMES, Criterion
 from haf_tui.methods.judge.core.prompts import JudgeItem
 from haf_tui.methods.judge.core.scores import LOW_MASS
-from haf_tui.methods.judge.suite.suite import JUDGE
-from haf_tui.store import Store
-from haf_tui.store.readers import (
+from haf_tui.methods.judge.reports.readers import (
     JudgeRun,
-    dataset_extras,
     instance_judgements,
     judge_run,
     judge_runs_of,
 )
+from haf_tui.methods.judge.suite.suite import JUDGE
+from haf_tui.store import Store
+from haf_tui.store.readers import dataset_extras
 
 NOT_EQUAL = "≠"
 """The mark of a Supports that names the other label than the stance argued for."""

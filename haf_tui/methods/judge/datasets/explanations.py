@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from haf_tui.datasets.formats import RunDataset
 from haf_tui.datasets.model import Dataset, DatasetError
 from haf_tui.datasets.validation import SkippedRow
 from haf_tui.methods.judge.core.prompts import toxicity_item
@@ -94,3 +95,17 @@ def explanations_dataset(
         skipped,
         {"kind": kind, "source_run": record.run_id, "model": record.model_file, "seed": seed},
     )
+
+
+def _explanations(store: Store, run_id: str, *, seed: int) -> Dataset:
+    return explanations_dataset(store, run_id)  # (no draw: the seed is not the dataset's)
+
+
+def _edits(store: Store, run_id: str, *, seed: int) -> Dataset:
+    return explanations_dataset(store, run_id, edits=True, seed=seed)
+
+
+EXPLANATIONS = RunDataset("run", "its explanations", _explanations)
+"""``--dataset run:RUN_ID``: the JUSTIFY explanations of a run, for a judge run."""
+EDITS = RunDataset("edits", "and their edits", _edits)
+"""``--dataset edits:RUN_ID``: those explanations and their §5.6 edits (sensitivity)."""
