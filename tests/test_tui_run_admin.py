@@ -36,9 +36,9 @@ from tests.support import settle
 
 RUN_TABLES = (
     "generations", "tokens", "reasons", "instance_results", "reason_metrics", "instance_metrics",
-    "parse_diagnostics", "rationales", "instance_notes", "runs",
+    "parse_diagnostics", "rationales", "rationales_gradient", "instance_notes", "runs",
 )  # fmt: skip
-"""Every table of migrations 1–7 with a run_id column."""
+"""Every table with a run_id column: the core migrations' and the built-in methods' own."""
 
 
 @pytest.fixture

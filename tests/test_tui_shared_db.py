@@ -312,6 +312,7 @@ def test_an_older_file_is_read_from_a_copy_that_locks_nothing(
             assert again is copy
         done = subprocess.run(
             [sys.executable, "-c", "import sys; from haf_tui.store import open_store; "
+             "from haf_tui.methods.loader import load_methods; load_methods(); "
              "open_store(sys.argv[1], wait_seconds=0).close()", str(path)],
             capture_output=True, text=True, env=_env(), timeout=60,
         )  # fmt: skip

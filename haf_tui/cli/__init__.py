@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="read a copy of the database (while another process writes to it)",
     )
-    commands = parser.add_subparsers(dest="command")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_run_parser(commands)
     add_campaign_parser(commands)
     add_rescore_parser(commands)

@@ -11,7 +11,7 @@ from haf_tui.store.method_tables import MethodMigration
 GRADIENT_TABLE = MethodMigration(
     2,
     "rationales_gradient: the rationale_gradient stage's word scores and the quantisation gap",
-    """CREATE TABLE rationales_gradient (
+    """CREATE TABLE IF NOT EXISTS rationales_gradient (
         run_id VARCHAR NOT NULL,
         instance_id VARCHAR NOT NULL,
         spelling VARCHAR,          -- ŷ's first spelling, teacher-forced after the prompt
