@@ -69,7 +69,13 @@ KEY_TABLE: Final[tuple[KeyVerb, ...]] = (
         "runs, metrics: the comparison view of the chosen runs; campaigns: of its runs",
         ["compare", "app.compare"],
     ),
-    _row("r", "refresh", "runs, campaigns: re-read the database", ["refresh"]),
+    _row(
+        "r",
+        "refresh",
+        "runs: re-read the database, or (a finished run) re-score it with another similarity "
+        "model; campaigns: re-read the database",
+        ["refresh"],
+    ),
     _row(
         "k",
         "campaigns",
