@@ -154,6 +154,7 @@ def test_gpu_layers_on_a_build_without_offload_is_one_line(tmp_path: Path) -> No
     if gpu_offload_supported():
         pytest.skip("this llama.cpp build offloads to a GPU")
     argv = ["serve", "--model", str(embedded_model_path()), "--n-gpu-layers", "8"]
+    argv += ["--engine", "llama-cpp-python"]  # (llama-server's own check: test_serve_llama_server)
     result = _haf(*argv, home=tmp_path, timeout=60)
     assert result.returncode == 2 and "no GPU offload" in result.stderr, result.stderr
     assert result.stderr.count("\n") == 1

@@ -155,3 +155,24 @@ def test_the_process_is_killed_when_haf_serve_dies(tmp_path: Path) -> None:
     while child.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not child.exists()  # killed though it ignores SIGTERM, and reaped
+
+
+def test_gpu_layers_on_a_build_that_lists_no_gpu_is_one_line_and_nothing_starts(
+    tmp_path: Path,
+) -> None:
+    from haf_tui.cli.serve_llama import serve_on_llama_server
+    from haf_tui.inference.serve import ServeSettings
+
+    started = tmp_path / "started"
+    body = f"""case "$1" in
+  --list-devices) echo 'Available devices:' ;;
+  --help) printf '{HELP}' ;;
+  *) touch {started}; sleep 30 ;;
+esac"""
+    settings = ServeSettings(
+        model=tmp_path / "M.gguf", n_gpu_layers=8, parallel=1, n_ctx=512, threads=1,
+        extra_buffers=False, api_key=None, max_connections=8,
+    )  # fmt: skip
+    with pytest.raises(InferenceError, match=r"^--n-gpu-layers 8: this llama-server build has no"):
+        serve_on_llama_server(_program(tmp_path, body), "127.0.0.1", 0, settings)
+    assert not started.exists()

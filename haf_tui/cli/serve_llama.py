@@ -41,8 +41,15 @@ def serve_on_llama_server(program: Path, host: str, port: int, settings: ServeSe
         free_port,
         help_text,
         llama_server_launch,
+        llama_server_offloads,
     )
 
+    if settings.n_gpu_layers != 0 and not llama_server_offloads(program):
+        raise InferenceError(
+            f"--n-gpu-layers {settings.n_gpu_layers}: this llama-server build has no GPU offload "
+            f"(it lists no GPU device: {program}); build it with `make llama-server "
+            "GGML_CUDA=on`, or leave --n-gpu-layers at 0"
+        )
     port = port or free_port(host)
     launch = llama_server_launch(
         program,
