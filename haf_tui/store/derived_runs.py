@@ -20,6 +20,7 @@ from haf_tui.inference.base import GeneratedToken
 from haf_tui.store.db import Store
 from haf_tui.store.errors import StoreError
 from haf_tui.store.records import GenerationRecord
+from haf_tui.store.result_rows import insert_reasons_and_diagnostics
 from haf_tui.vocabulary import null_for_nan
 
 _PARENT_SQL = "SELECT parent_run_id FROM runs WHERE run_id = $run_id"
@@ -212,27 +213,4 @@ def save_rescored_generation(store: Store, record: GenerationRecord, output_toke
                 0.0,
             ],
         )
-        if g.reasons:
-            con.executemany(
-                "INSERT INTO reasons VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    [
-                        *key,
-                        r.reason_index,
-                        r.text,
-                        r.span_start,
-                        r.span_end,
-                        r.token_first,
-                        r.token_count,
-                        list(r.nll),
-                        list(r.relevance),
-                        null_for_nan(r.confidence),
-                    ]
-                    for r in g.reasons
-                ],
-            )
-        if g.diagnostics:
-            con.executemany(
-                "INSERT INTO parse_diagnostics VALUES (?, ?, ?, ?, ?, ?)",
-                [[*key, kind, detail] for kind, detail in g.diagnostics],
-            )
+        insert_reasons_and_diagnostics(con, key, g)

@@ -96,26 +96,7 @@ class ResultRows(StoreBase):
                         [list(t.top_texts) for t in tokens],
                     ],
                 )
-            for r in g.reasons:
-                con.execute(
-                    "INSERT INTO reasons VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        *key,
-                        r.reason_index,
-                        r.text,
-                        r.span_start,
-                        r.span_end,
-                        r.token_first,
-                        r.token_count,
-                        list(r.nll),
-                        list(r.relevance),
-                        null_for_nan(r.confidence),
-                    ],
-                )
-            for kind, detail in g.diagnostics:
-                con.execute(
-                    "INSERT INTO parse_diagnostics VALUES (?, ?, ?, ?, ?, ?)", [*key, kind, detail]
-                )
+            insert_reasons_and_diagnostics(con, key, g)
 
     def save_instance_result(self, result: InstanceResult) -> None:
         """An instance's stance, metrics and its suites' rows in their methods'
@@ -148,3 +129,33 @@ class ResultRows(StoreBase):
                     ],
                 )
             insert_method_rows(con, result.run_id, result.instance_id, result.rows)
+
+
+def insert_reasons_and_diagnostics(con: Any, key: list[Any], g: GenerationRecord) -> None:
+    """A generation's reasons (spans, token scores, confidence) and parse diagnostics under
+    ``key`` (run, instance, stage, sub-index), inside the caller's transaction: a run's
+    generation and a re-scored one store them alike."""
+    if g.reasons:
+        con.executemany(
+            "INSERT INTO reasons VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                [
+                    *key,
+                    r.reason_index,
+                    r.text,
+                    r.span_start,
+                    r.span_end,
+                    r.token_first,
+                    r.token_count,
+                    list(r.nll),
+                    list(r.relevance),
+                    null_for_nan(r.confidence),
+                ]
+                for r in g.reasons
+            ],
+        )
+    if g.diagnostics:
+        con.executemany(
+            "INSERT INTO parse_diagnostics VALUES (?, ?, ?, ?, ?, ?)",
+            [[*key, kind, detail] for kind, detail in g.diagnostics],
+        )
