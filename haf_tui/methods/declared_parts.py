@@ -8,7 +8,7 @@ methods themselves) the only modules that import haf's own code by name (a contr
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from haf_tui.methods.declare import Method
 from haf_tui.methods.registry import MethodLoadError, methods
@@ -16,6 +16,9 @@ from haf_tui.vocabulary import first_line
 
 if TYPE_CHECKING:
     from haf_tui.datasets.formats import DatasetFormat, RunDataset
+
+
+PartT = TypeVar("PartT")
 
 
 def workbench_of(method: Method[Any]) -> object | None:
@@ -35,17 +38,7 @@ def dataset_formats() -> list[DatasetFormat]:
     :class:`MethodLoadError` in one line naming it."""
     from haf_tui.datasets.formats import DatasetFormat  # (haf --help imports no dataset code)
 
-    found: list[DatasetFormat] = []
-    for method in methods().values():
-        for path in method.dataset_formats:
-            loaded = _imported(method, path, "dataset format")
-            if not isinstance(loaded, DatasetFormat):
-                raise MethodLoadError(
-                    f"method {method.name!r}: its dataset format {path} is a "
-                    f"{type(loaded).__name__}, not a DatasetFormat"
-                )
-            found.append(loaded)
-    return found
+    return _declared(DatasetFormat, "dataset_formats", "dataset format")
 
 
 def run_datasets() -> list[RunDataset]:
@@ -54,14 +47,20 @@ def run_datasets() -> list[RunDataset]:
     imported, or is no ``RunDataset``, raises :class:`MethodLoadError` in one line naming it."""
     from haf_tui.datasets.formats import RunDataset  # (haf --help imports no dataset code)
 
-    found: list[RunDataset] = []
+    return _declared(RunDataset, "run_datasets", "run dataset")
+
+
+def _declared(kind: type[PartT], field: str, what: str) -> list[PartT]:
+    """Every method's parts of ``kind`` that its ``Method.<field>`` names, imported, in
+    registry order; one that is no ``kind`` is a one-line :class:`MethodLoadError`."""
+    found: list[PartT] = []
     for method in methods().values():
-        for path in method.run_datasets:
-            loaded = _imported(method, path, "run dataset")
-            if not isinstance(loaded, RunDataset):
+        for path in getattr(method, field):
+            loaded = _imported(method, path, what)
+            if not isinstance(loaded, kind):
                 raise MethodLoadError(
-                    f"method {method.name!r}: its run dataset {path} is a "
-                    f"{type(loaded).__name__}, not a RunDataset"
+                    f"method {method.name!r}: its {what} {path} is a "
+                    f"{type(loaded).__name__}, not a {kind.__name__}"
                 )
             found.append(loaded)
     return found
