@@ -11,7 +11,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -175,10 +175,16 @@ def test_status_gives_the_time_left_with_cells_side_by_side(tmp_path: Path) -> N
 class _Timed(_ScriptedFile):
     """The scripted model, taking a moment over each text it scores and noting when."""
 
-    def __init__(self, model: str, log: list[tuple[str, float, float]]) -> None:
+    def __init__(
+        self,
+        model: str,
+        log: list[tuple[str, float, float]],
+        in_flight: Callable[[int], None] | None = None,
+    ) -> None:
         super().__init__()
         self.model = model
         self.log = log
+        self.in_flight = in_flight
 
     def score(
         self,
@@ -190,19 +196,24 @@ class _Timed(_ScriptedFile):
         reply_prefix: str = "",
     ) -> Generation:
         started = time.monotonic()
+        if self.in_flight is not None:
+            self.in_flight(len(self.log))
         time.sleep(0.03)
         self.log.append((self.model, started, time.monotonic()))
         return super().score(messages, forced, settings, on_token=on_token)
 
 
-def _models_by_config(log: list[tuple[str, float, float]]) -> Any:
+def _models_by_config(
+    log: list[tuple[str, float, float]], in_flight: Callable[[int], None] | None = None
+) -> Any:
+    """``in_flight`` is called inside each generation with the count of those done so far."""
     names = {("http://a:1#2",): "a", ("http://b:1",): "b"}
     formats = {"chatml": "x", "llama-2": "y"}
 
     def load(config: RunConfig, similarity: object = None) -> LoadedModels:
         servers = tuple(config.model.servers)
         model = names.get(servers) or formats[config.model.chat_format or ""]
-        return LoadedModels(_Timed(model, log), FlatSimilarity())
+        return LoadedModels(_Timed(model, log, in_flight), FlatSimilarity())
 
     return load
 
@@ -265,6 +276,25 @@ def test_a_lane_that_fails_to_load_stops_the_others_and_is_one_error(
     assert runs and all(status != "created" for (status,) in runs)
 
 
+_IN_FLIGHT_AT = 4
+"""The stop comes inside a generation, once this many are done: while cells are in flight,
+however fast the machine (a timer of one second once fell between two cells on a fast CPU)."""
+
+
+def _once_at(count: int, action: Callable[[], None]) -> Callable[[int], None]:
+    fired = threading.Event()
+    lock = threading.Lock()
+
+    def maybe(done: int) -> None:
+        with lock:
+            if done < count or fired.is_set():
+                return
+            fired.set()
+        action()
+
+    return maybe
+
+
 def _statuses(path: Path) -> list[str]:
     with open_store(path, read_only=True) as store:
         _, rows = store.query("SELECT status FROM runs ORDER BY run_id")
@@ -290,10 +320,12 @@ def test_a_stop_while_cells_run_side_by_side_stops_them_all_and_they_resume(
     """Ctrl-C once (the stop event): every running cell stops after its generations in
     flight, no other cell starts; run again, every cell finishes."""
     log: list[tuple[str, float, float]] = []
-    monkeypatch.setattr("haf_tui.campaign.runner.load_models", _models_by_config(log))
-    plan = _plan(tmp_path, GRID.replace("limit = 2", "limit = 6"))
     stop = threading.Event()
-    threading.Timer(1.0, stop.set).start()
+    monkeypatch.setattr(
+        "haf_tui.campaign.runner.load_models",
+        _models_by_config(log, _once_at(_IN_FLIGHT_AT, stop.set)),
+    )
+    plan = _plan(tmp_path, GRID.replace("limit = 2", "limit = 6"))
     with open_store(tmp_path / "plan.duckdb") as store:
         summary = run_campaign(store, plan, stop_event=stop)
     assert summary.stopped and not summary.finished
@@ -309,9 +341,16 @@ def test_a_second_ctrl_c_abandons_every_cell_in_flight_and_they_resume(
     generations in flight, its run is left interrupted (never running or created), and the
     interrupt goes on up."""
     log: list[tuple[str, float, float]] = []
-    monkeypatch.setattr("haf_tui.campaign.runner.load_models", _models_by_config(log))
+
+    def interrupt() -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.5)  # (this generation is still in flight when the campaign hears it)
+
+    monkeypatch.setattr(
+        "haf_tui.campaign.runner.load_models",
+        _models_by_config(log, _once_at(_IN_FLIGHT_AT, interrupt)),
+    )
     plan = _plan(tmp_path, GRID.replace("limit = 2", "limit = 6"))
-    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
     with open_store(tmp_path / "plan.duckdb") as store, pytest.raises(KeyboardInterrupt):
         run_campaign(store, plan)
     statuses = _statuses(tmp_path / "plan.duckdb")
