@@ -207,7 +207,7 @@ def _models_by_config(
     log: list[tuple[str, float, float]], in_flight: Callable[[int], None] | None = None
 ) -> Any:
     """``in_flight`` is called inside each generation with the count of those done so far."""
-    names = {("http://a:1#2",): "a", ("http://b:1",): "b"}
+    names: dict[tuple[str, ...], str] = {("http://a:1#2",): "a", ("http://b:1",): "b"}
     formats = {"chatml": "x", "llama-2": "y"}
 
     def load(config: RunConfig, similarity: object = None) -> LoadedModels:
