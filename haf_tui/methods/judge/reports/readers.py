@@ -1,8 +1,7 @@
 """The judge's reads of the store: a judge run's label codes, the judge runs over a run's
 explanations and their judgements of its instances (``judge_*`` instance metrics). The judge's
-rows are the store's common runs and instance metrics, read through its generic reader
-(:meth:`~haf_tui.store.Store.query`); the SQL is the judge's own, beside its reports, not the
-store's core."""
+rows are the store's common runs and instance metrics, read by the named queries
+``judge_codes``, ``judge_runs`` and ``judge_judgements`` (``queries/``, each with its header)."""
 
 from __future__ import annotations
 
@@ -12,36 +11,20 @@ from datetime import datetime
 from typing import Any
 
 from haf_tui.config import RunConfig
+from haf_tui.reports.query_running import run_named
 from haf_tui.store import Store
-
-_JUDGE_CODES_SQL = """
-SELECT instance_id, metric, value FROM instance_metrics
-WHERE run_id = $run_id AND metric LIKE 'judge\\_%' ESCAPE '\\'
-"""
 
 
 def judge_codes(store: Store, run_id: str, criteria: Sequence[str]) -> dict[str, dict[str, int]]:
     """A judge run's label code per instance and criterion (instance metric ``judge_<id>``)."""
     wanted = {f"judge_{c}": c for c in criteria}
     codes: dict[str, dict[str, int]] = {}
-    for instance_id, metric, value in store.query(_JUDGE_CODES_SQL, {"run_id": run_id})[1]:
+    for instance_id, metric, value in run_named(store, "judge_codes", {"judge_run": run_id})[1]:
         if metric in wanted and value is not None:
             codes.setdefault(str(instance_id), {})[wanted[metric]] = int(value)
     return codes
 
 
-_JUDGE_RUN_COLUMNS = """
-SELECT run_id, status, model_file, dataset_id, created_at, CAST(config AS VARCHAR) FROM runs
-"""
-_JUDGE_RUNS_OF_SQL = (
-    _JUDGE_RUN_COLUMNS
-    + "WHERE dataset_id = ANY($datasets) ORDER BY (status = 'finished') DESC, created_at DESC"
-)
-_JUDGE_RUN_SQL = _JUDGE_RUN_COLUMNS + "WHERE run_id = $run_id"
-_JUDGEMENTS_SQL = """
-SELECT run_id, instance_id, metric, value FROM instance_metrics
-WHERE run_id = ANY($runs) AND instance_id = ANY($ids) AND starts_with(metric, 'judge_')
-"""
 JUDGED_DATASET_KINDS = ("explanations", "explanation-edits")
 """The kinds of dataset whose instances are a run's explanations (``<kind>-<run id>``, the
 instance ids of the run): a judge run over one judges that run."""
@@ -69,9 +52,11 @@ class JudgeRun:
         return None
 
 
-def _judge_runs(store: Store, sql: str, params: dict[str, Any]) -> list[JudgeRun]:
+def _judge_runs(store: Store, params: dict[str, Any]) -> list[JudgeRun]:
     found = []
-    for run_id, status, model, dataset, created, config_json in store.query(sql, params)[1]:
+    for run_id, status, model, dataset, created, config_json in run_named(
+        store, "judge_runs", params
+    )[1]:
         config = RunConfig.model_validate_json(config_json)
         if "judge" in config.suites:
             judge = config.settings.get("judge") or {}
@@ -89,12 +74,12 @@ def judge_runs_of(store: Store, source_run_id: str) -> list[JudgeRun]:
     """The judge runs over the explanations of run ``source_run_id`` (or their edits):
     finished ones first, then newest first."""
     datasets = [f"{kind}-{source_run_id}" for kind in JUDGED_DATASET_KINDS]
-    return _judge_runs(store, _JUDGE_RUNS_OF_SQL, {"datasets": datasets})
+    return _judge_runs(store, {"datasets": datasets})
 
 
 def judge_run(store: Store, run_id: str) -> JudgeRun | None:
     """Run ``run_id`` as a judge run (None: no such run, or it has no judge suite)."""
-    found = _judge_runs(store, _JUDGE_RUN_SQL, {"run_id": run_id})
+    found = _judge_runs(store, {"judge_run": run_id})
     return found[0] if found else None
 
 
@@ -112,8 +97,8 @@ def instance_judgements(
 ) -> list[InstanceJudgement]:
     """The ``judge_*`` metrics of the instances ``instance_ids`` in the judge runs
     ``run_ids``, one row per (run, instance) that has any."""
-    params = {"runs": list(run_ids), "ids": list(instance_ids)}
+    params = {"judge_runs": list(run_ids), "ids": list(instance_ids)}
     found: dict[tuple[str, str], dict[str, float | None]] = {}
-    for run_id, instance_id, metric, value in store.query(_JUDGEMENTS_SQL, params)[1]:
+    for run_id, instance_id, metric, value in run_named(store, "judge_judgements", params)[1]:
         found.setdefault((str(run_id), str(instance_id)), {})[str(metric)] = value
     return [InstanceJudgement(run, instance, metrics) for (run, instance), metrics in found.items()]
