@@ -50,7 +50,7 @@ from haf_tui.store import (
     open_store,
 )
 from haf_tui.store.annotations import save_note
-from tests.support.judge_runs import store_judge_run
+from tests.support.judge_runs import JUDGE_RUN, store_judge_run
 from tests.support.rationale_runs import store_rationale_run
 
 A = "run-alpha-0001"
@@ -461,6 +461,11 @@ REQUIRED_SAMPLE = {
     "instance_id": "i1",
     "stage": "justify",
 }
+QUERY_SAMPLE: dict[str, dict[str, Any]] = {  # the judge's readers: their run and instances
+    "judge_codes": {"judge_run": JUDGE_RUN},
+    "judge_runs": {"datasets": [f"explanations-{A}"]},
+    "judge_judgements": {"judge_runs": [JUDGE_RUN], "ids": ["i1", "i2"]},
+}
 
 
 @pytest.mark.parametrize("path", sorted(reports.QUERIES_DIR.glob("*.sql")), ids=lambda p: p.stem)
@@ -470,7 +475,9 @@ def test_every_query_file_has_a_header_and_runs(path: Path, store: Store) -> Non
     assert query.title and query.title != query.name
     assert len(query.description) > 40
     assert query.params == tuple(p.name for p in query.param_specs)
-    required = {p.name: REQUIRED_SAMPLE[p.name] for p in query.param_specs if p.required}
+    sample = REQUIRED_SAMPLE | QUERY_SAMPLE.get(query.name, {})
+    required = {p.name: sample[p.name] for p in query.param_specs if p.required}
+    required |= QUERY_SAMPLE.get(query.name, {})
     if query.name == "classification":
         _add_classifications(store)
     if query.name.startswith("rationale_"):  # the rationales suite: a run of it
@@ -514,6 +521,9 @@ def test_the_builtin_queries_are_all_there_and_listed_in_the_readme() -> None:
         "judge_summary",
         "judge_vs_haf",
         "judge_low_mass",
+        "judge_codes",
+        "judge_runs",
+        "judge_judgements",
         "notes",
     }
     assert set(queries) == expected

@@ -63,10 +63,7 @@ def coerce_param(param: QueryParam, value: Any, query: str = "") -> Any:
 
 def resolve_run_id(store: Store, run_id: str) -> str:
     """A run id from an exact id or a unique prefix (QueryError otherwise)."""
-    _, rows = store.query(
-        "SELECT run_id FROM runs WHERE starts_with(run_id, ?) ORDER BY run_id", [run_id]
-    )
-    ids = [str(r[0]) for r in rows]
+    ids = store.run_ids_starting(run_id)
     if run_id in ids:
         return run_id
     if not ids:

@@ -102,6 +102,13 @@ class RunRows(StoreBase):
                 ],
             )
 
+    def run_ids_starting(self, prefix: str) -> list[str]:
+        """The ids of the runs whose id starts with ``prefix``, in order."""
+        rows = self.connection.execute(
+            "SELECT run_id FROM runs WHERE starts_with(run_id, ?) ORDER BY run_id", [prefix]
+        ).fetchall()
+        return [str(row[0]) for row in rows]
+
     def get_run(self, run_id: str) -> RunRecord:
         """A run by id (a unique prefix is enough)."""
         rows = self.connection.execute(
