@@ -71,7 +71,9 @@ def test_the_option_defaults_say_what_runs() -> None:
     assert "--judge-prompt WORDING" in flat and "(default: verbatim)" in flat
     assert "nonsense, shuffled" in flat
     report = next(p for p in _parsers() if p.prog == "haf report")
-    assert "csv, json or markdown" in " ".join(report.format_help().split())
+    assert "csv, json (several reports: one object by report name) or markdown" in " ".join(
+        report.format_help().split()
+    )
     assert "judge-mass," in report.format_help()  # a name is never broken at its hyphen
 
 

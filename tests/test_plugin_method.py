@@ -98,8 +98,7 @@ def test_it_runs_reports_and_is_not_run_twice_through_haf_run(
     matches = [value for _, metric, value in rows if metric == "toy_match"]
     assert all(value in (0.0, 1.0) for value in matches)
     assert main(["--db", str(db), "report", "--format", "json"]) == 0
-    out = capsys.readouterr().out
-    shown, _ = json.JSONDecoder().raw_decode(out[out.index("[") :])  # its summary report
+    shown = json.loads(capsys.readouterr().out)  # its summary report
     assert shown[0]["instances"] == 2
     assert shown[0]["match rate"] == pytest.approx(sum(matches) / 2)
     # a finished run is not run twice (resuming a stopped one: tests/test_suites.py)

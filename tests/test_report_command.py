@@ -4,6 +4,7 @@ rest on request, a legend under each table, and a single run's HTML and LaTeX fi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,23 @@ def test_a_judge_run_is_no_row_of_dashes_in_haf_tables(
     haf_part = out[: out.index("1 run has no HAF stages: judged")]
     assert "judged " not in haf_part.replace("judge run", "")
     assert out.count("no HAF stages") == 1 and "Judge —" in out  # (its own table, by default)
+
+
+def test_json_of_several_reports_is_one_document_keyed_by_report(
+    mixed_db: tuple[Path, list[str]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each suite's reports, each over the runs holding its suite, in one JSON document (a
+    JSON reader takes one); one report asked for: its rows, a list, as before."""
+    db, haf_runs = mixed_db
+    status, out = _report(db, capsys, monkeypatch, "--format", "json")
+    document = json.loads(out)
+    assert status == 0 and list(document)[:3] == ["table1", "table2", "table4"]
+    assert {row["run"] for row in document["table1"]} == set(haf_runs)
+    assert {row["run"] for row in document["rationales"]} == {RATIONALE_RUN}
+    _, one = _report(db, capsys, monkeypatch, "--report", "table1", "--format", "json")
+    assert json.loads(one) == document["table1"]
 
 
 def test_closing_lines_speak_of_the_haf_runs_not_the_newest_run(

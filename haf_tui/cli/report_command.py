@@ -6,6 +6,7 @@ chosen runs (one run: a one-cell campaign) into ``--out``."""
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -56,7 +57,8 @@ def add_report_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "--format",
         choices=(*PRINTED, *WRITTEN),
         default="table",
-        help="table: for the terminal; csv, json or markdown: for other tools; html (one "
+        help="table: for the terminal; csv, json (several reports: one object by report name) "
+        "or markdown: for other tools; html (one "
         "self-contained file) or latex: the campaign report's files for the runs, into --out",
     )
     report.add_argument(
@@ -117,6 +119,8 @@ def report_command(args: argparse.Namespace, store: Store, console: Console) -> 
         names = [n for a in names for n in (a, *reports.get_report(a).companions)]
     names = list(dict.fromkeys(names))
     owners = _owners()
+    if args.format == "json" and len(names) > 1:
+        return _json_document(store, console, names, every, suites, owners)
     last_of = {owners.get(n, ""): n for n in names}  # (the suite's note after its last table)
     failed = 0
     for name in names:
@@ -133,6 +137,40 @@ def report_command(args: argparse.Namespace, store: Store, console: Console) -> 
     return 2 if failed else 0
 
 
+def _json_document(
+    store: Store,
+    console: Console,
+    names: list[str],
+    every: list[str],
+    suites: dict[str, tuple[str, ...]],
+    owners: dict[str, str],
+) -> int:
+    """Several reports as one JSON document (a JSON reader takes one): an object of each
+    report's rows by the report's name, in the order asked; 2 when one failed (one line)."""
+    document: dict[str, list[dict[str, Any]]] = {}
+    failed = 0
+    for name in names:
+        suite = owners.get(name)
+        runs = every if suite is None else [r for r in every if suite in suites[r]]
+        if every and not runs:
+            continue
+        try:
+            result = reports.get_report(name).run(store, {"run_ids": runs})
+        except Exception as error:  # a report (a plug-in's) that fails: one line, the rest print
+            _failed_line(name, error)
+            failed += 1
+            continue
+        document[name] = reports.to_records(result.columns, result.rows)
+    console.out(json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False))
+    return 2 if failed else 0
+
+
+def _failed_line(name: str, error: Exception) -> None:
+    Console(stderr=True, soft_wrap=True).print(
+        f"[red]error:[/] report {name!r} failed: {escape(error_line(error))}", highlight=False
+    )
+
+
 def _one_report(
     args: argparse.Namespace, store: Store, console: Console, name: str, runs: list[str]
 ) -> int:
@@ -147,10 +185,7 @@ def _one_report(
         else:
             shown_columns = _print_compact(console, result)
     except Exception as error:  # a report (a plug-in's) that fails: one line, the rest print
-        Console(stderr=True, soft_wrap=True).print(
-            f"[red]error:[/] report {name!r} failed: {escape(error_line(error))}",
-            highlight=False,
-        )
+        _failed_line(name, error)
         return 1
     if args.format == "table":
         legend = legend_lines(shown_columns, result.rows, _specs(), report.terms)
