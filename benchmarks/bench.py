@@ -1,4 +1,4 @@
-# Over 400 lines: main() runs every comparison in one measured run; the parts have own modules.
+# Over 400 lines because main() runs every comparison in one measured run (parts: own modules).
 """``make bench``: speed figures written to ``bench-results/bench.json`` and ``bench.md``.
 
 Every comparison interleaves its arms (:mod:`benchmarks.method`: A B, B A, ... for

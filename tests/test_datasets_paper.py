@@ -1,3 +1,4 @@
+# Over 400 lines because each of the paper's five datasets has its file shaped like the real one.
 """The paper's datasets: each one's preprocessing on small files shaped like the real ones
 (the real column names), loading through a directory laid out like the Hugging Face cache
 (read by the real huggingface-hub, offline), the offline message, and the paper's samples."""

@@ -1,3 +1,4 @@
+# Over 400 lines because each worked example of the judge's spec is one test here.
 """The judge method core against every worked example of JUDGE.md §7, the prompts of §3 and
 §5.5, the edge cases the spec names (undefined α, constant vectors, ties) and a fuzz of the
 free-output parser (any text gives a result, never an exception)."""

@@ -1,3 +1,4 @@
+# Over 400 lines because the parser's unit cases stand beside its parity with the reference.
 """Tests for haf_tui.methods.haf.core.parsing (and its follow-up decisions, core.followup):
 parity with the reference parser on its fixtures, and unit cases."""
 

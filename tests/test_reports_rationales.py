@@ -1,3 +1,4 @@
+# Over 400 lines because every rationales query is recomputed here from the same stored masks.
 """The rationales suite's named queries and reports (``rationale_*``; ``haf report --report
 rationales`` and the metrics screen's panel 7) on a rationales run made through the real
 runner with the scripted model of :mod:`tests.support.rationale_runs`.

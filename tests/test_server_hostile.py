@@ -1,4 +1,4 @@
-# Over 400 lines: the stand-in server and every hostile answer it sends, kept in one place.
+# Over 400 lines because the stand-in server and each hostile answer it sends stay together.
 """Hostile servers (issue 33 §3): every answer is checked against its request and the
 tokenizer the tool holds, every request is bounded in size and time, and the served model is
 the run's. Stand-in servers on 127.0.0.1 (threads of this process, port 0; each stops itself:

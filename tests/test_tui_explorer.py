@@ -1,3 +1,4 @@
+# Over 400 lines because the explorer's panes are tested together on one real stored run.
 """The explorer screen: on a real stored run (instances, the stance tree, the token view), and
 on a synthetic store (``benchmarks.benchdata``) for the filters, the sorting and the keys."""
 

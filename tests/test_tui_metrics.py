@@ -1,3 +1,4 @@
+# Over 400 lines because every panel of the metrics screen reads the one hand-made store here.
 """The metrics screen and its charts, on a hand-made store of two runs and on a real run.
 
 The hand-made store (built through the Store API, fixed run ids and dates):

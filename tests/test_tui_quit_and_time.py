@@ -1,3 +1,4 @@
+# Over 400 lines because quitting, cancelling and the time shown share one app harness.
 """Nothing hangs, nothing is silently discarded, honest time (issue 18 §3, §4): q during a run
 asks first; escape on an edited wizard asks, and its answers come back next time; a paper
 dataset missing from the cache says so at once (online: a download with progress and cancel);

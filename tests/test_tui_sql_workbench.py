@@ -1,3 +1,4 @@
+# Over 400 lines because each workbench feature drives the same screen on one small store.
 """The SQL screen as a workbench (issue 18, §9 and §3): schema browser, completion, history and
 the kept buffer, parameter forms, errors that point, export to a chosen path, Arrow results.
 Keys are driven through Textual's pilot on a small synthetic store; each test checks the screen

@@ -2,7 +2,6 @@
 
 The store the named queries and reports are tested on (tests/queries/), built through the
 Store API, and helpers to read a query's rows.
-Named queries and reports over a real DuckDB store holding two hand-made runs.
 
 The data: one dataset ``toy`` of four texts, two "models" on it. Every metric value below is
 chosen by hand, and every expected aggregate is written out as the arithmetic it stands for,
