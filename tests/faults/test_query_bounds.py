@@ -13,16 +13,19 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 from textual.widgets import Static
 from textual.widgets._footer import FooterKey
 
 from haf_tui.cli import main
 from haf_tui.store import open_store
+from haf_tui.store.connection import StatementInterrupt, sandboxed_cursor
 from haf_tui.tui import create_app
 from haf_tui.tui.screens.sql import SqlScreen
 from haf_tui.tui.widgets.result_table import ResultTable
@@ -153,6 +156,34 @@ def test_ctrl_c_stops_a_long_query_at_once(db: Path) -> None:
     assert process.returncode == 130, err
     assert err.decode().strip() == "query interrupted"
     assert took < 30, took  # (the statement runs for hours: catches "never", not load)
+
+
+def test_an_interrupt_before_duckdb_begins_the_statement_still_stops_it(db: Path) -> None:
+    """A cancel that lands once the cursor is attached but before DuckDB begins the statement
+    (the SQL screen's worker, late on a busy machine) is not forgotten: DuckDB clears its
+    interrupt as a statement starts, so the interrupt is repeated until the cursor is let go
+    (found by this task's tests: the SQL screen's query then ran for hours)."""
+    interrupt = StatementInterrupt()
+    ended: list[BaseException] = []
+    with open_store(db) as store:
+
+        def run() -> None:
+            try:
+                with sandboxed_cursor(store.connection, interrupt) as cursor:
+                    interrupt.interrupt()  # attached, the statement not begun
+                    cursor.execute(LONG_QUERY)
+            except BaseException as exc:  # (what stopped it, checked below)
+                ended.append(exc)
+
+        worker = threading.Thread(target=run, daemon=True)
+        worker.start()
+        worker.join(timeout=60)  # (stopped within 0.05 s; the query runs for hours)
+        forgotten = worker.is_alive()
+        if forgotten:
+            interrupt.interrupt()  # (the statement runs now: this one stops it)
+            worker.join(timeout=60)
+    assert not forgotten, "an interrupt before the statement began was forgotten"
+    assert len(ended) == 1 and isinstance(ended[0], duckdb.InterruptException), ended
 
 
 async def _running_in_duckdb(pilot: Any, screen: SqlScreen) -> None:
