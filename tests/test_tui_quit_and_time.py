@@ -403,7 +403,7 @@ async def test_the_monitor_says_measuring_then_shows_the_observed_rate_and_eta(
             "instance", "r1", instances_done=1, instances_total=4, tokens_per_second=12.5
         )
         app.post_message(RunUpdate(0, [started, one]))
-        await pilot.pause(0.1)
+        await settle(pilot)  # (until the update is shown, not a tenth of a second)
         stats = static_text(app.screen, "#mon-stats")
         assert "12.5 tok/s" in stats and "ETA" in stats and "observed" in stats, stats
         assert "estimated" not in stats and "measuring" not in stats, stats
