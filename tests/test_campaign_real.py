@@ -66,7 +66,7 @@ def test_a_killed_campaign_ends_with_one_run_per_cell_and_nothing_twice(tmp_path
     )
     before: dict[tuple[str, str, str, int], tuple[str, object]] = {}
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 600  # (the models load first: generous on a loaded machine)
         while time.monotonic() < deadline and process.poll() is None:
             time.sleep(0.3)
             if db.is_file():

@@ -68,7 +68,11 @@ def _overlap(first: list[tuple[float, float]], second: list[tuple[float, float]]
 
 
 def test_two_cells_run_at_once_each_on_its_own_server(tmp_path: Path) -> None:
-    with timed_stand_in(0.5) as first, timed_stand_in(0.5) as second:
+    # each server's first request waits for the other's first (``meet``): they overlap when
+    # both cells run at once, however late the second lane starts on a loaded machine
+    meet = tmp_path / "meet"
+    meet.mkdir()
+    with timed_stand_in(0.5, meet) as first, timed_stand_in(0.5, meet) as second:
         grid = _grid(tmp_path / "grid.toml", first, second, limit=6)
         db = tmp_path / "c.duckdb"
         done = subprocess.run(
@@ -101,7 +105,12 @@ def test_a_campaign_killed_while_two_cells_run_resumes_to_one_run_per_cell(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "200")
-    with timed_stand_in(0.4) as first, timed_stand_in(0.4) as second:
+    # each server answers two requests, then holds the others while the gate file exists:
+    # both cells store some and neither can finish before the kill, whatever the machine
+    gate = tmp_path / "gate"
+    gate.touch()
+    first_held = timed_stand_in(0.4, gate=gate, hold_after=2)
+    with first_held as first, timed_stand_in(0.4, gate=gate, hold_after=2) as second:
         grid = _grid(tmp_path / "grid.toml", first, second, limit=16)
         db = tmp_path / "c.duckdb"
         command = _haf("campaign", "run", str(grid), "--db", str(db))
@@ -110,7 +119,7 @@ def test_a_campaign_killed_while_two_cells_run_resumes_to_one_run_per_cell(
         )
         before: dict[tuple[str, str, str, int], tuple[str, object]] = {}
         try:
-            deadline = time.monotonic() + 180
+            deadline = time.monotonic() + 600  # (the models load first: generous)
             while time.monotonic() < deadline and process.poll() is None:
                 time.sleep(0.3)
                 if not db.is_file():
@@ -141,6 +150,7 @@ def test_a_campaign_killed_while_two_cells_run_resumes_to_one_run_per_cell(
         assert [cell.status for cell in shown.status.cells] == ["running", "running"]
         assert "0/2 cells finished · 2 running" in campaign_line(shown)
 
+        gate.unlink()  # (the servers answer again)
         again = subprocess.run(
             command, env=_env(tmp_path), capture_output=True, text=True, timeout=300
         )

@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,8 @@ import pytest
 from conftest import LISTY_MAX_NEW, write_listy_dataset
 
 from haf_tui.methods.haf.core.parsing import parse_followup, parse_justify
-from haf_tui.store import open_snapshot, open_store
+from haf_tui.store import open_store
+from tests.support.held_run import held_command, wait_until_held
 
 pytestmark = [pytest.mark.real_model, pytest.mark.real_similarity]
 
@@ -178,22 +178,22 @@ def whole_sequential_run(
     return _whole_run(tmp_path_factory.mktemp("whole-sequential"), usable_seed, 1)
 
 
-def _start_and_wait_for_first_generation(
-    db: Path, args: list[str], at_least: int = 1
+def _start_held(
+    db: Path, args: list[str], at: str, after: int, until: str
 ) -> subprocess.Popen[str]:
-    process = _haf(db, *args)
-    deadline = time.time() + 300
-    while time.time() < deadline and process.poll() is None:
-        time.sleep(0.5)
-        if not db.exists():
-            continue
-        try:
-            with open_snapshot(db) as snapshot:
-                if snapshot.query("SELECT count(*) FROM generations")[1][0][0] >= at_least:
-                    break
-        except Exception:  # the file may be mid-creation
-            continue
-    assert process.poll() is None, "the run ended before it could be stopped"
+    """``haf run`` in a subprocess that holds still once ``after`` of its generations are
+    stored (``tests/support/held_run.py``: ``at`` and ``until`` say how): the test stops it
+    there, however fast the machine (a poll every half second once saw a fast run store its
+    last follow-ups, or finish, before the kill)."""
+    marker = db.with_name(db.name + ".held")
+    process = subprocess.Popen(
+        held_command(marker, at, after, until, "--db", str(db), *args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    wait_until_held(marker, process)
     return process
 
 
@@ -264,12 +264,11 @@ def test_a_killed_run_resumes_to_the_same_rows(
     holds the texts, token logprobs and metric values of the uninterrupted one."""
     whole_db, data = whole_run
     killed_db = tmp_path / "killed.duckdb"
-    victim = _start_and_wait_for_first_generation(
-        killed_db, _run_args(data, usable_seed), at_least=killed_after
-    )
+    # (held in the thread that stores: none stored after the ``killed_after``-th)
+    victim = _start_held(killed_db, _run_args(data, usable_seed), "save", killed_after, "kill")
     victim.send_signal(signal.SIGKILL)
     victim.wait()
-    assert 1 <= _counts(killed_db)["generations"] < _counts(whole_db)["generations"]
+    assert _counts(killed_db)["generations"] == killed_after < _counts(whole_db)["generations"]
     with open_store(killed_db, read_only=True) as store:
         # killed, so never marked: stored as running, shown interrupted (its writer is dead)
         assert store.query("SELECT status FROM runs")[1] == [("running",)]
@@ -284,7 +283,8 @@ def test_ctrl_c_stops_between_generations_and_resumes(
     the generations in flight: here that would be all of them)."""
     whole_db, data = whole_sequential_run
     db = tmp_path / "interrupted.duckdb"
-    process = _start_and_wait_for_first_generation(db, _run_args(data, usable_seed, 1))
+    # (no new generation starts once one is stored, until the Ctrl-C is heard: work is left)
+    process = _start_held(db, _run_args(data, usable_seed, 1), "take", 1, "ctrl-c:1")
     process.send_signal(signal.SIGINT)
     output = process.stdout.read() if process.stdout else ""
     assert process.wait(timeout=120) == 130, output

@@ -206,7 +206,7 @@ async def test_the_monitor_shows_a_rationales_run_s_totals_and_rates(
         app.push_screen(MonitorScreen())
         await settle(pilot)
         app.post_message(RunUpdate(0, [events[0], middle]))
-        await pilot.pause(0.1)
+        await settle(pilot)  # (until the update is shown, not a tenth of a second)
 
         def count(stage: str) -> str:
             return str(app.screen.query_one(f"#count-{stage}", Label).render())

@@ -112,7 +112,7 @@ def test_a_prompt_past_the_context_is_refused_before_it_is_run(server: Server) -
     assert "exceed the context" in _clean(server.post(over), 400)
     fits = {"prompt": "word " * (N_CTX // 2), "max_tokens": N_CTX}  # the two together do not
     assert "exceed the context" in _clean(server.post(fits), 400)
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30  # (refused, not run: generous for a loaded machine)
     assert server.rss_mb() - before < 64
     assert "max_tokens" in _clean(server.post({"prompt": "Hi", "max_tokens": N_CTX + 1}), 400)
     assert server.alive()
@@ -191,10 +191,10 @@ def test_a_connection_that_sends_nothing_is_closed(server: Server) -> None:
     port = int(server.url.rsplit(":", 1)[1])
     with socket.create_connection(("127.0.0.1", port)) as sock:
         sock.sendall(b"GET /v1/models HTTP/1.1\r\nHost: x\r\n")  # never finishes its head
-        sock.settimeout(FIRST_REQUEST_SECONDS + 10)
+        sock.settimeout(FIRST_REQUEST_SECONDS + 60)
         started = time.monotonic()
         assert sock.recv(1024) == b""  # closed by the server, no answer
-        assert time.monotonic() - started < FIRST_REQUEST_SECONDS + 5
+        assert time.monotonic() - started < FIRST_REQUEST_SECONDS + 20  # (never: the timeout)
 
 
 def _haf_serve(*argv: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:

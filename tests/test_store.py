@@ -138,9 +138,10 @@ def test_locked_database_is_one_line_and_a_snapshot_still_reads(tmp_path: Path) 
             "-c",
             "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
             "c.execute(\"UPDATE runs SET status = 'running'\"); print('ready', flush=True); "
-            "time.sleep(30)",
+            "sys.stdin.readline()",  # (holds until let go, however slow the test)
             str(path),
         ],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )

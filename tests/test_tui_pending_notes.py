@@ -121,7 +121,7 @@ async def free_of_file(pilot: Pilot[Any]) -> None:
     await settle(pilot)
     app = pilot.app
     assert isinstance(app, HafApp)
-    await until(pilot, lambda: not app.reader.holds_file, 5)  # (its idle grace)
+    await until(pilot, lambda: not app.reader.holds_file)  # (its idle grace: 1 s)
 
 
 async def test_a_label_typed_while_a_run_writes_is_kept_shown_pending_and_stored_later(
@@ -207,7 +207,7 @@ async def test_notes_and_bookmarks_wait_for_the_writer_in_the_explorer(
         screen = app.screen
         assert isinstance(screen, ExplorerScreen) and screen.current is not None
         first = screen.current
-        await until(pilot, lambda: not app.reader.holds_file, 5)
+        await until(pilot, lambda: not app.reader.holds_file)
         writer = holder()
         await pilot.press("b")
         await settle(pilot)

@@ -18,7 +18,7 @@ from haf_tui.store import pending_annotations
 from haf_tui.tui import create_app, sql_history
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.screens.wizard import WizardScreen
-from tests.support import settle
+from tests.support import settle, until
 from tests.test_tui_sql_workbench import editor_of, open_sql, results
 
 
@@ -67,7 +67,8 @@ async def test_the_runs_list_loads_over_a_fifo_pending_queue(db: Path) -> None:
     app = create_app(db)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        await pilot.pause(3.5)  # (the queue is tried every 3 s)
+        # (the queue is tried every 3 s: waited for, not 3.5 s, which a loaded machine overran)
+        await until(pilot, lambda: bool(notices(app, "pending annotations")))
         await settle(pilot)
         assert isinstance(app.screen, HomeScreen)
         assert app.screen.query_one("#runs", DataTable).row_count == 1

@@ -296,8 +296,8 @@ def run_going_elsewhere(db: Path) -> Iterator[str]:
     """A run that another live process writes: it holds the file open for writing (as
     ``haf run`` does), so the app reads a snapshot, and the run's writer is alive."""
     code = (
-        "import sys, time, duckdb; sys.stdin.readline(); c = duckdb.connect(sys.argv[1]); "
-        "print('ready', flush=True); time.sleep(120)"
+        "import sys, duckdb; sys.stdin.readline(); c = duckdb.connect(sys.argv[1]); "
+        "print('ready', flush=True); sys.stdin.readline()"  # (held until killed)
     )
     process = subprocess.Popen(
         [sys.executable, "-c", code, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE

@@ -21,6 +21,7 @@ import contextlib
 import os
 import re
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -56,6 +57,10 @@ def memory_limit() -> str:
     return f"{max(total // 4, 512 * 2**20) // 2**20}MiB"
 
 
+INTERRUPT_REPEAT_SECONDS = 0.05
+"""How often :meth:`StatementInterrupt.interrupt` is repeated while its cursor is attached."""
+
+
 class StatementInterrupt:
     """Lets another thread stop the statement a sandboxed cursor runs (DuckDB's
     ``interrupt()``): give it to :func:`sandboxed_cursor`, call :meth:`interrupt`."""
@@ -63,12 +68,14 @@ class StatementInterrupt:
     def __init__(self) -> None:
         self._lock = threading.RLock()  # (a signal handler may call interrupt() mid-attach)
         self._cursor: duckdb.DuckDBPyConnection | None = None
+        self._attached = 0  # (which attach the cursor is of: a repeat holds no cursor)
         self.interrupted = False
 
     def attach(self, cursor: duckdb.DuckDBPyConnection | None) -> None:
         """The cursor whose statement :meth:`interrupt` stops (None: none any more)."""
         with self._lock:
             self._cursor = cursor
+            self._attached += 1
             if cursor is not None and self.interrupted:
                 raise QueryInterruptedError("query interrupted")
 
@@ -78,10 +85,24 @@ class StatementInterrupt:
         return self._cursor is not None
 
     def interrupt(self) -> None:
-        """Stop the running statement (and any the cursor would run next)."""
+        """Stop the running statement (and any the cursor would run next). Repeated while
+        the cursor stays attached: DuckDB clears its interrupt as it begins a statement, so
+        one that lands after :meth:`attach` but before the statement starts (a busy
+        machine's worker, late) would be forgotten and the statement run to its end."""
         with self._lock:
             self.interrupted = True
-            if self._cursor is not None:
+            if self._cursor is None:
+                return
+            self._cursor.interrupt()
+            attached = self._attached
+        threading.Thread(target=self._repeat, args=(attached,), daemon=True).start()
+
+    def _repeat(self, attached: int) -> None:
+        while True:
+            time.sleep(INTERRUPT_REPEAT_SECONDS)
+            with self._lock:
+                if self._cursor is None or self._attached != attached:  # (let go: it ended)
+                    return
                 self._cursor.interrupt()
 
 

@@ -13,21 +13,24 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 from textual.widgets import Static
 from textual.widgets._footer import FooterKey
 
 from haf_tui.cli import main
 from haf_tui.store import open_store
+from haf_tui.store.connection import StatementInterrupt, sandboxed_cursor
 from haf_tui.tui import create_app
 from haf_tui.tui.screens.sql import SqlScreen
 from haf_tui.tui.widgets.result_table import ResultTable
 from haf_tui.tui.widgets.sql_editor import SqlEditor
-from tests.support import one_line_error, settle
+from tests.support import one_line_error, settle, until
 
 LONG_QUERY = "SELECT count(*) FROM range(100000000) a, range(100000) b"
 """Runs for hours: only an interrupt ends it."""
@@ -142,9 +145,9 @@ def test_ctrl_c_stops_a_long_query_at_once(db: Path) -> None:
         process.send_signal(signal.SIGINT)
         sent = time.monotonic()
         try:
-            _, err = process.communicate(timeout=15)
+            _, err = process.communicate(timeout=60)
         except subprocess.TimeoutExpired:
-            pytest.fail("haf query ignored Ctrl-C for 15 s")
+            pytest.fail("haf query ignored Ctrl-C for 60 s")
         took = time.monotonic() - sent
     finally:
         if process.poll() is None:
@@ -152,7 +155,44 @@ def test_ctrl_c_stops_a_long_query_at_once(db: Path) -> None:
             process.wait()
     assert process.returncode == 130, err
     assert err.decode().strip() == "query interrupted"
-    assert took < 10, took
+    assert took < 30, took  # (the statement runs for hours: catches "never", not load)
+
+
+def test_an_interrupt_before_duckdb_begins_the_statement_still_stops_it(db: Path) -> None:
+    """A cancel that lands once the cursor is attached but before DuckDB begins the statement
+    (the SQL screen's worker, late on a busy machine) is not forgotten: DuckDB clears its
+    interrupt as a statement starts, so the interrupt is repeated until the cursor is let go
+    (found by this task's tests: the SQL screen's query then ran for hours)."""
+    interrupt = StatementInterrupt()
+    ended: list[BaseException] = []
+    with open_store(db) as store:
+
+        def run() -> None:
+            try:
+                with sandboxed_cursor(store.connection, interrupt) as cursor:
+                    interrupt.interrupt()  # attached, the statement not begun
+                    cursor.execute(LONG_QUERY)
+            except BaseException as exc:  # (what stopped it, checked below)
+                ended.append(exc)
+
+        worker = threading.Thread(target=run, daemon=True)
+        worker.start()
+        worker.join(timeout=60)  # (stopped within 0.05 s; the query runs for hours)
+        forgotten = worker.is_alive()
+        if forgotten:
+            interrupt.interrupt()  # (the statement runs now: this one stops it)
+            worker.join(timeout=60)
+    assert not forgotten, "an interrupt before the statement began was forgotten"
+    assert len(ended) == 1 and isinstance(ended[0], duckdb.InterruptException), ended
+
+
+async def _running_in_duckdb(pilot: Any, screen: SqlScreen) -> None:
+    """Wait until the screen's query runs in DuckDB: its cursor attached, then this process's
+    CPU time grown by a second (DuckDB's threads at work), instead of one second of wall
+    time, which a loaded machine can spend before the statement starts."""
+    await until(pilot, lambda: screen.running is not None and screen.running.attached)
+    spent = time.process_time()
+    await until(pilot, lambda: time.process_time() - spent >= 1.0)
 
 
 async def test_the_sql_screen_cancels_a_running_query_and_stays_usable(db: Path) -> None:
@@ -171,17 +211,17 @@ async def test_the_sql_screen_cancels_a_running_query_and_stays_usable(db: Path)
         assert "ctrl+c" not in footer_keys()  # no query runs: no cancel key
         editor.load_text(LONG_QUERY)
         await pilot.press("ctrl+r")
-        await pilot.pause(1.0)
+        await _running_in_duckdb(pilot, screen)
         assert screen.busy and "ctrl+c" in footer_keys()  # shown while it runs
         editor.focus()
         editor.move_cursor((0, len(LONG_QUERY)))
         await pilot.press("space", "x")  # the editor takes keys meanwhile
         assert editor.text == LONG_QUERY + " x"
         await pilot.press("ctrl+c")
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 60  # (the query runs for hours: catches "never")
         while screen.busy and time.monotonic() < deadline:
             await pilot.pause(0.1)
-        assert not screen.busy, "the query was not stopped within 15 s"
+        assert not screen.busy, "the query was not stopped within 60 s"
         await settle(pilot)
         assert str(screen.query_one("#sql-error", Static).render()) == "query interrupted"
         assert "ctrl+c" not in footer_keys()
@@ -193,11 +233,11 @@ async def test_the_sql_screen_cancels_a_running_query_and_stays_usable(db: Path)
 
         editor.load_text(LONG_QUERY)  # leaving the screen stops a query that runs
         await pilot.press("ctrl+r")
-        await pilot.pause(1.0)
+        await _running_in_duckdb(pilot, screen)
         running = screen.running
         assert screen.busy and running is not None and running.attached
         await pilot.press("escape")
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 60
         while running.attached and time.monotonic() < deadline:
             await pilot.pause(0.1)
         assert not running.attached, "the query went on after its screen closed"

@@ -190,14 +190,16 @@ def test_one_ctrl_c_stops_a_run_on_a_hanging_server_and_it_resumes(tmp_path: Pat
             assert stats(url)["run_requests"] == 2  # both requests hang in flight
             process.send_signal(signal.SIGINT)
             sent = time.monotonic()
-            out, err = process.communicate(timeout=60)
+            out, err = process.communicate(timeout=120)
             stopped_after = time.monotonic() - sent
         finally:
             if process.poll() is None:
                 process.kill()
                 process.wait()
     assert process.returncode == 130, (out, err)
-    assert stopped_after < 10, stopped_after  # (2 s of grace; not 600 s × 6 retries)
+    # (2 s of grace, then the process ends; a bound for a loaded machine, which still
+    # catches waiting out the request: 600 s × 6 retries)
+    assert stopped_after < 30, stopped_after
     _clean(err)
     run_id, status, rows, _ = _stored(db)
     assert status == "interrupted" and rows == 0

@@ -11,12 +11,14 @@ import struct
 import subprocess
 import sys
 import termios
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from haf_tui.store import open_store
+from tests.support.held_run import held_command, wait_until_held
 
 
 def _start_workbench(db: Path) -> tuple[subprocess.Popen[bytes], int]:
@@ -76,28 +78,59 @@ def test_the_workbench_exits_when_its_terminal_closes(tmp_path: Path, signum: in
         assert store.list_runs() == []
 
 
+class _Output:
+    """A child's output, read as it comes (a thread), so that a test waits for a line."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stdout is not None
+        self.text = b""
+        self._stdout = process.stdout
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while chunk := self._stdout.read1(4096):
+            self.text += chunk
+
+    def wait_for(self, said: bytes, seconds: float) -> None:
+        ends = time.monotonic() + seconds
+        while said not in self.text:
+            assert time.monotonic() < ends, self.text[-2000:]
+            time.sleep(0.05)
+
+    def rest(self) -> bytes:
+        self._reader.join(timeout=30)
+        return self.text
+
+
 @pytest.mark.real_model
 @pytest.mark.real_similarity
 def test_two_ctrl_c_close_together_stop_at_once(tmp_path: Path) -> None:
-    """The second Ctrl-C, 0.3 s after the first, stops the run at once (it stays resumable)."""
-    db = tmp_path / "haf.duckdb"
+    """The second Ctrl-C, while the run still has work (the first's orderly stop waits for
+    it), stops the run at once (it stays resumable). The run holds still after its first
+    stored generation until it has heard both, so the first comes while work is left and
+    the second before that work is done, however fast or slow the machine."""
+    db, marker = tmp_path / "haf.duckdb", tmp_path / "held"
     process = subprocess.Popen(
-        [sys.executable, "-m", "haf_tui.cli", "--db", str(db), "run", "--demo"],
+        held_command(marker, "take", 1, "ctrl-c:2", "--db", str(db), "run", "--demo"),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
-    assert process.stdout is not None
-    seen = b""
-    while b"GPU offload" not in seen and process.poll() is None:  # the run has started
-        seen += process.stdout.read1(4096)
-    time.sleep(1.0)
-    process.send_signal(signal.SIGINT)
-    time.sleep(0.3)
-    process.send_signal(signal.SIGINT)
-    assert process.wait(timeout=120) == 130  # (a guard against a hang, not a speed check)
-    seen += process.stdout.read()
-    assert b"resume the run with haf run --resume" in seen or b"haf run --resume" in seen, seen
+    try:
+        output = _Output(process)
+        wait_until_held(marker, process)
+        process.send_signal(signal.SIGINT)
+        output.wait_for(b"stopping after the generations in flight", 120)  # (heard)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=120) == 130  # (a guard against a hang, not a speed check)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    seen = output.rest()
+    # the second Ctrl-C's line, not the orderly stop's ("resume with: haf run --resume")
+    assert b"interrupted: resume the run with haf run --resume" in seen, seen[-2000:]
     with open_store(db, read_only=True) as store:
         (run,) = store.list_runs()
         assert run["status"] == "interrupted" and run["n_done"] < 8

@@ -3,6 +3,8 @@ and the one-line error a command prints."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -19,12 +21,19 @@ async def settle(pilot: Any, rounds: int = 3) -> None:
     await _tables_measured(pilot)
 
 
-async def _tables_measured(pilot: Any, seconds: float = 5.0) -> None:
+async def until(pilot: Any, ok: Callable[[], bool], seconds: float = 60.0) -> None:
+    """Let the app run until ``ok()`` holds: what a test waits for, not a guessed delay (the
+    deadline only catches "never", generous for a loaded machine)."""
+    deadline = time.monotonic() + seconds
+    while not ok():
+        assert time.monotonic() < deadline, f"not within {seconds:.0f} s"
+        await pilot.pause(0.05)
+
+
+async def _tables_measured(pilot: Any, seconds: float = 30.0) -> None:
     """Wait until every DataTable has measured its new rows and cells: it does so when its
     own message queue runs empty, which under load can come after the screen drew the rows
     at the header's widths (a picture then depends on the machine's load)."""
-    import time
-
     from textual.widgets import DataTable
 
     deadline = time.monotonic() + seconds

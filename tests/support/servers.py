@@ -45,7 +45,7 @@ def serve_command(
 
 def start_server(
     n_ctx: int = 2048,
-    wait_s: float = 90,
+    wait_s: float = 300,  # (a model loading on a loaded machine: catches "never")
     parallel: int = 1,
     extra: Sequence[str] = (),
     api_key: str | None = None,
