@@ -91,3 +91,14 @@ def test_rows_come_by_model_file_then_the_rationales_order(db: Path) -> None:
             )
     rows = [(row["run_id"], row["rationale"]) for row in table(db)]
     assert rows == [("copy", name) for name in ORDER] + [(RUN_ID, name) for name in ORDER]
+
+
+def test_random_names_its_seeds_on_a_dataset_without_gold_rationales(db: Path) -> None:
+    with duckdb.connect(str(db)) as con:  # (no instance has a gold: no alignment row at all)
+        con.execute("UPDATE rationales SET gold_size = 0")
+        seeds = con.execute(
+            "SELECT count(DISTINCT seed) FROM rationales WHERE source = 'random'"
+        ).fetchone()
+    (random,) = [row for row in table(db) if row["rationale"] == "random"]
+    assert random["alignment_f1_x100"] is None and random["flip_rate"] is not None
+    assert seeds is not None and random["n_seeds"] == seeds[0] == 4
