@@ -1,4 +1,5 @@
-"""What the request loop sends llama-server and takes back (``server_pool``), against a
+"""The request loop (``server_pool``): work goes to the least busy endpoint; and what it
+sends llama-server and takes back, against a
 stand-in on 127.0.0.1 that names itself llama-server (``owned_by: llamacpp``) and answers in
 its ``logprobs.content`` shape with the embedded GGUF's real pieces (vocabulary only: no model
 runs): the prompt goes as the in-process token ids, each forced token after the ones before
@@ -13,11 +14,12 @@ from typing import Any
 import pytest
 
 from haf_tui.config import DecodingSettings
+from haf_tui.inference.base import GenerationRequest, ListSource
 from haf_tui.inference.server import Endpoint, ServerError
 from haf_tui.inference.server_backend import ServerBackend
 from haf_tui.messages import ChatMessage
 from tests.test_server_content import MODEL, llama_server_answer
-from tests.test_server_hostile import StandIn, serve
+from tests.test_server_hostile import StandIn, _backend, answer, serve
 
 __all__ = ["serve"]  # (the stand-ins' fixture)
 
@@ -117,3 +119,15 @@ def test_a_forced_token_that_ends_inside_a_character_is_one_line(
     with pytest.raises(ServerError, match="ends inside a character") as raised:
         backend.score(MESSAGES, "😀", SETTINGS)
     assert "\n" not in str(raised.value) and "score it in process" in str(raised.value)
+
+
+def test_requests_go_to_the_least_busy_endpoint(serve: Callable[..., StandIn]) -> None:
+    """Two endpoints of one slot each, two requests at once: one each (the busier one, full
+    already, would take both)."""
+    first, second = serve(lambda n, body: answer()), serve(lambda n, body: answer())
+    backend = _backend(first, second)
+    source = ListSource([GenerationRequest(MESSAGES, SETTINGS, tag=n) for n in range(2)])
+    backend.concurrent(2).serve(source)
+    backend.close()
+    assert set(source.results) == {0, 1}
+    assert (first.requests, second.requests) == (1, 1)
