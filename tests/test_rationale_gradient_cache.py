@@ -12,7 +12,6 @@ from typing import Any, ClassVar
 import pytest
 
 from haf_tui.config import ModelSettings, RunConfig
-from haf_tui.methods.rationales.settings import RationaleSettings
 from haf_tui.methods.rationales.suite import attribution_model, gradient_stage
 
 REAL_ATTRIBUTOR = gradient_stage._attributor
@@ -49,9 +48,8 @@ def fake_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def attribute_of(model: str) -> Any:
-    config = RunConfig(
-        model=ModelSettings(path=model),
-        rationales=RationaleSettings(attributions=("saliency",)),
+    config = RunConfig(model=ModelSettings(path=model)).with_settings(
+        "rationales", attributions=("saliency",)
     )
     attribute = gradient_stage.run_attribute(config)
     assert attribute is not None
