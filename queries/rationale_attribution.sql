@@ -65,7 +65,7 @@ flip_seeds AS (
 ),
 flips AS (
     SELECT run_id, source, avg(flip_rate) AS flip_rate, stddev_samp(flip_rate) AS flip_rate_sd,
-           avg(words_removed) AS words_removed, max(n) AS flip_n
+           avg(words_removed) AS words_removed, max(n) AS flip_n, count(*) AS n_seeds
     FROM flip_seeds GROUP BY ALL
 ),
 skews AS (
@@ -92,7 +92,7 @@ SELECT s.run_id,
        a.alignment_f1_x100,
        a.alignment_f1_x100_sd,
        a.alignment_n,
-       coalesce(a.n_seeds, f.n_seeds_flip) AS n_seeds,
+       coalesce(a.n_seeds, f.n_seeds) AS n_seeds,
        f.flip_rate,
        f.flip_rate_sd,
        f.words_removed,
@@ -106,8 +106,7 @@ SELECT s.run_id,
 FROM selected s
 CROSS JOIN kinds k
 LEFT JOIN alignment a ON a.run_id = s.run_id AND a.source = k.alignment_source
-LEFT JOIN (SELECT *, NULL::BIGINT AS n_seeds_flip FROM flips) f
-    ON f.run_id = s.run_id AND f.source = k.flip_source
+LEFT JOIN flips f ON f.run_id = s.run_id AND f.source = k.flip_source
 LEFT JOIN skews w ON w.run_id = s.run_id AND w.source = k.skew_source
 LEFT JOIN gaps g ON g.run_id = s.run_id
 WHERE a.run_id IS NOT NULL OR f.run_id IS NOT NULL OR w.run_id IS NOT NULL

@@ -274,6 +274,7 @@ def test_a_lane_that_fails_to_load_stops_the_others_and_is_one_error(
             run_campaign(store, plan)
         _, runs = store.query("SELECT status FROM runs")
     assert runs and all(status != "created" for (status,) in runs)
+    assert ("interrupted",) in runs  # (the other lanes stopped, not run to their end)
 
 
 _IN_FLIGHT_AT = 4

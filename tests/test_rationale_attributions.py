@@ -34,6 +34,8 @@ def test_word_scores_take_the_largest_token_and_sum_to_one() -> None:
     assert word_spans("a bb a", ["a", "bb", "a"]) == [(0, 1), (2, 4), (5, 6)]
     with pytest.raises(ValueError, match="not in the text"):
         word_spans("a b", ["a", "c"])
+    # a word met again, or inside an earlier one, is searched after the words before it
+    assert word_spans("hate hat hat", ["hate", "hat", "hat"]) == [(0, 4), (5, 8), (9, 12)]
 
 
 def test_skewness_and_gap_summary() -> None:
@@ -201,6 +203,12 @@ def test_a_model_that_cannot_fit_or_load_is_one_line_and_the_stage_is_skipped(
     line = str(refused.value)
     assert "\n" not in line and "needs 0.0 GiB in torch (cpu), 0.0 GiB is free" in line
     assert "--rationale-attributions" in line
+    needed = attribution_model.parameter_count(tiny_gguf) * 4  # (float32 on the CPU)
+    monkeypatch.setattr(attribution_model, "free_bytes", lambda device: needed - 1)
+    with pytest.raises(AttributionUnavailableError, match="is free"):
+        GgufAttributor(tiny_gguf)
+    monkeypatch.setattr(attribution_model, "free_bytes", lambda device: needed)
+    assert GgufAttributor(tiny_gguf).model is not None  # (exactly enough: it loads)
     monkeypatch.setattr(attribution_model, "free_bytes", lambda device: 1 << 40)
     monkeypatch.setattr(attribution_model, "supported_architectures", lambda: ["gpt2"])
     with pytest.raises(AttributionUnavailableError, match="does not open the 'llama'"):

@@ -144,6 +144,61 @@ def test_an_unfinished_or_non_haf_run_is_refused(stored: Store, models: tuple[Pa
     stored.update_run("parent", status="stopped")
     with pytest.raises(RescoreError, match="is stopped: resume it to the end first"):
         rescore_run(stored, "parent", load_similarity(str(models[1])))
+    stored.update_run("parent", status="running")
+    with stored.transaction() as con:  # (no process writes it: killed)
+        con.execute("UPDATE runs SET writer_pid = NULL WHERE run_id = 'parent'")
+    with pytest.raises(RescoreError, match="is interrupted: resume it to the end first"):
+        rescore_run(stored, "parent", load_similarity(str(models[1])))
+    assert children_of(stored, "parent") == []
+    from haf_tui.config import RunConfig
+
+    config = RunConfig.model_validate_json(stored.get_run("parent").config_json)
+    classify_only = config.model_copy(update={"suites": ("classify",)}).model_dump_json()
+    stored.update_run("parent", status="finished")
+    with stored.transaction() as con:
+        con.execute("UPDATE runs SET config = ? WHERE run_id = 'parent'", [classify_only])
+    with pytest.raises(RescoreError, match="has no HAF suite: none of its values depend on g"):
+        rescore_run(stored, "parent", load_similarity(str(models[1])))
+
+
+def test_the_derived_run_names_its_g_and_each_kind_of_g_is_a_run_of_its_own(
+    stored: Store, models: tuple[Path, Path]
+) -> None:
+    from haf_tui.config import RunConfig
+
+    second = load_similarity(str(models[1]))
+    bi = rescore_run(stored, "parent", second)
+    run = stored.get_run(bi.run_id)
+    config = RunConfig.model_validate_json(run.config_json)
+    assert (config.similarity.model, config.similarity.kind) == (second.name, "bi-encoder")
+    assert (
+        config.similarity.model
+        != RunConfig.model_validate_json(stored.get_run("parent").config_json).similarity.model
+    )  # (the parent's g is another)
+    assert (run.similarity_model, run.similarity_kind) == (second.name, "bi-encoder")
+    cross = rescore_run(stored, "parent", second, "cross-encoder")  # (the same name, scored
+    assert not cross.resumed and cross.run_id != bi.run_id  # as a pair: another g)
+    assert [d.similarity_kind for d in children_of(stored, "parent")] == [
+        "bi-encoder",
+        "cross-encoder",
+    ]
+
+
+def test_a_rescore_asked_to_stop_stops_between_instances(
+    stored: Store, models: tuple[Path, Path]
+) -> None:
+    import threading
+
+    stop = threading.Event()
+    summary = rescore_run(
+        stored,
+        "parent",
+        load_similarity(str(models[1])),
+        on_progress=lambda *_: stop.set(),
+        stop_event=stop,
+    )
+    assert (summary.status, summary.instances_done, summary.instances_total) == ("stopped", 1, 4)
+    assert stored.get_run(summary.run_id).status == "stopped"
 
 
 def test_the_command_line_rescores_and_refuses_a_model_it_cannot_load(

@@ -188,6 +188,12 @@ def _ids(token_id: int) -> Callable[[dict[str, Any]], None]:
     return change
 
 
+def _token_short_of_its_bytes(answer: dict[str, Any]) -> None:
+    """The first entry's bytes a whole 4-byte character its token leaves out."""
+    entry = answer["choices"][0]["logprobs"]["content"][0]
+    entry["token"], entry["bytes"] = "", list("😀".encode())
+
+
 HOSTILE: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("content-null", _set("logprobs.content", None), "logprobs.content is null"),
     ("content-empty", _set("logprobs.content", []), "without its tokens"),
@@ -203,6 +209,8 @@ HOSTILE: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("bytes-256", _set(f"{FIRST}.bytes", [84, 104, 256]), "whose bytes are [84, 104, 256]"),
     ("bytes-string", _set(f"{FIRST}.bytes", "The"), "whose bytes are 'The'"),
     ("bytes-huge", _set(f"{FIRST}.bytes", [65] * 300), "whose bytes are"),
+    ("bytes-negative", _set(f"{FIRST}.bytes", [-1, 84]), "whose bytes are [-1, 84]"),
+    ("token-4-bytes-short", _token_short_of_its_bytes, "whose token '' is not its bytes"),
     ("token-null", _set(f"{FIRST}.token", None), "token 0 whose token is null"),
     ("token-not-bytes", _set(f"{FIRST}.token", "A"), "whose token 'A' is not its bytes"),
     ("logprob-nan", _set(f"{FIRST}.logprob", math.nan), "of nan (not finite)"),
@@ -218,6 +226,7 @@ HOSTILE: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("token-vs-its-top", _set(f"{FIRST}.logprob", -0.75), "but -0.25 in its top_logprobs"),
     ("text-not-bytes", _set("text", "The text is nice."), "not its tokens' bytes"),
     ("text-null", _set("text", None), "whose text is null"),
+    ("text-beyond-its-tokens", _set("text", "The text is toxic.!"), "not its tokens' bytes"),
 ]
 
 
@@ -270,3 +279,17 @@ def test_the_probe_reads_llama_server_s_top_k_by_id(monkeypatch: pytest.MonkeyPa
     recorded = llama_server_answer()
     monkeypatch.setattr(server, "fetch_json", lambda *a, **k: (200, recorded))
     assert first_top_logprobs("http://127.0.0.1:1", 1.0) == {"#504": -0.25, "#550": -1.25}
+
+
+def test_bytes_that_start_inside_a_character_are_refused(reading: _Reading) -> None:
+    """'€' (e2 82 ac) as token 173 (e2) then token 122 (ac) carrying 82 ac: 82 starts no
+    character, so the second entry's bytes are no split character's; refused although the
+    answer's bytes joined spell its text."""
+    answer = llama_server_answer()
+    answer["choices"][0]["text"] = "The€"
+    answer["choices"][0]["logprobs"]["content"][1:] = [
+        _entry(173, b"\xe2", -0.5, [_alt(173, b"\xe2", -0.5)]),
+        _entry(122, b"\x82\xac", -0.5, [_alt(122, b"\xac", -0.5)]),
+    ]
+    with pytest.raises(BadAnswerError, match="not token 122's"):
+        _generation(reading, answer)

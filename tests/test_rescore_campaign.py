@@ -1,0 +1,103 @@
+"""A grid's further similarity models (``campaign/rescores.py``) and the report's
+"sensitivity to g" table (``campaign/report/sensitivity.py``), on the stores of
+tests/test_rescore.py: only finished cells are re-scored, a re-score stopped before is resumed
+(never counted done), a stop asked before a cell re-scores nothing, and the table shows
+finished re-scores only, and only the metrics the cell's own run defines."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from haf_tui.campaign.grid import Grid, load_grid
+from haf_tui.campaign.report import build_campaign_report
+from haf_tui.campaign.rescores import rescore_campaign
+from haf_tui.pipeline.rescore import rescore_run
+from haf_tui.similarity import load_similarity
+from haf_tui.store import Store
+from haf_tui.store.campaigns import ClaimedCell, claim_cell, save_campaign
+from haf_tui.store.derived_runs import children_of
+from tests.test_rescore import models, stored
+
+__all__ = ["models", "stored"]  # (the fixtures)
+
+
+def _grid(store: Store, models: tuple[Path, Path], tmp_path: Path) -> Grid:
+    """A grid of two cells (the parent's, finished, and the scratch run's) and two gs."""
+    first, second = (str(m) for m in models)
+    path = tmp_path / "grid.toml"
+    path.write_text(
+        'name = "g"\nmodels = ["embedded"]\n'
+        'datasets = ["sample", { label = "again", name = "sample" }]\n'
+        f'similarity = ["{first}", {{ model = "{second}", label = "tiny-2" }}]\n'
+    )
+    save_campaign(store, "g", str(path))
+    claim_cell(store, "g", ClaimedCell("embedded", "sample", "parent", "fp", {}, 0))
+    claim_cell(store, "g", ClaimedCell("embedded", "again", "scratch", "fp2", {}, 1))
+    return load_grid(path)
+
+
+def _stopped_rescore(store: Store, models: tuple[Path, Path]) -> str:
+    """A re-score of the parent with the second g, stopped after its first instance."""
+    stop = threading.Event()
+    summary = rescore_run(
+        store,
+        "parent",
+        load_similarity(str(models[1])),
+        on_progress=lambda *_: stop.set(),
+        stop_event=stop,
+    )
+    assert summary.status == "stopped"
+    return summary.run_id
+
+
+def _sensitivity(store: Store) -> list[dict[str, Any]]:
+    report = build_campaign_report(store, "g", [("embedded", "sample", "parent")])
+    tables = [t for t in report.run_tables if t.slug == "sensitivity-to-g"]
+    return [dict(zip(t.columns, row, strict=True)) for t in tables for row in t.rows]
+
+
+def test_only_finished_cells_are_rescored(
+    stored: Store, models: tuple[Path, Path], tmp_path: Path
+) -> None:
+    grid = _grid(stored, models, tmp_path)
+    stored.update_run("scratch", status="stopped")
+    done = rescore_campaign(stored, grid)
+    assert [(cell.run_id, summary.status) for cell, _, summary in done] == [("parent", "finished")]
+    assert children_of(stored, "scratch") == []
+
+
+def test_a_stopped_rescore_is_resumed_and_shown_only_once_finished(
+    stored: Store, models: tuple[Path, Path], tmp_path: Path
+) -> None:
+    grid = _grid(stored, models, tmp_path)
+    stored.update_run("scratch", status="stopped")
+    stopped = _stopped_rescore(stored, models)
+    assert _sensitivity(stored) == []  # (a stopped re-score's values are not all there)
+    ((_, _, summary),) = rescore_campaign(stored, grid)
+    assert summary.resumed and summary.run_id == stopped and summary.status == "finished"
+    assert {row["run"] for row in _sensitivity(stored)} == {"parent", stopped}
+
+
+def test_a_stop_asked_before_a_cell_rescores_nothing(
+    stored: Store, models: tuple[Path, Path], tmp_path: Path
+) -> None:
+    grid = _grid(stored, models, tmp_path)
+    stop = threading.Event()
+    stop.set()
+    assert rescore_campaign(stored, grid, stop_event=stop) == []
+    assert children_of(stored, "parent") == children_of(stored, "scratch") == []
+
+
+def test_a_metric_the_cells_run_never_defines_has_no_rows(
+    stored: Store, models: tuple[Path, Path], tmp_path: Path
+) -> None:
+    grid = _grid(stored, models, tmp_path)
+    stored.update_run("scratch", status="stopped")
+    rescore_campaign(stored, grid)
+    assert "SoS" in {row["metric"] for row in _sensitivity(stored)}
+    with stored.transaction() as con:  # (the parent's SoS undefined on every instance)
+        con.execute("DELETE FROM instance_metrics WHERE run_id = 'parent' AND metric = 'sos'")
+    metrics = {row["metric"] for row in _sensitivity(stored)}
+    assert metrics and "SoS" not in metrics
