@@ -26,8 +26,8 @@ from haf_tui.methods.judge.settings import JudgeSettings
 from haf_tui.pipeline.runner import HafRunner
 from haf_tui.store import Store, open_store
 from haf_tui.store.records import RunRecord
+from tests.support.acorn_rows import COPA_CHOICES, COPA_Q, write_rows
 from tests.support.judge_runs import VaryingJudge, favourite, instance_number
-from tests.test_judge_meta import COPA_CHOICES, COPA_Q, _write
 from tests.test_scheduler import FlatSimilarity
 
 N_ITEMS = 12
@@ -101,7 +101,7 @@ def _judge(store: Store, run_id: str, dataset_id: str) -> None:
 @pytest.fixture(scope="module")
 def acorn_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("acorn12")
-    acorn = _write(folder / "ACORN.jsonl", [_acorn_row(k) for k in range(N_ITEMS)])
+    acorn = write_rows(folder / "ACORN.jsonl", [_acorn_row(k) for k in range(N_ITEMS)])
     db = folder / "haf.duckdb"
     assert main(["--db", str(db), "datasets", "import", "acorn", "--file", str(acorn)]) == 0
     with open_store(db) as store:

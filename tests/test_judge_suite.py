@@ -237,9 +237,9 @@ def test_haf_judge_meta_on_an_acorn_import(
 ) -> None:
     from haf_tui.cli import main
     from haf_tui.store import open_store
-    from tests.test_judge_meta import _acorn_rows, _write
+    from tests.support.acorn_rows import acorn_rows, write_rows
 
-    acorn = _write(tmp_path / "ACORN.jsonl", _acorn_rows())
+    acorn = write_rows(tmp_path / "ACORN.jsonl", acorn_rows())
     db = tmp_path / "haf.duckdb"
     assert main(["--db", str(db), "datasets", "import", "acorn", "--file", str(acorn)]) == 0
     with open_store(db) as store:
@@ -270,9 +270,9 @@ def test_haf_judge_meta_file_judges_an_acorn_file_with_the_embedded_model(
 ) -> None:
     from haf_tui.cli import main
     from haf_tui.store import open_store
-    from tests.test_judge_meta import _acorn_rows, _write
+    from tests.support.acorn_rows import acorn_rows, write_rows
 
-    acorn = _write(tmp_path / "ACORN.jsonl", _acorn_rows())
+    acorn = write_rows(tmp_path / "ACORN.jsonl", acorn_rows())
     db = tmp_path / "haf.duckdb"
     argv = ["--db", str(db), "judge", "meta", "--file", str(acorn), "--limit", "3"]
     assert main([*argv, "--judge-prompt", "default"]) == 0

@@ -45,11 +45,11 @@ def judge_db(template_db: Path, tmp_path: Path) -> Path:
 def acorn_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An ACORN import (the meta tests' rows) judged by the suite tests' scripted judge."""
     from haf_tui.cli import main
-    from tests.test_judge_meta import _acorn_rows, _write
+    from tests.support.acorn_rows import acorn_rows, write_rows
     from tests.test_judge_suite import _judge_run
 
     folder = tmp_path_factory.mktemp("acorn-tui")
-    acorn = _write(folder / "ACORN.jsonl", _acorn_rows())
+    acorn = write_rows(folder / "ACORN.jsonl", acorn_rows())
     db = folder / "haf.duckdb"
     assert main(["--db", str(db), "datasets", "import", "acorn", "--file", str(acorn)]) == 0
     with open_store(db) as store:
