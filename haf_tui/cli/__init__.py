@@ -166,6 +166,15 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
         return export_command(args, store, console)
 
 
+def _where(loc: tuple[int | str, ...], args: argparse.Namespace) -> str:
+    """Where a bad value came from: the command's option when it has one of the field's
+    name (``--until-complete``, not ``until_complete``), else the field's path."""
+    name = str(loc[-1]) if loc else ""
+    if name and hasattr(args, name):
+        return "--" + name.replace("_", "-")
+    return ".".join(map(str, loc))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``haf``; errors are one line on stderr and exit status 2."""
     ensure_methods()  # loaded once, here (a test session's, already installed, is kept)
@@ -188,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         details = "; ".join(
             ": ".join(
                 part
-                for part in (".".join(map(str, e["loc"])), e["msg"].removeprefix("Value error, "))
+                for part in (_where(e["loc"], args), e["msg"].removeprefix("Value error, "))
                 if part
             )
             for e in exc.errors()

@@ -190,7 +190,11 @@ def _config(args: argparse.Namespace) -> RunConfig:
         **(demo | {k: v for k, v in given.items() if v is not None}),
     )
     limit = args.limit if args.limit is not None else (DEMO_MAX_TEXTS if args.demo else None)
-    until = args.until_complete or (DEMO_UNTIL_COMPLETE if args.demo else None)
+    until = (
+        args.until_complete
+        if args.until_complete is not None
+        else (DEMO_UNTIL_COMPLETE if args.demo else None)
+    )
     model_fields = {
         "path": None if args.demo else args.model,
         "chat_format": args.chat_format,

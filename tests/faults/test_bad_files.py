@@ -147,8 +147,17 @@ def test_a_value_that_is_not_a_finite_number_is_one_line(
 ) -> None:
     db = tmp_path / "haf.duckdb"
     assert main(["--db", str(db), "run", "--dataset", "sample", *option]) == 2
-    name = option[0].removeprefix("--").replace("-", "_")
-    assert one_line_error(capsys) == f"error: {name}: Input should be a finite number"
+    assert one_line_error(capsys) == f"error: {option[0]}: Input should be a finite number"
+
+
+@pytest.mark.parametrize("option", ["--limit", "--until-complete"])
+def test_a_count_below_one_is_one_line_naming_its_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    """0 is refused, never read as "not given" (--until-complete 0 once ran every text)."""
+    db = tmp_path / "haf.duckdb"
+    assert main(["--db", str(db), "run", "--limit", "1", option, "0"]) == 2
+    assert one_line_error(capsys) == f"error: {option}: Input should be greater than or equal to 1"
 
 
 @pytest.mark.parametrize(
