@@ -419,7 +419,10 @@ def test_the_reports_are_registered_with_readable_columns(store: Store) -> None:
 def test_haf_report_rationales(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     args = ["--db", str(db), "report", "--run", RUN_ID[:9], "--report", "rationales"]
     assert main([*args, "--format", "json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
+    document = json.loads(capsys.readouterr().out)  # (one document: the report and its companion)
+    assert list(document) == ["rationales", "rationale-attribution"]
+    assert document["rationale-attribution"]
+    rows = document["rationales"]
     assert [(r["run"], r["rationale"]) for r in rows] == [
         (RUN_ID, "prompted"),
         (RUN_ID, "occlusion"),

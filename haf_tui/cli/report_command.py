@@ -115,8 +115,7 @@ def report_command(args: argparse.Namespace, store: Store, console: Console) -> 
     if args.format in WRITTEN:
         return _write(args, store, console, every)
     names = args.report or default_reports(sorted({s for r in every for s in suites[r]}))
-    if args.format != "json":  # (json: the reports asked for, not their companions: one document)
-        names = [n for a in names for n in (a, *reports.get_report(a).companions)]
+    names = [n for a in names for n in (a, *reports.get_report(a).companions)]
     names = list(dict.fromkeys(names))
     owners = _owners()
     if args.format == "json" and len(names) > 1:
