@@ -210,6 +210,10 @@ def test_the_command_line_rescores_and_refuses_a_model_it_cannot_load(
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert "huggingface-cli download no-such/model" in err and err.startswith("error:")
+    missing = str(path.parent / "no-such-folder")  # (a path: no Hub download to suggest)
+    assert main(["--db", str(path), "rescore", "parent", "--similarity", missing]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"at {missing}" in err and "huggingface-cli" not in err
     assert main(["--db", str(path), "rescore", "par", "--similarity", str(models[1])]) == 0
     out = capsys.readouterr().out
     assert "run parent re-scored with" in out and "4/4 instances, finished" in out

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from haf_tui.config import RunConfig, SimilaritySettings
 from haf_tui.inference.base import Generation
@@ -66,11 +67,26 @@ def load_rescore_similarity(
         return load_similarity(model, kind, device=device)
     except SimilarityError as exc:
         cause = first_line(exc.__cause__) if exc.__cause__ else first_line(exc)
+        if _is_path(model):
+            raise RescoreError(
+                f"cannot load the {kind} at {model} ({cause[:160]}): pass the folder of a "
+                "saved sentence-transformers model (its modules.json beside the weights), or "
+                "a model's name in the Hugging Face cache"
+            ) from exc
         raise RescoreError(
             f"cannot load the {kind} {model!r} ({cause[:160]}): put it in the Hugging Face "
             f"cache (on a machine with a connection: huggingface-cli download {model}, then "
             "copy ~/.cache/huggingface here) or pass its local folder"
         ) from exc
+
+
+def _is_path(model: str) -> bool:
+    """Whether ``model`` names a folder rather than a Hub id (``org/name``: one slash)."""
+    return (
+        model.startswith(("/", ".", "~"))
+        or model.count("/") > 1
+        or Path(model).expanduser().exists()
+    )
 
 
 def rescore_run(
