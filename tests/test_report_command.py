@@ -15,6 +15,7 @@ from tests.support import one_line_error
 from tests.support.campaign_store import campaign_db
 from tests.support.judge_runs import judge_db
 from tests.support.rationale_runs import RUN_ID as RATIONALE_RUN
+from tests.test_tui_explorer_find import classify_db
 
 
 @pytest.fixture(scope="module")
@@ -100,6 +101,22 @@ def test_json_of_several_reports_is_one_document_keyed_by_report(
     assert {row["run"] for row in document["rationales"]} == {RATIONALE_RUN}
     _, one = _report(db, capsys, monkeypatch, "--report", "table1", "--format", "json")
     assert json.loads(one) == document["table1"]
+
+
+def test_a_column_is_defined_by_its_own_methods_words(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """classify's "gold" (instances with a gold label) is no rationales' "gold" (1 when the
+    annotators marked words), though both reports have a column of that name."""
+    db = tmp_path / "classify.duckdb"
+    classify_db(db)
+    args = ("--report", "classification", "--columns", "all")
+    status, out = _report(db, capsys, monkeypatch, *args, width=200)
+    assert status == 0 and "Label scores" in out
+    flat = " ".join(out.split())
+    assert "gold: the instances with a gold label" in flat and "annotators marked" not in flat
 
 
 def test_closing_lines_speak_of_the_haf_runs_not_the_newest_run(

@@ -81,14 +81,17 @@ def _owners() -> dict[str, str]:
     return {report.name: name for name, method in methods().items() for report in method.reports}
 
 
-def _specs() -> dict[str, tuple[str, str]]:
-    """Every method's metric label → (direction arrow, definition)."""
+def _specs(owner: str | None = None) -> dict[str, tuple[str, str]]:
+    """Metric label → (direction arrow, definition): the method ``owner``'s alone (a label
+    means what its own method says: classify's "gold" is no rationales' "gold"), or every
+    method's for haf's own reports."""
     from haf_tui.methods.registry import methods
 
     found: dict[str, tuple[str, str]] = {}
-    for method in methods().values():
-        for spec in method.metrics:
-            found.setdefault(spec.label, (spec.arrow, spec.definition))
+    for name, method in methods().items():
+        if owner is None or name == owner:
+            for spec in method.metrics:
+                found.setdefault(spec.label, (spec.arrow, spec.definition))
     return found
 
 
@@ -187,7 +190,7 @@ def _one_report(
         _failed_line(name, error)
         return 1
     if args.format == "table":
-        legend = legend_lines(shown_columns, result.rows, _specs(), report.terms)
+        legend = legend_lines(shown_columns, result.rows, _specs(_owners().get(name)), report.terms)
         for line in legend:
             console.print(line, style="dim", highlight=False)
         for warning in notes:

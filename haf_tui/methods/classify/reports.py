@@ -26,5 +26,6 @@ CLASSIFY_REPORTS: Final[tuple[Report, ...]] = (
                 ("pct_agree_stance", "% agree"),
             )
         ),
+        terms=(("gold", "the instances with a gold label, which % correct is over"),),
     ),
 )
