@@ -89,3 +89,25 @@ def test_haf_judge_help_in_a_process() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "% of labels changed" in done.stdout and not done.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["run", "--limit", "abc"], "haf run: error: argument --limit: invalid int value: 'abc'"),
+        (["report", "--format", "jsn"], "haf report: error: argument --format: invalid choice"),
+        (["nosuch"], "haf: error: argument COMMAND: invalid choice: 'nosuch'"),
+        (["campaign", "run"], "haf campaign run: error: the following arguments are required"),
+    ],
+)
+def test_a_bad_option_or_value_is_one_line(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One line naming the option and where the options are listed: no usage block."""
+    from haf_tui.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and len(err.splitlines()) == 1, err
+    assert err.startswith(says) and err.rstrip().endswith("--help lists the options)")

@@ -71,6 +71,7 @@ def test_a_bad_setting_is_one_line(
     assert main(args) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "max_new_tokens" in err and "32" in err
+    assert "--max-new-tokens" not in err  # (the toy's own setting, not the decoding option)
 
 
 @pytest.mark.real_model

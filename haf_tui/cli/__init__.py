@@ -166,11 +166,12 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
         return export_command(args, store, console)
 
 
-def _where(loc: tuple[int | str, ...], args: argparse.Namespace) -> str:
-    """Where a bad value came from: the command's option when it has one of the field's
-    name (``--until-complete``, not ``until_complete``), else the field's path."""
-    name = str(loc[-1]) if loc else ""
-    if name and hasattr(args, name):
+def _where(loc: tuple[int | str, ...], value: object, args: argparse.Namespace) -> str:
+    """Where a bad value came from: the option of the field's name when the value is the one
+    given to it (``--until-complete``, not ``until_complete``; a method's setting of the same
+    name, given by ``--toy-max-new-tokens``, is not ``--max-new-tokens``), else the field."""
+    name = str(loc[0]) if len(loc) == 1 else ""
+    if name and hasattr(args, name) and str(getattr(args, name)) == str(value):
         return "--" + name.replace("_", "-")
     return ".".join(map(str, loc))
 
@@ -197,7 +198,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         details = "; ".join(
             ": ".join(
                 part
-                for part in (_where(e["loc"], args), e["msg"].removeprefix("Value error, "))
+                for part in (
+                    _where(e["loc"], e.get("input"), args),
+                    e["msg"].removeprefix("Value error, "),
+                )
                 if part
             )
             for e in exc.errors()

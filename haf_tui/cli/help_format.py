@@ -1,5 +1,5 @@
 """The help formatter of every ``haf`` parser: an option's default is stated once, and only
-when it says something."""
+when it says something; a bad option or value is one line, not the usage block."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import argparse
 import re
 import textwrap
 from collections.abc import Iterator
+from typing import NoReturn
 
 STATED_DEFAULT = re.compile(r"\bdefault:")
 """A help text that names its default already (``(default: …)``) gets none added."""
@@ -40,6 +41,14 @@ class HafHelpFormatter(argparse.HelpFormatter):
         return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
 
 
+class OneLineErrorParser(argparse.ArgumentParser):
+    """A parser whose error is one line naming where the options are listed, instead of the
+    whole usage block above it (a 23-line usage before "invalid int value" hid the line)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} ({self.prog} --help lists the options)\n")
+
+
 def every_parser(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
     """``parser`` and each of its sub-commands' parsers, nested ones included."""
     yield parser
@@ -50,6 +59,9 @@ def every_parser(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentP
 
 
 def use_haf_help(parser: argparse.ArgumentParser) -> None:
-    """Give ``parser`` and every sub-command's parser :class:`HafHelpFormatter`."""
+    """Give ``parser`` and every sub-command's parser :class:`HafHelpFormatter` and one-line
+    errors (:class:`OneLineErrorParser`; a parser of a class of its own keeps its errors)."""
     for each in every_parser(parser):
         each.formatter_class = HafHelpFormatter
+        if type(each) is argparse.ArgumentParser:
+            each.__class__ = OneLineErrorParser
