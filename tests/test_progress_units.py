@@ -55,7 +55,7 @@ def test_a_constrained_judge_run_reports_texts_per_second_not_tokens(
     assert judged and all(set(e.rates) == {"texts"} for e in judged)
     assert judged[-1].rates["texts"] > 0 and judged[-1].tokens_per_second == 0
     line = rate_text(judged[-1].rates)
-    assert line.endswith("texts/s") and "tok/s" not in line
+    assert line.endswith("prompts/s") and "tok/s" not in line
     # every label of every slot is planned from the start: an exact total throughout
     first, last = judged[0], judged[-1]
     assert first.growing == () and first.generations_planned["judge"] > 0
@@ -165,17 +165,17 @@ def test_a_method_registered_at_runtime_gets_its_unit(
         bars.show(events[-1])
         instances, stage = progress.tasks
     assert stage.description.strip() == "toy scores" and stage.fields["count"] == "3/3"
-    assert "texts/s" in instances.fields["detail"] and "tok/s" not in instances.fields["detail"]
+    assert "prompts/s" in instances.fields["detail"] and "tok/s" not in instances.fields["detail"]
     # the monitor's pace line
     live = LiveRun("toy run", status="running")
     live.apply(events[-1])
     pace = pace_text(live).plain
-    assert "texts/s" in pace and "tok/s" not in pace
+    assert "prompts/s" in pace and "tok/s" not in pace
 
 
 def test_a_mixed_rate_shows_both_units_and_an_old_event_reads_as_tokens() -> None:
-    assert rate_text({"tokens": 38.2, "texts": 12.5}) == "38.2 tok/s · 12.5 texts/s"
-    assert rate_text({"tokens": 0.0, "texts": 12.5}) == "12.5 texts/s"
+    assert rate_text({"tokens": 38.2, "texts": 12.5}) == "38.2 tok/s · 12.5 prompts/s"
+    assert rate_text({"tokens": 0.0, "texts": 12.5}) == "12.5 prompts/s"
     live = LiveRun("r", status="running")
     live.apply(ProgressEvent("instance", "r", tokens_per_second=7.0))
     assert live.rates == {"tokens": 7.0}
@@ -216,5 +216,5 @@ async def test_the_monitor_shows_a_rationales_run_s_totals_and_rates(
         assert "/≥" in count("rationale_perturb") or "/≈" in count("rationale_perturb")
         assert not app.screen.query_one("#row-justify").display  # (another method's stage)
         stats = static_text(app.screen, "#mon-stats")
-        assert "texts/s" in stats, stats
+        assert "prompts/s" in stats, stats
         app.session.runs[0].status = "finished"

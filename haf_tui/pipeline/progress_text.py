@@ -1,5 +1,5 @@
 """How a face writes a stage's count and a run's rate: ``12/40``, ``12/≥40`` (a total that may
-still grow), ``12/≈55`` (an estimate); ``38.2 tok/s · 12.5 texts/s``. Plain text, shared by
+still grow), ``12/≈55`` (an estimate); ``38.2 tok/s · 12.5 prompts/s``. Plain text, shared by
 the CLI's bars and the workbench's monitor."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-RATE_LABELS: Final = {"tokens": "tok/s", "texts": "texts/s"}
-"""What each rate unit reads as."""
+RATE_LABELS: Final = {"tokens": "tok/s", "texts": "prompts/s"}
+"""What each rate unit reads as: generated tokens, or forced replies scored (a prompt each:
+a classify text is 4 of them, its label spellings), never texts of the dataset."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ def stage_total(
 
 
 def rate_text(rates: Mapping[str, float]) -> str:
-    """The measured rates, e.g. ``38.2 tok/s · 12.5 texts/s`` (none measured yet: "")."""
+    """The measured rates, e.g. ``38.2 tok/s · 12.5 prompts/s`` (none measured yet: "")."""
     return " · ".join(
         f"{value:.1f} {RATE_LABELS.get(unit, unit + '/s')}"
         for unit, value in rates.items()
