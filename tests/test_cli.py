@@ -146,7 +146,7 @@ def test_bad_inputs_fail_before_anything_is_written(
     assert main(["--db", str(db), "run", "--demo", "--model", str(tmp_path / "x.gguf")]) == 2
     assert "--demo runs the embedded model" in _error(capsys)
     assert main(["--db", str(db), "run", "--demo", "--max-new-tokens", "0"]) == 2
-    assert "max_new_tokens" in _error(capsys)
+    assert "--max-new-tokens" in _error(capsys)
     assert main(["--db", str(db), "run", "--demo", "--chat-format", "klingon"]) == 2
     assert "unknown chat format" in _error(capsys)
     (tmp_path / "bad.jsonl").write_text("not json\n{broken\n")

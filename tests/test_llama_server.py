@@ -45,10 +45,14 @@ MESSAGES = [
 RUN_ARGS = ["run", "--dataset", "sample", "--limit", "1", "--max-new-tokens", "16"]
 
 
-def _start(parallel: int = 2, api_key: str | None = None) -> tuple[subprocess.Popen[bytes], str]:
+def _start(
+    parallel: int = 2, api_key: str | None = None, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
     llama_server_or_skip()
     extra = ("--api-key", api_key) if api_key else ()
-    return start_server(n_ctx=2048, parallel=parallel, engine=ENGINE, extra=extra, api_key=api_key)
+    return start_server(
+        n_ctx=2048, parallel=parallel, engine=ENGINE, extra=extra, api_key=api_key, env=env
+    )
 
 
 @pytest.fixture(scope="module")
@@ -183,20 +187,22 @@ def test_a_server_killed_mid_run_and_the_run_resumed_on_another(
 
 
 def test_the_api_key_is_asked_for_and_never_on_the_process_list(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     key = "a-key-of-the-test-1234"
-    process, url = _start(parallel=1, api_key=key)
+    own_tmp = tmp_path / "tmp"  # (its key file's folder: no other test's server writes there)
+    own_tmp.mkdir()
+    process, url = _start(parallel=1, api_key=key, env={**os.environ, "TMPDIR": str(own_tmp)})
     try:
         command_lines = _command_lines()  # (the test gave haf serve its key on its own line)
         assert not [line for line in command_lines if key in line and "haf_tui.cli" not in line]
-        assert any("--api-key-file" in line for line in command_lines)
+        assert any(f"--api-key-file {own_tmp}/haf-serve-key-" in line for line in command_lines)
         monkeypatch.delenv("HAF_SERVE_API_KEY", raising=False)
         with pytest.raises(ServerError, match="wants an API key"):
             identify_server(url)
         monkeypatch.setenv("HAF_SERVE_API_KEY", key)
         assert identify_server(url).kind == "llama-server"
-        assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("haf-serve-key-*"))
+        assert not list(own_tmp.glob("haf-serve-key-*"))  # (read, then removed)
     finally:
         stop_server(process)
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import IO
 
@@ -51,11 +51,12 @@ def start_server(
     api_key: str | None = None,
     stderr: int | IO[bytes] = subprocess.STDOUT,
     engine: str = "llama-cpp-python",
+    env: Mapping[str, str] | None = None,
 ) -> tuple[subprocess.Popen[bytes], str]:
     """``haf serve`` with the embedded GGUF, answering (``extra``: more options; ``api_key``:
     the one given there, sent while waiting; ``stderr``: where its log goes, with its output
     by default); skips the test when llama-cpp-python's ``[server]`` extra is not
-    installed."""
+    installed; ``env``: its environment, else this process's)."""
     if engine == "llama-cpp-python":
         pytest.importorskip("uvicorn", reason="llama-cpp-python's [server] extra is not installed")
     port = free_port()
@@ -63,7 +64,7 @@ def start_server(
     url = f"http://127.0.0.1:{port}"
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     with tempfile.TemporaryFile() as output:  # what it said, should it exit early
-        process = subprocess.Popen(command, stdout=output, stderr=stderr)
+        process = subprocess.Popen(command, stdout=output, stderr=stderr, env=env)
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline:
             try:
