@@ -118,18 +118,17 @@ def report_command(args: argparse.Namespace, store: Store, console: Console) -> 
     if args.format in WRITTEN:
         return _write(args, store, console, every)
     names = args.report or default_reports(sorted({s for r in every for s in suites[r]}))
-    names = [n for a in names for n in (a, *reports.get_report(a).companions)]
-    names = list(dict.fromkeys(names))
+    names = list(dict.fromkeys(n for a in names for n in (a, *reports.get_report(a).companions)))
     owners = _owners()
+    shown = _shown_reports(names, every, suites, owners)
     if args.format == "json" and len(names) > 1:
-        return _json_document(store, console, names, every, suites, owners)
+        return _json_document(store, console, shown)
     last_of = {owners.get(n, ""): n for n in names}  # (the suite's note after its last table)
     failed = 0
     for name in names:
         suite = owners.get(name)
-        runs = every if suite is None else [r for r in every if suite in suites[r]]
-        if runs or not every:  # (no run stored: each table empty, under its title)
-            failed += _one_report(args, store, console, name, runs)
+        if name in shown:
+            failed += _one_report(args, store, console, name, shown[name], suite)
         if suite is not None and last_of[suite] == name and args.format == "table":
             _lacking_line(console, suite, [r for r in every if suite not in suites[r]])
     if args.format == "table" and not every:
@@ -139,23 +138,30 @@ def report_command(args: argparse.Namespace, store: Store, console: Console) -> 
     return 2 if failed else 0
 
 
-def _json_document(
-    store: Store,
-    console: Console,
+def _shown_reports(
     names: list[str],
     every: list[str],
     suites: dict[str, tuple[str, ...]],
     owners: dict[str, str],
-) -> int:
+) -> dict[str, list[str]]:
+    """The reports of ``names`` to show, each with its runs: those of ``every`` that hold its
+    method's suite (haf's own reports: all); one no run holds is left out (no run stored at
+    all: each is shown, empty, under its title)."""
+    shown: dict[str, list[str]] = {}
+    for name in names:
+        suite = owners.get(name)
+        runs = every if suite is None else [r for r in every if suite in suites[r]]
+        if runs or not every:
+            shown[name] = runs
+    return shown
+
+
+def _json_document(store: Store, console: Console, shown: dict[str, list[str]]) -> int:
     """Several reports as one JSON document (a JSON reader takes one): an object of each
     report's rows by the report's name, in the order asked; 2 when one failed (one line)."""
     document: dict[str, list[dict[str, Any]]] = {}
     failed = 0
-    for name in names:
-        suite = owners.get(name)
-        runs = every if suite is None else [r for r in every if suite in suites[r]]
-        if every and not runs:
-            continue
+    for name, runs in shown.items():
         try:
             result = reports.get_report(name).run(store, {"run_ids": runs})
         except Exception as error:  # a report (a plug-in's) that fails: one line, the rest print
@@ -174,9 +180,15 @@ def _failed_line(name: str, error: Exception) -> None:
 
 
 def _one_report(
-    args: argparse.Namespace, store: Store, console: Console, name: str, runs: list[str]
+    args: argparse.Namespace,
+    store: Store,
+    console: Console,
+    name: str,
+    runs: list[str],
+    owner: str | None,
 ) -> int:
-    """Print one report over ``runs``; 1 when it failed (one line said why), else 0."""
+    """Print one report over ``runs`` (``owner``: the method whose report it is, None: haf's
+    own); 1 when it failed (one line said why), else 0."""
     report = reports.get_report(name)
     try:
         result = report.run(store, {"run_ids": runs})
@@ -190,7 +202,7 @@ def _one_report(
         _failed_line(name, error)
         return 1
     if args.format == "table":
-        legend = legend_lines(shown_columns, result.rows, _specs(_owners().get(name)), report.terms)
+        legend = legend_lines(shown_columns, result.rows, _specs(owner), report.terms)
         for line in legend:
             console.print(line, style="dim", highlight=False)
         for warning in notes:
