@@ -22,7 +22,7 @@ from rich.markup import escape
 from haf_tui import __version__
 from haf_tui.cli.campaign_parser import add_campaign_parser
 from haf_tui.cli.dataset_parser import add_datasets_parser
-from haf_tui.cli.help_format import use_haf_help
+from haf_tui.cli.help_format import OneLineErrorParser, use_haf_help
 from haf_tui.cli.read_commands import add_read_parsers
 from haf_tui.cli.rescore_parser import add_rescore_parser
 from haf_tui.cli.run_command import add_run_parser
@@ -48,7 +48,9 @@ NO_DATABASE_COMMANDS = ("serve",)
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``haf``."""
-    parser = argparse.ArgumentParser(prog="haf", description="Human-Aligned Faithfulness workbench")
+    parser: argparse.ArgumentParser = OneLineErrorParser(
+        prog="haf", description="Human-Aligned Faithfulness workbench"
+    )
     parser.add_argument("--version", action="version", version=f"haf-tui {__version__}")
     parser.add_argument("--db", help="the DuckDB file (default: $HAF_DB or $HAF_HOME/haf.duckdb)")
     parser.add_argument(

@@ -43,7 +43,8 @@ class HafHelpFormatter(argparse.HelpFormatter):
 
 class OneLineErrorParser(argparse.ArgumentParser):
     """A parser whose error is one line naming where the options are listed, instead of the
-    whole usage block above it (a 23-line usage before "invalid int value" hid the line)."""
+    whole usage block above it (a 23-line usage before "invalid int value" hid the line).
+    ``haf``'s own parser is one, and argparse makes each sub-command's parser of its class."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} ({self.prog} --help lists the options)\n")
@@ -59,9 +60,6 @@ def every_parser(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentP
 
 
 def use_haf_help(parser: argparse.ArgumentParser) -> None:
-    """Give ``parser`` and every sub-command's parser :class:`HafHelpFormatter` and one-line
-    errors (:class:`OneLineErrorParser`; a parser of a class of its own keeps its errors)."""
+    """Give ``parser`` and every sub-command's parser :class:`HafHelpFormatter`."""
     for each in every_parser(parser):
         each.formatter_class = HafHelpFormatter
-        if type(each) is argparse.ArgumentParser:
-            each.__class__ = OneLineErrorParser
