@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from haf_tui.cli import main
-from haf_tui.pipeline.rescore import RescoreError, rescore_run
+from haf_tui.pipeline.rescore import RescoreError, RescoreSummary, rescore_run
 from haf_tui.pipeline.runs import run_config_of
 from haf_tui.similarity import load_similarity
 from haf_tui.store import Store, StoreError, open_store
@@ -184,19 +184,24 @@ def test_the_derived_run_names_its_g_and_each_kind_of_g_is_a_run_of_its_own(
     ]
 
 
-def test_a_rescore_asked_to_stop_stops_between_instances(
-    stored: Store, models: tuple[Path, Path]
-) -> None:
+def stopped_rescore(store: Store, models: tuple[Path, Path]) -> RescoreSummary:
+    """A re-score of the parent with the second g, asked to stop after its first instance."""
     import threading
 
     stop = threading.Event()
-    summary = rescore_run(
-        stored,
+    return rescore_run(
+        store,
         "parent",
         load_similarity(str(models[1])),
         on_progress=lambda *_: stop.set(),
         stop_event=stop,
     )
+
+
+def test_a_rescore_asked_to_stop_stops_between_instances(
+    stored: Store, models: tuple[Path, Path]
+) -> None:
+    summary = stopped_rescore(stored, models)
     assert (summary.status, summary.instances_done, summary.instances_total) == ("stopped", 1, 4)
     assert stored.get_run(summary.run_id).status == "stopped"
 

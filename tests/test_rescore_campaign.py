@@ -13,12 +13,10 @@ from typing import Any
 from haf_tui.campaign.grid import Grid, load_grid
 from haf_tui.campaign.report import build_campaign_report
 from haf_tui.campaign.rescores import rescore_campaign
-from haf_tui.pipeline.rescore import rescore_run
-from haf_tui.similarity import load_similarity
 from haf_tui.store import Store
 from haf_tui.store.campaigns import ClaimedCell, claim_cell, save_campaign
 from haf_tui.store.derived_runs import children_of
-from tests.test_rescore import models, stored
+from tests.test_rescore import models, stopped_rescore, stored
 
 __all__ = ["models", "stored"]  # (the fixtures)
 
@@ -40,14 +38,7 @@ def _grid(store: Store, models: tuple[Path, Path], tmp_path: Path) -> Grid:
 
 def _stopped_rescore(store: Store, models: tuple[Path, Path]) -> str:
     """A re-score of the parent with the second g, stopped after its first instance."""
-    stop = threading.Event()
-    summary = rescore_run(
-        store,
-        "parent",
-        load_similarity(str(models[1])),
-        on_progress=lambda *_: stop.set(),
-        stop_event=stop,
-    )
+    summary = stopped_rescore(store, models)
     assert summary.status == "stopped"
     return summary.run_id
 
