@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
@@ -202,7 +203,12 @@ def test_the_api_key_is_asked_for_and_never_on_the_process_list(
             identify_server(url)
         monkeypatch.setenv("HAF_SERVE_API_KEY", key)
         assert identify_server(url).kind == "llama-server"
-        assert not list(own_tmp.glob("haf-serve-key-*"))  # (read, then removed)
+        # read at start, removed once haf serve sees /health answer: a moment after this
+        # test's own poll may have seen the server answer (30 s catches "never removed")
+        deadline = time.monotonic() + 30
+        while list(own_tmp.glob("haf-serve-key-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not list(own_tmp.glob("haf-serve-key-*"))
     finally:
         stop_server(process)
 
