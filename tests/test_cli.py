@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -10,11 +11,12 @@ from conftest import shared_dir
 
 from haf_tui.cli import main
 from haf_tui.datasets import builtin_sample
-from haf_tui.defaults import DEMO_MAX_TEXTS
+from haf_tui.defaults import DEMO_MAX_TEXTS, DEMO_UNTIL_COMPLETE
 from haf_tui.store import open_store
 from tests.support import one_line_error as _error
 
 pytestmark = [pytest.mark.real_model, pytest.mark.real_similarity]
+FOLLOW_UPS = ("internal", "external", "individual")
 
 
 @pytest.fixture(scope="module")
@@ -51,42 +53,67 @@ def test_demo_run_is_stored(demo_db: Path) -> None:
         assert config["until_complete"] == 3 and config["limit"] == run["n_done"]
 
 
-def test_the_demo_shows_every_stage_and_the_metrics(demo_db: Path) -> None:
-    """What ``make run`` promises: 3 instances through all four stages (or every text of the
-    sample tried), tokens with raw logprobs in every stage, and defined SoS, DiS, UII, UEI and
-    RS or RN. (Which texts go on depends on the CPU: llama.cpp's batched CPU kernels sum in a
-    CPU-dependent order; 5 of the first 8 went on on this project's AMD VMs, 1 on its Xeon
-    VMs; docs/demo.md.)"""
+def test_the_demo_runs_every_stage_its_answers_call_for(demo_db: Path) -> None:
+    """The machinery of ``make run`` on the real embedded model: texts in order until 3 went
+    through every stage (or every text tried); JUSTIFY and classify for every text; the three
+    follow-up stages for each text that went on (one UPHOLD-STANCE answer a reason), none for
+    a text stopped after JUSTIFY; every answer's tokens with finite raw logprobs; and each HAF
+    metric stored for every text that went on, defined exactly when the answers it is computed
+    from are (reasons with a confidence, a follow-up's decision confidence).
+
+    How many texts go on is the CPU's say (llama.cpp's batched CPU kernels sum in a
+    CPU-dependent order: docs/demo.md), so nothing here counts on any; that every metric is
+    defined when every stage answers is pinned by a scripted model (test_demo_scripted.py)."""
     with open_store(demo_db, read_only=True) as store:
-        _, through = store.query(
-            "SELECT instance_id FROM generations GROUP BY instance_id "
-            "HAVING count(DISTINCT stage) FILTER (WHERE stage <> 'classify') = 4"
-        )
         n_done = store.list_runs()[0]["n_done"]
-        assert len(through) >= 3 or n_done == DEMO_MAX_TEXTS, (through, n_done)
-        _, per_stage = store.query(
-            "SELECT g.stage, count(*), count(t.logprob), max(t.logprob) FROM generations g "
+        _, results = store.query(
+            "SELECT instance_id, stance, n_reasons, stopped FROM instance_results"
+        )
+        _, stage_rows = store.query(
+            "SELECT instance_id, stage, count(*), "
+            "count(*) FILTER (WHERE decision_confidence IS NOT NULL) FROM generations "
+            "GROUP BY instance_id, stage"
+        )
+        _, confident_reasons = store.query(
+            "SELECT instance_id, stage, count(*) FILTER (WHERE confidence IS NOT NULL "
+            "AND NOT isnan(confidence)) FROM reasons GROUP BY instance_id, stage"
+        )
+        _, tokens = store.query(
+            "SELECT g.stage, count(*) FILTER (WHERE NOT isfinite(t.logprob) OR t.logprob > 0), "
+            "count(*) FILTER (WHERE t.logprob IS NULL) FROM generations g "
             "JOIN tokens t USING (run_id, instance_id, stage, sub_index) GROUP BY g.stage"
         )
-        assert {row[0] for row in per_stage} == {
-            "justify",
-            "internal",
-            "external",
-            "individual",
-            "classify",  # (the classify suite runs with HAF unless --suites says otherwise)
+        _, metric_rows = store.query("SELECT instance_id, metric, value FROM instance_metrics")
+    assert len(results) == n_done
+    went_on = {i: (stance, n) for i, stance, n, stopped in results if stopped is None}
+    assert len(went_on) >= DEMO_UNTIL_COMPLETE or n_done == DEMO_MAX_TEXTS, (went_on, n_done)
+    stages = {(i, stage): (n, decided) for i, stage, n, decided in stage_rows}
+    reasons = {(i, stage): n for i, stage, n in confident_reasons}
+    for instance, _, n_reasons, stopped in results:
+        assert (instance, "justify") in stages and (instance, "classify") in stages
+        follow_ups = [stages.get((instance, s), (0, 0))[0] for s in FOLLOW_UPS]
+        assert follow_ups == ([0, 0, 0] if stopped else [1, 1, n_reasons]), (instance, stopped)
+    # every token of every stage that ran: a finite raw logprob (none positive, none missing)
+    assert {stage for stage, _, _ in tokens} >= {"justify", "classify"}
+    assert all(bad == 0 and missing == 0 for _, bad, missing in tokens), tokens
+    values = {(i, metric): value for i, metric, value in metric_rows}
+    for instance, (stance, _) in went_on.items():
+        defined = {
+            metric: value is not None and math.isfinite(value)
+            for (i, metric), value in values.items()
+            if i == instance
         }
-        assert all(
-            n > 0 and n == with_logprob and top <= 0.0 for _, n, with_logprob, top in per_stage
-        )
-        _, defined = store.query(
-            "SELECT metric, count(value) FROM instance_metrics GROUP BY metric"
-        )
-        counts = dict(defined)
-        for metric in ("sos", "dis", "uii", "uei"):
-            assert counts.get(metric, 0) >= 1, (metric, counts)
-        for metric in ("classify_p_toxic", "classify_label_mass", "classify_toxic"):
-            assert counts.get(metric, 0) == n_done, (metric, counts)
-        assert counts.get("rs", 0) + counts.get("rn", 0) >= 1, counts
+        score = "rn" if stance == "non-toxic" else "rs"
+        assert {"sos", "dis", "uii", "uei", "c_y", score} <= defined.keys(), (instance, defined)
+        assert ({"rs", "rn"} - {score}).isdisjoint(defined), (instance, defined)
+        assert defined["sos"] == (reasons.get((instance, "justify"), 0) >= 1), instance
+        assert defined["dis"] == (reasons.get((instance, "justify"), 0) >= 2), instance
+        for stage, metric in (("internal", "uii"), ("external", "uei")):
+            assert defined[metric] == (reasons.get((instance, stage), 0) >= 1), (instance, metric)
+        decided = stages[(instance, "individual")][1]
+        assert defined["c_y"] == (decided >= 1), instance
+    for metric in ("classify_p_toxic", "classify_label_mass", "classify_toxic"):
+        assert sum(1 for (_, m), v in values.items() if m == metric and v is not None) == n_done
 
 
 def test_report_query_runs_export(

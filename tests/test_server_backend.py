@@ -20,7 +20,7 @@ from haf_tui.inference.base import Generation, GenerationRequest, ListSource
 from haf_tui.inference.server import ServerError, parse_endpoint
 from haf_tui.inference.server_backend import ServerBackend
 from haf_tui.messages import ChatMessage
-from tests.support.logprob_agreement import assert_tokens_agree, common_prefix
+from tests.support.logprob_agreement import FLOAT32_LOG_SOFTMAX, assert_tokens_agree
 from tests.support.servers import start_server, stop
 
 pytestmark = pytest.mark.real_model
@@ -45,13 +45,28 @@ def _backend(urls: list[str], per: int = 2) -> ServerBackend:
     )
 
 
+@pytest.fixture(scope="module")
+def as_served() -> Iterator[Any]:
+    """The embedded GGUF in process, set up as ``haf serve`` sets up the servers here: the
+    same context (2,048), one thread, the CPU, llama.cpp's extra buffer types off."""
+    from haf_tui.defaults import embedded_model_path
+    from haf_tui.inference.llama import LlamaCppBackend
+
+    backend = LlamaCppBackend(embedded_model_path(), n_ctx=2048, n_threads=1, n_gpu_layers=0)
+    yield backend
+    backend.close()
+
+
 def test_tokens_and_logprobs_equal_the_in_process_path(
-    two_servers: list[str], embedded_backend: Any
+    two_servers: list[str], as_served: Any
 ) -> None:
-    """The server renders and counts the prompt as in process and answers with the tokens
-    and logprobs the in-process path gives, up to the rounding of another code path: on some
-    CPUs a sampled token may then differ, so the replies are compared as far as they agree
-    (tests/support/logprob_agreement.py), and the greedy one from its first token."""
+    """The server renders and counts the prompt as in process and, running the same
+    computation (the same weights, context, thread count and sampler settings), answers with
+    the same reply: the same tokens and offsets, the same top alternatives, and the same
+    logprobs up to the rounding of their last step (llama-cpp-python's server takes the
+    log-softmax of the logits in float32, haf in float64). A greedy and a seeded sampled
+    reply; a different code path (another batch shape, another thread count) is never
+    compared here: its kernels may sum in another order on another CPU."""
     backend = _backend(two_servers)
     assert [s.kind for s in backend.servers()] == ["llama-cpp-python"] * 2
     for settings in (
@@ -59,14 +74,11 @@ def test_tokens_and_logprobs_equal_the_in_process_path(
         DecodingSettings(temperature=0.8, seed=7, max_new_tokens=24, top_logprobs=3),
     ):
         served = backend.generate(MESSAGES, settings)
-        local = embedded_backend.generate(MESSAGES, settings)
+        local = as_served.generate(MESSAGES, settings)
         assert served.prompt_text == local.prompt_text  # the same renderer
         assert served.prompt_token_count == local.prompt_token_count
-        shared = common_prefix(served.tokens, local.tokens)
-        assert shared >= 1 and len(served.tokens) >= 1
-        assert_tokens_agree(served.tokens[:shared], local.tokens[:shared])
-        if served.text == local.text:
-            assert shared == len(served.tokens) == len(local.tokens)
+        assert served.text == local.text and served.tokens
+        assert_tokens_agree(served.tokens, local.tokens, FLOAT32_LOG_SOFTMAX)
     backend.close()
 
 
@@ -149,7 +161,7 @@ def test_haf_run_on_two_servers_stores_what_in_process_stores(
     assert run_id
 
 
-def test_forced_labels_score_as_in_process(two_servers: list[str], embedded_backend: Any) -> None:
+def test_forced_labels_score_as_in_process(two_servers: list[str], as_served: Any) -> None:
     from haf_tui.methods.judge.core.prompts import judge_messages, toxicity_item
 
     backend = _backend(two_servers)
@@ -158,7 +170,7 @@ def test_forced_labels_score_as_in_process(two_servers: list[str], embedded_back
     prefix = "1. a\n2. 1\n3. no\n4. no\n5. no\n6. "
     for label in ("none", "some", "sufficient", "ample"):
         served = backend.score(messages, label, settings, reply_prefix=prefix)
-        local = embedded_backend.score(messages, label, settings, reply_prefix=prefix)
+        local = as_served.score(messages, label, settings, reply_prefix=prefix)
         assert served.finish_reason == "forced" and served.text == local.text == label
         assert [t.token_id for t in served.tokens] == [t.token_id for t in local.tokens]
         assert [t.logprob for t in served.tokens] == pytest.approx(
