@@ -170,6 +170,14 @@ def test_a_file_that_cannot_be_read_is_one_clear_error(tmp_path: Path) -> None:
     (tmp_path / "all-bad.jsonl").write_text("not json\n{broken\n")
     with pytest.raises(DatasetError, match="no text column"):
         load_file(tmp_path / "all-bad.jsonl")
+    nested = "[" * 100_000 + "]" * 100_000  # (RecursionError in json: issue 42 §6)
+    (tmp_path / "deep.jsonl").write_text(f'{{"text": "fine"}}\n{nested}\n')
+    loaded = load_file(tmp_path / "deep.jsonl")  # one line nested too deep: skipped
+    assert [(s[0], s[1]) for s in loaded.skipped] == [(2, "not valid JSON")]
+    (tmp_path / "deep.json").write_text(nested)
+    deep = r"deep\.json: not valid JSON \(brackets nested too deep\)"
+    with pytest.raises(DatasetError, match=deep):
+        load_file(tmp_path / "deep.json")
     (tmp_path / "list.jsonl").write_text('[1, 2]\n{"text": "fine"}\n')
     loaded = load_file(tmp_path / "list.jsonl")  # JSON that is not an object: skipped too
     assert [(s[0], s[1]) for s in loaded.skipped] == [(1, "not a JSON object")]

@@ -248,3 +248,55 @@ def test_a_migration_writing_a_table_by_another_case_is_still_checked(tmp_path: 
     )
     with open_store(path) as store:
         assert store.query("SELECT count(*) FROM toy_scores")[1] == [(1,)]
+
+
+def _file_with_a_note(path: Path) -> dict[str, str]:
+    """A store whose instance_notes holds one note; returns each table's exact SQL."""
+    with open_store(path) as store:
+        store.connection.execute(
+            "INSERT INTO instance_notes (run_id, instance_id, note) VALUES ('r', 'i', 'kept')"
+        )
+        tables = store.query("SELECT table_name, sql FROM duckdb_tables()")[1]
+    return {str(name): str(sql) for name, sql in tables}
+
+
+@pytest.mark.parametrize(
+    ("attack", "said"),
+    [
+        ("DROP TABLE instance_notes; {exact}", "not the table instance_notes"),
+        (
+            "ALTER TABLE instance_notes ALTER note SET DATA TYPE VARCHAR USING NULL",
+            "not of the table instance_notes (rows before: 1, after: 1)",
+        ),
+        ("DROP TABLE skipped_rows; {skipped_rows}", "not the table skipped_rows"),  # (empty)
+    ],
+)
+def test_a_migration_that_drops_a_haf_table_and_makes_it_again_is_refused_the_note_kept(
+    tmp_path: Path, attack: str, said: str
+) -> None:
+    """The probe's attack (issue 42 §6): a plug-in migration drops instance_notes and makes it
+    again with its exact SQL, so the schema reads the same afterwards (notes 1 -> 0)."""
+    path = tmp_path / "h.duckdb"
+    exact = _file_with_a_note(path)
+    sql = attack.format(exact=exact["instance_notes"], skipped_rows=exact["skipped_rows"])
+    register_method(toy(SCORES, MethodMigration(2, "wipe", sql)))
+    with pytest.raises(StoreError) as refused:
+        open_store(path)
+    message = str(refused.value)
+    assert "\n" not in message and said in message, message
+    assert message.startswith("method 'toy', migration 2 (wipe) refused: ")
+    register_method(toy())
+    with open_store(path) as store:
+        assert store.query("SELECT note FROM instance_notes")[1] == [("kept",)]
+
+
+def test_a_migration_writing_only_its_own_rows_passes_the_data_check(tmp_path: Path) -> None:
+    path = tmp_path / "h.duckdb"
+    _file_with_a_note(path)
+    copy = MethodMigration(
+        2, "copy", "INSERT INTO toy_scores SELECT run_id, instance_id, 1.0 FROM instance_notes"
+    )
+    register_method(toy(SCORES, copy))
+    with open_store(path) as store:
+        assert store.query("SELECT count(*) FROM toy_scores")[1] == [(1,)]
+        assert store.query("SELECT note FROM instance_notes")[1] == [("kept",)]

@@ -439,3 +439,16 @@ def test_spans_hold_on_generated_text(text: str) -> None:
                     and bool(sentence)
                     and sentence in text[reason.start : reason.end]
                 )
+
+
+NESTED = "[" * 100_000 + "]" * 100_000
+"""The probe's answer (issue 42 §6): 100,000 nested brackets."""
+
+
+@pytest.mark.parametrize("rules", ["reference", "strict"])
+def test_an_answer_of_100_000_nested_brackets_parses_as_no_decision(rules: RulesLiteral) -> None:
+    justify = parse_justify(NESTED, rules=rules)
+    assert justify.stance == stance_from_reference_label(REFERENCE_UNCLEAR_LABEL)
+    for stage in FOLLOWUP_STAGES:
+        followup = parse_followup(NESTED, stage, rules=rules)
+        assert followup.decision_sentence == "" or followup.decision_sentence in NESTED

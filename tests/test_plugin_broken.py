@@ -17,6 +17,8 @@ import pytest
 from support.plugin import plugins_installed
 
 from haf_tui.methods.guard import MethodFailedError
+from haf_tui.methods.haf.method import METHOD as HAF
+from haf_tui.methods.judge.method import METHOD as JUDGE
 from haf_tui.methods.registry import left_out, methods
 from haf_tui.pipeline.runner import HafRunner
 from haf_tui.store import open_store
@@ -163,6 +165,25 @@ async def test_the_workbench_opens_and_says_which_plug_ins_were_left_out(
         assert isinstance(app.screen, HomeScreen)
         said = [str(n.message) for n in app._notifications if "left out" in str(n.message)]
         assert len(said) == 4 and said[0].startswith("method 'crash'")
+
+
+def test_a_plug_in_named_like_a_built_in_method_is_left_out_in_one_line_the_built_in_kept(
+    tmp_path: Path,
+) -> None:
+    """A package's entry point ``haf`` (or ``myjudge`` whose method is called ``judge``)
+    neither replaces the built-in method nor vanishes unsaid (issue 42 §5)."""
+    plugins = {"haf": toy_like("haf"), "myjudge": toy_like("judge")}
+    with plugins_installed(tmp_path / "site", plugins):
+        assert methods()["haf"] is HAF and methods()["judge"] is JUDGE
+        assert "haf_word" not in methods()["haf"].suite.stages
+        shown = haf("--version")
+    assert shown.returncode == 0 and shown.stdout.startswith("haf-tui ")
+    assert shown.stderr.splitlines() == [
+        "warning: method 'haf' (haf_plugin.method:METHOD) is named like the built-in method "
+        "'haf' — left out, the built-in one is used (rename the plug-in)",
+        "warning: method 'myjudge' (myjudge_plugin.method:METHOD) is called 'judge': its entry "
+        "point must bear its name — left out, the others work",
+    ]
 
 
 def test_a_plug_in_flag_that_haf_run_has_is_left_out_in_one_line(tmp_path: Path) -> None:

@@ -273,6 +273,20 @@ def test_an_answer_that_disagrees_with_its_request_is_refused(
     backend.close()
 
 
+@pytest.mark.parametrize("depth", [5_000, 100_000])
+def test_an_answer_of_deeply_nested_brackets_is_refused_in_one_line(
+    serve: Callable[..., StandIn], depth: int
+) -> None:
+    """Brackets nested too deep for Python's json (a RecursionError, which failed the run:
+    issue 42 §6) are an answer that is not JSON, as any other garbage: retried, then the
+    server is dropped in one line."""
+    server = serve(lambda n, body: Raw(b"[" * depth + b"]" * depth))
+    backend = _backend(server, max_answer_bytes=4 * depth)
+    _refused(backend, "an answer that is not JSON")
+    assert server.requests == 3
+    backend.close()
+
+
 def test_a_forced_request_answered_with_more_than_its_one_token_is_refused(
     serve: Callable[..., StandIn],
 ) -> None:
@@ -377,6 +391,16 @@ def test_a_models_answer_of_another_shape_is_one_line(
     assert main(["--db", str(db), "run", "--dataset", "sample", "--server", url]) == 2
     error = capsys.readouterr().err.strip().splitlines()
     assert len(error) == 1 and url in error[0] and "another shape" in error[0], error
+
+
+def test_a_models_answer_nested_too_deep_for_json_is_one_line(
+    serve: Callable[..., StandIn],
+) -> None:
+    """Brackets nested too deep for Python's json (a RecursionError: issue 42 §6) are no
+    JSON: the server is not one, in one line."""
+    url = serve(models=Raw(b"[" * 3000 + b"]" * 3000)).url
+    with pytest.raises(ServerError, match="no OpenAI-compatible /v1/models answer"):
+        identify_server(url)
 
 
 # ------------------------------------------------------------------ the model of a resume

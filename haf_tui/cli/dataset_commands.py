@@ -1,4 +1,8 @@
-"""``haf datasets``: ``list``, ``import``, ``show`` and ``preview`` of datasets."""
+"""``haf datasets``: ``list``, ``import``, ``show``, ``preview`` and ``remove`` of datasets.
+
+A dataset's name, source, columns and values come from a user or a file: they are printed as
+text (a ``rich.text.Text`` cell, ``markup=False`` or escaped), never read as Rich markup (a
+dataset named ``[/]`` once made every listing of the database fail)."""
 
 from __future__ import annotations
 
@@ -10,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from haf_tui.cli.dataset_parser import add_datasets_parser as add_datasets_parser
 from haf_tui.datasets import (
@@ -25,7 +31,13 @@ from haf_tui.datasets import (
 )
 from haf_tui.datasets.labels import rule_of
 from haf_tui.methods.declared_parts import dataset_formats
-from haf_tui.store.dataset_catalog import label_counts, skip_summary, skipped_rows
+from haf_tui.store.dataset_catalog import (
+    label_counts,
+    remove_dataset,
+    runs_of_dataset,
+    skip_summary,
+    skipped_rows,
+)
 from haf_tui.store.db import Store, default_db_path, open_snapshot, open_store
 
 TEXT_PREVIEW = 100
@@ -68,7 +80,8 @@ def import_command(args: argparse.Namespace, store: Store, console: Console) -> 
         skipped = f", {row.n_skipped} rows skipped" if row.n_skipped else ""
         state = "imported" if new else "already stored"
         console.print(
-            f"{state} [bold]{row.name}[/] ({row.dataset_id}): {row.n_instances} instances{skipped}",
+            f"{state} [bold]{escape(row.name)}[/] ({row.dataset_id}): "
+            f"{row.n_instances} instances{skipped}",
             highlight=False,
             soft_wrap=True,
         )
@@ -93,12 +106,12 @@ def list_command(store: Store | None, console: Console) -> int:
         table.add_column(column, overflow="fold")
     for row in rows:
         table.add_row(
-            row.name,
-            row.dataset_id,
+            Text(row.name),
+            Text(row.dataset_id),
             str(row.n_instances),
             str(row.n_skipped),
-            row.kind,
-            row.source,
+            Text(row.kind),
+            Text(row.source),
         )
     console.print(table if rows else "no datasets stored yet")
     stored = {r.meta.get("paper_dataset"): r.kind for r in rows if r.kind == "paper"}
@@ -174,35 +187,42 @@ def _excerpt(text: Any) -> str:
 def show_command(args: argparse.Namespace, store: Store, console: Console) -> int:
     """A stored dataset: what it is, its first rows, and every skip reason."""
     row = find_stored(store, args.name)
-    console.print(f"[bold]{row.name}[/] ({row.dataset_id})", highlight=False, soft_wrap=True)
+    console.print(
+        f"[bold]{escape(row.name)}[/] ({escape(row.dataset_id)})", highlight=False, soft_wrap=True
+    )
     for line in _describe(row):
-        console.print(line, highlight=False, soft_wrap=True)
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
     for line in label_lines(row.meta, label_counts(store, row.dataset_id)):
         console.print(line, highlight=False, soft_wrap=True, markup=False)
     filtered = row.meta.get("filtered") or {}
     if filtered:
         table = Table("reason", "rows", title="left out by the paper's preprocessing")
         for reason, n in sorted(filtered.items(), key=lambda kv: -kv[1]):
-            table.add_row(reason, str(n))
+            table.add_row(Text(str(reason)), str(n))
         console.print(table)
     instances = store.instances(row.dataset_id, args.rows)
     table = Table("position", "id", "label", "text", title=f"first {len(instances)} instances")
     for inst in instances:
-        table.add_row(str(inst.position), inst.instance_id, inst.label or "", _excerpt(inst.text))
+        table.add_row(
+            str(inst.position),
+            Text(inst.instance_id),
+            Text(inst.label or ""),
+            Text(_excerpt(inst.text)),
+        )
     console.print(table)
     summary = skip_summary(store, row.dataset_id)
     if summary:
         table = Table("reason", "rows", "first rows", title="skipped rows")
         for reason, n, first in summary:
             more = ", …" if n > len(first) else ""
-            table.add_row(reason, str(n), ", ".join(map(str, first)) + more)
+            table.add_row(Text(reason), str(n), ", ".join(map(str, first)) + more)
         console.print(table)
     else:
         console.print("no rows skipped")
     if args.skipped and summary:
         table = Table("row", "reason", "text", title="every skipped row")
         for number, reason, text in skipped_rows(store, row.dataset_id):
-            table.add_row(str(number), reason, text or "")
+            table.add_row(str(number), Text(reason), Text(text or ""))
         console.print(table)
     return 0
 
@@ -216,6 +236,7 @@ def preview_command(args: argparse.Namespace, console: Console) -> int:
         f"{preview.n_rows} rows",
         highlight=False,
         soft_wrap=True,
+        markup=False,
     )
     console.print(
         "guessed columns: "
@@ -226,24 +247,50 @@ def preview_command(args: argparse.Namespace, console: Console) -> int:
         ),
         highlight=False,
         soft_wrap=True,
+        markup=False,
     )
     if preview.label is not None:
         console.print(preview.label.line(), highlight=False, soft_wrap=True, markup=False)
-    table = Table(*preview.columns, title=f"first {len(preview.rows)} rows")
+    table = Table(title=f"first {len(preview.rows)} rows")
+    for column in preview.columns:
+        table.add_column(Text(str(column)))
     for record in preview.rows:
-        table.add_row(*(_excerpt(record.get(c, "")) for c in preview.columns))
+        table.add_row(*(Text(_excerpt(record.get(c, ""))) for c in preview.columns))
     console.print(table)
     return 0
 
 
+def remove_command(args: argparse.Namespace, store: Store, console: Console) -> int:
+    """Remove a stored dataset; refused in one line while runs use it, unless --with-runs."""
+    row = find_stored(store, args.name)
+    runs = runs_of_dataset(store, row.dataset_id)
+    if runs and not args.with_runs:
+        shown = ", ".join(runs[:3]) + (", …" if len(runs) > 3 else "")
+        raise ValueError(
+            f"dataset {row.name!r} ({row.dataset_id}) is used by {len(runs)} run(s) ({shown}): "
+            "kept; pass --with-runs to delete them with it"
+        )
+    deleted = remove_dataset(store, row.dataset_id, with_runs=args.with_runs)
+    runs_said = f"; deleted its {len(deleted)} run(s): {', '.join(deleted)}" if deleted else ""
+    console.print(
+        f"removed dataset {row.name} ({row.dataset_id}): {row.n_instances} instances{runs_said}",
+        highlight=False,
+        soft_wrap=True,
+        markup=False,
+    )
+    return 0
+
+
 def datasets_command(args: argparse.Namespace, console: Console) -> int:
-    """Dispatch ``haf datasets SUB``: import writes, the others read (``--snapshot`` works)."""
+    """Dispatch ``haf datasets SUB``: import and remove write, the others read
+    (``--snapshot`` works)."""
     sub = args.datasets_command
     if sub == "preview":
         return preview_command(args, console)
-    if sub == "import":
+    if sub in ("import", "remove"):
         with open_store(args.db) as store:
-            return import_command(args, store, console)
+            command = import_command if sub == "import" else remove_command
+            return command(args, store, console)
     db_path = Path(args.db).expanduser() if args.db else default_db_path()
     if sub == "list" and not db_path.is_file():
         return list_command(None, console)

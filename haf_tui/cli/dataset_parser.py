@@ -10,7 +10,9 @@ from haf_tui.defaults import SAMPLE_SEED as DEFAULT_SEED
 
 def add_datasets_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The ``datasets`` sub-command and its own sub-commands."""
-    datasets = commands.add_parser("datasets", help="list, import, show or preview datasets")
+    datasets = commands.add_parser(
+        "datasets", help="list, import, show, preview or remove datasets"
+    )
     sub = datasets.add_subparsers(dest="datasets_command", required=True)
     sub.add_parser("list", help="stored datasets, and the paper's datasets")
 
@@ -18,6 +20,12 @@ def add_datasets_parser(commands: argparse._SubParsersAction[argparse.ArgumentPa
     show.add_argument("name", help="a stored dataset's name, id or id prefix")
     show.add_argument("--rows", type=int, default=5, help="how many first rows")
     show.add_argument("--skipped", action="store_true", help="list every skipped row")
+
+    remove = sub.add_parser("remove", help="remove a stored dataset (kept while runs use it)")
+    remove.add_argument("name", help="a stored dataset's name, id or id prefix")
+    remove.add_argument(
+        "--with-runs", action="store_true", help="delete the runs that evaluated it too"
+    )
 
     preview = sub.add_parser("preview", help="a file's first rows and its guessed columns")
     preview.add_argument("path", help="the file (.csv .tsv .jsonl .json .parquet)")

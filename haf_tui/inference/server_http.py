@@ -164,5 +164,5 @@ def fetch_json(
     status, data = run_coroutine(request())
     try:
         return status, json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # (RecursionError: brackets nested too deep)
         return status, None

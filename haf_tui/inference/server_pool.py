@@ -325,7 +325,7 @@ class ServerPool:
             raise ServerError(f"{live.endpoint.url} refused a request: HTTP {status} {shown}")
         try:
             answer = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):  # (RecursionError: brackets nested too deep)
             return "an answer that is not JSON"
         return answer if isinstance(answer, dict) else "an answer that is not an object"
 

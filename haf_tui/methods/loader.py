@@ -32,13 +32,15 @@ after them, by name."""
 def load_methods(*, install: bool = True) -> MethodRegistry:
     """A fresh registry of the built-in methods and every entry point's (``install``: made
     the program's registry). An installed method that cannot be loaded (it raises on import,
-    is no :class:`Method`, reuses a stage, could own haf's tables) is left out, with one line
-    saying why in ``left_out``: one broken package never locks the user out of the others."""
+    is no :class:`Method`, reuses a stage, could own haf's tables, is named like a built-in
+    method or one loaded before it) is left out, with one line saying why in ``left_out``:
+    one broken package never locks the user out of the others, nor replaces one unseen."""
     registry = MethodRegistry()
     for method in BUILT_IN:
         registry = registry.with_method(method)
     for entry in _entry_points():
-        if entry.name in registry.methods:
+        if entry.name in registry.methods:  # (the first one stays: never replaced unseen)
+            registry = registry.leaving_out(_name_taken(entry, registry.methods[entry.name]))
             continue
         try:
             registry = registry.with_method(_load_entry_point(entry))
@@ -56,6 +58,21 @@ def ensure_methods() -> MethodRegistry:
     """The program's registry: the one installed already (a test session's, a caller's), else
     :func:`load_methods`'s. What a program's entry point calls."""
     return installed() or load_methods()
+
+
+def _name_taken(entry: metadata.EntryPoint, holder: Method[Any]) -> str:
+    """The line for an entry point whose name a loaded method has: a built-in one always
+    wins (what ``haf`` computes, stores and reports under its name never changes because a
+    package was installed), else the plug-in loaded first (entry points in name order)."""
+    if any(holder is method for method in BUILT_IN):
+        return (
+            f"method {entry.name!r} ({entry.value}) is named like the built-in method "
+            f"{entry.name!r} — left out, the built-in one is used (rename the plug-in)"
+        )
+    return (
+        f"method {entry.name!r} ({entry.value}) is named like another installed method "
+        f"{entry.name!r} — left out, the one loaded first is used (rename one of them)"
+    )
 
 
 def _entry_points() -> list[metadata.EntryPoint]:

@@ -13,7 +13,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from haf_tui.store.annotations import delete_run
+from haf_tui.store.connection import StoreError
 from haf_tui.store.db import Store
+from haf_tui.store.derived_runs import children_of
 from haf_tui.store.skips import skipped_payload
 
 _SELECT = (
@@ -127,3 +130,40 @@ def merge_dataset_meta(store: Store, dataset_id: str, meta: dict[str, Any]) -> N
         store.connection.execute(
             "UPDATE datasets SET meta = ? WHERE dataset_id = ?", [json.dumps(merged), dataset_id]
         )
+
+
+def runs_of_dataset(store: Store, dataset_id: str) -> list[str]:
+    """The ids of the runs (re-scores too) that evaluated a dataset, oldest first."""
+    rows = (
+        store.reader()
+        .execute(
+            "SELECT run_id FROM runs WHERE dataset_id = ? ORDER BY created_at, run_id",
+            [dataset_id],
+        )
+        .fetchall()
+    )
+    return [str(r[0]) for r in rows]
+
+
+def remove_dataset(store: Store, dataset_id: str, *, with_runs: bool = False) -> list[str]:
+    """Remove a stored dataset (its row, instances and skipped rows, in one transaction);
+    refused in one line (:class:`StoreError`) while runs use it, unless ``with_runs``: then
+    those runs are deleted first, each whole (a re-score before the run it re-scores).
+    Returns the ids of the runs deleted."""
+    runs = runs_of_dataset(store, dataset_id)
+    if runs and not with_runs:
+        shown = ", ".join(runs[:3]) + (", …" if len(runs) > 3 else "")
+        raise StoreError(
+            f"dataset {dataset_id} is used by {len(runs)} run(s) ({shown}): they would lose "
+            "their texts, so it is kept"
+        )
+    left = list(runs)
+    while left:  # (each pass deletes the runs nothing left re-scores: at least one)
+        for run_id in list(left):
+            if not {child.run_id for child in children_of(store, run_id)} & set(left):
+                delete_run(store, run_id)
+                left.remove(run_id)
+    with store.transaction() as con:
+        for table in ("skipped_rows", "instances", "datasets"):
+            con.execute(f"DELETE FROM {table} WHERE dataset_id = ?", [dataset_id])
+    return runs

@@ -7,7 +7,12 @@ core ones, so a failure leaves nothing half-applied. Each migration is checked t
 statements must be DDL (CREATE, ALTER, DROP) or DML whose target is plainly one of the
 method's tables (DuckDB's parser tells the kinds apart), and the catalog before and after it
 may differ only in the method's own tables, views, indexes and sequences (``<method>_…`` in
-``main``); a foreign key from them to a haf table is refused too (it would pin that table).
+``main``: an object dropped and made again with its exact SQL differs, by its id); a foreign
+key from them to a haf table is refused too (it would pin that table). And the data holds:
+every other table keeps its rows, each table's count and a sum of its rows' hashes compared
+before and after (one read of the file per migration, only when one is pending), so a
+migration that empties or rewrites a haf table (``ALTER … USING``) is refused however its
+schema looks afterwards.
 """
 
 from __future__ import annotations
@@ -41,20 +46,22 @@ _DML_TARGET = re.compile(
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 _CATALOG_SQL = """
-SELECT 'table', database_name, schema_name, table_name, NULL, sql, comment::VARCHAR
+SELECT 'table', database_name, schema_name, table_name, NULL, sql, comment::VARCHAR, table_oid
 FROM duckdb_tables()
-UNION ALL SELECT 'view', database_name, schema_name, view_name, NULL, sql, comment::VARCHAR
+UNION ALL SELECT 'view', database_name, schema_name, view_name, NULL, sql, comment::VARCHAR,
+       view_oid
 FROM duckdb_views() WHERE NOT internal
-UNION ALL SELECT 'index', database_name, schema_name, index_name, table_name, sql, NULL
+UNION ALL SELECT 'index', database_name, schema_name, index_name, table_name, sql, NULL, index_oid
 FROM duckdb_indexes()
-UNION ALL SELECT 'sequence', database_name, schema_name, sequence_name, NULL, sql, NULL
+UNION ALL SELECT 'sequence', database_name, schema_name, sequence_name, NULL, sql, NULL,
+       sequence_oid
 FROM duckdb_sequences()
 UNION ALL SELECT 'macro', database_name, schema_name, function_name, NULL,
-       coalesce(macro_definition, ''), NULL
+       coalesce(macro_definition, ''), NULL, NULL
 FROM duckdb_functions() WHERE NOT internal AND function_type IN ('macro', 'table_macro')
-UNION ALL SELECT 'type', database_name, schema_name, type_name, NULL, logical_type, NULL
+UNION ALL SELECT 'type', database_name, schema_name, type_name, NULL, logical_type, NULL, NULL
 FROM duckdb_types() WHERE NOT internal
-UNION ALL SELECT 'schema', database_name, schema_name, schema_name, NULL, NULL, NULL
+UNION ALL SELECT 'schema', database_name, schema_name, schema_name, NULL, NULL, NULL, NULL
 FROM duckdb_schemas() WHERE NOT internal
 """
 _OWN_KINDS = frozenset({"table", "view", "index", "sequence"})
@@ -99,6 +106,7 @@ def apply_method_migrations(
     """Run ``pending`` (inside the caller's transaction) and record each in
     ``method_migrations``; a refused or failing one raises :class:`StoreError` in one line
     naming the method and version (the caller rolls everything back)."""
+    rows = _row_fingerprints(con) if pending else {}
     for method, migration in pending:
         where = f"method {method!r}, migration {migration.version} ({migration.description})"
         statements = _checked_statements(method, migration, where)
@@ -109,10 +117,12 @@ def apply_method_migrations(
             except duckdb.Error as exc:
                 raise StoreError(f"{where} failed: {first_line(exc)}") from exc
         _check_catalog(con, method, before, where)
+        rows = _check_rows(con, method, rows, where)
         con.execute(
             "INSERT INTO method_migrations (method, version, description) VALUES (?, ?, ?)",
             [method, migration.version, migration.description],
         )
+        rows[("main", "method_migrations")] = _fingerprint(con, "main", "method_migrations")
 
 
 def _checked_statements(method: str, migration: MethodMigration, where: str) -> list[str]:
@@ -176,6 +186,48 @@ def _check_catalog(
             f"{where} refused: the foreign key from {pinned[0]} to {pinned[1]} would pin a "
             "haf table (keep run_id as a plain column)"
         )
+
+
+def _row_fingerprints(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], tuple[int, int]]:
+    """Every table of this database (schema, name): its row count and the sum of its rows'
+    hashes (the order of rows does not change it; a changed, lost or added row does)."""
+    tables = con.execute(
+        "SELECT schema_name, table_name FROM duckdb_tables() "
+        "WHERE database_name = current_database() ORDER BY ALL"
+    ).fetchall()
+    return {(str(s), str(n)): _fingerprint(con, str(s), str(n)) for s, n in tables}
+
+
+def _fingerprint(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> tuple[int, int]:
+    """A table's row count and the sum of its rows' hashes (names from the catalog, quoted)."""
+    quoted = ".".join('"' + part.replace('"', '""') + '"' for part in (schema, name))
+    row = con.execute(
+        f"SELECT count(*), coalesce(sum(hash(t)::HUGEINT), 0) FROM {quoted} AS t"
+    ).fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+def _check_rows(
+    con: duckdb.DuckDBPyConnection,
+    method: str,
+    before: dict[tuple[str, str], tuple[int, int]],
+    where: str,
+) -> dict[tuple[str, str], tuple[int, int]]:
+    """Refuse a migration after which a table not the method's own lost, gained or changed
+    rows; returns the fingerprints now (the next migration's before)."""
+    after = _row_fingerprints(con)
+    for (schema, name), (count, digest) in sorted(before.items()):
+        if owns(method, name) and schema == "main":
+            continue
+        now = after.get((schema, name))
+        if now != (count, digest):
+            shown = "no table after" if now is None else f"after: {now[0]}"
+            raise StoreError(
+                f"{where} refused: it may only change rows of tables named "
+                f"{table_prefix(method)}…, not of the table {name} (rows before: {count}, "
+                f"{shown})"
+            )
+    return after
 
 
 def insert_method_rows(

@@ -10,9 +10,11 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.markup import escape
 from textual.message import Message
 from textual.widgets import DataTable, Input, Label, ProgressBar, Select, Static
 
@@ -131,8 +133,8 @@ class DatasetPicker(VerticalScroll):
             yield LabelRuleField(id="label-rule")
             yield MeasuredTable(id="preview", zebra_stripes=True)
 
-    def _options(self) -> list[tuple[str, str]]:
-        return [*self.sources, ("a local file …", FILE_SOURCE)]
+    def _options(self) -> list[tuple[str, str]]:  # (a dataset's name as typed: escaped)
+        return [(escape(name), v) for name, v in (*self.sources, ("a local file …", FILE_SOURCE))]
 
     def set_sources(self, sources: list[tuple[str, str]]) -> None:
         """Offer ``sources`` (label, value) after the demo's texts and the built-in sample."""
@@ -295,9 +297,9 @@ class DatasetPicker(VerticalScroll):
         self.columns = columns
         table = self.query_one("#preview", DataTable)
         table.clear(columns=True)
-        table.add_columns(*columns)
+        table.add_columns(*(Text(str(column)) for column in columns))  # (a file's: text)
         for row in rows:
-            table.add_row(*[str(value)[:60] for value in row])
+            table.add_row(*[Text(str(value)[:60]) for value in row])
         for role in ("text", "id", "label"):
             select = self.query_one(f"#ds-col-{role}", Select)
             options = [(column, column) for column in columns]

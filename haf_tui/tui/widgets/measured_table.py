@@ -7,13 +7,18 @@ every row cut at the header's widths until something else redrew it: one start i
 runs list at 200x60 on this machine (``bench-s7-run1`` shown as ``ben``).
 
 In a table with a row cursor, ``home`` / ``end`` move the cursor to the first / last row
-(DataTable's own scroll sideways there, leaving the cursor where it was)."""
+(DataTable's own scroll sideways there, leaving the cursor where it was).
+
+A DataTable reads a string cell as Rich markup; the values of :meth:`fill_fitted` are names
+and texts from users and files (a run labelled ``[/]`` stopped the workbench at its start),
+so each is escaped: shown as typed."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from rich.markup import escape
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable
 
@@ -53,7 +58,7 @@ class MeasuredTable(DataTable[Any]):
         for index, row in enumerate(rows):
             self.add_row(
                 *(
-                    elide(value, width, middle=column.cut_middle)
+                    as_text(elide(value, width, middle=column.cut_middle))
                     for column, value, width in zip(columns, row, widths, strict=True)
                     if width is not None
                 ),
@@ -80,3 +85,8 @@ class MeasuredTable(DataTable[Any]):
             self, "_updated_cells", None
         ):
             self.call_later(self.notify_style_update)
+
+
+def as_text(value: Cell) -> Cell:
+    """A cell shown as it reads: a string's Rich markup escaped (a ``Text`` is text already)."""
+    return escape(value) if isinstance(value, str) else value
