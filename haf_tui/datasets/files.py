@@ -18,6 +18,7 @@ from typing import Any, Final
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from haf_tui.datasets.label_values import is_missing
 from haf_tui.datasets.labels import LabelRule, NotALabelError, stated_rule
 from haf_tui.datasets.model import Dataset, DatasetError
 from haf_tui.datasets.readers import BROKEN_LINE, Record, read_table
@@ -244,7 +245,9 @@ def load_file(
         instance_id = str(number) if raw_id is None or raw_id == "" else str(raw_id)
         extras = {c: record.get(c) for c in mapping.extra}
         gold, problem = (None, None)
-        if rule is not None and label is not None and str(label).strip():
+        if is_missing(label):
+            label = None  # (an empty or NaN cell: a row without gold, never a class)
+        elif rule is not None:
             gold, problem = rule.stored(label)
             extras["label_raw"] = _raw(label)
         if problem:

@@ -183,7 +183,7 @@ def _jsonl_records(text: str, where: Path) -> Iterator[tuple[int, Record]]:
             continue
         try:
             value = json.loads(line)
-        except json.JSONDecodeError:
+        except ValueError:  # (not JSON; or a number past Python's 4300 digits)
             # one broken line is a skipped row (with its reason), not a refused file
             yield number, {BROKEN_LINE: NOT_JSON, "text": line}
             continue
@@ -201,6 +201,8 @@ def _json_records(text: str, where: Path) -> Iterator[tuple[int, Record]]:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{where}: not valid JSON ({exc.msg}, line {exc.lineno})") from exc
+    except ValueError as exc:  # (a number past Python's 4300 digits)
+        raise DatasetError(f"{where}: not readable JSON ({exc})") from exc
     if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
         value = [{"_key": k, **v} for k, v in value.items()]
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
