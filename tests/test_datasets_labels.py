@@ -80,7 +80,7 @@ def test_a_score_is_toxic_from_the_threshold_up() -> None:
 def test_a_value_the_rule_does_not_read_has_no_gold_and_says_why() -> None:
     binary = guess_rule(["1", "0"], "label")
     assert binary.gold("2") == (None, "label '2' is not 0 or 1")
-    assert guess_rule(["0.3", "0.8"], "s").gold("n/a")[1] == "label 'n/a' is not a score"
+    assert guess_rule(["0.3", "0.8"], "s").gold("high")[1] == "label 'high' is not a score"
     strings = guess_rule(["toxic", "normal", "ambiguous"], "label")
     assert strings.gold("ambiguous") == (None, None)  # raters undecided: no gold, kept
     assert strings.stored("Ambiguous") == ("Ambiguous", None)
@@ -151,9 +151,9 @@ def test_a_file_of_ones_and_zeros_stores_gold_keeps_the_value_and_the_rule(
 def test_a_guessed_label_column_of_free_text_is_dropped_with_a_note(tmp_path: Path) -> None:
     path = tmp_path / "posts.csv"
     path.write_text(
-        "text,class\n" + "".join(f'"{t}","{t[::-1]}"\n' for t in TEXTS), encoding="utf-8"
+        "text,label\n" + "".join(f'"{t}","{t[::-1]}"\n' for t in TEXTS), encoding="utf-8"
     )
-    dataset = load_file(path)  # 'class' is guessed as the label: it is free text
+    dataset = load_file(path)  # 'label' is guessed as the label by its name: it is free text
     assert dataset.meta["mapping"]["label"] is None and len(dataset.instances) == 4
     assert "is not a label: free text" in dataset.meta["label_note"]
     assert all(i.label is None for i in dataset.instances)

@@ -60,3 +60,36 @@ async def test_the_column_step_shows_the_label_rule_and_refuses_free_text(
         assert (choice.label_column, choice.label_map) == ("grade", ("toxic=B",))
         await pilot.press("ctrl+n")
         assert str(wizard.query_one("#wz-body").current) == "settings"
+
+
+async def test_the_column_step_names_the_gold_column_or_the_columns_that_look_like_labels(
+    tmp_path: Path,
+) -> None:
+    """Issue 42 §2: ``is_toxic`` of 1/0 is the label by its name; a file whose label column
+    has another name says no label column was chosen and which columns look like labels."""
+    paths = {}
+    for name in ("is_toxic", "verdict"):
+        paths[name] = tmp_path / f"{name}.csv"
+        with paths[name].open("w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["id", "comment", name, "source"])
+            for k, text in enumerate(TEXTS * 2):
+                writer.writerow([f"c{k}", text, 1 - k % 2, "twitter"])  # (one value: no label)
+    app = create_app(tmp_path / "haf.duckdb")
+    async with app.run_test(size=(120, 40)) as pilot:
+        wizard = await open_wizard_on_file(pilot, paths["is_toxic"])
+        picker = wizard.query_one(DatasetPicker)
+        assert static_text(wizard, "#ds-label-line") == "label: 1 → toxic, 0 → non-toxic (guessed)"
+        assert picker.choice().label_column == "is_toxic"
+        await set_input(pilot, "#ds-path", str(paths["verdict"]))
+        await pilot.press("enter")
+        await settle(pilot)
+        assert picker.choice().label_column is None
+        assert static_text(wizard, "#ds-label-line") == (
+            "no label column chosen: no gold; columns that look like labels: verdict (0/1); "
+            "pick one with the label column"
+        )
+        wizard.query_one("#ds-col-label", Select).value = "verdict"
+        await pilot.pause()
+        assert static_text(wizard, "#ds-label-line") == "label: 1 → toxic, 0 → non-toxic (guessed)"
+        assert picker.choice().label_column == "verdict"

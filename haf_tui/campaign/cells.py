@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +87,8 @@ def cell_settings(config: RunConfig, dataset: DatasetEntry) -> dict[str, Any]:
     data.pop("dataset_id", None)
     for key in RUNTIME_MODEL_SETTINGS:
         data["model"].pop(key, None)
-    data["dataset"] = {"name": dataset.name, "file": dataset.file}
+    columns = {k: list(v) if isinstance(v, tuple) else v for k, v in dataset.columns().items()}
+    data["dataset"] = {"name": dataset.name, "file": dataset.file, **columns}
     return _flatten(data)
 
 
@@ -158,9 +159,16 @@ def _other_grid_file(store: Store, grid: Grid) -> str | None:
 
 def _choice(store: Store, grid: Grid, dataset: DatasetEntry) -> DatasetChoice:
     try:
-        return choice_by_name(dataset.name, dataset.file, store)
+        choice = choice_by_name(dataset.name, dataset.file, store)
     except DatasetError as exc:
         raise GridError(f"{grid.path}: dataset {dataset.label!r}: {exc}") from exc
+    columns = dataset.columns()
+    if columns and choice.kind != "file":
+        raise GridError(
+            f"{grid.path}: dataset {dataset.label!r}: {', '.join(columns)} go with a dataset "
+            f"file, not a {choice.kind} dataset"
+        )
+    return replace(choice, **columns)
 
 
 def _refusal(cell: PlannedCell, claim: ClaimedCell, changed: list[str]) -> str:

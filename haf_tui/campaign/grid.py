@@ -15,9 +15,10 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 
 from haf_tui.campaign.similarities import SimilarityEntry, parse_similarities
+from haf_tui.datasets.labels import LabelError, finite_threshold
 from haf_tui.vocabulary import HafError
 
 EMBEDDED = "embedded"
@@ -45,14 +46,37 @@ class ModelEntry(BaseModel):
 
 
 class DatasetEntry(BaseModel):
-    """One dataset of the grid: ``name`` as ``haf run --dataset`` takes it, and ``file`` as
-    ``--file`` (a path relative to the grid file)."""
+    """One dataset of the grid: ``name`` as ``haf run --dataset`` takes it, ``file`` as
+    ``--file`` (a path relative to the grid file), and a file's columns and label rule as
+    ``haf run``'s ``--text-column``, ``--label-column``, ``--label-threshold`` and
+    ``--label-map`` state them."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     label: str
     name: str = "sample"
     file: str | None = None
+    text_column: str | None = None
+    label_column: str | None = None
+    label_threshold: float | None = None
+    label_map: tuple[str, ...] = ()
+
+    @field_validator("label_threshold")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        try:
+            return finite_threshold(value, "label_threshold")
+        except LabelError as exc:
+            raise ValueError(str(exc)) from None
+
+    def columns(self) -> dict[str, Any]:
+        """The columns and label rule the entry states (none: guessed from the file)."""
+        stated = {k: getattr(self, k) for k in COLUMN_KEYS}
+        return {k: v for k, v in stated.items() if v not in (None, ())}
+
+
+COLUMN_KEYS = ("text_column", "label_column", "label_threshold", "label_map")
+"""A dataset entry's keys for a file's columns and label rule (``haf run``'s options)."""
 
 
 class Grid(BaseModel):
@@ -250,10 +274,18 @@ def _dataset(item: Any, folder: Path, grid_path: Path) -> DatasetEntry:
         item["file"] = str(file)
         item.setdefault("name", "file")
     item.setdefault("label", item.get("name", "sample"))
+    if isinstance(item.get("label_map"), str):
+        item["label_map"] = [item["label_map"]]
     try:
-        return DatasetEntry.model_validate(item)
+        entry = DatasetEntry.model_validate(item)
     except ValidationError as exc:
         raise GridError(f"{grid_path}: dataset {item['label']!r}: {_first(exc)}") from exc
+    if entry.columns() and not entry.file:
+        raise GridError(
+            f"{grid_path}: dataset {entry.label!r}: {', '.join(entry.columns())} go with a "
+            'file (file = "PATH")'
+        )
+    return entry
 
 
 def _servers(table: Any, grid_path: Path) -> tuple[str, ...]:

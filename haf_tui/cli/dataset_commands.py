@@ -28,6 +28,7 @@ from haf_tui.datasets import (
     load_source,
     paper_datasets,
     preview_file,
+    stated_mapping,
 )
 from haf_tui.datasets.labels import rule_of
 from haf_tui.methods.declared_parts import dataset_formats
@@ -44,18 +45,13 @@ TEXT_PREVIEW = 100
 
 
 def _mapping(args: argparse.Namespace) -> ColumnMapping | None:
-    given = (args.text_column, args.id_column, args.label_column, args.extra_column)
-    if not any(given):
-        return None
-    guessed = preview_file(args.source, rows=50, encoding=args.encoding).mapping
-    text = args.text_column or (guessed.text if guessed else None)
-    if text is None:
-        raise ValueError("no column looks like text: name it with --text-column")
-    return ColumnMapping(
-        text=text,
-        id=args.id_column or (guessed.id if guessed and not args.text_column else None),
-        label=args.label_column or (guessed.label if guessed and not args.text_column else None),
+    return stated_mapping(
+        args.source,
+        text=args.text_column,
+        id=args.id_column,
+        label=args.label_column,
         extra=tuple(args.extra_column),
+        encoding=args.encoding,
     )
 
 
@@ -172,7 +168,8 @@ def label_lines(meta: dict[str, Any], counts: Mapping[str | None, int]) -> list[
             )
         return lines
     rest = sum(counts.values()) - toxic - non_toxic
-    lines.append(f"labels: {rule.describe()}")
+    column = (meta.get("mapping") or {}).get("label")
+    lines.append(f"labels: {rule.describe()}" + (f", from column {column!r}" if column else ""))
     lines.append(
         f"gold: {toxic} toxic, {non_toxic} non-toxic" + (f", {rest} without gold" if rest else "")
     )
@@ -251,6 +248,8 @@ def preview_command(args: argparse.Namespace, console: Console) -> int:
     )
     if preview.label is not None:
         console.print(preview.label.line(), highlight=False, soft_wrap=True, markup=False)
+    if preview.label_note is not None:
+        console.print(preview.label_note, highlight=False, soft_wrap=True, markup=False)
     table = Table(title=f"first {len(preview.rows)} rows")
     for column in preview.columns:
         table.add_column(Text(str(column)))

@@ -8,6 +8,44 @@ import argparse
 from haf_tui.defaults import SAMPLE_SEED as DEFAULT_SEED
 
 
+def label_threshold(text: str) -> float:
+    """``--label-threshold``'s value: a finite number (``nan``, ``inf``, ``1e400``: one line)."""
+    from haf_tui.datasets.labels import LabelError, parse_threshold
+
+    try:
+        return parse_threshold(text)
+    except LabelError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--label-threshold ")) from None
+
+
+def add_column_options(parser: argparse.ArgumentParser) -> None:
+    """A file's text and label columns and its label rule: ``haf datasets import``'s and
+    ``haf run --file``'s options (one declaration, the same meaning in both)."""
+    parser.add_argument(
+        "--text-column", help="the column holding the text (default: guessed from the names)"
+    )
+    parser.add_argument(
+        "--label-column",
+        help="the column holding labels (rows without: skipped; default: label, given_label, "
+        "or a column such as is_toxic, toxic, toxicity, hate, class whose values are labels)",
+    )
+    parser.add_argument(
+        "--label-threshold",
+        type=label_threshold,
+        metavar="T",
+        help="the label column is a score: T or more is toxic (default when it is a score "
+        "in 0..1: 0.5)",
+    )
+    parser.add_argument(
+        "--label-map",
+        action="append",
+        default=[],
+        metavar="toxic=A,B",
+        help="the label values that mean toxic (toxic=A,B) or non-toxic (non-toxic=C); the "
+        "others are the other side (repeatable)",
+    )
+
+
 def add_datasets_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The ``datasets`` sub-command and its own sub-commands."""
     datasets = commands.add_parser(
@@ -47,24 +85,8 @@ def add_datasets_parser(commands: argparse._SubParsersAction[argparse.ArgumentPa
         help="with a paper dataset's name: its downloaded file(s) or folder (repeatable); "
         "with a method's own format: its file",
     )
-    imp.add_argument("--text-column", help="the column holding the text")
+    add_column_options(imp)
     imp.add_argument("--id-column", help="the column holding instance ids (default: row number)")
-    imp.add_argument("--label-column", help="the column holding labels (rows without: skipped)")
-    imp.add_argument(
-        "--label-threshold",
-        type=float,
-        metavar="T",
-        help="the label column is a score: T or more is toxic (default when it is a score "
-        "in 0..1: 0.5)",
-    )
-    imp.add_argument(
-        "--label-map",
-        action="append",
-        default=[],
-        metavar="toxic=A,B",
-        help="the label values that mean toxic (toxic=A,B) or non-toxic (non-toxic=C); the "
-        "others are the other side (repeatable)",
-    )
     imp.add_argument(
         "--extra-column", action="append", default=[], help="a column kept with each instance"
     )

@@ -19,6 +19,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from haf_tui.cli.dataset_parser import add_column_options
 from haf_tui.cli.settings_options import add_setting_options, settings_from_args
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig, SimilaritySettings
 from haf_tui.defaults import (
@@ -77,6 +78,7 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         help="a dataset file (.csv .tsv .jsonl .json .parquet with a text column); with "
         "--dataset PAPER_NAME: that paper dataset's downloaded file",
     )
+    add_column_options(run)
     run.add_argument("--limit", type=int, help="evaluate only the first N instances (default: all)")
     run.add_argument(
         "--until-complete",
@@ -266,12 +268,8 @@ class _CtrlC:
 def run_command(args: argparse.Namespace, store: Store, console: Console) -> int:
     """Start or resume a run; returns the exit status."""
     from haf_tui.cli.read_commands import suggest_instance
-    from haf_tui.pipeline.runs import (
-        RunRequest,
-        choice_by_name,
-        resolve_dataset,
-        start_or_resume,
-    )
+    from haf_tui.cli.run_dataset import say_gold, with_columns
+    from haf_tui.pipeline.runs import RunRequest, choice_by_name, resolve_dataset, start_or_resume
     from haf_tui.store import StoreWriteError
 
     overrides = {
@@ -286,7 +284,7 @@ def run_command(args: argparse.Namespace, store: Store, console: Console) -> int
         request = RunRequest(resume_run_id=args.resume, overrides=overrides)
     else:
         name = args.dataset if args.file or not args.demo else "sample"
-        choice = choice_by_name(name, args.file, store)
+        choice = with_columns(choice_by_name(name, args.file, store), args)
         config = _config(args)
         chosen = resolve_dataset(choice, store, suites=config.suites)
         request = RunRequest(config=config, dataset=chosen)
@@ -295,6 +293,7 @@ def run_command(args: argparse.Namespace, store: Store, console: Console) -> int
     run_id, config, models = started.run_id, started.config, started.models
     args.run_id = run_id  # (what an interrupted `haf run` says to resume)
     dataset = started.dataset
+    say_gold(dataset, console)
     if dataset is not None and dataset.skipped:
         console.print(
             f"[yellow]{len(dataset.skipped)} dataset rows skipped[/] "

@@ -23,6 +23,7 @@ from haf_tui.datasets.files import (
     preview_file,
     sample_dataset,
     sample_indices,
+    stated_mapping,
 )
 from haf_tui.datasets.importing import load_source
 from haf_tui.datasets.model import BUILTIN_SAMPLE_ID, Dataset, DatasetError, builtin_sample
@@ -84,5 +85,6 @@ __all__ = [
     "preview_file",
     "sample_dataset",
     "sample_indices",
+    "stated_mapping",
     "store_dataset",
 ]

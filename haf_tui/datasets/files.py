@@ -18,6 +18,14 @@ from typing import Any, Final
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from haf_tui.datasets.label_columns import (
+    ColumnLabel,
+    column_label,
+    guess_label,
+    label_candidates,
+    no_label_note,
+)
+from haf_tui.datasets.label_values import is_missing
 from haf_tui.datasets.labels import LabelRule, NotALabelError, stated_rule
 from haf_tui.datasets.model import Dataset, DatasetError
 from haf_tui.datasets.readers import BROKEN_LINE, Record, read_table
@@ -32,7 +40,6 @@ from haf_tui.store.records import InstanceRecord
 
 TEXT_COLUMNS: Final = ("text", "input_text", "comment_text", "content", "sentence", "post", "tweet")
 ID_COLUMNS: Final = ("id", "index", "instance_id", "post_id", "idx")
-LABEL_COLUMNS: Final = ("label", "given_label", "toxicity", "toxic", "class", "labels")
 RULE_ROWS: Final = 1000
 """Rows a preview reads to guess the label rule (it shows fewer)."""
 
@@ -59,29 +66,6 @@ class ColumnMapping(BaseModel):
             )
 
 
-class ColumnLabel(BaseModel):
-    """What a column would be as the label: its rule, or why it cannot be one (``asks``:
-    the rule must be stated, the column itself could be a label)."""
-
-    rule: LabelRule | None = None
-    problem: str | None = None
-    asks: bool = False
-
-    def line(self) -> str:
-        """One line: the rule, or the problem."""
-        return f"label: {self.rule.describe()}" if self.rule else f"label: {self.problem}"
-
-
-def column_label(values: list[Any], column: str) -> ColumnLabel:
-    """The label rule ``column``'s values call for, or why it cannot be a label."""
-    try:
-        return ColumnLabel(rule=stated_rule(values, column))
-    except NotALabelError as exc:
-        return ColumnLabel(problem=str(exc))
-    except DatasetError as exc:
-        return ColumnLabel(problem=str(exc), asks=True)
-
-
 class FilePreview(BaseModel):
     """The first rows of a file as read, its encoding and format, a guessed mapping (None when
     no column looks like text), and what each column would be as the label (``labels``)."""
@@ -95,6 +79,8 @@ class FilePreview(BaseModel):
     mapping: ColumnMapping | None = None
     notes: list[str] = Field(default_factory=list)
     labels: dict[str, ColumnLabel] = Field(default_factory=dict)
+    label_note: str | None = None
+    """No label column was guessed: said so, with the columns that look like labels."""
     rule_rows: list[dict[str, Any]] = Field(default_factory=list, exclude=True)
     """The first :data:`RULE_ROWS` rows, that the label rules are guessed from."""
 
@@ -110,7 +96,8 @@ def _pick(columns: list[str], candidates: tuple[str, ...]) -> str | None:
 
 
 def guess_mapping(columns: list[str], rows: list[Record] | None = None) -> ColumnMapping | None:
-    """A mapping from well-known column names; else the column with the longest texts."""
+    """A mapping from well-known column names (a likely label column's name only with
+    label-like values); else the column with the longest texts as the text."""
     text = _pick(columns, TEXT_COLUMNS)
     if text is None and rows:
         lengths = {
@@ -122,7 +109,7 @@ def guess_mapping(columns: list[str], rows: list[Record] | None = None) -> Colum
     if text is None:
         return None
     rest = [c for c in columns if c != text]
-    return ColumnMapping(text=text, id=_pick(rest, ID_COLUMNS), label=_pick(rest, LABEL_COLUMNS))
+    return ColumnMapping(text=text, id=_pick(rest, ID_COLUMNS), label=guess_label(rest, rows or []))
 
 
 def preview_file(path: str | Path, rows: int = 10, *, encoding: str | None = None) -> FilePreview:
@@ -130,8 +117,12 @@ def preview_file(path: str | Path, rows: int = 10, *, encoding: str | None = Non
     label rule of each column (from the first :data:`RULE_ROWS` rows)."""
     table = read_table(path, encoding=encoding, limit=max(rows, RULE_ROWS))
     records = [r for _, r in table.rows if BROKEN_LINE not in r]
-    mapping = guess_mapping(table.columns, records[:rows])
+    mapping = guess_mapping(table.columns, records)
     notes = [] if mapping else ["no column looks like text: choose the text column"]
+    label_note = None
+    if mapping is not None and mapping.label is None:
+        values = {c: [r.get(c) for r in records] for c in table.columns}
+        label_note = no_label_note(label_candidates(values, (mapping.text, mapping.id)))
     labels = {c: column_label([r.get(c) for r in records], c) for c in table.columns}
     return FilePreview(
         path=str(table.path),
@@ -143,7 +134,34 @@ def preview_file(path: str | Path, rows: int = 10, *, encoding: str | None = Non
         mapping=mapping,
         notes=notes,
         labels=labels,
+        label_note=label_note,
         rule_rows=records,
+    )
+
+
+def stated_mapping(
+    path: str | Path,
+    *,
+    text: str | None = None,
+    id: str | None = None,
+    label: str | None = None,
+    extra: tuple[str, ...] = (),
+    encoding: str | None = None,
+) -> ColumnMapping | None:
+    """The mapping the columns named make (``--text-column`` and the others), the roles not
+    named guessed (the id and label columns only when the text column is not named); None
+    when none is named (the whole mapping guessed on reading)."""
+    if not any((text, id, label, extra)):
+        return None
+    guessed = preview_file(path, rows=50, encoding=encoding).mapping
+    text_column = text or (guessed.text if guessed else None)
+    if text_column is None:
+        raise DatasetError(f"no column of {path} looks like text: name it with --text-column")
+    return ColumnMapping(
+        text=text_column,
+        id=id or (guessed.id if guessed and not text else None),
+        label=label or (guessed.label if guessed and not text else None),
+        extra=extra,
     )
 
 
@@ -184,6 +202,11 @@ def _label_rule(
         return mapping.model_copy(update={"label": None}), None, f"{exc}: no label column used"
 
 
+def _first_records(rows: list[tuple[int, Record]]) -> list[Record]:
+    """The first :data:`RULE_ROWS` readable records (what a label column is guessed from)."""
+    return [r for _, r in rows[:RULE_ROWS] if BROKEN_LINE not in r]
+
+
 def _raw(value: Any) -> Any:
     return value if isinstance(value, str | int | float | bool) else str(value)
 
@@ -217,7 +240,7 @@ def load_file(
         raise DatasetError(f"dataset file {table.path} has no rows")
     guessed = mapping is None
     if mapping is None:
-        mapping = guess_mapping(table.columns, [r for _, r in table.rows[:50]])
+        mapping = guess_mapping(table.columns, _first_records(table.rows))
         if mapping is None:
             raise DatasetError(
                 f"dataset file {table.path} has no text column (one of {', '.join(TEXT_COLUMNS)}):"
@@ -229,6 +252,11 @@ def load_file(
     mapping, rule, label_note = _label_rule(
         records, mapping, guessed, label_rule, label_threshold, label_map
     )
+    if mapping.label is None:
+        first = _first_records(table.rows)
+        values = {c: [r.get(c) for r in first] for c in table.columns}
+        note = no_label_note(label_candidates(values, (mapping.text, mapping.id, *mapping.extra)))
+        label_note = f"{label_note}; {note}" if label_note else note
     required = mapping.label is not None if label_required is None else label_required
     validator = RowValidator(max_chars=max_chars, label_required=required)
     instances: list[InstanceRecord] = []
@@ -244,7 +272,9 @@ def load_file(
         instance_id = str(number) if raw_id is None or raw_id == "" else str(raw_id)
         extras = {c: record.get(c) for c in mapping.extra}
         gold, problem = (None, None)
-        if rule is not None and label is not None and str(label).strip():
+        if is_missing(label):
+            label = None  # (an empty or NaN cell: a row without gold, never a class)
+        elif rule is not None:
             gold, problem = rule.stored(label)
             extras["label_raw"] = _raw(label)
         if problem:

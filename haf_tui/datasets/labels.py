@@ -17,8 +17,9 @@ import math
 from collections.abc import Iterable
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
+from haf_tui.datasets.label_values import is_missing, normalize, number
 from haf_tui.datasets.model import DatasetError
 
 Gold = Literal["toxic", "non-toxic"]
@@ -57,29 +58,26 @@ class NotALabelError(LabelError):
     """A column is not a label at all: free text, many different values, or empty."""
 
 
-def normalize(value: Any) -> str:
-    """A label value as compared: lower case, spaces and underscores as dashes; a boolean as
-    ``true``/``false``; a whole float as its integer (``1.0`` is ``1``)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return "-".join(str(value).strip().casefold().replace("_", " ").split())
+def finite_threshold(value: float | None, option: str = "--label-threshold") -> float | None:
+    """``value`` when it is a finite number (or None); LabelError for NaN and infinities (a
+    threshold that makes every row one class)."""
+    if value is not None and not math.isfinite(value):
+        raise LabelError(f"{option} {value!r} is not a finite number: give a score such as 0.5")
+    return value
 
 
-def number(value: Any) -> float | None:
-    """A label value as a number (None: not a finite number; booleans are not numbers)."""
-    if isinstance(value, bool) or value is None:
-        return None
+def parse_threshold(text: str) -> float:
+    """A ``--label-threshold`` as typed: a finite number (``nan``, ``inf`` and ``1e400``,
+    which overflows, are refused in one line)."""
     try:
-        result = float(str(value).strip()) if not isinstance(value, int | float) else float(value)
+        value = float(text)
     except ValueError:
-        return None
-    return result if math.isfinite(result) else None
-
-
-def _is_empty(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip())
+        raise LabelError(f"--label-threshold {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise LabelError(
+            f"--label-threshold {text!r} is not a finite number: give a score such as 0.5"
+        )
+    return value
 
 
 def _listed(values: Iterable[str], limit: int = 6) -> str:
@@ -107,8 +105,18 @@ class LabelRule(BaseModel):
     origin: Literal["guessed", "stated", "paper", "built-in"] = "guessed"
     why: str = ""
 
+    @field_validator("threshold")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
+            raise ValueError("a label threshold is a finite number")
+        return value
+
     def gold(self, value: Any) -> tuple[Gold | None, str | None]:
-        """The gold label of a value, or None with why (None, None: a no-gold value)."""
+        """The gold label of a value, or None with why (None, None: a no-gold value or a
+        missing cell, :func:`is_missing`)."""
+        if is_missing(value):
+            return None, None
         key = normalize(value)
         if self.kind == "strings":
             if key in self.toxic:
@@ -138,7 +146,7 @@ class LabelRule(BaseModel):
         """The label an instance keeps for a value (its gold; a no-gold value as it is), or
         None with why the row has no usable label."""
         gold, problem = self.gold(value)
-        if gold is None and problem is None:
+        if gold is None and problem is None and not is_missing(value):
             return str(value).strip(), None
         return gold, problem
 
@@ -183,8 +191,10 @@ def _score_rule(numbers: list[float], column: str, threshold: float | None) -> L
 def guess_rule(values: Iterable[Any], column: str, *, threshold: float | None = None) -> LabelRule:
     """The rule a label column's values call for; LabelError when they are not a label (free
     text, many values) or the rule cannot be guessed (then the line says what to state).
-    ``threshold``: the column is a score, toxic from this value up."""
-    present = [v for v in values if not _is_empty(v)]
+    ``threshold``: the column is a score, toxic from this value up (0 too; NaN and
+    infinities are refused). Missing cells (:func:`is_missing`) are rows without gold."""
+    finite_threshold(threshold)
+    present = [v for v in values if not is_missing(v)]
     if not present:
         raise NotALabelError(
             f"label column {column!r} is empty: map no label column, or another one"
@@ -264,9 +274,12 @@ def parse_statement(text: str) -> tuple[float | None, tuple[str, ...]]:
     text = text.strip()
     if not text:
         return None, ()
-    value = number(text)
-    if value is not None:
-        return value, ()
+    try:
+        float(text)
+    except ValueError:
+        pass
+    else:
+        return parse_threshold(text), ()
     specs = tuple(p for p in text.replace(";", " ").split() if p)
     parse_label_map(specs)  # (LabelError now, for a statement that is neither)
     return None, specs
@@ -280,20 +293,29 @@ def stated_rule(
     label_map: Iterable[str] = (),
 ) -> LabelRule:
     """The rule for a column: from ``--label-map`` (the values one side names; the other
-    side is every other value, or the values it names), from ``threshold``, else guessed."""
+    side is every other value, or the values it names), from ``threshold``, else guessed.
+    A value the map names that the column does not hold is refused (a typo would make every
+    row one class)."""
     specs = list(label_map)
+    finite_threshold(threshold)
     if specs and threshold is not None:
         raise LabelError("give --label-map or --label-threshold, not both")
     if not specs:
         return guess_rule(values, column, threshold=threshold)
     toxic, non_toxic = parse_label_map(specs)
-    present = [v for v in values if not _is_empty(v)]
+    present = [v for v in values if not is_missing(v)]
     if not present:
         raise NotALabelError(
             f"label column {column!r} is empty: map no label column, or another one"
         )
     refuse_free_text(present, column)
     keys = {normalize(v) for v in present}
+    absent = (set(toxic) | set(non_toxic)) - keys
+    if absent:
+        raise LabelError(
+            f"--label-map names {_listed(absent)}, which label column {column!r} does not hold "
+            f"(its values: {_listed(keys)})"
+        )
     if not toxic:
         toxic = tuple(sorted(keys - set(non_toxic)))
     elif not non_toxic:

@@ -183,7 +183,8 @@ def _jsonl_records(text: str, where: Path) -> Iterator[tuple[int, Record]]:
             continue
         try:
             value = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):  # (brackets nested too deep)
+        except (ValueError, RecursionError):  # (not JSON; a number past Python's 4300 digits;
+            # brackets nested too deep)
             # one broken line is a skipped row (with its reason), not a refused file
             yield number, {BROKEN_LINE: NOT_JSON, "text": line}
             continue
@@ -203,6 +204,8 @@ def _json_records(text: str, where: Path) -> Iterator[tuple[int, Record]]:
         raise DatasetError(f"{where}: not valid JSON ({exc.msg}, line {exc.lineno})") from exc
     except RecursionError as exc:
         raise DatasetError(f"{where}: not valid JSON (brackets nested too deep)") from exc
+    except ValueError as exc:  # (a number past Python's 4300 digits)
+        raise DatasetError(f"{where}: not readable JSON ({exc})") from exc
     if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
         value = [{"_key": k, **v} for k, v in value.items()]
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):

@@ -18,8 +18,13 @@ from haf_tui.datasets import (
     paper_datasets,
 )
 from haf_tui.datasets import preview_file as read_preview
-from haf_tui.datasets.files import ColumnLabel, column_label
 from haf_tui.datasets.hub import fetch, hub_cache_dir, hub_offline
+from haf_tui.datasets.label_columns import (
+    ColumnLabel,
+    column_label,
+    label_candidates,
+    no_label_note,
+)
 from haf_tui.datasets.labels import parse_statement, stated_rule
 from haf_tui.inference.llama_load import gpu_offload_supported
 from haf_tui.inference.model_catalog import (
@@ -42,6 +47,7 @@ __all__ = [
     "download_model",
     "gpu_offload_supported",
     "label_check",
+    "no_label_line",
     "paper_cache_state",
     "parse_statement",
     "preview_file",
@@ -72,6 +78,12 @@ def label_check(values: list[Any], column: str, statement: str = "") -> ColumnLa
     except DatasetError as exc:
         return ColumnLabel(problem=str(exc))
     return ColumnLabel(rule=rule)
+
+
+def no_label_line(values: dict[str, list[Any]], taken: tuple[str | None, ...]) -> str:
+    """What the wizard says when no label column is chosen: no gold, and the columns (of
+    ``values``, not ``taken``: the text and id columns) that look like labels."""
+    return no_label_note(label_candidates(values, taken), pick="the label column")
 
 
 def dataset_sources(store: Store | None) -> list[tuple[str, str]]:

@@ -22,7 +22,6 @@ from haf_tui.datasets import (
     DEFAULT_SAMPLE,
     DEFAULT_SEED,
     SAMPLE_PREFIX,
-    ColumnMapping,
     Dataset,
     DatasetError,
     builtin_sample,
@@ -34,6 +33,7 @@ from haf_tui.datasets import (
     paper_datasets,
     paper_sample_file,
     sample_dataset,
+    stated_mapping,
     store_dataset,
 )
 from haf_tui.datasets.builtin_samples import stored_form
@@ -151,11 +151,9 @@ def resolve_dataset(
     if choice.kind == "builtin":
         dataset = builtin_sample()
     elif choice.kind == "file":
-        mapping = None
-        if choice.text_column is not None:
-            mapping = ColumnMapping(
-                text=choice.text_column, id=choice.id_column, label=choice.label_column
-            )
+        mapping = stated_mapping(
+            choice.name, text=choice.text_column, id=choice.id_column, label=choice.label_column
+        )
         dataset = load_file(
             choice.name,
             mapping,

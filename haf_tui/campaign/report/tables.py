@@ -18,6 +18,7 @@ from haf_tui.campaign.report.model import (
     RunTable,
     Table,
 )
+from haf_tui.datasets.labels import rule_of
 from haf_tui.methods.declare import Method, MetricSpec
 from haf_tui.methods.registry import methods
 from haf_tui.reports.compared_metrics import with_values
@@ -26,6 +27,7 @@ from haf_tui.reports.query_running import run_named
 from haf_tui.reports.registry import PerInstance, Report, get_report
 from haf_tui.store import Store
 from haf_tui.store.comparison_readers import compared_runs, run_metric_values, run_suites
+from haf_tui.store.dataset_catalog import get_dataset
 
 Keyed = dict[tuple[Cell, str, str], list[float]]
 """(cell, group, metric label) → the instance values."""
@@ -248,9 +250,42 @@ def run_tables(store: Store, method: Method[Any], cells: Sequence[Cell]) -> list
         )
         if lacking:
             caption += " Left out, the suite did not run there: " + ", ".join(lacking) + "."
+        caption += without_gold(store, result.columns, result.rows, run_at, holding)
         columns = ["model", "dataset", *(result.columns[i] for i in kept)]
         found.append(RunTable(f"{method.name}-{name}", result.title, caption, columns, rows))
     return found
+
+
+def without_gold(
+    store: Store,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[object]],
+    run_at: int,
+    holding: dict[str, Cell],
+) -> str:
+    """Why a report's ``gold`` column (classify's: the instances with a gold label) is 0 or
+    empty for a cell: its dataset has no label column (and its note: the columns that look
+    like labels), or its rule gave no instance gold; "" when every cell has gold."""
+    if "gold" not in columns:
+        return ""
+    at = list(columns).index("gold")
+    said = ""
+    for row in rows:
+        cell = holding.get(str(row[run_at]))
+        if cell is None or row[at] not in (0, None):
+            continue
+        dataset = get_dataset(store, store.get_run(cell.run_id).dataset_id)
+        meta = dataset.meta if dataset is not None else {}
+        if rule_of(meta) is None:
+            note = f" ({meta['label_note']})" if meta.get("label_note") else ""
+            why = (
+                f"its dataset has no label column{note}; name one with label_column in the "
+                "grid's dataset entry"
+            )
+        else:
+            why = "its dataset's label rule gave none of its instances gold"
+        said += f" No gold for {cell.name}: {why}."
+    return said
 
 
 def campaign_tables(

@@ -313,13 +313,14 @@ class DatasetPicker(VerticalScroll):
                 select.value = value
         self.pending_columns = {}
         rule = self.query_one(LabelRuleField)
-        rule.column = self._column("label")
+        rule.column, rule.taken = self._column("label"), (self._column("text"), self._column("id"))
         rule.set_values(values or {})
         self.note(note)
 
-    @on(Select.Changed, "#ds-col-label")
+    @on(Select.Changed, "#ds-col-label, #ds-col-text, #ds-col-id")
     def _label_column_changed(self) -> None:
-        self.query_one(LabelRuleField).set_column(self._column("label"))
+        taken = (self._column("text"), self._column("id"))
+        self.query_one(LabelRuleField).set_column(self._column("label"), taken)
 
     def note(self, text: str) -> None:
         """A line under the form (what was read, or what is wrong)."""

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Label, Static
 
-from haf_tui.pipeline.choices import ColumnLabel, label_check, parse_statement
+from haf_tui.pipeline.choices import ColumnLabel, label_check, no_label_line, parse_statement
 
 PLACEHOLDER = "guessed from the values; or T (a score's threshold), or toxic=A,B"
 
@@ -30,6 +30,8 @@ class LabelRuleField(Vertical):
         self.values: dict[str, list[Any]] = {}
         """The file's first values, per column (what a rule is guessed from)."""
         self.column: str | None = None
+        self.taken: tuple[str | None, ...] = ()
+        """The text and id columns (not offered as labels when none is chosen)."""
         self.check: ColumnLabel | None = None
 
     def compose(self) -> ComposeResult:
@@ -52,9 +54,9 @@ class LabelRuleField(Vertical):
         self.values = values
         self.show()
 
-    def set_column(self, column: str | None) -> None:
-        """The label column chosen (None: no label column)."""
-        self.column = column
+    def set_column(self, column: str | None, taken: tuple[str | None, ...] = ()) -> None:
+        """The label column chosen (None: no label column), and the text and id columns."""
+        self.column, self.taken = column, taken
         self.show()
 
     @on(Input.Changed, "#ds-label-rule")
@@ -66,7 +68,7 @@ class LabelRuleField(Vertical):
         line = self.query_one("#ds-label-line", Static)
         if self.column is None or self.column not in self.values:
             self.check = None
-            line.update("no label column: no gold" if self.values else "")
+            line.update(no_label_line(self.values, self.taken) if self.values else "")
             line.set_class(False, "-refused")
             return
         self.check = label_check(self.values[self.column], self.column, self.statement())
