@@ -12,9 +12,12 @@
 --   they are defined (Σv > 0). Shares of the prompted answers (n_answers: one per call, the
 --   gold and ŷ shown being one call when equal): pct_empty (no word of the text named),
 --   pct_out_of_text (some word named is not in the text), pct_not_k (in-text words ≠ k, over
---   n_with_k answers with a k); occlusion: pct_empty only. Per run (the same on both rows):
---   pct_low_mass (label mass < 0.5), annotator_iou (mean token IoU across annotators),
---   alignment_f1 (token-F1 of the prompted vs the occlusion mask of the same k). Undefined
+--   n_with_k answers with a k); occlusion: pct_empty only. agreement_f1 = mean token F1 of
+--   the row's rationale against the prompted one (ŷ shown) of the same k, over the
+--   agreement_n instances where both exist (occlusion: rationale_alignment_f1; attention,
+--   saliency, input×gradient: rationale_alignment_f1_<method>; prompted: NULL, itself).
+--   Per run (the same on every row): pct_low_mass (label mass < 0.5), annotator_iou (mean
+--   token IoU across annotators, over annotator_iou_n instances). Undefined
 --   values are NULL. selection = the strategy with its k or ratio; variant = the prompt
 --   (normal, short). Per run, the instances scored by gold label (n_by_label: HateXplain's
 --   majority label, hatespeech / offensive / normal / undecided; a number, the share saying
@@ -99,12 +102,22 @@ instance_values AS (
            100 * avg(CASE WHEN value < 0.5 THEN 1.0 ELSE 0.0 END)
                FILTER (WHERE metric = 'rationale_label_mass') AS pct_low_mass,
            avg(value) FILTER (WHERE metric = 'rationale_annotator_iou') AS annotator_iou,
-           count(value) FILTER (WHERE metric = 'rationale_annotator_iou') AS annotator_iou_n,
-           avg(value) FILTER (WHERE metric = 'rationale_alignment_f1') AS alignment_f1,
-           count(value) FILTER (WHERE metric = 'rationale_alignment_f1') AS alignment_f1_n
+           count(value) FILTER (WHERE metric = 'rationale_annotator_iou') AS annotator_iou_n
     FROM instance_metrics
     WHERE metric LIKE 'rationale\_%' ESCAPE '\' AND run_id IN (SELECT run_id FROM selected)
     GROUP BY run_id
+),
+agreements AS (  -- each source's own agreement with the prompted rationale (§6.4)
+    SELECT run_id,
+           CASE metric WHEN 'rationale_alignment_f1' THEN 'occlusion'
+                ELSE substr(metric, length('rationale_alignment_f1_') + 1) END AS source,
+           avg(value) AS agreement_f1,
+           count(value) AS agreement_n
+    FROM instance_metrics
+    WHERE (metric = 'rationale_alignment_f1'
+           OR metric LIKE 'rationale\_alignment\_f1\_%' ESCAPE '\')
+      AND run_id IN (SELECT run_id FROM selected)
+    GROUP BY ALL
 ),
 scored AS (  -- the instances the run finished, by their stored gold label
     SELECT m.run_id,
@@ -175,8 +188,9 @@ SELECT s.run_id,
        i.pct_low_mass,
        i.annotator_iou,
        coalesce(i.annotator_iou_n, 0) AS annotator_iou_n,
-       i.alignment_f1,
-       coalesce(i.alignment_f1_n, 0) AS alignment_f1_n,
+       ag.agreement_f1,
+       CASE k.rationale WHEN 'prompted' THEN NULL ELSE coalesce(ag.agreement_n, 0) END
+           AS agreement_n,
        b.n_by_label,
        coalesce(b.n_undecided, 0) AS n_undecided,
        coalesce(mm.n_tokens_mismatch, 0) AS n_tokens_mismatch,
@@ -187,6 +201,7 @@ LEFT JOIN plausibility p ON p.run_id = s.run_id AND p.source = k.plausibility_so
 LEFT JOIN faithfulness f ON f.run_id = s.run_id AND f.source = k.faithfulness_source
 LEFT JOIN answer_shares a ON a.run_id = s.run_id
 LEFT JOIN instance_values i ON i.run_id = s.run_id
+LEFT JOIN agreements ag ON ag.run_id = s.run_id AND ag.source = k.faithfulness_source
 LEFT JOIN by_label b ON b.run_id = s.run_id
 LEFT JOIN mismatches mm ON mm.run_id = s.run_id
 LEFT JOIN bad_masks bm ON bm.run_id = s.run_id

@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from haf_tui.cli import main
-from haf_tui.cli.report_layout import column_ranks, compact_table, legend_lines
+from haf_tui.cli.report_layout import (
+    carries_small_n,
+    column_ranks,
+    compact_table,
+    legend_lines,
+)
 from tests.support import one_line_error
 from tests.support.campaign_store import campaign_db
 from tests.support.judge_runs import judge_db
@@ -141,8 +146,17 @@ def test_at_80_columns_each_table_is_one_compact_table_and_the_rest_is_named(
     assert len(out.splitlines()) < 100  # (491 lines before, each run a record)
     table1 = _section(out, "Table 1 —")
     header = next(line for line in table1.splitlines() if line.startswith("run "))
-    assert header.split() == ["run", "pooling", "SoS", "DiS", "UII", "UEI", "RS", "RN"]
-    assert "not shown at this width: model, dataset, instances, 6 n columns" in table1
+    assert header.split() == ["run", "pooling", "SoS", "DiS", "UII", "UEI", "RS"]
+    assert "not shown at this width: model, dataset, instances, RN, 6 n columns" in table1
+    # a mean over fewer than 5 values carries its n though its n column is left out
+    _, csv = _report(db, capsys, monkeypatch, "--report", "table1", "--format", "csv")
+    small = [
+        f"{float(row['UEI']):.3f} n={row['UEI n']}"
+        for row in csv_records(csv)
+        if row["UEI"] and 0 < int(row["UEI n"]) < 5
+    ]
+    assert small and all(cell in table1 for cell in small), small
+    assert "n=k after a value: a mean over only k (< 5) values" in " ".join(table1.split())
     _, wide = _report(db, capsys, monkeypatch, "--report", "table1", width=250)
     assert "not shown" not in wide and "SoS n" in wide and "Llama-3.2-3B" in wide
     _, every = _report(db, capsys, monkeypatch, "--report", "table1", "--columns", "all")
@@ -161,10 +175,14 @@ def test_a_legend_under_each_table_from_the_metric_specs(
     assert "pooled: the reference's rule" in table1 and "instance mean: mean of" in table1
     for term in ("C(Y): ", "S/N(Y): ", "I_S/I_N: "):
         assert term in table4
+    # the terms average different reasons (UNCLEAR: no C(Y), an S/N(Y)): said, not implied
+    assert "each term averages its own n" in " ".join(table4.split())
+    assert "score need not be the product of the terms' means" in " ".join(table4.split())
     rationales = _section(out, "Rationales —")
     assert "SUFF ↓" in rationales and "COMP ↑" in rationales
     _, narrow = _report(db, capsys, monkeypatch, "--report", "rationales")
-    assert "COMP ↑" in narrow and "SUFF" not in narrow.split("more")[-1]  # (not shown: no legend)
+    legend = _section(narrow, "Rationales —").split("more")[-1]
+    assert "IOU ↑" in legend and "SUFF" not in legend  # (not shown: no legend)
 
 
 def test_a_single_run_writes_the_campaign_reports_html_and_latex(
@@ -220,6 +238,43 @@ def test_compact_table_gives_up_when_not_even_one_value_fits() -> None:
     columns, rows = ["run", "pooling", "SoS"], [("a-long-run-id", "pooled", 0.5)]
     assert compact_table("t", columns, rows, Console(width=30)) is not None
     assert compact_table("t", columns, rows, Console(width=20)) is None
+
+
+def csv_records(text: str) -> list[dict[str, str]]:
+    import csv
+    import io
+
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def test_a_small_n_rides_with_its_value_when_its_column_is_left_out() -> None:
+    from rich.console import Console
+
+    columns = ["run", "pooling", "SoS", "DiS", "% NO", "SoS n", "DiS n", "of"]
+    rows = [
+        ("run-a", "pooled", 0.5, 0.25, 50.0, 1, 4, 2),
+        ("run-b", "pooled", 0.75, 0.125, 12.5, 5, 0, 8),
+    ]
+
+    def printed(width: int, counts: tuple[tuple[str, str], ...] = ()) -> tuple[str, list[str]]:
+        console = Console(width=width, record=True, color_system=None)
+        fitted = compact_table("t", columns, rows, console, counts)
+        assert fitted is not None
+        console.print(fitted[0])
+        return console.export_text(), fitted[1]
+
+    narrow, left_out = printed(44)
+    assert "SoS n" in left_out and "DiS n" in left_out
+    assert "0.500 n=1" in narrow and "0.250 n=4" in narrow  # 1 and 4 < 5
+    assert "0.750 n" not in narrow and "0.125 n" not in narrow  # 5, and 0 (no mean: —)
+    assert "50.000 n" not in narrow  # no n column declared for % NO
+    assert carries_small_n(columns, rows, left_out)
+    declared, left_out = printed(52, (("% NO", "of"),))
+    assert "of" in left_out and "SoS n" not in left_out
+    assert "50.000 n=2" in declared and "12.500 n" not in declared
+    wide, shown_all = printed(120)
+    assert not shown_all and "n=" not in wide  # the n columns are shown: nothing to carry
+    assert not carries_small_n(columns, rows, shown_all)
 
 
 def test_the_legend_names_only_the_columns_and_terms_shown() -> None:

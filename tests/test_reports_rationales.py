@@ -325,7 +325,10 @@ def test_summary_is_p1_table4_with_the_shares(store: Store) -> None:
             metrics.token_f1(r["mask"], by_instance[r["instance_id"]])
             for r in stored(store, "prompt_predicted")
         ]
-        assert row["alignment_f1"] == approx(mean(aligned)) and row["alignment_f1_n"] == 3
+        if row is occlusion:  # occlusion's own agreement with the prompted rationale
+            assert row["agreement_f1"] == approx(mean(aligned)) and row["agreement_n"] == 3
+        else:  # (the prompted rationale against itself: none)
+            assert row["agreement_f1"] is None and row["agreement_n"] is None
         assert row["selection"] == "top_k k=3" and row["variant"] == "normal"
     # the answers (one call each: gold = ŷ here) name worthless / liberals, not in h0's text,
     # 2 of 3 in-text words (k = 3) in h0 and h1, none in h2 (an empty rationale)
@@ -339,6 +342,62 @@ def test_summary_is_p1_table4_with_the_shares(store: Store) -> None:
     assert occlusion["pct_empty"] == 0.0  # top-3 of every text
     assert occlusion["pct_out_of_text"] is None and occlusion["pct_not_k"] is None
     assert occlusion["n_answers"] is None
+
+
+ATTRIBUTION_AGREEMENT = {"attention": [0.6, 0.5, 0.5], "saliency": [0.2, 0.2, 0.2]}
+"""Planted per-instance agreements with the prompted rationale (issue 42 §3: 0.53 / 0.20 on
+the attribution rows of a run whose prompted-vs-occlusion mean is another number)."""
+
+
+def with_attributions(store: Store) -> None:
+    """The run's occlusion rows copied as attention / saliency / input×gradient rows, and
+    each attribution's own per-instance agreement stored (input×gradient's: none)."""
+    for source in ("attention", "saliency", "input_x_gradient"):
+        store.connection.execute(
+            "CREATE OR REPLACE TEMP TABLE copied AS SELECT * FROM rationales "
+            "WHERE run_id = ? AND source = 'occlusion'",
+            [RUN_ID],
+        )
+        store.connection.execute("UPDATE copied SET source = ?", [source])
+        store.connection.execute("INSERT INTO rationales SELECT * FROM copied")
+    for source, values in ATTRIBUTION_AGREEMENT.items():
+        for instance, value in zip(("h0", "h1", "h2"), values, strict=True):
+            store.connection.execute(
+                "INSERT INTO instance_metrics (run_id, instance_id, metric, value, n) "
+                "VALUES (?, ?, ?, ?, 1)",
+                [RUN_ID, instance, f"rationale_alignment_f1_{source}", value],
+            )
+
+
+def test_each_rationale_row_shows_its_own_agreement_with_the_prompted(store: Store) -> None:
+    with_attributions(store)
+    by = {r["rationale"]: r for r in records(store, "rationale_summary", run_ids=[RUN_ID])}
+    assert list(by) == ["prompted", "occlusion", "attention", "saliency", "input×gradient"]
+    occlusion = instance_values(store, "rationale_alignment_f1")
+    assert by["occlusion"]["agreement_f1"] == approx(mean(list(occlusion.values())))
+    for source, label in (("attention", "attention"), ("saliency", "saliency")):
+        values = ATTRIBUTION_AGREEMENT[source]
+        assert by[label]["agreement_f1"] == approx(mean(values)), label
+        assert by[label]["agreement_n"] == 3
+    assert by["input×gradient"]["agreement_f1"] is None  # none stored: no number, n 0
+    assert by["input×gradient"]["agreement_n"] == 0
+    assert by["prompted"]["agreement_f1"] is None
+    shown = reports.run_report(store, "rationales", {"run_ids": [RUN_ID]})
+    assert shown.columns.count("agree F1") == 1 and "align F1" not in shown.columns
+    attribution = reports.run_report(store, "rationale-attribution", {"run_ids": [RUN_ID]})
+    assert "agree F1" not in attribution.columns  # P2's alignment has its own name
+
+
+def test_haf_report_defines_agreement_apart_from_alignment(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with open_store(db) as store:
+        with_attributions(store)
+    args = ["--db", str(db), "report", "--run", RUN_ID, "--report", "rationales"]
+    assert main([*args, "--columns", "all"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "agree F1: token F1 of the row's rationale against the prompted one" in out
+    assert "align F1 ×100: 100 · token F1 against the annotators" in out
 
 
 def test_only_runs_with_the_suite_and_the_filter(store: Store) -> None:
@@ -371,7 +430,8 @@ REPORT_COLUMNS = {
         "model", "dataset", "run", "selection", "prompt", "rationale", "instances", "with gold",
         "IOU", "TOK", "TOK micro", "COMP", "SUFF", "% flip", "faithful n", "AUPRC", "CPX H",
         "SPR G", "CPX n", "answers", "% empty", "% out-of-text", "% ≠ k", "% mass < 0.5",
-        "% no gold", "annotator IoU", "align F1", "instances by gold label", "undecided",
+        "% no gold", "annotator IoU", "agree F1", "agree n", "instances by gold label",
+        "undecided",
         "tokens ≠ text", "bad-mask posts skipped",
     ],
     "rationale-plausibility": [

@@ -35,6 +35,7 @@ from haf_tui.tui.widgets.stance_tree import StanceTree
 from tests.support.rationale_runs import ScriptedRationaleModel, _token, scored_text
 from tests.test_scheduler import FlatSimilarity
 from tests.test_tui_explorer import open_run, press, shown, shown_line, typed, wait
+from tests.test_tui_explorer_methods import list_lines
 
 CLASSIFY_RUN = "classify-run"
 TEXTS = {  # id → (text, gold label); "worthless" makes the model's label mass low
@@ -147,6 +148,26 @@ def test_ranges_name_every_metric_of_the_run_and_the_gold_label() -> None:
             parse_ranges(bad, haf)
 
 
+def test_a_rationales_run_filters_by_its_metrics_short_names() -> None:
+    """``rationale_label_mass`` is ``label_mass`` in a range (the method is "rationales", its
+    metrics' prefix "rationale"), every other rationales metric likewise, and the list's
+    own column by its label (``agree``, once ``align``)."""
+    rationales = ListSchema.of([methods()["rationales"]])
+    for short, stored in (
+        ("label_mass", "rationale_label_mass"),
+        ("skew_input_x_gradient", "rationale_skew_input_x_gradient"),
+        ("annotator_iou", "rationale_annotator_iou"),
+        ("alignment_f1_saliency", "rationale_alignment_f1_saliency"),
+    ):
+        (term,) = parse_ranges(f"{short}<0.5", rationales)
+        assert isinstance(term, Range) and term.column == stored, short
+        assert term.test({stored: 0.25}) and not term.test({stored: 0.75})
+        assert stored in rationales.row_metrics()  # the rows carry it to filter by
+    for name in ("agree", "align"):
+        (term,) = parse_ranges(f"{name}>=0.5", rationales)
+        assert isinstance(term, Range) and term.column == "rationale_alignment_f1", name
+
+
 async def test_a_classify_run_filters_by_gold_label_and_label_mass(classify_run: Path) -> None:
     mass = stored_metric(classify_run, "classify_label_mass")
     p_toxic = stored_metric(classify_run, "classify_p_toxic")
@@ -154,6 +175,15 @@ async def test_a_classify_run_filters_by_gold_label_and_label_mass(classify_run:
     assert low == ["c1", "c3"]  # the texts with "worthless"
     async with create_app(classify_run).run_test(size=(120, 40)) as pilot:
         screen = await open_run(pilot, CLASSIFY_RUN)
+        # p(tox) carries ° where the label mass it rests on is below 0.5, the legend says so
+        header, *lines = list_lines(screen)
+        assert header.split()[:2] == ["id", "p(tox)"]
+        cells = {line.split()[0]: line.split()[1] for line in lines}
+        assert cells == {
+            key: f"{p_toxic[key]:.3f}" + ("°" if mass[key] < 0.5 else "") for key in TEXTS
+        }
+        legend = str(screen.query_one("#ex-legend", Legend).render())
+        assert "°: p on a label mass < 0.5" in legend and "low: mass < 0.5" in legend
         await press(pilot, "f")
         await typed(pilot, "label=toxic")
         assert shown(screen) == ["c0", "c1", "c4"] and "label=toxic" in shown_line(screen)

@@ -72,7 +72,7 @@ async def test_a_rationales_run_lists_its_declared_columns(rationale_run: Path) 
         screen = await open_run(pilot, RUN_ID)
         lines = list_lines(screen)
         header = lines[0].split()
-        assert header[:3] == ["id", "p(ŷ)", "align"] and "stance" not in header
+        assert header[:3] == ["id", "p(ŷ)", "agree"] and "stance" not in header
         values = [line.split()[1] for line in lines[1:]]
         assert values and all(v != "—" for v in values)
         assert all(0 <= float(v) <= 1 for v in values)
@@ -87,12 +87,14 @@ async def test_a_rationales_run_lists_its_declared_columns(rationale_run: Path) 
         assert screen.filter.sort_key == "rationale_p_predicted"
         shown = [row["rationale_p_predicted"] for row in screen.instance_list.rows]
         assert shown == sorted(shown, reverse=True)
-        (only,) = parse_ranges("align>=0", screen.filter.schema)
-        assert only.metric == "rationale_alignment_f1"
+        for name in ("agree", "align"):  # (its label, and the one it had)
+            (only,) = parse_ranges(f"{name}>=0", screen.filter.schema)
+            assert only.metric == "rationale_alignment_f1"
         legend = str(screen.query_one("#ex-legend", Legend).render())
-        assert legend.startswith("p(ŷ) align↑ 0–1") and "SoS" not in legend
+        assert legend.startswith("p(ŷ) agree↑ 0–1") and "SoS" not in legend
+        assert "°: p on a label mass < 0.5" in legend  # (the list's mark, defined)
         help_text = help_markdown(screen)  # ? defines its metrics
-        assert "## This run's metrics" in help_text and "- align F1 (0–1" in help_text
+        assert "## This run's metrics" in help_text and "- agree occ (0–1" in help_text
 
 
 TOY = Method(

@@ -100,7 +100,7 @@ async def test_a_rationales_run_opens_on_its_rationales(db: Path) -> None:
         tree = screen.query_one("#ex-tree", StanceTree)
         node = child(tree.root, "rationales →")
         assert node is not None and node.data == NodeRef(RATIONALES)
-        # ŷ and p(toxic) from the stored label spellings of the full text
+        # ŷ and p(toxic) from the stored label spellings of the full text (mass 0.95: no °)
         p_full = stored(db, "h0", "prompt_predicted")["p_full"]
         assert str(node.label) == f"rationales → toxic (p(toxic) {p_full:.2f})"
         # a run without the HAF suite shows no 'not run' HAF rows
@@ -306,6 +306,53 @@ def test_the_heat_is_warm_above_zero_and_cool_at_or_below() -> None:
     hot, cold, zero = rgb(2.0), rgb(-2.0), rgb(0.0)
     assert hot[0] > hot[2] and cold[2] > cold[0] and zero[2] > zero[0]
     assert rgb(1.0)[0] < hot[0] and zero[2] < cold[2]  # stronger the larger |a_i|
+
+
+def test_every_attribution_draws_its_heat_line_and_its_skewness() -> None:
+    """The heat lines: one per attribution source with scores (input×gradient, the last, as
+    much as the first), and the skewness line names each source's own value."""
+    extra = {"post_tokens": ["you", "are", "kind"], "rationales": [[0, 1, 1], [0, 0, 1]]}
+    skews = {"occlusion": 0.11, "attention": -0.22, "saliency": 0.33, "input_x_gradient": 1.44}
+    rows = [record("prompt_predicted", [0, 0, 1], label_shown="non-toxic", words=["kind"])]
+    for k, source in enumerate(skews):
+        scores = [0.1 * (k + 1), -0.2, 0.5 + k]
+        rows.append(record(source, [0, 0, 1], k=1, scores=scores))
+    metrics = {f"rationale_skew_{source}": value for source, value in skews.items()}
+    metrics |= {"rationale_alignment_f1": 0.5, "rationale_alignment_f1_input_x_gradient": 0.25}
+    data = rationale_data("i", "you are kind", extra, rows, metrics)
+    lines = [t.plain for t in rationale_lines(data, 100)]
+    for label in ("occlusion:", "attention:", "saliency:", "input×grad:"):
+        assert sum(line.startswith(label) for line in lines) == 1, label
+    (skew,) = [line for line in lines if line.startswith("skewness:")]
+    assert skew == ("skewness: occlusion 0.11 · attention -0.22 · saliency 0.33 · input×grad 1.44")
+    # each source's own agreement with the prompted rationale in the summary line
+    assert "prompted vs occlusion F1 0.50 · input×gradient 0.25" in lines[0]
+
+
+def test_p_toxic_on_a_low_label_mass_is_marked_where_it_is_shown() -> None:
+    """The node's p(toxic) carries ° when the label spellings' mass is below 0.5, the view's
+    summary says the mass with ``low``; a mass of 0.5 or more carries neither."""
+    from haf_tui.methods.classify.core.labels import SPELLINGS
+    from haf_tui.methods.declare import NodeInput
+    from haf_tui.methods.rationales.suite.plan import CLASSIFY
+    from haf_tui.methods.rationales.views import rationales_node
+
+    def node(probabilities: list[float]) -> str:
+        generations = [
+            {"stage": CLASSIFY, "sub_index": k, "decision_confidence": p, "decision": None}
+            for k, p in enumerate(probabilities)
+        ]
+        assert len(generations) == len(SPELLINGS)
+        return rationales_node(NodeInput("i", "a text", {}, generations))[0]
+
+    assert node([0.1, 0.05, 0.1, 0.05]) == "rationales → toxic (p(toxic) 0.50°)"  # mass 0.3
+    assert node([0.4, 0.2, 0.2, 0.1]) == "rationales → toxic (p(toxic) 0.67)"  # mass 0.9
+    extra = {"post_tokens": ["you", "are", "kind"]}
+    for mass, said in ((0.3, "label mass 0.30 low"), (0.5, "label mass 0.50 ·")):
+        data = rationale_data("i", "you are kind", extra, [record("occlusion", [0, 0, 1])], {
+            "rationale_label_mass": mass, "rationale_toxic": 1.0,
+        })  # fmt: skip
+        assert said in rationale_lines(data, 120)[0].plain, mass
 
 
 def test_without_rows_the_view_says_so() -> None:

@@ -16,6 +16,8 @@ from rich.markup import escape
 
 from haf_tui import reports
 from haf_tui.cli.report_layout import (
+    SMALL_N_LEGEND,
+    carries_small_n,
     compact_table,
     left_out_line,
     legend_lines,
@@ -197,12 +199,15 @@ def _one_report(
             print_result(console, result.title, result.columns, result.rows, args.format)
             shown_columns = result.columns
         else:
-            shown_columns = _print_compact(console, result)
+            shown_columns = _print_compact(console, result, report.counts)
     except Exception as error:  # a report (a plug-in's) that fails: one line, the rest print
         _failed_line(name, error)
         return 1
     if args.format == "table":
         legend = legend_lines(shown_columns, result.rows, _specs(owner), report.terms)
+        left_out = [c for c in result.columns if c not in shown_columns]
+        if carries_small_n(result.columns, result.rows, left_out, report.counts):
+            legend.append(SMALL_N_LEGEND)
         for line in legend:
             console.print(line, style="dim", highlight=False)
         for warning in notes:
@@ -210,10 +215,12 @@ def _one_report(
     return 0
 
 
-def _print_compact(console: Console, result: reports.ReportResult) -> list[str]:
+def _print_compact(
+    console: Console, result: reports.ReportResult, counts: Sequence[tuple[str, str]]
+) -> list[str]:
     """The report as one compact table that fits; records only when not even that fits.
     Returns the columns shown."""
-    fitted = compact_table(result.title, result.columns, result.rows, console)
+    fitted = compact_table(result.title, result.columns, result.rows, console, counts)
     if fitted is None:
         print_result(console, result.title, result.columns, result.rows, "table")
         return result.columns

@@ -84,7 +84,35 @@ def column_ranks(columns: Sequence[str], rows: Sequence[Row]) -> list[int]:
     return ranks
 
 
-def _compact(columns: Sequence[str], rows: Sequence[Row], kept: list[int]) -> Table:
+def small_n(row: Row, value_at: int, kept: Sequence[int], counts: Mapping[int, int]) -> int | None:
+    """The n of the row's value at ``value_at`` when it is below :data:`reports.SMALL_N` and its
+    n column is not among ``kept`` (then the cell carries it); else None."""
+    n_at = counts.get(value_at)
+    if n_at is None or n_at in kept or not _is_number(row[value_at]):
+        return None
+    n = row[n_at]
+    return int(n) if isinstance(n, int) and 0 < n < reports.SMALL_N else None
+
+
+def cell_text(row: Row, at: int, kept: Sequence[int], counts: Mapping[int, int]) -> str:
+    """A cell of a compact table: its value, shortened, with ``n=k`` after a mean over fewer
+    than :data:`reports.SMALL_N` values whose n column is left out."""
+    text = format_value(row[at])
+    n = small_n(row, at, kept, counts)
+    return f"{SHORT_VALUES.get(text, text)}{'' if n is None else f' {SMALL_N_MARK}{n}'}"
+
+
+SMALL_N_MARK: Final = "n="
+"""Put before the n a compact cell carries (``0.512 n=1``)."""
+SMALL_N_LEGEND: Final = (
+    f"{SMALL_N_MARK}k after a value: a mean over only k (< {reports.SMALL_N}) values, "
+    "its n column not shown at this width"
+)
+
+
+def _compact(
+    columns: Sequence[str], rows: Sequence[Row], kept: list[int], counts: Mapping[int, int]
+) -> Table:
     table = Table(
         box=box.SIMPLE_HEAD,
         show_edge=False,
@@ -94,27 +122,45 @@ def _compact(columns: Sequence[str], rows: Sequence[Row], kept: list[int]) -> Ta
         numeric = all(_is_number(row[k]) for row in rows if row[k] is not None)
         table.add_column(Text(columns[k]), justify="right" if numeric else "left", no_wrap=True)
     for row in rows:
-        texts = (format_value(row[k]) for k in kept)
-        table.add_row(*(Text(SHORT_VALUES.get(text, text)) for text in texts))
+        table.add_row(*(Text(cell_text(row, k, kept, counts)) for k in kept))
     return table
 
 
 def compact_table(
-    title: str, columns: Sequence[str], rows: Sequence[Row], console: Console
+    title: str,
+    columns: Sequence[str],
+    rows: Sequence[Row],
+    console: Console,
+    counts: Sequence[tuple[str, str]] = (),
 ) -> tuple[Table, list[str]] | None:
     """The most important columns that fit ``console``'s width as one compact table, and the
     names of those left out; None when not even ``run``, the keys and one value fit. The
-    title is not in the table: print it on its own line (it may be wider)."""
+    title is not in the table: print it on its own line (it may be wider). A value whose n
+    column is left out carries its n when below :data:`reports.SMALL_N` (``counts``: the
+    report's declared value → n columns, :func:`reports.count_columns`)."""
     ranks = column_ranks(columns, rows)
     kept = sorted(range(len(columns)), key=lambda k: ranks[k])
     least = sum(1 for r in ranks if r < 2) + 1  # (run, the keys and one value)
     unbounded = console.options.update_width(10_000)
+    n_of = reports.count_columns(columns, counts)
     while len(kept) >= min(least, len(columns)):
-        table = _compact(columns, rows, sorted(kept))
+        table = _compact(columns, rows, sorted(kept), n_of)
         if Measurement.get(console, unbounded, table).maximum <= console.width:
             return table, [columns[k] for k in range(len(columns)) if k not in kept]
         kept.pop()
     return None
+
+
+def carries_small_n(
+    columns: Sequence[str],
+    rows: Sequence[Row],
+    left_out: Sequence[str],
+    counts: Sequence[tuple[str, str]] = (),
+) -> bool:
+    """Whether a compact table that leaves out ``left_out`` has a cell carrying its n."""
+    n_of = reports.count_columns(columns, counts)
+    kept = [k for k, name in enumerate(columns) if name not in left_out]
+    return any(small_n(row, k, kept, n_of) is not None for row in rows for k in kept)
 
 
 def left_out_line(left_out: Sequence[str]) -> str:

@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal
 
 from haf_tui.config import RunConfig, SettingsT
 from haf_tui.methods.base import Suite
@@ -131,13 +131,22 @@ class PanelSpec:
     load: PanelLoader | None = None
 
 
+LOW_MASS: Final = 0.5
+"""A label mass below it: the model wanted to say something else than a label, so the
+probability shown (its share of the label spellings) rests on little."""
+LOW_MASS_SIGN: Final = "°"
+"""After a probability in the explorer's list whose label mass is below :data:`LOW_MASS`."""
+
+
 @dataclass(frozen=True)
 class ListColumn:
     """A column of the explorer's instance list: an instance metric's value (or a value the
     ``instances`` query gives each row, e.g. HAF's stance), by ``metric``. ``shown_at``: its
     place among the columns shown always (None: shown only while the list is sorted by it);
     ``digits``: decimals (None: text, neither sorted nor filtered by); ``key``: the name a
-    range or the sort says (default ``metric``), ``aliases``: other names for it."""
+    range or the sort says (default ``metric``), ``aliases``: other names for it; ``mass``:
+    the instance metric of the label mass a probability rests on (its cell then carries
+    :data:`LOW_MASS_SIGN` when that mass is below :data:`LOW_MASS`)."""
 
     metric: str
     label: str
@@ -146,6 +155,7 @@ class ListColumn:
     digits: int | None = 3
     key: str = ""
     aliases: tuple[str, ...] = ()
+    mass: str = ""
 
     @property
     def name(self) -> str:

@@ -57,7 +57,9 @@ class Report:
     of its rows (None: nothing to say), printed under the table; ``per_instance``: the values
     behind its numbers per instance (None: only the run-level numbers); ``terms``: (column
     label or value, one-line meaning) of what its columns show that is no method's
-    :class:`~haf_tui.methods.declare.MetricSpec` (the CLI's legend under the table)."""
+    :class:`~haf_tui.methods.declare.MetricSpec` (the CLI's legend under the table);
+    ``counts``: (value column, its n column) where a value's n is not the column beside it
+    called "VALUE n" (:func:`count_columns`)."""
 
     name: str
     title: str
@@ -68,6 +70,7 @@ class Report:
     run_note: Callable[[Store, str], str | None] | None = field(default=None, compare=False)
     per_instance: PerInstance | None = None
     terms: tuple[tuple[str, str], ...] = ()
+    counts: tuple[tuple[str, str], ...] = ()
 
     def run(self, store: Store, params: Mapping[str, Any] | None = None) -> ReportResult:
         """Run the query and shape its result."""
@@ -125,6 +128,21 @@ def summary_reports() -> list[Report]:
 def run_report(store: Store, name: str, params: Mapping[str, Any] | None = None) -> ReportResult:
     """Run the registered report ``name``."""
     return get_report(name).run(store, params)
+
+
+SMALL_N: Final = 5
+"""A mean over fewer values than this carries its n wherever it is shown (issue 42 §3)."""
+
+
+def count_columns(columns: Sequence[str], counts: Sequence[tuple[str, str]] = ()) -> dict[int, int]:
+    """Each value column's index → the index of the column holding its n: the declared
+    ``counts`` (value label, n label), else the column "LABEL n" when there is one."""
+    at = {name: index for index, name in enumerate(columns)}
+    found = {at[value]: at[n] for value, n in counts if value in at and n in at}
+    for index, name in enumerate(columns):
+        if index not in found and f"{name} n" in at:
+            found[index] = at[f"{name} n"]
+    return found
 
 
 POOLED_LABEL: Final = "pooled (reference)"

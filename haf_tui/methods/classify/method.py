@@ -10,6 +10,7 @@ from haf_tui.methods.classify.views import (
     CLASSIFY_COLUMNS,
     CLASSIFY_HELP,
     CLASSIFY_METRICS,
+    LOW_MASS_LIST_MARK,
     LOW_MASS_MARK,
     classify_node,
 )
@@ -30,5 +31,5 @@ METHOD: Method[BaseModel] = Method(
     view="label-scores",
     node=classify_node,
     help=CLASSIFY_HELP,
-    marks=(LOW_MASS_MARK,),
+    marks=(LOW_MASS_MARK, LOW_MASS_LIST_MARK),
 )

@@ -27,5 +27,12 @@ CLASSIFY_REPORTS: Final[tuple[Report, ...]] = (
             )
         ),
         terms=(("gold", "the instances with a gold label, which % correct is over"),),
+        counts=(
+            ("% ŷ toxic", "instances"),
+            ("mean p(toxic)", "instances"),
+            ("% mass < 0.5", "instances"),
+            ("% correct", "gold"),
+            ("% agree", "stances"),
+        ),
     ),
 )

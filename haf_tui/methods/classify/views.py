@@ -6,7 +6,7 @@ import math
 from typing import Any, Final
 
 from haf_tui.methods.classify.core.labels import SPELLINGS, label_scores
-from haf_tui.methods.declare import ListColumn, MarkSpec, MetricSpec, NodeInput
+from haf_tui.methods.declare import LOW_MASS_SIGN, ListColumn, MarkSpec, MetricSpec, NodeInput
 from haf_tui.reports import format_number
 
 CLASSIFY_METRICS: Final[tuple[MetricSpec, ...]] = (
@@ -36,7 +36,9 @@ LOW_LABEL_MASS: Final = 0.5
 """A label mass below it is marked ``low`` (as the judge view marks its own): the format, not
 the model, chose the label."""
 
-CLASSIFY_COLUMNS: Final[tuple[ListColumn, ...]] = (ListColumn("classify_p_toxic", "p(tox)"),)
+CLASSIFY_COLUMNS: Final[tuple[ListColumn, ...]] = (
+    ListColumn("classify_p_toxic", "p(tox)", width=6, mass="classify_label_mass"),
+)
 
 
 def _log(probability: Any) -> float:
@@ -81,3 +83,10 @@ LOW_MASS_MARK: Final = MarkSpec(
     "low", "label mass below 0.5: the format forced the answer", "classify node", "mass < 0.5"
 )
 """The mark its node draws by a low label mass."""
+LOW_MASS_LIST_MARK: Final = MarkSpec(
+    LOW_MASS_SIGN,
+    "after a probability: its label mass is below 0.5, the model wanted to say something else",
+    "explorer list",
+    "p on a label mass < 0.5",
+)
+"""The mark the explorer's list puts after p(tox) (and the rationales' p(ŷ)) on a low mass."""

@@ -35,7 +35,12 @@ _POOLING_TERMS: Final = (
 )
 _TABLE4_TERMS: Final = (
     ("score", "RS (SUF) or RN (NEC), the product of the three terms"),
-    ("C(Y)", "TokenSAR confidence of UPHOLD-STANCE's decision Y"),
+    (
+        "C(Y)",
+        "TokenSAR confidence of UPHOLD-STANCE's decision Y; an UNCLEAR decision has none (nor a "
+        'score) yet has S/N(Y) and I_S/I_N, so each term averages its own n (its "n" column) '
+        "and score need not be the product of the terms' means",
+    ),
     ("S/N(Y)", "weight of Y: S for RS (NO 1, MAYBE 0.5, else 0.1), N for RN (YES 1, MAYBE 0.5)"),
     ("I_S/I_N", "informativeness of the new reasons: RS uses 1 − I_S, RN uses I_N"),
 )
@@ -65,6 +70,7 @@ HAF_REPORTS: Final[tuple[Report, ...]] = (
                 ("external_n", "external n"),
             )
         ),
+        counts=(("internal % NO", "internal n"), ("external % NO", "external n")),
         per_instance=PerInstance(
             (("no_pct", "% Y = NO"),),
             query="table2_instances",

@@ -8,6 +8,17 @@ from typing import Final
 from haf_tui.reports.registry import RUN_KEYS, Report, select_columns
 
 _RUN_KEYS: Final = RUN_KEYS
+AGREEMENT_TERM: Final = (
+    "agree F1",
+    "token F1 of the row's rationale against the prompted one (ŷ shown) of the same k, over "
+    "agree n instances; each row its own (prompted: itself, —)",
+)
+"""The ``rationales`` report's agreement column: not P2's alignment with the annotators."""
+ALIGNMENT_TERM: Final = (
+    "align F1 ×100",
+    "100 · token F1 against the annotators' HARD rationale (P2's alignment), over align n",
+)
+"""P2's alignment column of the attribution and plausibility reports."""
 
 RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
     Report(
@@ -15,6 +26,18 @@ RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
         "Rationales — P1 Table 4 per model × dataset × strategy, with the shares",
         "rationale_summary",
         companions=("rationale-attribution",),
+        terms=(AGREEMENT_TERM,),
+        counts=(
+            ("IOU", "with gold"),
+            ("TOK", "with gold"),
+            ("TOK micro", "with gold"),
+            ("COMP", "faithful n"),
+            ("SUFF", "faithful n"),
+            ("% flip", "faithful n"),
+            ("CPX H", "CPX n"),
+            ("SPR G", "CPX n"),
+            ("agree F1", "agree n"),
+        ),
         shape=select_columns(
             (
                 *_RUN_KEYS,
@@ -41,7 +64,8 @@ RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
                 ("pct_low_mass", "% mass < 0.5"),
                 ("pct_skipped", "% no gold"),
                 ("annotator_iou", "annotator IoU"),
-                ("alignment_f1", "align F1"),
+                ("agreement_f1", "agree F1"),
+                ("agreement_n", "agree n"),
                 ("n_by_label", "instances by gold label"),
                 ("n_undecided", "undecided"),
                 ("n_tokens_mismatch", "tokens ≠ text"),
@@ -53,6 +77,15 @@ RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
         "rationale-attribution",
         "Rationales — prompting vs attribution (P2 Table 2, Tables 4/5, Figure 4)",
         "rationale_attribution",
+        terms=(ALIGNMENT_TERM,),
+        counts=(
+            ("align F1 ×100", "align n"),
+            ("% flip", "flip n"),
+            ("words removed", "flip n"),
+            ("skew", "skew n"),
+            ("quant gap mean", "quant gap n"),
+            ("quant gap max", "quant gap n"),
+        ),
         shape=select_columns(
             (
                 *_RUN_KEYS,
@@ -79,6 +112,14 @@ RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
         "rationale-plausibility",
         "Rationales — plausibility against the annotators (P1 Table 4; P2 Table 2)",
         "rationale_plausibility",
+        terms=(ALIGNMENT_TERM,),
+        counts=(
+            ("IoU-F1", "instances"),
+            ("token F1", "instances"),
+            ("token F1 micro", "instances"),
+            ("AUPRC", "AUPRC n"),
+            ("align F1 ×100", "instances"),
+        ),
         shape=select_columns(
             (
                 *_RUN_KEYS,
@@ -109,6 +150,7 @@ RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
         "rationale-faithfulness",
         "Rationales — faithfulness by removal (P1 Table 4 COMP, SUFF; P2 Tables 4 and 9)",
         "rationale_faithfulness",
+        counts=(("% flip", "flip n"), ("words removed", "flip n")),
         shape=select_columns(
             (
                 *_RUN_KEYS,

@@ -12,6 +12,8 @@ from rich.text import Text
 
 from haf_tui.methods.classify.core.labels import SPELLINGS, label_scores
 from haf_tui.methods.declare import (
+    LOW_MASS,
+    LOW_MASS_SIGN,
     ListColumn,
     MarkSpec,
     MetricSpec,
@@ -72,7 +74,7 @@ RATIONALE_METRICS: Final[tuple[MetricSpec, ...]] = (
     ),
     MetricSpec(
         "rationale_alignment_f1",
-        "align F1",
+        "agree occ",
         "token F1 between the prompted rationale and the occlusion rationale "
         "(docs/methods/rationales.md#64-agreement)",
         undefined_when="undefined for the unbound strategy or an empty occlusion rationale",
@@ -80,7 +82,7 @@ RATIONALE_METRICS: Final[tuple[MetricSpec, ...]] = (
     *(
         MetricSpec(
             f"rationale_alignment_f1_{method}",
-            f"align {short}",
+            f"agree {short}",
             f"token F1 between the prompted rationale and the {title} rationale "
             "(docs/methods/rationales.md#64-agreement)",
             undefined_when="undefined for the unbound strategy or without the attribution",
@@ -171,6 +173,8 @@ RATIONALE_NOTES: Final = (
     "p(ŷ | x) − p(ŷ | x without R / only R) · CPX H: entropy · SPR G: Gini (? defines each)",
     "n: instances; with gold: those scored for plausibility (% no gold: the rest); CPX n: "
     "defined (Σ scores > 0); % empty / out-of-text / ≠ k: of the prompted answers",
+    "agree F1: token F1 of the row's rationale against the prompted one (agree n instances); "
+    "align F1 ×100: P2's alignment, against the annotators",
     "more: haf report --report rationale-plausibility (random baseline), rationale-faithfulness "
     "(HUMAN, RANDOM, EVERYTHING), rationale-complexity",
 )
@@ -220,8 +224,8 @@ RATIONALE_PANELS: Final[tuple[PanelSpec, ...]] = (
 )
 
 RATIONALE_COLUMNS: Final[tuple[ListColumn, ...]] = (
-    ListColumn("rationale_p_predicted", "p(ŷ)"),
-    ListColumn("rationale_alignment_f1", "align"),
+    ListColumn("rationale_p_predicted", "p(ŷ)", width=6, mass="rationale_label_mass"),
+    ListColumn("rationale_alignment_f1", "agree", aliases=("align",)),
 )
 
 
@@ -230,7 +234,8 @@ def _log(probability: Any) -> float:
 
 
 def rationales_node(node: NodeInput) -> list[str]:
-    """The explorer's rationales node: ŷ and p(toxic) on the full text, then one line per
+    """The explorer's rationales node: ŷ and p(toxic) on the full text (marked ° on a label
+    mass below 0.5: the model wanted to say something else), then one line per
     rationale prompt answered (in the order of ``node.generations``); none when the label
     spellings were not scored."""
     spellings = {
@@ -242,7 +247,9 @@ def rationales_node(node: NodeInput) -> list[str]:
     logprobs = {SPELLINGS[sub][0]: _log(g["decision_confidence"]) for sub, g in spellings.items()}
     try:
         scores = label_scores(logprobs)
-        title = f"rationales → {scores.predicted} (p(toxic) {format_number(scores.p_toxic, 2)})"
+        low = LOW_MASS_SIGN if scores.label_mass < LOW_MASS else ""  # (° defined in the legend)
+        p_toxic = format_number(scores.p_toxic, 2)
+        title = f"rationales → {scores.predicted} (p(toxic) {p_toxic}{low})"
     except ValueError:
         title = "rationales → incomplete"
     asked = [
@@ -275,12 +282,27 @@ log-odds of ŷ most (a_i).
 - **% mass < 0.5**: instances whose label mass is below 0.5; **% no gold**: instances left out
   of plausibility (no or an empty gold rationale); **% empty / out-of-text / ≠ k**: prompted
   answers naming no word of the text / a word not in it / not k words of it.
-- **align F1**: token F1 between the prompted and the occlusion rationale of the same k;
+- **agree F1** (the `rationales` report; per instance **agree occ / att / sal / I×G**): token
+  F1 between the row's rationale (occlusion, attention, saliency, input×gradient) and the
+  prompted one of the same k, each row its own; not **align F1 ×100**, P2's alignment: 100 ·
+  token F1 against the annotators;
   **annotator IoU**: mean |A∩B| / |A∪B| over pairs of annotators.
 """
 """What the ``?`` help says of its numbers."""
 
 RATIONALE_MARKS: Final = (
     MarkSpec("●  ·", "a word the rationale marks / does not mark", "rationale view"),
+    MarkSpec(
+        "low",
+        "label mass below 0.5: the format forced the answer",
+        "rationales node and view",
+        "mass < 0.5",
+    ),
+    MarkSpec(
+        LOW_MASS_SIGN,
+        "after a probability: its label mass is below 0.5, the model wanted to say something else",
+        "explorer list, rationales node",
+        "p on a label mass < 0.5",
+    ),
 )
 """The marks its view draws."""

@@ -37,7 +37,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Header, Input, Static, TextArea
 
 from haf_tui.config import RunConfig
-from haf_tui.methods.declare import Method, MetricSpec
+from haf_tui.methods.declare import LOW_MASS_SIGN, Method, MetricSpec
 from haf_tui.methods.registry import methods_of
 from haf_tui.reports import first_with_reasons, instance_rows
 from haf_tui.store.annotations import instance_notes
@@ -240,7 +240,9 @@ class ExplorerScreen(DetailScreen):
         self.set_class(short and "stances" not in views, "-short-tree")
         self.filter = replace(self.filter, schema=message.schema)
         marks = [m for name, runs in self.related.items() if runs for m in self.parts[name].marks]
-        shown = tuple(marks) if marks else ("low",) * ("label-scores" in views)
+        masses = any(column.mass for column in message.schema.shown)  # (p on a label mass)
+        shown = tuple(marks) if marks else ("low",) * ("label-scores" in views or masses)
+        shown += (LOW_MASS_SIGN,) * masses
         legend = message.schema.legend()
         self.query_one("#ex-legend", Legend).show(EXPLORER_MARKS + shown, legend)
         self.by_id = {str(row["instance_id"]): row for row in message.rows}

@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from haf_tui.methods.declare import ListColumn
+from haf_tui.methods.declare import LOW_MASS, LOW_MASS_SIGN, ListColumn
 from haf_tui.reports import format_number
 from haf_tui.tui.filters import DEFAULT_SCHEMA, ListSchema, Row
 
@@ -177,7 +177,10 @@ class InstanceList(ScrollView, can_focus=True):
             if column.digits is None:
                 cells.append((str(value or "—"), column.width))
             else:
-                cells.append((format_number(value, column.digits), column.width))
+                mass = row.get(column.mass) if column.mass else None
+                low = isinstance(mass, int | float) and mass < LOW_MASS  # (NaN: not low)
+                text = format_number(value, column.digits) + (LOW_MASS_SIGN if low else "")
+                cells.append((text, column.width))
         return [*cells, (flags, 2), (str(row.get("stopped") or ""), 0)]
 
     def render_lines(self, crop: Region) -> list[Strip]:

@@ -14,10 +14,12 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Sequence
+from typing import Final
 
 from rich.style import Style
 from rich.text import Text
 
+from haf_tui.methods.declare import LOW_MASS
 from haf_tui.methods.rationales.core.parsing import parse_rationale
 from haf_tui.methods.rationales.suite.records import RationaleRecord
 from haf_tui.methods.rationales.tui.attribution_lines import attribution_lines
@@ -88,11 +90,22 @@ def rationale_lines(
     return out
 
 
+AGREEMENTS: Final = (
+    ("attention", "attention"),
+    ("saliency", "saliency"),
+    ("input_x_gradient", "input×gradient"),
+)
+"""The attribution sources whose agreement with the prompted rationale the summary line shows
+after occlusion's (``rationale_alignment_f1_<source>``), with their names."""
+
+
 def _summary(data: RationaleData) -> list[Text]:
     metrics = data.metrics
     head = prose((data.instance_id, BOLD), "  ŷ ", (data.predicted or "—", BOLD))
     head.append(f" · p(ŷ|x) {fmt(metrics.get('rationale_p_predicted'))}")
-    head.append(f" · label mass {fmt(metrics.get('rationale_label_mass'))}")
+    mass = metrics.get("rationale_label_mass")
+    low = not undefined(mass) and mass is not None and mass < LOW_MASS
+    head.append(f" · label mass {fmt(mass)}{' low' if low else ''}")
     if data.gold is not None:
         head.append(f" · {len(data.gold.masks)} annotators")
         agreement = metrics.get("rationale_annotator_iou")
@@ -100,9 +113,18 @@ def _summary(data: RationaleData) -> list[Text]:
             head.append(f" (IoU {fmt(agreement)})")
     else:
         head.append(f" · gold: {data.gold_problem or 'none'}", DIM)
-    alignment = metrics.get("rationale_alignment_f1")
-    if not undefined(alignment):
-        head.append(f" · prompted vs occlusion F1 {fmt(alignment)}")
+    agreements = [
+        (name, fmt(value))
+        for name, value in (
+            ("occlusion", metrics.get("rationale_alignment_f1")),
+            *((title, metrics.get(f"rationale_alignment_f1_{m}")) for m, title in AGREEMENTS),
+        )
+        if not undefined(value)
+    ]
+    if agreements:  # each source's own agreement (token F1) with the prompted rationale
+        (first, value), *others = agreements
+        shown = [f"{first} F1 {value}", *(f"{name} {v}" for name, v in others)]
+        head.append(f" · prompted vs {' · '.join(shown)}")
     return [head]
 
 
