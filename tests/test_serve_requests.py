@@ -213,10 +213,11 @@ class _Transport:
         return {"peername": ("127.0.0.1", 1), "sockname": ("127.0.0.1", 2)}.get(name, default)
 
 
-async def test_past_the_cap_the_oldest_idle_connection_goes_else_the_new_one() -> None:
+async def test_past_the_cap_the_longest_waiting_on_its_client_goes_else_the_new_one() -> None:
     pytest.importorskip("uvicorn")
     import asyncio
 
+    import h11
     import uvicorn
     from uvicorn.server import ServerState
 
@@ -232,20 +233,26 @@ async def test_past_the_cap_the_oldest_idle_connection_goes_else_the_new_one() -
         connection.connection_made(transport)
         return connection, transport
 
+    def answering(connection: Any) -> None:  # its request whole, its answer not yet sent
+        connection.conn = SimpleNamespace(their_state=h11.DONE)
+        connection.cycle = SimpleNamespace(response_complete=False)
+
     (first, first_t), (second, second_t) = connect(), connect()
-    third, third_t = connect()  # past the cap: the oldest idle one (no request yet) goes
+    third, third_t = connect()  # past the cap: the oldest waiting one (no request yet) goes
     assert first_t.aborted and not second_t.aborted and not third_t.aborted
     assert state.connections == {second, third}
-    second.cycle = SimpleNamespace(response_complete=False)  # answering a request
-    third.cycle = SimpleNamespace(response_complete=True)  # between keep-alive requests
-    third.timeout_keep_alive_task = loop.call_later(60, lambda: None)
-    fourth, fourth_t = connect()  # the idle keep-alive one goes, not the busy one
+    answering(second)
+    third.conn = SimpleNamespace(their_state=h11.SEND_BODY)  # still sending its body
+    third.cycle = SimpleNamespace(response_complete=False)
+    fourth, fourth_t = connect()  # the one still sending goes, not the one being answered
     assert third_t.aborted and not second_t.aborted and not fourth_t.aborted
-    fourth.cycle = SimpleNamespace(response_complete=False)
-    _, fifth_t = connect()  # none idle: the new one goes
+    answering(fourth)
+    _, fifth_t = connect()  # every other one answered: the new one goes
     assert fifth_t.aborted and not second_t.aborted and not fourth_t.aborted
     assert state.connections == {second, fourth}
-    third.timeout_keep_alive_task.cancel()
-    for connection in (first, second, third, fourth):
-        connection.cycle = None
+    fourth.cycle = SimpleNamespace(response_complete=True)  # answered: between two requests
+    sixth, sixth_t = connect()
+    assert fourth_t.aborted and not second_t.aborted and not sixth_t.aborted
+    for connection in (first, second, third, fourth, sixth):
+        connection.cycle, connection.conn = None, h11.Connection(h11.SERVER)
         connection.connection_lost(None)

@@ -1,8 +1,11 @@
-"""Limits on what ``haf serve`` holds for clients: open connections (past the cap the oldest
-idle one is closed, or the new one when none is idle; ~20k idle ones exhausted the file
-descriptors), a connection that sends no complete request in time is closed, and the log is
-one line per event, at most :data:`LOG_LINES_PER_MINUTE` a minute (the rest counted in one
-line): a flood wrote 260 MB of log a minute before."""
+"""Limits on what ``haf serve`` holds for clients: open connections (past the cap the one
+that has waited longest on its client goes: idle, or still sending its request; the new one
+only when every other is being answered; ~20k idle ones exhausted the file descriptors),
+every request's head and body each within their time (the first request and each kept-alive
+one alike: 64 connections dripping a body, or a second request head dripped on a kept-alive
+connection, locked every other client out for minutes), and the log one line per event, at
+most :data:`LOG_LINES_PER_MINUTE` a minute (the rest counted in one line): a flood wrote
+260 MB of log a minute before."""
 
 from __future__ import annotations
 
@@ -14,65 +17,116 @@ from typing import Any, Final
 
 LOG_LINES_PER_MINUTE: Final = 20
 FIRST_REQUEST_SECONDS: Final = 5.0
-"""How long a new connection may take to send its first complete request head."""
+"""How long a request's head may take to come whole, from the connection's start or, on a
+kept-alive connection, from the request's first byte."""
+BODY_SECONDS: Final = 30.0
+"""How long a request's body may take to come whole once its head came (haf's client sends
+at most a few hundred kilobytes)."""
 KEEP_ALIVE_SECONDS: Final = 5
 """How long an idle keep-alive connection stays open after a response."""
 
 log = logging.getLogger("haf_tui.serve")
 
 
-def capped_protocol(max_connections: int, first_request_s: float = FIRST_REQUEST_SECONDS) -> Any:
+def capped_protocol(
+    max_connections: int,
+    first_request_s: float = FIRST_REQUEST_SECONDS,
+    body_s: float = BODY_SECONDS,
+) -> Any:
     """uvicorn's h11 protocol with at most ``max_connections`` open: past the cap a new
-    connection closes the oldest idle one (no request yet, or between keep-alive requests),
-    or is closed itself when none is idle; one that has sent no complete request after
-    ``first_request_s`` is closed."""
+    connection closes the one that has waited longest on its client (no complete request
+    yet, or between keep-alive requests), or is closed itself when every other one is being
+    answered; a connection whose request head has not come whole ``first_request_s`` after
+    it began (the connection, or its first byte on a kept-alive one), or whose body has not
+    ``body_s`` after its head, is closed."""
+    import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class CappedProtocol(H11Protocol):
-        first_request: asyncio.TimerHandle | None = None
+        deadline: asyncio.TimerHandle | None = None
+        receiving: str = ""
+        """What the deadline bounds: "head", "body", or "" (none: idle, or being answered)."""
         opened: float = 0.0
+        """When the connection began to wait on its client (made, or its last answer sent)."""
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             super().connection_made(transport)  # type: ignore[arg-type]
             self.opened = time.monotonic()
             if len(self.connections) > max_connections:
-                idle = [c for c in self.connections if c is not self and _idle(c)]
-                if not idle:
+                waiting = [c for c in self.connections if c is not self and _waiting(c)]
+                if not waiting:
                     log.warning(
-                        "%d connections open (the cap), none idle: a new one closed",
+                        "%d connections open (the cap), every one answered: a new one closed",
                         max_connections,
                     )
                     self.connections.discard(self)
                     transport.abort()  # type: ignore[attr-defined]
                     return
-                oldest = min(idle, key=lambda c: getattr(c, "opened", 0.0))
+                oldest = min(waiting, key=lambda c: getattr(c, "opened", 0.0))
                 log.warning(
-                    "%d connections open (the cap): the oldest idle one closed", max_connections
+                    "%d connections open (the cap): the one that waited longest on its client "
+                    "closed",
+                    max_connections,
                 )
                 oldest.transport.abort()
                 self.connections.discard(oldest)
-            self.first_request = self.loop.call_later(first_request_s, self._no_request)
+            self._bound("head", first_request_s)
 
-        def _no_request(self) -> None:
-            if self.cycle is None and not self.transport.is_closing():
-                self.transport.close()
+        def data_received(self, data: bytes) -> None:
+            if not self.receiving and self.conn.their_state is h11.IDLE:
+                self._bound("head", first_request_s)  # a kept-alive connection's next request
+            super().data_received(data)
+            self._follow()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self.opened = time.monotonic()
+            self._follow()
+
+        def _follow(self) -> None:
+            """The deadline after what came: the body's once the head is whole, none once
+            the whole request is (it is being answered), a new head's after an answer."""
+            state = self.conn.their_state
+            if state is h11.SEND_BODY and self.receiving != "body":
+                self._bound("body", body_s)
+            elif state is not h11.IDLE and state is not h11.SEND_BODY:
+                self._unbound()
+
+        def _bound(self, part: str, seconds: float) -> None:
+            self._unbound()
+            self.receiving = part
+            self.deadline = self.loop.call_later(seconds, self._overdue)
+
+        def _unbound(self) -> None:
+            if self.deadline is not None:
+                self.deadline.cancel()
+            self.deadline, self.receiving = None, ""
+
+        def _overdue(self) -> None:
+            part, self.deadline, self.receiving = self.receiving, None, ""
+            if self.transport.is_closing():
+                return
+            log.warning("a client sent no whole request %s in time: its connection closed", part)
+            self.transport.close()
 
         def connection_lost(self, exc: Exception | None) -> None:
-            if self.first_request is not None:
-                self.first_request.cancel()
+            self._unbound()
             super().connection_lost(exc)
 
     return CappedProtocol
 
 
-def _idle(connection: Any) -> bool:
-    """Whether a connection waits for a request: none sent yet, or between two."""
+def _waiting(connection: Any) -> bool:
+    """Whether a connection waits on its client: no request yet, one not yet whole, or
+    between two (not one being answered)."""
     if connection.transport is None or connection.transport.is_closing():
         return False
+    import h11
+
+    if connection.conn.their_state is not h11.DONE:
+        return True
     cycle = connection.cycle
-    return cycle is None or (
-        cycle.response_complete and connection.timeout_keep_alive_task is not None
-    )
+    return cycle is not None and cycle.response_complete
 
 
 class RateLimit(logging.Filter):
