@@ -87,7 +87,7 @@ def test_a_runs_explanations_are_the_judges_dataset_named_by_its_prefix(tmp_path
     assert not any("~" in i.instance_id for i in dataset.instances)
     with pytest.raises(DatasetError) as error:
         choice_by_name("nothing", None, store)
-    assert "run:RUN_ID (its explanations), edits:RUN_ID (and their edits) or --file" in str(
+    assert "run:RUN_ID (its explanations), edits:RUN_ID (its explanations and their edits) or --file" in str(
         error.value
     )
     with pytest.raises(DatasetError, match="no run 'absent' to judge"):

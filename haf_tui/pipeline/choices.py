@@ -33,6 +33,7 @@ from haf_tui.inference.model_catalog import (
     download_model,
 )
 from haf_tui.store.db import Store
+from haf_tui.methods.declared_parts import run_datasets
 from haf_tui.store.readers import explained_runs
 
 __all__ = [
@@ -87,23 +88,37 @@ def no_label_line(values: dict[str, list[Any]], taken: tuple[str | None, ...]) -
 
 
 def dataset_sources(store: Store | None) -> list[tuple[str, str]]:
-    """(label, value) of the datasets stored in ``store``, the paper's datasets, then the
-    explanations of each finished run that has some (``run:RUN_ID``, to judge them: a run
-    without JUSTIFY reasons, rationales-only or a judge run, is not offered)."""
+    """(label, value) of the datasets stored in ``store``, the paper's datasets, then what each
+    method makes of each finished run that has explanations (``Method.run_datasets``: the
+    judge's ``run:RUN_ID``, its explanations, and ``edits:RUN_ID``; a run without JUSTIFY
+    reasons, rationales-only or a judge run, is not offered). A stored copy of such a dataset
+    (an earlier run over it kept its instances) is not listed again: its run's entry makes the
+    same instances."""
+    offered = [
+        (run, source)
+        for run in (_explained_finished_runs(store) if store is not None else [])
+        for source in run_datasets()
+    ]
+    made_of_runs = {f"{source.prefix}:{run['run_id']}" for run, source in offered}
     sources: list[tuple[str, str]] = []
     if store is not None:
         for row in list_datasets(store):
-            if row.dataset_id != BUILTIN_SAMPLE_ID:
+            if row.dataset_id != BUILTIN_SAMPLE_ID and row.source not in made_of_runs:
                 label = f"{row.name} · {row.dataset_id} ({row.n_instances} stored)"
                 sources.append((label, f"stored:{row.dataset_id}"))
     for paper in paper_datasets():
         sources.append((f"{paper.title} (paper, from the Hub cache)", f"paper:{paper.key}"))
-    explained = explained_runs(store) if store is not None else set()
-    for run in store.list_runs() if store is not None else []:
-        if run["status"] == "finished" and run["run_id"] in explained:
-            label = f"explanations of run {run['run_id']} · {run['model_file']} (run:…)"
-            sources.append((label, f"explanations:{run['run_id']}"))
+    for run, source in offered:
+        name = f"{source.prefix}:{run['run_id']}"
+        sources.append(
+            (f"run {run['run_id']} · {run['model_file']}: {source.description} ({name})", name)
+        )
     return sources
+
+
+def _explained_finished_runs(store: Store) -> list[dict[str, Any]]:
+    explained = explained_runs(store)
+    return [r for r in store.list_runs() if r["status"] == "finished" and r["run_id"] in explained]
 
 
 def preview_file(path: str, rows: int = 8) -> FileTable:

@@ -122,6 +122,17 @@ def choice_by_name(name: str, file: str | None, store: Store) -> DatasetChoice:
     )
 
 
+def run_dataset_choice(
+    value: str, *, seed: int = 0, sample_size: int | None = None
+) -> DatasetChoice | None:
+    """The choice of a dataset made of a stored run (``PREFIX:RUN_ID``, a method's
+    ``run_datasets``: what the wizard offers for a judge run), or None for any other value."""
+    prefix, _, run_id = value.partition(":")
+    if not run_id or all(source.prefix != prefix for source in run_datasets()):
+        return None
+    return DatasetChoice("run", run_id, format=prefix, seed=seed, sample_size=sample_size)
+
+
 def paper_selection(suites: Sequence[str]) -> Literal["paper", "every_post"]:
     """Which posts of a paper dataset a run evaluates, from what its methods want
     (``Method.posts``): the paper's selection when one of them wants it (one run's instances

@@ -27,7 +27,7 @@ from haf_tui.pipeline.choices import (
     download_paper,
     paper_cache_state,
 )
-from haf_tui.pipeline.runs import DatasetChoice
+from haf_tui.pipeline.runs import DatasetChoice, run_dataset_choice
 from haf_tui.tui.widgets.label_rule_field import LabelRuleField
 from haf_tui.tui.widgets.measured_table import MeasuredTable
 
@@ -373,6 +373,9 @@ class DatasetPicker(VerticalScroll):
             return DatasetChoice("builtin", "sample", sample_size=limit, seed=seed)
         if source == DEMO_SOURCE:  # (the run's limit takes the first ones: first_instances)
             return DatasetChoice("builtin", "sample")
+        made_of_a_run = run_dataset_choice(source, seed=seed, sample_size=limit)
+        if made_of_a_run is not None:  # (a judge run's explanations: run:ID, edits:ID)
+            return made_of_a_run
         kind, _, name = source.partition(":")
         if kind == "paper":
             cache = self.paper_caches.get(name)

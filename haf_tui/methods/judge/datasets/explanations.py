@@ -107,5 +107,5 @@ def _edits(store: Store, run_id: str, *, seed: int) -> Dataset:
 
 EXPLANATIONS = RunDataset("run", "its explanations", _explanations)
 """``--dataset run:RUN_ID``: the JUSTIFY explanations of a run, for a judge run."""
-EDITS = RunDataset("edits", "and their edits", _edits)
+EDITS = RunDataset("edits", "its explanations and their edits", _edits)
 """``--dataset edits:RUN_ID``: those explanations and their §5.6 edits (sensitivity)."""
