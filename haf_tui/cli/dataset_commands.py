@@ -21,6 +21,7 @@ from rich.text import Text
 from haf_tui.cli.dataset_parser import add_datasets_parser as add_datasets_parser
 from haf_tui.datasets import (
     ColumnMapping,
+    DatasetError,
     DatasetRow,
     find_stored,
     import_dataset,
@@ -230,7 +231,7 @@ def preview_command(args: argparse.Namespace, console: Console) -> int:
     mapping = preview.mapping
     console.print(
         f"{preview.path}: {preview.format}, encoding {preview.encoding or '-'}, "
-        f"{preview.n_rows} rows",
+        f"{rows_said(preview.n_rows, preview.n_rows_exact)}",
         highlight=False,
         soft_wrap=True,
         markup=False,
@@ -280,16 +281,27 @@ def remove_command(args: argparse.Namespace, store: Store, console: Console) -> 
     return 0
 
 
+def rows_said(n_rows: int, exact: bool) -> str:
+    """``12 rows``, or ``about 1,079,000 rows`` (estimated: a preview reads the start only)."""
+    return f"{n_rows} rows" if exact else f"about {float(f'{n_rows:.3g}'):,.0f} rows (estimated)"
+
+
 def datasets_command(args: argparse.Namespace, console: Console) -> int:
     """Dispatch ``haf datasets SUB``: import and remove write, the others read
     (``--snapshot`` works)."""
     sub = args.datasets_command
-    if sub == "preview":
-        return preview_command(args, console)
-    if sub in ("import", "remove"):
-        with open_store(args.db) as store:
-            command = import_command if sub == "import" else remove_command
-            return command(args, store, console)
+    try:
+        if sub == "preview":
+            return preview_command(args, console)
+        if sub in ("import", "remove"):
+            with open_store(args.db) as store:
+                command = import_command if sub == "import" else remove_command
+                return command(args, store, console)
+    except MemoryError:  # (one line, not a traceback: the store's transaction rolled back)
+        what = args.path if sub == "preview" else getattr(args, "source", None) or args.name
+        raise DatasetError(
+            f"not enough memory to {sub} {what}: import a part of it, or run with more memory"
+        ) from None
     db_path = Path(args.db).expanduser() if args.db else default_db_path()
     if sub == "list" and not db_path.is_file():
         return list_command(None, console)

@@ -11,6 +11,7 @@ and :func:`sample_dataset` draws a seeded sample.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from pathlib import Path
 from typing import Any, Final
@@ -28,7 +29,8 @@ from haf_tui.datasets.label_columns import (
 from haf_tui.datasets.label_values import is_missing
 from haf_tui.datasets.labels import LabelRule, NotALabelError, stated_rule
 from haf_tui.datasets.model import Dataset, DatasetError
-from haf_tui.datasets.readers import BROKEN_LINE, Record, read_table
+from haf_tui.datasets.readers import BROKEN_LINE, Record
+from haf_tui.datasets.streams import open_stream, read_table
 from haf_tui.datasets.validation import (
     BAD_LABEL,
     DEFAULT_MAX_CHARS,
@@ -76,6 +78,8 @@ class FilePreview(BaseModel):
     columns: list[str]
     rows: list[dict[str, Any]]
     n_rows: int
+    n_rows_exact: bool = True
+    """False: the file is longer than what was read, ``n_rows`` estimated from its start."""
     mapping: ColumnMapping | None = None
     notes: list[str] = Field(default_factory=list)
     labels: dict[str, ColumnLabel] = Field(default_factory=dict)
@@ -114,7 +118,8 @@ def guess_mapping(columns: list[str], rows: list[Record] | None = None) -> Colum
 
 def preview_file(path: str | Path, rows: int = 10, *, encoding: str | None = None) -> FilePreview:
     """The first ``rows`` rows of a dataset file, its encoding, a guessed mapping, and the
-    label rule of each column (from the first :data:`RULE_ROWS` rows)."""
+    label rule of each column (from the first :data:`RULE_ROWS` rows): only the start of the
+    file is read (its encoding decided from it, its row count estimated past it)."""
     table = read_table(path, encoding=encoding, limit=max(rows, RULE_ROWS))
     records = [r for _, r in table.rows if BROKEN_LINE not in r]
     mapping = guess_mapping(table.columns, records)
@@ -131,6 +136,7 @@ def preview_file(path: str | Path, rows: int = 10, *, encoding: str | None = Non
         columns=table.columns,
         rows=[r for _, r in table.rows[:rows]],
         n_rows=table.n_rows,
+        n_rows_exact=table.n_rows_exact,
         mapping=mapping,
         notes=notes,
         labels=labels,
@@ -174,7 +180,7 @@ def _value(record: Record, column: str | None) -> Any:
 
 
 def _label_rule(
-    records: list[Record],
+    values: list[Any],
     mapping: ColumnMapping,
     guessed: bool,
     rule: LabelRule | None,
@@ -189,7 +195,6 @@ def _label_rule(
         return mapping, None, None
     if rule is not None:
         return mapping, rule, None
-    values = [r.get(mapping.label) for r in records if BROKEN_LINE not in r]
     try:
         return (
             mapping,
@@ -202,13 +207,49 @@ def _label_rule(
         return mapping.model_copy(update={"label": None}), None, f"{exc}: no label column used"
 
 
-def _first_records(rows: list[tuple[int, Record]]) -> list[Record]:
-    """The first :data:`RULE_ROWS` readable records (what a label column is guessed from)."""
-    return [r for _, r in rows[:RULE_ROWS] if BROKEN_LINE not in r]
-
-
 def _raw(value: Any) -> Any:
     return value if isinstance(value, str | int | float | bool) else str(value)
+
+
+def _read_row(
+    number: int,
+    record: Record,
+    mapping: ColumnMapping,
+    rule: LabelRule | None,
+    validator: RowValidator,
+    instances: list[InstanceRecord],
+    skipped: list[SkippedRow],
+) -> None:
+    """Row ``number`` as an instance (appended to ``instances``), or skipped with why."""
+    if BROKEN_LINE in record:
+        skipped.append(SkippedRow(number, str(record[BROKEN_LINE]), excerpt(record.get("text"))))
+        return
+    text, label = _value(record, mapping.text), _value(record, mapping.label)
+    raw_id = _value(record, mapping.id)
+    instance_id = str(number) if raw_id is None or raw_id == "" else str(raw_id)
+    extras = {c: record.get(c) for c in mapping.extra}
+    gold, problem = (None, None)
+    if is_missing(label):
+        label = None  # (an empty or NaN cell: a row without gold, never a class)
+    elif rule is not None:
+        gold, problem = rule.stored(label)
+        extras["label_raw"] = _raw(label)
+    if problem:
+        skipped.append(SkippedRow(number, f"{BAD_LABEL}: {problem}", excerpt(text)))
+        return
+    reason = validator.reason(text, instance_id, label, *extras.values())
+    if reason:
+        skipped.append(SkippedRow(number, reason, excerpt(text)))
+        return
+    instances.append(
+        InstanceRecord(
+            instance_id=instance_id,
+            position=len(instances),
+            text=str(text),
+            label=gold,
+            extra=extras,
+        )
+    )
 
 
 def load_file(
@@ -235,65 +276,49 @@ def load_file(
     a row whose value the rule does not read is skipped. A file that cannot be read raises
     one DatasetError.
     """
-    table = read_table(path, encoding=encoding)
-    if not table.rows:
-        raise DatasetError(f"dataset file {table.path} has no rows")
-    guessed = mapping is None
-    if mapping is None:
-        mapping = guess_mapping(table.columns, _first_records(table.rows))
+    file_path = Path(path).expanduser()
+    if not file_path.is_file():
+        raise DatasetError(f"dataset file not found: {file_path}")
+    with open_stream(file_path, encoding=encoding) as stream:  # (1: the columns, the rule)
+        columns, first_rows = stream.columns, list(itertools.islice(stream.rows, RULE_ROWS))
+        if not first_rows:
+            raise DatasetError(f"dataset file {file_path} has no rows")
+        first = [r for _, r in first_rows if BROKEN_LINE not in r]
+        guessed = mapping is None
         if mapping is None:
-            raise DatasetError(
-                f"dataset file {table.path} has no text column (one of {', '.join(TEXT_COLUMNS)}):"
-                " name it with haf datasets import FILE --text-column NAME, then run "
-                "--dataset NAME"
-            )
-    mapping.check(table.columns, table.path)
-    records = [r for _, r in table.rows]
+            mapping = guess_mapping(columns, first)
+            if mapping is None:
+                raise DatasetError(
+                    f"dataset file {file_path} has no text column (one of "
+                    f"{', '.join(TEXT_COLUMNS)}): name it with haf datasets import FILE "
+                    "--text-column NAME, then run --dataset NAME"
+                )
+        mapping.check(columns, file_path)
+        values: list[Any] = []
+        if mapping.label is not None and label_rule is None:
+            every = itertools.chain(first_rows, stream.rows)
+            values = [r.get(mapping.label) for _, r in every if BROKEN_LINE not in r]
     mapping, rule, label_note = _label_rule(
-        records, mapping, guessed, label_rule, label_threshold, label_map
+        values, mapping, guessed, label_rule, label_threshold, label_map
     )
     if mapping.label is None:
-        first = _first_records(table.rows)
-        values = {c: [r.get(c) for r in first] for c in table.columns}
-        note = no_label_note(label_candidates(values, (mapping.text, mapping.id, *mapping.extra)))
+        by_column = {c: [r.get(c) for r in first] for c in columns}
+        taken = (mapping.text, mapping.id, *mapping.extra)
+        note = no_label_note(label_candidates(by_column, taken))
         label_note = f"{label_note}; {note}" if label_note else note
     required = mapping.label is not None if label_required is None else label_required
     validator = RowValidator(max_chars=max_chars, label_required=required)
     instances: list[InstanceRecord] = []
     skipped: list[SkippedRow] = []
-    for number, record in table.rows:
-        if BROKEN_LINE in record:
-            skipped.append(
-                SkippedRow(number, str(record[BROKEN_LINE]), excerpt(record.get("text")))
-            )
-            continue
-        text, label = _value(record, mapping.text), _value(record, mapping.label)
-        raw_id = _value(record, mapping.id)
-        instance_id = str(number) if raw_id is None or raw_id == "" else str(raw_id)
-        extras = {c: record.get(c) for c in mapping.extra}
-        gold, problem = (None, None)
-        if is_missing(label):
-            label = None  # (an empty or NaN cell: a row without gold, never a class)
-        elif rule is not None:
-            gold, problem = rule.stored(label)
-            extras["label_raw"] = _raw(label)
-        if problem:
-            skipped.append(SkippedRow(number, f"{BAD_LABEL}: {problem}", excerpt(text)))
-            continue
-        reason = validator.reason(text, instance_id, label, *extras.values())
-        if reason:
-            skipped.append(SkippedRow(number, reason, excerpt(text)))
-            continue
-        instances.append(
-            InstanceRecord(
-                instance_id=instance_id,
-                position=len(instances),
-                text=str(text),
-                label=gold,
-                extra=extras,
-            )
-        )
-    digest = hashlib.sha256(table.path.read_bytes())
+    n_rows = 0
+    with open_stream(file_path, encoding=encoding) as table:  # (2: the instances)
+        for number, record in table.rows:
+            n_rows += 1
+            _read_row(number, record, mapping, rule, validator, instances, skipped)
+    digest = hashlib.sha256()
+    with file_path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
     digest.update(mapping.model_dump_json().encode() + f"|{max_chars}|{required}".encode())
     if rule is not None:
         digest.update(rule.key().encode())
@@ -303,16 +328,16 @@ def load_file(
         "encoding": table.encoding,
         "mapping": mapping.model_dump(),
         "max_chars": max_chars,
-        "n_rows": table.n_rows,
+        "n_rows": n_rows,
     }
     if rule is not None:
         meta["label_rule"] = rule.model_dump()
     if label_note:
         meta["label_note"] = label_note
     return Dataset(
-        f"{_slug(table.path.stem)}-{digest.hexdigest()[:12]}",
-        name or table.path.stem,
-        str(table.path),
+        f"{_slug(file_path.stem)}-{digest.hexdigest()[:12]}",
+        name or file_path.stem,
+        str(file_path),
         instances,
         skipped,
         meta,

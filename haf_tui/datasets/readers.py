@@ -20,7 +20,7 @@ import io
 import json
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -65,6 +65,8 @@ class Table:
     columns: list[str]
     rows: list[tuple[int, Record]]
     n_rows: int
+    n_rows_exact: bool = True
+    """False: ``n_rows`` estimated from the rows read (a limited read stops early)."""
 
 
 def file_format(path: Path) -> str:
@@ -177,8 +179,8 @@ def _guess_delimiter(text: str) -> str:
     return best if counts[best] > counts[","] else ","
 
 
-def _jsonl_records(text: str, where: Path) -> Iterator[tuple[int, Record]]:
-    for number, line in enumerate(text.split("\n"), start=1):
+def _jsonl_records(lines: Iterable[str], where: Path) -> Iterator[tuple[int, Record]]:
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
@@ -196,7 +198,7 @@ def _jsonl_records(text: str, where: Path) -> Iterator[tuple[int, Record]]:
 
 def _json_records(text: str, where: Path) -> Iterator[tuple[int, Record]]:
     if text.lstrip().startswith("{") and "\n{" in text.strip():
-        yield from _jsonl_records(text, where)  # JSON Lines named .json
+        yield from _jsonl_records(text.split("\n"), where)  # JSON Lines named .json
         return
     try:
         value = json.loads(text)
@@ -265,36 +267,11 @@ def parquet_shape(path: Path) -> tuple[list[str], int]:
 def text_records(path: Path, fmt: str, text: str) -> Iterator[tuple[int, Record]]:
     """The records of a decoded text file of format ``fmt``."""
     if fmt == "jsonl":
-        return _jsonl_records(text, path)
+        return _jsonl_records(text.split("\n"), path)
     if fmt == "json":
         return _json_records(text, path)
     delimiter = "\t" if fmt == "tsv" else _guess_delimiter(text)
     return _csv_records(text, path, delimiter)
-
-
-def read_table(path: str | Path, *, encoding: str | None = None, limit: int | None = None) -> Table:
-    """Every record of a dataset file (or the first ``limit``), with its columns."""
-    file_path = Path(path).expanduser()
-    if not file_path.is_file():
-        raise DatasetError(f"dataset file not found: {file_path}")
-    fmt = file_format(file_path)
-    if fmt == "parquet":
-        columns, n_rows = parquet_shape(file_path)
-        rows = list(parquet_records(file_path, limit))
-        return Table(file_path, fmt, None, columns, rows, n_rows)
-    try:
-        raw = file_path.read_bytes()
-    except OSError as exc:
-        raise DatasetError(f"cannot read {file_path}: {exc.strerror or exc}") from exc
-    text, used = decode_bytes(raw, file_path, encoding)
-    rows = []
-    n_rows = 0
-    for number, record in text_records(file_path, fmt, text):
-        n_rows += 1
-        if limit is None or len(rows) < limit:
-            rows.append((number, record))
-    columns = _columns_of(fmt, text, rows)
-    return Table(file_path, fmt, used, columns, rows, n_rows)
 
 
 def _columns_of(fmt: str, text: str, rows: list[tuple[int, Record]]) -> list[str]:

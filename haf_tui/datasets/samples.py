@@ -18,7 +18,7 @@ from haf_tui.datasets.files import ColumnMapping, load_file, sample_indices
 from haf_tui.datasets.labels import PAPER_RULES
 from haf_tui.datasets.model import Dataset, DatasetError
 from haf_tui.datasets.paper import DEFAULT_SEED, find_paper_dataset
-from haf_tui.datasets.readers import read_table
+from haf_tui.datasets.streams import read_table
 
 SAMPLE_COLUMNS: Final = ("index", "input_text", "given_label")
 SAMPLE_PREFIX: Final = "paper-sample:"

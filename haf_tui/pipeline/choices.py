@@ -134,7 +134,8 @@ def preview_file(path: str, rows: int = 8) -> FileTable:
         "label": mapping.label if mapping else None,
     }
     encoding = f", {preview.encoding}" if preview.encoding else ""
-    note = f"{preview.n_rows} rows ({preview.format}{encoding})"
+    count = f"{preview.n_rows}" if preview.n_rows_exact else f"about {preview.n_rows:,}"
+    note = f"{count} rows ({preview.format}{encoding})"
     if preview.notes:
         note += "; " + "; ".join(preview.notes)
     return FileTable(preview.columns, table, guessed, note, values)

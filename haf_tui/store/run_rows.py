@@ -16,6 +16,9 @@ from haf_tui.store.records import InstanceRecord, RunRecord
 from haf_tui.store.skips import skipped_payload, write_skipped
 from haf_tui.store.store_base import StoreBase
 
+INSTANCE_BATCH = 50_000
+"""Instances inserted by one statement."""
+
 
 class RunRows(StoreBase):
     """Datasets and runs."""
@@ -40,17 +43,20 @@ class RunRows(StoreBase):
                 [dataset_id, name, source, len(instances), json.dumps(rest)],
             )
             write_skipped(con, dataset_id, skipped)
-            if instances:  # one statement of arrays: executemany is row by row, and slow
+            # statements of arrays (executemany is row by row, and slow), a batch at a time:
+            # the arrays of a million instances at once took gigabytes (issue 42 §6)
+            for start in range(0, len(instances), INSTANCE_BATCH):
+                batch = instances[start : start + INSTANCE_BATCH]
                 con.execute(
                     "INSERT INTO instances SELECT ?, unnest(?::VARCHAR[]), unnest(?::INTEGER[]), "
                     "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[])::JSON",
                     [
                         dataset_id,
-                        [i.instance_id for i in instances],
-                        [i.position for i in instances],
-                        [i.text for i in instances],
-                        [i.label for i in instances],
-                        [json.dumps(i.extra) for i in instances],
+                        [i.instance_id for i in batch],
+                        [i.position for i in batch],
+                        [i.text for i in batch],
+                        [i.label for i in batch],
+                        [json.dumps(i.extra) for i in batch],
                     ],
                 )
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from haf_tui.cli import main
-from haf_tui.datasets.readers import read_table
+from haf_tui.datasets.streams import read_table
 from haf_tui.defaults import embedded_model_path
 from haf_tui.inference.gguf import read_gguf_info
 from haf_tui.inference.llama_load import load_error

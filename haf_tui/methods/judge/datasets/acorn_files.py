@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from haf_tui.datasets.model import DatasetError
-from haf_tui.datasets.readers import BROKEN_LINE, decode_bytes, read_table
+from haf_tui.datasets.readers import BROKEN_LINE, decode_bytes
+from haf_tui.datasets.streams import read_table
 
 ACORN_FILE: Final = "ACORN.jsonl"
 ACORN_HOME: Final = "GitHub a-brassard/ACORN or Hugging Face anab/ACORN"
