@@ -18,6 +18,7 @@ import duckdb
 import pytest
 
 from haf_tui.datasets import Dataset, DatasetError, load_file, load_source, preview_file
+from haf_tui.datasets.files import ColumnMapping
 from haf_tui.datasets.formats import DatasetFormat, format_for
 from haf_tui.datasets.labels import (
     MAX_LABEL_VALUES,
@@ -92,9 +93,13 @@ def test_a_threshold_of_zero_is_a_threshold_not_unset(tmp_path: Path) -> None:
     assert zero.dataset_id != guessed.dataset_id
     with pytest.raises(DatasetError, match="--label-threshold and --label-map go with a file"):
         load_source("civil_comments", label_threshold=0)
+    unnamed = _csv(  # (a score under a name no label column is guessed from)
+        tmp_path / "margins.csv",
+        ["text", "margin"],
+        [[t, s] for t, s in zip(TEXTS, (0.0, 0.2, 0.6, 0.9), strict=True)],
+    )
     with pytest.raises(DatasetError, match="need a label column"):
-        load_file(path, mapping=preview_file(path).mapping.model_copy(update={"label": None}),  # type: ignore[union-attr]
-                  label_threshold=0)  # fmt: skip
+        load_file(unnamed, mapping=ColumnMapping(text="text"), label_threshold=0)
 
 
 def test_exactly_the_largest_number_of_label_values_is_a_label_and_one_more_is_not() -> None:

@@ -25,6 +25,7 @@ from haf_tui.cli import build_parser
 from haf_tui.cli.campaign_command import grid_run_config
 from haf_tui.cli.run_dataset import say_gold, with_columns
 from haf_tui.datasets import load_file
+from haf_tui.datasets.files import stated_mapping
 from haf_tui.datasets.label_columns import label_candidates
 from haf_tui.pipeline.runs import DatasetChoice, resolve_dataset
 from haf_tui.store import RunRecord, open_store
@@ -71,6 +72,24 @@ def test_a_common_label_name_with_label_values_is_gold(tmp_path: Path, name: str
     assert dataset.meta["mapping"]["label"] == name
     assert [i.label for i in dataset.instances] == ["toxic", "non-toxic"] * 3
     assert "label_note" not in dataset.meta
+
+
+def test_the_label_column_is_guessed_when_the_text_column_is_named_or_short(
+    tmp_path: Path,
+) -> None:
+    """The issue's file with short comments: ``comment`` is a text column by its name, and
+    naming it (``--text-column comment``) still guesses ``is_toxic`` as gold (it was left out:
+    the label was guessed only when the whole mapping was)."""
+    path = tmp_path / "short.csv"
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        rows = [[k, f"post {k}", k % 2, "forum"] for k in range(6)]
+        csv.writer(handle).writerows([["id", "comment", "is_toxic", "source"], *rows])
+    for mapping in (None, stated_mapping(path, text="comment")):
+        dataset = load_file(path, mapping)
+        assert dataset.meta["mapping"]["label"] == "is_toxic", mapping
+        assert [i.label for i in dataset.instances] == ["non-toxic", "toxic"] * 3
+    stated = stated_mapping(path, text="comment", label="source")
+    assert stated is not None and load_file(path, stated, label_map=("toxic=forum",))
 
 
 def test_a_likely_label_name_whose_values_are_no_label_is_not_guessed(tmp_path: Path) -> None:

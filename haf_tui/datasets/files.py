@@ -40,7 +40,9 @@ from haf_tui.datasets.validation import (
 )
 from haf_tui.store.records import InstanceRecord
 
-TEXT_COLUMNS: Final = ("text", "input_text", "comment_text", "content", "sentence", "post", "tweet")
+TEXT_COLUMNS: Final = (
+    "text", "input_text", "comment_text", "comment", "content", "sentence", "post", "tweet",
+)  # fmt: skip
 ID_COLUMNS: Final = ("id", "index", "instance_id", "post_id", "idx")
 RULE_ROWS: Final = 1000
 """Rows a preview reads to guess the label rule (it shows fewer)."""
@@ -293,6 +295,13 @@ def load_file(
                     f"{', '.join(TEXT_COLUMNS)}): name it with haf datasets import FILE "
                     "--text-column NAME, then run --dataset NAME"
                 )
+        elif mapping.label is None and label_rule is None:
+            # the text column named, the label column not: guessed as it would be (a
+            # well-known name with label-like values), said aloud as guessed
+            taken = (mapping.text, mapping.id, *mapping.extra)
+            found = guess_label([c for c in columns if c not in taken], first)
+            if found is not None:
+                mapping, guessed = mapping.model_copy(update={"label": found}), True
         mapping.check(columns, file_path)
         values: list[Any] = []
         if mapping.label is not None and label_rule is None:
