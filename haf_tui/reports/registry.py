@@ -62,7 +62,9 @@ class Averaged:
     gives each row's ``rationales.source`` instead, ``with_gold`` keeps the rows with a
     non-empty gold (``gold_size > 0``). ``scale`` multiplies the mean (100: a percent);
     ``rows``: only the report rows whose (column, value) pairs all hold (others are no such
-    mean). Its n is the report's count column of ``column`` (:func:`count_columns`)."""
+    mean); ``other_rule``: values of ``by`` whose cell follows another rule (RANDOM's mean over
+    seeds), left to the report's own tests. Its n is the report's count column of ``column``
+    (:func:`count_columns`)."""
 
     column: str
     stored: str
@@ -72,6 +74,7 @@ class Averaged:
     with_gold: bool = False
     scale: float = 1.0
     rows: tuple[tuple[str, str], ...] = ()
+    other_rule: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

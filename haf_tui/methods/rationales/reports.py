@@ -199,6 +199,22 @@ RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
         "Rationales — faithfulness by removal (P1 Table 4 COMP, SUFF; P2 Tables 4 and 9)",
         "rationale_faithfulness",
         counts=(("% flip", "flip n"), ("words removed", "flip n")),
+        averages=tuple(
+            Averaged(
+                label,
+                column,
+                "rationales",
+                "rationale",
+                (*_FAITHFUL, ("human", "human"), ("everything", "everything")),
+                scale=scale,
+                other_rule=("random",),
+            )
+            for label, column, scale in (
+                ("COMP", "comp", 1.0),
+                ("SUFF", "suff", 1.0),
+                ("% flip", "flip", 100.0),
+            )
+        ),
         shape=select_columns(
             (
                 *_RUN_KEYS,
