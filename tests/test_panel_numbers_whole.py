@@ -39,6 +39,8 @@ def numbers(text: str) -> Counter[str]:
 
 ROW_CHECKED = ("table1", "table2", "table4", "figure2", "stances")
 """HAF's panels, whose numbers are also checked against their report rows one by one."""
+CHARTS = ("figure2", "distributions", "stances")
+"""The panels of charts, whose numbers are also whole within the view's width."""
 SHARE_DIGITS = {("stances", "%"): 1}
 """Columns a panel prints with other digits than a table's 3."""
 
@@ -104,6 +106,30 @@ def test_a_squeezed_chart_keeps_its_numbers_whole(chart: str, squeeze: int) -> N
     assert all(len(line) <= width - squeeze for line in squeezed.splitlines())
 
 
+@pytest.mark.parametrize("chart", ["figure2", "stances", "histogram"])
+def test_a_chart_cut_at_its_right_edge_loses_bar_never_a_number(chart: str) -> None:
+    """A view narrower than a chart crops it on the right (issue 42 §3: "50.0% 8/1" for 8 of
+    16, "1 100" for 1 at 100%): the bar comes last, so a crop cuts a bar, never a count."""
+    width = 60
+    drawn: RenderableType = {
+        "figure2": lambda: charts.figure2_chart(FIGURE2_ROWS, "SoS", width=width),
+        "stances": lambda: charts.stance_chart(
+            [{"stance": "maybe", "n": 8, "%": 50.0, "of": 16}] * 2, width=width
+        ),
+        "histogram": lambda: charts.render_histogram(charts.histogram([0.5]), width=width),
+    }[chart]()
+    text = printed(drawn, width)
+    whole = numbers(text)
+    assert (
+        whole
+        and ("8/16" in whole or chart != "stances")
+        and ("100%" in whole or chart != "histogram")
+    )
+    for cut in range(1, 20):
+        cropped = "\n".join(line[: width - cut] for line in text.splitlines())
+        assert numbers(cropped) == whole, cropped
+
+
 # ---------------------------------------------------------------- every panel on screen
 
 
@@ -144,6 +170,11 @@ async def test_every_panel_shows_every_number_whole(
             assert sum(wanted.values()) > 0, spec.key
             lost = wanted - numbers(view.text())
             assert not lost, f"{spec.key} at {size}: {dict(lost)} not whole\n{view.text()}"
+            if spec.key in CHARTS:  # and whole where the view shows it, scrolled to the left
+                room = view.scrollable_content_region.width
+                seen = "\n".join(line.text[:room] for line in view.lines)
+                cut = wanted - numbers(seen)
+                assert not cut, f"{spec.key} at {size}: {dict(cut)} cut at the edge\n{seen}"
             if spec.key in ROW_CHECKED:  # and each number of its rows, one by one
                 run_ids = [run.run_id for run in screen.chosen_runs()]
                 of_rows = row_numbers(spec.key, data, run_ids)

@@ -70,10 +70,11 @@ def bar_chart(
     digits: int = 3,
     value_suffix: str = "",
 ) -> Table:
-    """Horizontal bars scaled to ``max_value``, each with its label, value and note.
+    """Horizontal bars scaled to ``max_value``, each after its label, value and note.
 
     ``width`` is the whole chart's width; the bars get what the labels leave. An undefined value
-    shows "—" and no bar.
+    shows "—" and no bar. The bar comes last, so whatever cuts the chart (a squeezing container,
+    the edge of a view) cuts a bar, never a value or a count.
     """
     group_width = max((len(g.label) for g in groups), default=0)
     label_width = max((len(b.label) for g in groups for b in g.bars), default=0)
@@ -88,13 +89,14 @@ def bar_chart(
     table.title_style = "bold"
     if group_width:
         table.add_column(width=group_width, no_wrap=True, style="bold")
-    table.add_column(width=label_width, no_wrap=True)
-    # the bar column alone gives way when a container squeezes the chart: a wrapable column
-    # (no width of its own) is what rich narrows first; its bar is cropped, never wrapped, so
-    # the value and the note (a count, a share) stay whole
-    table.add_column(min_width=0, overflow="crop")
+    # a label gives way next (cut with "…"): a wrapable column whose cells never wrap
+    table.add_column(min_width=1, overflow="ellipsis")
     table.add_column(width=value_width, justify="right", no_wrap=True)
     table.add_column(width=note_width, no_wrap=True, style="dim")
+    # the bar column alone gives way when a container squeezes the chart: a wrapable column
+    # (no width of its own) is what rich narrows first; its bar is cropped, never wrapped, so
+    # the value and the note (a count, a share) before it stay whole
+    table.add_column(min_width=0, overflow="crop")
     scale = max_value if max_value > 0 else 1.0
     for group in groups:
         for index, bar in enumerate(group.bars):
@@ -107,10 +109,10 @@ def bar_chart(
             padded = drawn + NO_BREAK_SPACE * (bar_width - len(drawn))
             table.add_row(
                 *cells,
-                bar.label,
-                Text(padded, style=bar.style, overflow="crop", no_wrap=False),
+                Text(bar.label.ljust(label_width), no_wrap=True, overflow="ellipsis"),
                 shown,
                 bar.note,
+                Text(padded, style=bar.style, overflow="crop", no_wrap=False),
             )
     return table
 

@@ -51,6 +51,33 @@ class PerInstance:
 
 
 @dataclass(frozen=True)
+class Averaged:
+    """A report column whose every cell is a mean of stored per-instance rows, declared so a
+    check that shares no SQL with the report rebuilds each cell from the rows
+    (``tests/queries/test_report_cells.py``), and its n.
+
+    ``column``: the report's column label. ``stored``: what is averaged: an instance metric
+    (``table`` "instance_metrics") or a column of the ``rationales`` table; ``{source}`` in it
+    is the row's ``by`` column looked up in ``sources``. ``table`` "rationales": ``sources``
+    gives each row's ``rationales.source`` instead, ``with_gold`` keeps the rows with a
+    non-empty gold (``gold_size > 0``). ``scale`` multiplies the mean (100: a percent);
+    ``rows``: only the report rows whose (column, value) pairs all hold (others are no such
+    mean); ``other_rule``: values of ``by`` whose cell follows another rule (RANDOM's mean over
+    seeds), left to the report's own tests. Its n is the report's count column of ``column``
+    (:func:`count_columns`)."""
+
+    column: str
+    stored: str
+    table: str = "instance_metrics"
+    by: str = ""
+    sources: tuple[tuple[str, str], ...] = ()
+    with_gold: bool = False
+    scale: float = 1.0
+    rows: tuple[tuple[str, str], ...] = ()
+    other_rule: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Report:
     """A named query shown one way. ``summary`` reports are what ``haf report`` shows;
     ``companions``: reports printed after this one; ``run_note``: a warning line about one run
@@ -59,7 +86,8 @@ class Report:
     label or value, one-line meaning) of what its columns show that is no method's
     :class:`~haf_tui.methods.declare.MetricSpec` (the CLI's legend under the table);
     ``counts``: (value column, its n column) where a value's n is not the column beside it
-    called "VALUE n" (:func:`count_columns`)."""
+    called "VALUE n" (:func:`count_columns`); ``averages``: its columns that are means of
+    stored per-instance rows (:class:`Averaged`)."""
 
     name: str
     title: str
@@ -71,6 +99,7 @@ class Report:
     per_instance: PerInstance | None = None
     terms: tuple[tuple[str, str], ...] = ()
     counts: tuple[tuple[str, str], ...] = ()
+    averages: tuple[Averaged, ...] = ()
 
     def run(self, store: Store, params: Mapping[str, Any] | None = None) -> ReportResult:
         """Run the query and shape its result."""

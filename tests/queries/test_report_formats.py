@@ -183,3 +183,24 @@ def test_export_dispatches_every_format(store: Store) -> None:
     with pytest.raises(QueryError, match="unknown format 'xml'"):
         reports.export("xml", columns, rows)
     assert set(reports.FORMATS) == {"table", "csv", "json", "markdown"}
+
+
+def test_table4_panel_says_when_its_terms_average_different_reasons(store: Store) -> None:
+    """Run A's RS averages 5 scores but 6 S(Y) (an UNCLEAR decision has no C(Y) nor score):
+    the panel says the terms average their own n; with every n alike it says nothing."""
+    from haf_tui.methods.declare import PanelInput, RunView
+    from haf_tui.methods.haf.views.panels import TERMS_APART, table4_panel
+
+    result = reports.run_report(store, "table4")
+    run = [RunView(A, "alpha.gguf", "toy", "alpha")]
+
+    def drawn(shown: reports.ReportResult) -> str:
+        console = Console(width=300, record=True, color_system=None)
+        console.print(table4_panel(PanelInput(run, {"table4": shown}, width=300)))
+        return " ".join(console.export_text().split())
+
+    assert TERMS_APART in drawn(result)
+    n_at = [k for k, name in enumerate(result.columns) if name.endswith(" n")]
+    alike = [tuple(7 if k in n_at else v for k, v in enumerate(row)) for row in result.rows]
+    same = reports.ReportResult(result.name, result.title, result.columns, alike)
+    assert TERMS_APART not in drawn(same)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from haf_tui.reports.registry import RUN_KEYS, Report, select_columns
+from haf_tui.reports.registry import RUN_KEYS, Averaged, Report, select_columns
 
 _RUN_KEYS: Final = RUN_KEYS
 
@@ -27,6 +27,10 @@ CLASSIFY_REPORTS: Final[tuple[Report, ...]] = (
             )
         ),
         terms=(("gold", "the instances with a gold label, which % correct is over"),),
+        averages=(
+            Averaged("% ŷ toxic", "classify_toxic", scale=100.0),
+            Averaged("mean p(toxic)", "classify_p_toxic"),
+        ),
         counts=(
             ("% ŷ toxic", "instances"),
             ("mean p(toxic)", "instances"),

@@ -9,6 +9,7 @@ from haf_tui.reports.registry import (
     INSTANCE_LABEL,
     POOLED_LABEL,
     RUN_KEYS,
+    Averaged,
     PerInstance,
     Report,
     pooling_rows,
@@ -55,6 +56,10 @@ HAF_REPORTS: Final[tuple[Report, ...]] = (
         shape=pooling_rows((*_RUN_KEYS, ("n_instances", "instances")), TABLE1_METRICS),
         per_instance=PerInstance(TABLE1_METRICS, rule=_INSTANCE_MEANS),
         terms=_POOLING_TERMS,
+        averages=tuple(
+            Averaged(label, metric, rows=(("pooling", INSTANCE_LABEL),))
+            for metric, label in TABLE1_METRICS
+        ),
     ),
     Report(
         "table2",

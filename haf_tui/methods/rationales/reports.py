@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from haf_tui.reports.registry import RUN_KEYS, Report, select_columns
+from haf_tui.reports.registry import RUN_KEYS, Averaged, Report, select_columns
 
 _RUN_KEYS: Final = RUN_KEYS
 AGREEMENT_TERM: Final = (
@@ -19,6 +19,41 @@ ALIGNMENT_TERM: Final = (
     "100 · token F1 against the annotators' HARD rationale (P2's alignment), over align n",
 )
 """P2's alignment column of the attribution and plausibility reports."""
+_ATTRIBUTIONS: Final = (
+    ("attention", "attention"),
+    ("saliency", "saliency"),
+    ("input×gradient", "input_x_gradient"),
+)
+_PLAUSIBLE: Final = (("prompted", "prompt_gold"), ("occlusion", "occlusion"), *_ATTRIBUTIONS)
+"""Each row of the ``rationales`` report → the stored rationale its plausibility scores."""
+_FAITHFUL: Final = (("prompted", "prompt_predicted"), ("occlusion", "occlusion"), *_ATTRIBUTIONS)
+"""Each row of the ``rationales`` report → the stored rationale its faithfulness scores."""
+_SUMMARY_AVERAGES: Final = (
+    Averaged(
+        "agree F1",
+        "rationale_alignment_f1{source}",
+        by="rationale",
+        sources=(
+            ("occlusion", ""),
+            *((row, f"_{source}") for row, source in _ATTRIBUTIONS),
+        ),
+    ),
+    *(
+        Averaged(label, column, "rationales", "rationale", _PLAUSIBLE, with_gold=True)
+        for label, column in (("TOK", "token_f1"), ("AUPRC", "auprc"))
+    ),
+    *(
+        Averaged(label, column, "rationales", "rationale", _FAITHFUL, scale=scale)
+        for label, column, scale in (
+            ("COMP", "comp", 1.0),
+            ("SUFF", "suff", 1.0),
+            ("% flip", "flip", 100.0),
+            ("CPX H", "cpx_entropy", 1.0),
+            ("SPR G", "spr_gini", 1.0),
+        )
+    ),
+)
+"""The ``rationales`` report's columns that are means of stored per-instance rows."""
 
 RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
     Report(
@@ -27,6 +62,7 @@ RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
         "rationale_summary",
         companions=("rationale-attribution",),
         terms=(AGREEMENT_TERM,),
+        averages=_SUMMARY_AVERAGES,
         counts=(
             ("IOU", "with gold"),
             ("TOK", "with gold"),
@@ -78,6 +114,18 @@ RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
         "Rationales — prompting vs attribution (P2 Table 2, Tables 4/5, Figure 4)",
         "rationale_attribution",
         terms=(ALIGNMENT_TERM,),
+        averages=(
+            Averaged(
+                "skew",
+                "rationale_skew_{source}",
+                by="rationale",
+                sources=(
+                    ("prompted", "prompted"),
+                    ("occlusion", "occlusion"),
+                    *_ATTRIBUTIONS,
+                ),
+            ),
+        ),
         counts=(
             ("align F1 ×100", "align n"),
             ("% flip", "flip n"),
@@ -151,6 +199,22 @@ RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
         "Rationales — faithfulness by removal (P1 Table 4 COMP, SUFF; P2 Tables 4 and 9)",
         "rationale_faithfulness",
         counts=(("% flip", "flip n"), ("words removed", "flip n")),
+        averages=tuple(
+            Averaged(
+                label,
+                column,
+                "rationales",
+                "rationale",
+                (*_FAITHFUL, ("human", "human"), ("everything", "everything")),
+                scale=scale,
+                other_rule=("random",),
+            )
+            for label, column, scale in (
+                ("COMP", "comp", 1.0),
+                ("SUFF", "suff", 1.0),
+                ("% flip", "flip", 100.0),
+            )
+        ),
         shape=select_columns(
             (
                 *_RUN_KEYS,

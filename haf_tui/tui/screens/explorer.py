@@ -241,8 +241,7 @@ class ExplorerScreen(DetailScreen):
         self.filter = replace(self.filter, schema=message.schema)
         marks = [m for name, runs in self.related.items() if runs for m in self.parts[name].marks]
         masses = any(column.mass for column in message.schema.shown)  # (p on a label mass)
-        shown = tuple(marks) if marks else ("low",) * ("label-scores" in views or masses)
-        shown += (LOW_MASS_SIGN,) * masses
+        shown = (*(marks or ("low",) * masses), *(LOW_MASS_SIGN,) * masses)
         legend = message.schema.legend()
         self.query_one("#ex-legend", Legend).show(EXPLORER_MARKS + shown, legend)
         self.by_id = {str(row["instance_id"]): row for row in message.rows}

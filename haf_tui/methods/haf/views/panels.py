@@ -36,6 +36,11 @@ POOLING_NOTES: Final = {
     "n = instances the metric is defined on",
 }
 DEFAULT_BAND_EDGES: Final = (0.6, 0.8)
+TERMS_APART: Final = (
+    "each term averages its own n: an UNCLEAR decision has no C(Y) (nor score) yet an S/N(Y) "
+    "and I_S/I_N, so score need not be the product of the terms' means"
+)
+"""Table 4's note when a row's terms average different numbers of values."""
 
 
 def _pooling_caption(pooling: str) -> list[str]:
@@ -78,6 +83,10 @@ def table4_panel(panel: PanelInput) -> RenderableType:
     result = panel.reports["table4"]
     notes = _pooling_caption(panel.pooling)
     score_n = result.columns.index("score n")
+    term_ns = [k for k, name in enumerate(result.columns) if name.endswith(" n")]
+    shown = report_rows(result, [run.run_id for run in panel.runs], panel.pooling)
+    if any(len({row[k] for k in term_ns}) > 1 for row in shown):
+        notes.append(TERMS_APART)
     for run in panel.runs:
         if all(row[score_n] == 0 for row in report_rows(result, [run.run_id])):
             notes.append(f"RS, RN — in {run.label}: no UPHOLD-STANCE decision with a value")
