@@ -32,8 +32,8 @@ from haf_tui.inference.model_catalog import (
     discover_models,
     download_model,
 )
-from haf_tui.store.db import Store
 from haf_tui.methods.declared_parts import run_datasets
+from haf_tui.store.db import Store
 from haf_tui.store.readers import explained_runs
 
 __all__ = [
