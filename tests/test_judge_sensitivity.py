@@ -87,8 +87,9 @@ def test_a_runs_explanations_are_the_judges_dataset_named_by_its_prefix(tmp_path
     assert not any("~" in i.instance_id for i in dataset.instances)
     with pytest.raises(DatasetError) as error:
         choice_by_name("nothing", None, store)
-    assert "run:RUN_ID (its explanations), edits:RUN_ID (its explanations and their edits) or --file" in str(
-        error.value
+    assert (
+        "run:RUN_ID (its explanations), edits:RUN_ID (its explanations and their edits) or --file"
+        in str(error.value)
     )
     with pytest.raises(DatasetError, match="no run 'absent' to judge"):
         resolve_dataset(choice_by_name("run:absent", None, store), store)
