@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +28,7 @@ DEADLINE = 60  # (generous: only "never" fails it)
 
 NOTE_WRITER = """\
 import sys
+import time
 from pathlib import Path
 from haf_tui.store.holder import write_holder_note
 
@@ -37,6 +39,7 @@ sys.stdin.readline()
 
 STORE_WRITER = """\
 import sys
+import time
 import time
 from haf_tui.store import open_store
 
@@ -137,3 +140,32 @@ def test_a_forked_child_s_cleanup_leaves_its_parent_s_note(tmp_path: Path) -> No
     finally:
         remove()
     assert not holder_note_path(db).exists()
+
+
+def test_a_child_forked_from_a_holder_and_sent_sigterm_at_once_ends_leaving_the_note(
+    tmp_path: Path,
+) -> None:
+    """A child forked from a holder has SIGTERM's default action, however soon the signal
+    comes (one that came before Python's state was ready in the child was lost to a Python
+    handler, and the child waited for ever)."""
+    db = tmp_path / "h.duckdb"
+    remove = write_holder_note(db, "parent: writing")
+    try:
+        for _ in range(20):  # (the signal at once, each time: the window is the fork's own)
+            child = os.fork()
+            if child == 0:
+                while True:
+                    signal.pause()
+            os.kill(child, signal.SIGTERM)
+            deadline = time.monotonic() + DEADLINE
+            while (ended := os.waitpid(child, os.WNOHANG))[0] == 0:
+                if time.monotonic() > deadline:
+                    os.kill(child, signal.SIGKILL)
+                    os.waitpid(child, 0)
+                    pytest.fail("the child sent SIGTERM did not end")
+                time.sleep(0.05)
+            assert os.WIFSIGNALED(ended[1]) and os.WTERMSIG(ended[1]) == signal.SIGTERM
+        note = read_holder_note(db)
+        assert note is not None and note.pid == os.getpid()
+    finally:
+        remove()

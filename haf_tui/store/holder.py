@@ -127,9 +127,41 @@ def _install_cleanup() -> None:
         return
     _cleanup_installed = True
     atexit.register(_remove_live_notes)
+    os.register_at_fork(
+        before=_block_sigterm, after_in_parent=_unblock_sigterm, after_in_child=_forked
+    )
     is_main = threading.current_thread() is threading.main_thread()
     if is_main and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+_blocked_before_fork = False
+
+
+def _block_sigterm() -> None:
+    """Before a fork: SIGTERM held back, so that one sent to the child before its Python
+    state is ready (Python forgets a signal that arrives then) waits for :func:`_forked`."""
+    global _blocked_before_fork
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    _blocked_before_fork = signal.SIGTERM in before
+
+
+def _unblock_sigterm() -> None:
+    """After a fork: SIGTERM let through again (unless the program held it back itself)."""
+    if not _blocked_before_fork:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
+def _forked() -> None:
+    """In a child forked from a holder: no note is its own, and SIGTERM has its default
+    action again (then let through: one sent already ends the child); a store the child
+    opens installs the cleanup anew."""
+    global _cleanup_installed
+    _LIVE_NOTES.clear()
+    _cleanup_installed = False
+    if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _unblock_sigterm()
 
 
 def write_holder_note(db_path: Path, purpose: str) -> Callable[[], None]:
