@@ -17,6 +17,7 @@ from textual.widgets import DataTable
 from benchmarks.benchdata import build_bench_db
 from haf_tui.reports import format_number
 from haf_tui.store import open_store
+from haf_tui.store.annotations import set_run_label
 from haf_tui.tui import create_app
 from haf_tui.tui.screens.compare import CompareScreen
 from haf_tui.tui.screens.metrics import MetricsScreen
@@ -227,3 +228,17 @@ async def test_the_readme_screenshot(db: Path, tmp_path: Path) -> None:
         await _open_compare(pilot)
         app.save_screenshot(target.name, path=str(target.parent.resolve()))
     assert "paired B − A" in target.read_text(encoding="utf-8").replace("&#160;", " ")
+
+
+async def test_a_run_labelled_like_markup_is_compared_by_its_label(
+    db: Path, template_db: tuple[Path, list[str]]
+) -> None:
+    """A label is text (issue 42 §6): ``[/]`` once stopped the comparison's legend."""
+    run1, _ = template_db[1]
+    with open_store(db) as store:
+        set_run_label(store, run1, "[/] [bold]base")
+    app = create_app(db)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _open_compare(pilot)
+        assert isinstance(app.screen, CompareScreen)
+        assert f"A  [/] [bold]base ({run1}) · " in _view(app, "stats")

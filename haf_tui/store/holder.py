@@ -2,13 +2,21 @@
 (``<db>.holder.json``: PID, command line, what it is doing), removed when it closes the file;
 a locked file's one-line error names the holder's PID, its command line (``/proc``) and,
 from a live note, what it is doing (:func:`describe_holder`).
+
+A note is this process's alone: only the process that wrote it changes or removes it, and a
+note of another PID is never told as the lock holder's. It does not outlive its process: a
+SIGTERM (the default action: the process ends) and an exit without closing the store remove
+the notes this process still has, then the signal ends the process as before.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
+import signal
+import threading
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -80,6 +88,82 @@ def _write_note(path: Path, note: HolderNote) -> None:
         os.replace(temporary, path)
 
 
+_LIVE_NOTES: dict[Path, int] = {}
+"""The databases whose note this process wrote and has not removed, with its PID then (a
+forked child inherits the dict, not the notes)."""
+_cleanup_installed = False
+
+
+def _remove_note(db_path: Path, pid: int) -> None:
+    """Remove ``db_path``'s note if it is ``pid``'s (and this process is ``pid``)."""
+    _LIVE_NOTES.pop(db_path, None)
+    if os.getpid() != pid:
+        return
+    current = read_holder_note(db_path)
+    if current is None or current.pid == pid:
+        with contextlib.suppress(OSError):
+            holder_note_path(db_path).unlink(missing_ok=True)
+
+
+def _remove_live_notes() -> None:
+    for db_path, pid in list(_LIVE_NOTES.items()):
+        _remove_note(db_path, pid)
+
+
+def _on_sigterm(signum: int, _frame: object) -> None:
+    """SIGTERM where nothing else handles it: this process's notes go, then the signal's
+    default action (the process ends, its status says SIGTERM)."""
+    _remove_live_notes()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _install_cleanup() -> None:
+    """Once per process: notes removed at exit and on SIGTERM (only where SIGTERM has its
+    default action and this is the main thread: a program's own handler stays, and it closes
+    its stores itself)."""
+    global _cleanup_installed
+    if _cleanup_installed:
+        return
+    _cleanup_installed = True
+    atexit.register(_remove_live_notes)
+    os.register_at_fork(
+        before=_block_sigterm, after_in_parent=_unblock_sigterm, after_in_child=_forked
+    )
+    is_main = threading.current_thread() is threading.main_thread()
+    if is_main and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+_blocked_before_fork = False
+
+
+def _block_sigterm() -> None:
+    """Before a fork: SIGTERM held back, so that one sent to the child before its Python
+    state is ready (Python forgets a signal that arrives then) waits for :func:`_forked`."""
+    global _blocked_before_fork
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    _blocked_before_fork = signal.SIGTERM in before
+
+
+def _unblock_sigterm() -> None:
+    """After a fork: SIGTERM let through again (unless the program held it back itself)."""
+    if not _blocked_before_fork:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
+def _forked() -> None:
+    """In a child forked from a holder: no note is its own, and SIGTERM has its default
+    action again (then let through: one sent already ends the child); a store the child
+    opens installs the cleanup anew."""
+    global _cleanup_installed
+    _LIVE_NOTES.clear()
+    _cleanup_installed = False
+    if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _unblock_sigterm()
+
+
 def write_holder_note(db_path: Path, purpose: str) -> Callable[[], None]:
     """Say that this process holds ``db_path`` and what for; returns the function that
     removes the note (only while it is still this process's)."""
@@ -88,13 +172,12 @@ def write_holder_note(db_path: Path, purpose: str) -> Callable[[], None]:
         pid=pid, command=process_command(pid) or "", purpose=purpose, started_at=datetime.now()
     )
     path = holder_note_path(db_path)
+    _install_cleanup()
     _write_note(path, note)
+    _LIVE_NOTES[db_path] = pid
 
     def remove() -> None:
-        current = read_holder_note(db_path)
-        if current is None or current.pid == pid:
-            with contextlib.suppress(OSError):
-                path.unlink(missing_ok=True)
+        _remove_note(db_path, pid)
 
     return remove
 

@@ -63,10 +63,13 @@ def run_legend(stats: Sequence[RunStatistics]) -> Table:
     for found in stats:
         run = found.run
         named = f"{run.label} ({run.run_id})" if run.label else run.run_id
-        table.add_row(
+        table.add_row(  # (a label is text a user typed: never read as markup)
             found.letter,
-            f"{named} · {suites_text(run.suites)} · {found.model} · {run.model_quant or '?'} · "
-            f"{run.dataset_id} · {run.n_done}/{run.n_planned} · {run.status}",
+            Text(
+                f"{named} · {suites_text(run.suites)} · {found.model} · "
+                f"{run.model_quant or '?'} · {run.dataset_id} · {run.n_done}/{run.n_planned} · "
+                f"{run.status}"
+            ),
         )
     return table
 

@@ -71,7 +71,7 @@ class RunReview(Static):
                     note.append(f"\n{method.forecast_note}")
         for index, (label, config) in enumerate(runs):
             if dataset is None:
-                table.add_row(label, *["…" for _ in stages], "…")
+                table.add_row(Text(label), *["…" for _ in stages], "…")
                 continue
             plan = plan_run(config, dataset)
             estimate = estimates.get(index)
@@ -79,7 +79,7 @@ class RunReview(Static):
             if index in errors:
                 time = "unknown"
             counts = [plan.counts[s].text() if s in plan.counts else "0" for s in stages]
-            table.add_row(label, *counts, time)
+            table.add_row(Text(label), *counts, time)
             if index in errors:
                 note.append(f"\n{label}: no estimate ({errors[index]}).")
             elif estimate is None:
