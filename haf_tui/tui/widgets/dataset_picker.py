@@ -2,7 +2,10 @@
 datasets (said at once whether they are in the local Hugging Face cache), or a local file (with
 a preview and its column mapping); every kind offers the same sample size and seed. The first
 choice is the demo's: the first texts of the built-in sample, in order, as ``haf run --demo``
-(``make run``) evaluates them."""
+(``make run``) evaluates them.
+
+Over 400 lines because its one choice() reads every kind's fields (a split of the file mapping
+or the paper cache into widgets of their own is due when one more kind is added)."""
 
 from __future__ import annotations
 
@@ -373,9 +376,6 @@ class DatasetPicker(VerticalScroll):
             return DatasetChoice("builtin", "sample", sample_size=limit, seed=seed)
         if source == DEMO_SOURCE:  # (the run's limit takes the first ones: first_instances)
             return DatasetChoice("builtin", "sample")
-        made_of_a_run = run_dataset_choice(source, seed=seed, sample_size=limit)
-        if made_of_a_run is not None:  # (a judge run's explanations: run:ID, edits:ID)
-            return made_of_a_run
         kind, _, name = source.partition(":")
         if kind == "paper":
             cache = self.paper_caches.get(name)
@@ -384,7 +384,13 @@ class DatasetPicker(VerticalScroll):
             if not cache.cached:
                 raise ValueError(cache.note)
             return DatasetChoice("paper", name, sample_size=limit, seed=seed, offline=True)
-        return DatasetChoice(kind, name, sample_size=limit, seed=seed)  # type: ignore[arg-type]
+        # a dataset made of a run (a judge run's explanations: run:ID, edits:ID), or one stored
+        return run_dataset_choice(source, seed=seed, sample_size=limit) or DatasetChoice(
+            kind,
+            name,
+            sample_size=limit,
+            seed=seed,  # type: ignore[arg-type]
+        )
 
     def first_instances(self) -> int | None:
         """How many of the first instances the run evaluates, in order (the demo's texts: the
