@@ -1,5 +1,7 @@
 """Over 400 lines because its one choice() reads every kind's fields (split the file mapping
-or the paper cache into widgets of their own when one more kind comes). The wizard's dataset step: the built-in sample, datasets stored in the database, the paper's
+or the paper cache into widgets of their own when one more kind comes).
+
+The wizard's dataset step: the built-in sample, datasets stored in the database, the paper's
 datasets (said at once whether they are in the local Hugging Face cache), or a local file (with
 a preview and its column mapping); every kind offers the same sample size and seed. The first
 choice is the demo's: the first texts of the built-in sample, in order, as ``haf run --demo``
