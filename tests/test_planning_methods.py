@@ -170,6 +170,6 @@ def test_a_run_without_explanations_is_not_offered_to_judge(tmp_path: Path) -> N
                 [haf_run],
             )
         values = [value for _, value in dataset_sources(store)]
-    assert f"explanations:{haf_run}" in values, values
-    assert "explanations:rationales-only" not in values, values
-    assert "explanations:no-justify" not in values, values
+    assert {f"run:{haf_run}", f"edits:{haf_run}"} <= set(values), values
+    for run in ("rationales-only", "no-justify"):
+        assert f"run:{run}" not in values and f"edits:{run}" not in values, values
