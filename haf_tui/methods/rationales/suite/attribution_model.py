@@ -48,11 +48,12 @@ class PromptTokens:
 
 @dataclass(frozen=True)
 class WordAttributions:
-    """Each method's normalised word scores, and T, torch's log-probability of the label's
-    spelling after the prompt."""
+    """Each method's normalised word scores, T, torch's log-probability of the label's
+    spelling after the prompt, and the prompt's token ids torch was given (llama.cpp's)."""
 
     scores: dict[str, list[float]]
     torch_logprob: float
+    prompt_ids: tuple[int, ...]
 
 
 def _piece_spans(pieces: Sequence[bytes], segment: str) -> list[Span] | None:
@@ -203,7 +204,7 @@ class GgufAttributor:
             )
             for method in methods
         }
-        return WordAttributions(scores, found.target_logprob)
+        return WordAttributions(scores, found.target_logprob, tokens.ids)
 
 
 def load_torch_model(path: Path, device: str, dtype: Any) -> Any:
