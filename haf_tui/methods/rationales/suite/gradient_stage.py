@@ -78,7 +78,10 @@ Attribute = Callable[[str, Sequence[str], str], "Gradients | None"]
 _lock = threading.Lock()
 _loaded: dict[tuple[str, str | None], object] = {}
 """The model file (and chat format) → its attributor, or the error that refused it."""
-_results: OrderedDict[tuple[str, str | None, str, str, tuple[str, ...]], Gradients] = OrderedDict()
+_results: OrderedDict[tuple[str, str | None, str, str, tuple[str, ...]], Gradients | None] = (
+    OrderedDict()
+)
+"""The passes made (None: a text skipped, its line given once), for the instance's replay."""
 load_seconds: dict[str, float] = {}
 """Seconds each model took to load (``make bench``)."""
 
@@ -136,11 +139,13 @@ def run_attribute(config: RunConfig) -> Attribute | None:
             try:
                 found = attributor.attribute(text, words, spelling, methods)
             except (ValueError, RuntimeError) as exc:  # (that instance only: a text its
-                # tokens do not spell, a pass torch could not make, out of memory included)
+                # tokens do not spell, a prompt too long for the free memory, a pass torch
+                # could not make, out of memory included; the replay asks again: kept)
                 log.warning("attributions skipped for one text: %s", exc)
-                return None
-            seconds = time.perf_counter() - started
-            result = Gradients(found.scores, found.torch_logprob, seconds, found.prompt_ids)
+                result = None
+            else:
+                seconds = time.perf_counter() - started
+                result = Gradients(found.scores, found.torch_logprob, seconds, found.prompt_ids)
             _results[found_key] = result
             while len(_results) > KEPT_RESULTS:
                 _results.popitem(last=False)
