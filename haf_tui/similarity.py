@@ -205,24 +205,29 @@ class BiEncoderSimilarity:
         return [clip_unit(value) for value in finite_scores(self.name, pairs, cosines)]
 
 
+HEAD_ARCHITECTURE = "ForSequenceClassification"
+"""How a transformers architecture with a scoring head on a sequence (a cross-encoder's) ends:
+transformers' word, not the classify method's."""
+
+
 def check_scoring_head(model: str, location: str) -> None:
     """Refuse (one line) a model that is not a cross-encoder with its trained head: loaded as
     one, a bi-encoder (or a bare encoder) gets a classification head of random weights whose
     noise would be stored as g. Its config must name a ``…ForSequenceClassification`` with one
     label, and transformers must find every weight of that head in its checkpoint (a causal
     LM, which sentence-transformers scores by its yes/no logits, has no head to miss)."""
-    from transformers import AutoConfig, AutoModelForSequenceClassification
+    import transformers
     from transformers.utils import logging as transformers_logging
 
-    config = AutoConfig.from_pretrained(location, local_files_only=_offline())
+    config = transformers.AutoConfig.from_pretrained(location, local_files_only=_offline())
     architectures = list(getattr(config, "architectures", None) or [])
     if any(name.endswith("ForCausalLM") for name in architectures):
         return
     kind_hint = "(a bi-encoder? use --similarity-kind bi-encoder)"
-    if architectures and not any(a.endswith("ForSequenceClassification") for a in architectures):
+    if architectures and not any(a.endswith(HEAD_ARCHITECTURE) for a in architectures):
         raise SimilarityRefusedError(
             f"{model!r} is not a cross-encoder: its config names {', '.join(architectures)}, "
-            f"not a …ForSequenceClassification with a trained head {kind_hint}"
+            f"not a …{HEAD_ARCHITECTURE} with a trained head {kind_hint}"
         )
     if config.num_labels != 1:
         raise SimilarityRefusedError(
@@ -232,7 +237,7 @@ def check_scoring_head(model: str, location: str) -> None:
     verbosity = transformers_logging.get_verbosity()
     transformers_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
     try:
-        _, info = AutoModelForSequenceClassification.from_pretrained(
+        _, info = transformers.AutoModelForSequenceClassification.from_pretrained(
             location, output_loading_info=True, local_files_only=_offline()
         )
     finally:
@@ -240,7 +245,7 @@ def check_scoring_head(model: str, location: str) -> None:
     missing = sorted(str(key) for key in info.get("missing_keys", ()))
     if missing:
         raise SimilarityRefusedError(
-            f"{model!r} has no trained classification head: its checkpoint lacks "
+            f"{model!r} has no trained scoring head: its checkpoint lacks "
             f"{', '.join(missing[:3])}{' …' if len(missing) > 3 else ''} (loaded as a "
             f"cross-encoder, it would score pairs with random weights) {kind_hint}"
         )

@@ -66,7 +66,7 @@ def test_a_cross_encoder_needs_its_trained_head(odd_models: dict[str, Path]) -> 
     with pytest.raises(SimilarityRefusedError) as headless:
         load_similarity(str(odd_models["renamed"]), "cross-encoder")
     line = _one_line(str(headless.value))
-    assert "has no trained classification head" in line and "classifier.weight" in line
+    assert "has no trained scoring head" in line and "classifier.weight" in line
     with pytest.raises(SimilarityRefusedError, match="gives 2 scores a pair"):
         load_similarity(str(odd_models["two_labels"]), "cross-encoder")
 
