@@ -31,6 +31,11 @@ class SimilarityError(HafError, RuntimeError):
     """A similarity model could not be loaded or used (one-line message)."""
 
 
+class SimilarityRefusedError(SimilarityError):
+    """A model that loads but whose g would mean nothing (NaN scores, a cross-encoder without
+    its trained head), or a device g cannot run on: the line says what to change."""
+
+
 @runtime_checkable
 class SimilarityModel(Protocol):
     """What HAF needs of a similarity model: a name, and batched g over text pairs."""
@@ -47,6 +52,24 @@ def clip_unit(value: float) -> float:
     if math.isnan(value):
         return value
     return min(1.0, max(0.0, value))
+
+
+def finite_scores(
+    name: str, pairs: Sequence[tuple[str, str]], scores: Sequence[float]
+) -> list[float]:
+    """``scores`` as floats, or one line naming the first pair a model scored NaN or ±inf: a
+    value of g that is not a number would leave every metric over it undefined (stored as
+    NULL), a run that looks finished with nothing in it."""
+    values = [float(score) for score in scores]
+    bad = next((i for i, value in enumerate(values) if not math.isfinite(value)), None)
+    if bad is not None:
+        first, second = pairs[bad]
+        raise SimilarityRefusedError(
+            f"similarity model {name!r} scored the pair ({first[:40]!r}, {second[:40]!r}) "
+            f"{values[bad]}: its weights or its inputs give no usable g (is it a model of this "
+            "kind, saved whole?)"
+        )
+    return values
 
 
 def texts_without_each_piece(span_text: str, piece_offsets: Sequence[tuple[int, int]]) -> list[str]:
@@ -99,7 +122,8 @@ class CachedSimilarity:
         if missing:
             if len(self._cache) + len(missing) > self.max_entries:
                 self._cache.clear()
-            self._cache.update(zip(missing, self.inner.similarities(missing), strict=True))
+            scores = finite_scores(self.name, missing, self.inner.similarities(missing))
+            self._cache.update(zip(missing, scores, strict=True))
         return [self._cache[key] for key in keys]
 
 
@@ -177,7 +201,54 @@ class BiEncoderSimilarity:
     def similarities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """Cosine of normalized embeddings, clipped to [0, 1]."""
         self._embed([text for pair in pairs for text in pair])
-        return [clip_unit(float(self._embeddings[a] @ self._embeddings[b])) for a, b in pairs]
+        cosines = [float(self._embeddings[a] @ self._embeddings[b]) for a, b in pairs]
+        return [clip_unit(value) for value in finite_scores(self.name, pairs, cosines)]
+
+
+HEAD_ARCHITECTURE = "ForSequenceClassification"
+"""How a transformers architecture with a scoring head on a sequence (a cross-encoder's) ends:
+transformers' word, not the classify method's."""
+
+
+def check_scoring_head(model: str, location: str) -> None:
+    """Refuse (one line) a model that is not a cross-encoder with its trained head: loaded as
+    one, a bi-encoder (or a bare encoder) gets a classification head of random weights whose
+    noise would be stored as g. Its config must name a ``…ForSequenceClassification`` with one
+    label, and transformers must find every weight of that head in its checkpoint (a causal
+    LM, which sentence-transformers scores by its yes/no logits, has no head to miss)."""
+    import transformers
+    from transformers.utils import logging as transformers_logging
+
+    config = transformers.AutoConfig.from_pretrained(location, local_files_only=_offline())
+    architectures = list(getattr(config, "architectures", None) or [])
+    if any(name.endswith("ForCausalLM") for name in architectures):
+        return
+    kind_hint = "(a bi-encoder? use --similarity-kind bi-encoder)"
+    if architectures and not any(a.endswith(HEAD_ARCHITECTURE) for a in architectures):
+        raise SimilarityRefusedError(
+            f"{model!r} is not a cross-encoder: its config names {', '.join(architectures)}, "
+            f"not a …{HEAD_ARCHITECTURE} with a trained head {kind_hint}"
+        )
+    if config.num_labels != 1:
+        raise SimilarityRefusedError(
+            f"cross-encoder {model!r} gives {config.num_labels} scores a pair: g is one score "
+            "(a regression cross-encoder such as cross-encoder/stsb-distilroberta-base)"
+        )
+    verbosity = transformers_logging.get_verbosity()
+    transformers_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    try:
+        _, info = transformers.AutoModelForSequenceClassification.from_pretrained(
+            location, output_loading_info=True, local_files_only=_offline()
+        )
+    finally:
+        transformers_logging.set_verbosity(verbosity)
+    missing = sorted(str(key) for key in info.get("missing_keys", ()))
+    if missing:
+        raise SimilarityRefusedError(
+            f"{model!r} has no trained scoring head: its checkpoint lacks "
+            f"{', '.join(missing[:3])}{' …' if len(missing) > 3 else ''} (loaded as a "
+            f"cross-encoder, it would score pairs with random weights) {kind_hint}"
+        )
 
 
 class CrossEncoderSimilarity:
@@ -191,8 +262,10 @@ class CrossEncoderSimilarity:
             from sentence_transformers import CrossEncoder
 
             _quiet_transformers()
-
+            check_scoring_head(model, location)
             self._model = CrossEncoder(location, device=device, local_files_only=_offline())
+        except SimilarityError:
+            raise
         except Exception as exc:
             raise SimilarityError(f"cannot load cross-encoder {model!r}: {exc}") from exc
 
@@ -203,7 +276,45 @@ class CrossEncoderSimilarity:
         scores = self._model.predict(
             list(pairs), batch_size=self.batch_size, show_progress_bar=False
         )
-        return [clip_unit(float(score)) for score in scores]
+        return [clip_unit(value) for value in finite_scores(self.name, pairs, list(scores))]
+
+
+def check_device(device: str | None) -> None:
+    """Refuse (one line) a device g cannot run on: not a torch device, ``meta`` (no weights
+    there: every score would fail), or an accelerator this machine does not have. None: the
+    library's own choice."""
+    if device is None:
+        return
+    try:
+        import torch
+
+        where = torch.device(device)
+    except ImportError as exc:  # pragma: no cover - torch comes with sentence-transformers
+        raise SimilarityRefusedError(f"similarity device {device!r}: no torch here") from exc
+    except (RuntimeError, ValueError, TypeError) as exc:
+        raise SimilarityRefusedError(
+            f"similarity device {device!r} is not a torch device (cpu, cuda, cuda:1, mps)"
+        ) from exc
+    if where.type == "cpu":
+        return
+    if where.type == "meta":
+        raise SimilarityRefusedError(
+            f"similarity device {device!r} holds no weights (torch's meta device): use cpu or cuda"
+        )
+    backend = getattr(torch, where.type, None)
+    available = getattr(backend, "is_available", None)
+    if where.type == "mps":
+        available = torch.backends.mps.is_available
+    if available is None or not available():
+        raise SimilarityRefusedError(
+            f"similarity device {device!r}: torch sees no {where.type} device here (use cpu)"
+        )
+    count = getattr(backend, "device_count", None)
+    if where.index is not None and count is not None and where.index >= count():
+        raise SimilarityRefusedError(
+            f"similarity device {device!r}: torch sees {count()} {where.type} device(s), "
+            f"numbered from 0"
+        )
 
 
 def load_similarity(
@@ -215,6 +326,7 @@ def load_similarity(
 ) -> SimilarityModel:
     """Load a similarity model by name or path; cached by text pair unless ``cached=False``."""
     inner: SimilarityModel
+    check_device(device)
     if kind == "bi-encoder":
         inner = BiEncoderSimilarity(model, device=device)
     elif kind == "cross-encoder":

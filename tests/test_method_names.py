@@ -10,7 +10,9 @@ face may say in words that a method exists, it may not reach for one.
 One exception, exact (:data:`NOT_THE_METHOD`): words that are someone else's and only share a
 method's stem. The English words HAF's parser looks for in a model's answer ("classify",
 "classified", "classification" and the "classif" word of its strict decision pattern: the verb of
-"I classify this text as toxic"), and HateXplain's own words (its JSON field ``rationales``, the
+"I classify this text as toxic"), transformers' own names of a cross-encoder's architecture
+(``AutoModelForSequenceClassification``, which the similarity model g checks a cross-encoder
+against), and HateXplain's own words (its JSON field ``rationales``, the
 annotators' token masks, read and kept under that key; its description and the reason a post with
 a mask of the wrong length is skipped, both stored with an imported dataset). Those string
 literals, token for token and in those files alone, are not counted; any other word of the file
@@ -48,6 +50,9 @@ NOT_THE_METHOD: dict[str, frozenset[str]] = {
     ),
     "datasets/preprocess.py": frozenset({'"rationales"'}),
     "datasets/validation.py": frozenset({'"a rationale mask of the wrong length"'}),
+    "similarity.py": frozenset(
+        {'"ForSequenceClassification"', "AutoModelForSequenceClassification"}
+    ),
     "methods/haf/core/parsing.py": frozenset(
         {
             '"classify"',

@@ -132,6 +132,7 @@ def test_word_scores_match_direct_autograd(attributor: Any, spelling: str) -> No
     target = attributor.vocab.forced_tokens(spelling)
     direct = _direct(attributor.model, list(tokens.ids), target)
     found = attributor.attribute(TEXT, WORDS, spelling, METHODS)
+    assert found.prompt_ids == tokens.ids  # (the ids the pass read: stored with the row)
     assert found.torch_logprob == pytest.approx(direct["T"][0], rel=1e-5)
     for method in METHODS:
         expected = _by_hand(tokens, direct[method])
@@ -232,3 +233,111 @@ def test_a_model_that_cannot_fit_or_load_is_one_line_and_the_stage_is_skipped(
     # a run that asks for no gradient method loads nothing
     occlusion_only = RunConfig(rationales=RationaleSettings(attributions=("occlusion",)))
     assert gradient_stage.run_attribute(occlusion_only) is None
+
+
+def _saved_bytes(run: Any) -> tuple[Any, int]:
+    """``run()``'s result and the bytes autograd kept for the backward pass outside any
+    checkpoint (what a pass holds at once beside one layer's recompute)."""
+    import torch
+
+    saved = [0]
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        saved[0] += tensor.numel() * tensor.element_size()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        result = run()
+    return result, saved[0]
+
+
+def test_the_pass_holds_one_layers_attention_at_a_time_and_gives_the_plain_values(
+    attributor: Any,
+) -> None:
+    """The N×N attention weights of every head are kept for one layer at a time (each layer
+    checkpointed, the Attention row taken as computed), not for every layer at once; the
+    scores are the plain pass's (output_attentions, no checkpoint: the code before)."""
+    from haf_tui.methods.rationales.suite import gradients
+    from haf_tui.methods.rationales.suite.attribution_model import prompt_tokens
+
+    text = " ".join(["you", "hate", "the", "text", ",", "toxic", "non", "people"] * 30)
+    tokens = prompt_tokens(attributor.vocab, text)
+    target = attributor.vocab.forced_tokens("non-toxic")
+    n = len(tokens.ids) + len(target) - 1
+    config = attributor.model.config
+    one_layer = config.num_attention_heads * n * n * 4  # (float32 weights of one layer)
+    bounded, kept = _saved_bytes(
+        lambda: gradients.token_attributions(attributor.model, tokens.ids, target)
+    )
+    assert kept < one_layer  # (every layer's would be num_hidden_layers × one_layer)
+    plain, kept_plain = _saved_bytes(lambda: _plain_pass(attributor.model, tokens.ids, target))
+    assert kept_plain >= config.num_hidden_layers * one_layer  # (what the bound avoids)
+    for method in METHODS:
+        assert bounded.of(method) == pytest.approx(plain.of(method), rel=1e-6, abs=1e-12)
+    assert bounded.target_logprob == pytest.approx(plain.target_logprob, rel=1e-6)
+    estimate = gradients.pass_bytes(config, n, len(target))
+    assert estimate > one_layer + config.num_hidden_layers * n * config.hidden_size * 4
+    assert gradients.pass_bytes(config, 2 * n, len(target)) > 3 * estimate  # (N² grows)
+
+
+def _plain_pass(model: Any, prompt_ids: Any, target_ids: list[int]) -> Any:
+    """The pass as it was before it was bounded: every layer's attention weights asked for
+    and kept by autograd, no checkpoint."""
+    import torch
+
+    from haf_tui.methods.rationales.suite.gradients import TokenAttributions
+
+    n = len(prompt_ids)
+    ids = torch.tensor([[*prompt_ids, *target_ids[:-1]]])
+    embeds = model.get_input_embeddings()(ids).detach().requires_grad_(True)
+    out = model(
+        inputs_embeds=embeds, output_attentions=True, use_cache=False,
+        logits_to_keep=len(target_ids),
+    )  # fmt: skip
+    logp = torch.log_softmax(out.logits[0].float(), dim=-1)
+    target = torch.stack([logp[j, token] for j, token in enumerate(target_ids)]).sum()
+    (grad,) = torch.autograd.grad(target, embeds)
+    g, e = grad[0, :n], embeds[0, :n].detach()
+    attention = torch.stack([a[0, :, n - 1, :n] for a in out.attentions]).mean(dim=(0, 1))
+    return TokenAttributions(
+        tuple(attention.tolist()), tuple(g.norm(dim=-1).tolist()),
+        tuple((e * g).norm(dim=-1).tolist()), float(target.detach()),
+    )  # fmt: skip
+
+
+def test_a_prompt_too_long_for_the_free_memory_is_skipped_in_one_line_once(
+    attributor: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from haf_tui.config import ModelSettings, RunConfig
+    from haf_tui.methods.rationales.settings import RationaleSettings
+    from haf_tui.methods.rationales.suite import attribution_model, gradient_stage, gradients
+    from haf_tui.methods.rationales.suite.attribution_model import (
+        PromptTooLongError,
+        prompt_tokens,
+    )
+
+    target = attributor.vocab.forced_tokens("toxic")
+    positions = len(prompt_tokens(attributor.vocab, TEXT).ids) + len(target) - 1
+    needed = gradients.pass_bytes(attributor.model.config, positions, len(target))
+    monkeypatch.setattr(attribution_model, "free_bytes", lambda device: needed - 1)
+    with pytest.raises(PromptTooLongError) as refused:
+        attributor.attribute(TEXT, WORDS, "toxic", METHODS)
+    assert f"its prompt of {positions} tokens needs" in str(refused.value)
+    monkeypatch.setattr(attribution_model, "free_bytes", lambda device: needed)
+    assert attributor.attribute(TEXT, WORDS, "toxic", METHODS).scores  # (exactly enough)
+    # through the stage: one warning line for the text, once (the replay asks it again)
+    monkeypatch.setattr(attribution_model, "free_bytes", lambda device: needed - 1)
+    monkeypatch.setattr(gradient_stage, "_attributor", lambda key: attributor)
+    gradient_stage.release()
+    config = RunConfig(
+        model=ModelSettings(path="tiny.gguf"),
+        rationales=RationaleSettings(attributions=("saliency",)),
+    )
+    attribute = gradient_stage.run_attribute(config)
+    assert attribute is not None
+    with caplog.at_level("WARNING", logger="haf_tui.rationales"):
+        assert attribute(TEXT, WORDS, "toxic") is None
+        assert attribute(TEXT, WORDS, "toxic") is None
+    lines = [record.getMessage() for record in caplog.records]
+    assert len(lines) == 1 and lines[0].startswith("attributions skipped for one text: its")
+    gradient_stage.release()

@@ -34,7 +34,7 @@ class FakeAttributor:
         FakeAttributor.passes.append((text, spelling))
         mark = 1.0 if spelling == "toxic" else 2.0
         scores = {m: [mark] * len(words) for m in methods}
-        return SimpleNamespace(scores=scores, torch_logprob=-mark)
+        return SimpleNamespace(scores=scores, torch_logprob=-mark, prompt_ids=(1, 2))
 
 
 @pytest.fixture(autouse=True)

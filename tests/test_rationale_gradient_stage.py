@@ -163,7 +163,12 @@ class ScriptedModel:
             m: [1.0 + (i * (3 + n)) % 7 for i in range(len(words))] for n, m in enumerate(methods)
         }
         scores = {m: [v / sum(r) for v in r] for m, r in raw.items()}
-        return SimpleNamespace(scores=scores, torch_logprob=-0.3)
+        return SimpleNamespace(scores=scores, torch_logprob=-0.3, prompt_ids=prompt_ids_of(text))
+
+
+def prompt_ids_of(text: str) -> tuple[int, ...]:
+    """The scripted model's prompt ids of ``text``: a BOS, then each character's code."""
+    return (1, *(ord(c) for c in text))
 
 
 def test_a_run_stores_every_source_and_the_report_sets_them_side_by_side(
@@ -199,6 +204,14 @@ def test_a_run_stores_every_source_and_the_report_sets_them_side_by_side(
             "FROM rationales_gradient"
         )
         assert gaps[0][0] == n and gaps[0][3] == n
+        _, stored_ids = store.query(
+            "SELECT i.text, g.prompt_ids FROM rationales_gradient g JOIN runs r USING (run_id) "
+            "JOIN instances i ON i.dataset_id = r.dataset_id AND i.instance_id = g.instance_id "
+            "WHERE g.run_id = ?",
+            [run_id],
+        )  # (each instance's prompt ids, read back as the pass had them)
+        assert len(stored_ids) == n
+        assert all(list(ids) == list(prompt_ids_of(text)) for text, ids in stored_ids)
         columns, result = run_named(store, "rationale_attribution", {"run_ids": [run_id]})
         table = [dict(zip(columns, row, strict=True)) for row in result]
         by = {row["rationale"]: row for row in table}

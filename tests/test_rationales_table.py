@@ -80,3 +80,35 @@ def test_a_method_owns_the_table_named_as_it_is_and_none_is_named_as_a_core_tabl
         with pytest.raises(MethodTableError, match="haf's own table"):
             check_method_name(taken)
     check_method_name("rationales")
+
+
+def test_a_file_before_the_prompt_ids_gets_the_column_and_keeps_its_rows(tmp_path: Path) -> None:
+    """The method's migration 3 (``rationales_gradient.prompt_ids``) on a file made at its
+    migration 2: the column is added, a row stored before keeps its values (no ids: NULL),
+    and a new row's ids are read back as stored."""
+    methods()
+    path = tmp_path / "before.duckdb"
+    with open_store(path):
+        pass
+    with duckdb.connect(str(path)) as con:  # (as the release before migration 3 left it)
+        con.execute("ALTER TABLE rationales_gradient DROP COLUMN prompt_ids")
+        con.execute("DELETE FROM method_migrations WHERE method = 'rationales' AND version = 3")
+        con.execute(
+            "INSERT INTO rationales_gradient (run_id, instance_id, spelling, torch_logprob) "
+            "VALUES ('r', 'old', 'toxic', -0.5)"
+        )
+    with open_store(path) as store:
+        _, applied = store.query(
+            "SELECT max(version) FROM method_migrations WHERE method = 'rationales'"
+        )
+        assert applied == [(3,)]
+        with store.transaction() as con:
+            con.execute(
+                "INSERT INTO rationales_gradient (run_id, instance_id, prompt_ids) "
+                "VALUES ('r', 'new', [1, 128000, 70])"
+            )
+        _, rows = store.query(
+            "SELECT instance_id, spelling, torch_logprob, prompt_ids FROM rationales_gradient "
+            "ORDER BY instance_id"
+        )
+    assert rows == [("new", None, None, [1, 128000, 70]), ("old", "toxic", -0.5, None)]

@@ -10,6 +10,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from haf_tui.campaign.grid import Grid, load_grid
 from haf_tui.campaign.report import build_campaign_report
 from haf_tui.campaign.rescores import rescore_campaign
@@ -92,3 +94,36 @@ def test_a_metric_the_cells_run_never_defines_has_no_rows(
         con.execute("DELETE FROM instance_metrics WHERE run_id = 'parent' AND metric = 'sos'")
     metrics = {row["metric"] for row in _sensitivity(stored)}
     assert metrics and "SoS" not in metrics
+
+
+def test_every_g_of_a_grid_is_checked_before_its_first_cell(
+    models: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bad further g (a missing folder, a bi-encoder named a cross-encoder, a g that scores
+    NaN) is one line naming the grid's entry, before any cell runs: the campaign makes no run
+    (the cells would be the embedded model's)."""
+    from haf_tui.cli import main
+    from haf_tui.store import open_store
+    from tests.support.tiny_similarity import nan_bi_encoder
+
+    first, second = (str(m) for m in models)
+    database = tmp_path / "c.duckdb"
+    nan = nan_bi_encoder(tmp_path)
+    capsys.readouterr()
+    for entry, extra, says in (  # (extra: more of the grid)
+        (f'{{ model = "{tmp_path / "gone"}", label = "gone" }}', "", "similarity 'gone': "),
+        (f'{{ model = "{second}", kind = "cross-encoder", label = "bi" }}', "",
+         "is not a cross-encoder"),
+        (f'"{nan}"', "", "scored the pair"),
+    ):  # fmt: skip
+        grid_file = tmp_path / "grid.toml"
+        grid_file.write_text(
+            'models = ["embedded"]\ndatasets = ["sample"]\nsuites = ["haf"]\nlimit = 1\n'
+            f'similarity = ["{first}", {entry}]\n{extra}'
+        )
+        assert main(["campaign", "run", str(grid_file), "--db", str(database)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("error:") and says in err, err
+        assert len(err.splitlines()) == 1 and str(grid_file.resolve()) in err
+    with open_store(database) as store:
+        assert store.query("SELECT count(*) FROM runs")[1] == [(0,)]

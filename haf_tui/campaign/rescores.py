@@ -10,10 +10,16 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from haf_tui.campaign.grid import Grid
+from haf_tui.campaign.grid import Grid, GridError
 from haf_tui.campaign.similarities import SimilarityEntry
 from haf_tui.campaign.status import CellState, campaign_cells
-from haf_tui.pipeline.rescore import RescoreSummary, load_rescore_similarity, rescore_run
+from haf_tui.pipeline.rescore import (
+    RescoreError,
+    RescoreSummary,
+    load_rescore_similarity,
+    probe_similarity,
+    rescore_run,
+)
 from haf_tui.store import Store
 from haf_tui.store.derived_runs import children_of
 
@@ -24,6 +30,23 @@ class RescoreHooks:
 
     loading: Callable[[SimilarityEntry], None] = lambda entry: None
     done: Callable[[CellState, SimilarityEntry, RescoreSummary], None] = lambda c, e, s: None
+
+
+def check_similarities(
+    grid: Grid, *, device: str = "cpu", loading: Callable[[SimilarityEntry], None] | None = None
+) -> None:
+    """Load every g the grid names and score one pair with it, before its first cell: a bad
+    path, a model not in the cache, a cross-encoder without its head, a g that scores NaN or a
+    device it cannot run on is one line naming the grid's entry, not a failure after every
+    cell has generated. Each is dropped again (the cells' g loads with the first model, the
+    others when their re-scores start)."""
+    for entry in grid.similarity:
+        if loading is not None:
+            loading(entry)
+        try:
+            probe_similarity(load_rescore_similarity(entry.model, entry.kind, device=device))
+        except RescoreError as exc:
+            raise GridError(f"{grid.path}: similarity {entry.label!r}: {exc}") from exc
 
 
 def derived_cell(store: Store, run_id: str, entry: SimilarityEntry) -> str | None:

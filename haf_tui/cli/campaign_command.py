@@ -22,6 +22,7 @@ from rich.text import Text
 from haf_tui.campaign.cells import PlannedCell, plan_campaign
 from haf_tui.campaign.grid import Grid, GridError, load_grid
 from haf_tui.campaign.lanes import default_cells_at_once, lanes_of, side_by_side
+from haf_tui.campaign.rescores import check_similarities
 from haf_tui.campaign.runner import CampaignHooks, run_campaign
 from haf_tui.campaign.status import (
     CampaignStatus,
@@ -160,6 +161,13 @@ def _run(
         for line in plan.refused:
             err.print(_line(("error:", "red"), f" {line}"))
         return 2
+    check_similarities(  # (every g of the grid, before the first cell: a bad one is one line)
+        grid,
+        device=base.similarity.device,
+        loading=lambda entry: console.print(
+            _line(f"checking similarity model {entry.label} ({entry.kind}) ...")
+        ),
+    )
     cells = len(plan.cells)
     lanes = lanes_of(plan)
     at_once = args.cells_at_once or grid.cells_at_once or default_cells_at_once(lanes)

@@ -24,7 +24,14 @@ from haf_tui.inference.base import Generation
 from haf_tui.methods.base import Answer, SuiteContext, Task
 from haf_tui.methods.haf.suite.suite import HAF
 from haf_tui.pipeline.models import package_versions
-from haf_tui.similarity import SimilarityError, SimilarityKind, SimilarityModel, load_similarity
+from haf_tui.similarity import (
+    SimilarityError,
+    SimilarityKind,
+    SimilarityModel,
+    SimilarityRefusedError,
+    check_device,
+    load_similarity,
+)
 from haf_tui.store import Store
 from haf_tui.store.derived_runs import (
     children_of,
@@ -62,9 +69,13 @@ class RescoreSummary:
 def load_rescore_similarity(
     model: str, kind: SimilarityKind = "bi-encoder", *, device: str = "cpu"
 ) -> SimilarityModel:
-    """The similarity model to re-score with, or one line saying how to make it loadable."""
+    """The similarity model to re-score with, or one line saying how to make it loadable (a
+    device it cannot run on: one line saying so, before anything loads)."""
     try:
+        check_device(device)
         return load_similarity(model, kind, device=device)
+    except SimilarityRefusedError as exc:
+        raise RescoreError(str(exc)) from exc
     except SimilarityError as exc:
         cause = first_line(exc.__cause__) if exc.__cause__ else first_line(exc)
         if _is_path(model):
@@ -114,6 +125,7 @@ def rescore_run(
             f"run {parent_id} is {status}: resume it to the end first (a re-score reads a "
             "finished run)"
         )
+    probe_similarity(similarity)
     parent_done = store.finished_instances(parent_id)
     instances = [
         i for i in store.instances(parent.dataset_id, None) if i.instance_id in parent_done
@@ -158,11 +170,19 @@ def rescore_run(
     store.update_run(derived_id, status="running")
     started = time.perf_counter()
     status = "stopped"
+    error: str | None = None
     try:
         for instance in todo:
             if stop_event is not None and stop_event.is_set():
                 break
-            _rescore_instance(store, context, parent_id, instance)
+            try:
+                _rescore_instance(store, context, parent_id, instance)
+            except (SimilarityError, RescoreError) as exc:  # (g's scores unusable: failed,
+                status, error = "failed", first_line(exc)  # never "finished" with NULLs)
+                raise RescoreError(
+                    f"re-score {derived_id} of run {parent_id} failed at instance "
+                    f"{instance.instance_id}: {error}"
+                ) from exc
             finished += 1
             if on_progress is not None:
                 on_progress(finished, total)
@@ -170,8 +190,26 @@ def rescore_run(
             status = "finished"
     finally:
         seconds = time.perf_counter() - started
-        store.update_run(derived_id, status=status, seconds=seconds)
+        store.update_run(derived_id, status=status, seconds=seconds, error=error)
     return RescoreSummary(derived_id, parent_id, finished, total, status, seconds, resumed)
+
+
+PROBE = ("a probe of the similarity model", "another text to compare it with")
+"""The pair g scores before a derived run is made: a g that cannot score (a device it cannot
+run on, weights that give NaN) leaves nothing behind."""
+
+
+def probe_similarity(similarity: SimilarityModel) -> None:
+    """One pair scored, or one line saying why g cannot score."""
+    try:
+        similarity.similarities([PROBE])
+    except SimilarityError as exc:
+        raise RescoreError(first_line(exc)) from exc
+    except (RuntimeError, ValueError, TypeError, NotImplementedError) as exc:  # (torch's)
+        raise RescoreError(
+            f"similarity model {similarity.name!r} cannot score a pair: "
+            f"{first_line(exc)[:200] or type(exc).__name__}"
+        ) from exc
 
 
 def _rescore_instance(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import string
 from pathlib import Path
+from typing import Any
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
@@ -38,4 +39,46 @@ def tiny_bi_encoder(folder: Path, seed: int) -> Path:
     pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="mean")
     out = folder / f"tiny-g-{seed}"
     SentenceTransformer(modules=[transformer, pooling], device="cpu").save(str(out))
+    return out
+
+
+def tiny_cross_encoder(folder: Path, seed: int, *, num_labels: int = 1) -> Path:
+    """A tiny random cross-encoder saved whole (its classification head in the checkpoint):
+    a one-layer BERT for sequence classification over the same character vocabulary."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    characters = list(string.ascii_lowercase + string.digits + string.punctuation)
+    vocab = SPECIALS + characters + [f"##{c}" for c in characters]
+    out = folder / f"tiny-cross-{seed}-{num_labels}"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    tokenizer = BertTokenizerFast.from_pretrained(str(out), do_lower_case=True)
+    torch.manual_seed(seed)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=512,
+    )
+    config.num_labels = num_labels
+    BertForSequenceClassification(config).save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def nan_bi_encoder(folder: Path) -> Path:
+    """The tiny bi-encoder of seed 3 with its word embeddings NaN: it loads and scores every
+    pair NaN (what a broken or half-converted model folder does)."""
+    from sentence_transformers import SentenceTransformer
+
+    path = tiny_bi_encoder(folder, 3)
+    model = SentenceTransformer(str(path), device="cpu")
+    encoder: Any = model[0].auto_model
+    embeddings = encoder.get_input_embeddings()
+    embeddings.weight.data.fill_(float("nan"))
+    out = folder / "tiny-g-nan"
+    model.save(str(out))
     return out

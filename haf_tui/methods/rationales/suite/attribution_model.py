@@ -27,7 +27,11 @@ from haf_tui.inference.gguf import read_gguf_info
 from haf_tui.inference.llama import LlamaCppBackend
 from haf_tui.methods.classify.core.labels import classify_messages
 from haf_tui.methods.rationales.core.attribution import Span, word_scores, word_spans
-from haf_tui.methods.rationales.suite.gradients import TokenAttributions, token_attributions
+from haf_tui.methods.rationales.suite.gradients import (
+    TokenAttributions,
+    pass_bytes,
+    token_attributions,
+)
 from haf_tui.vocabulary import HafError
 
 SKIP_HINT = "leave attention, saliency and input_x_gradient out of --rationale-attributions"
@@ -35,6 +39,10 @@ SKIP_HINT = "leave attention, saliency and input_x_gradient out of --rationale-a
 
 class AttributionUnavailableError(HafError):
     """The stage cannot run on this model: one line saying why and what to change."""
+
+
+class PromptTooLongError(HafError, ValueError):
+    """One text's pass would not fit in the free memory: that text is skipped (one line)."""
 
 
 @dataclass(frozen=True)
@@ -48,11 +56,12 @@ class PromptTokens:
 
 @dataclass(frozen=True)
 class WordAttributions:
-    """Each method's normalised word scores, and T, torch's log-probability of the label's
-    spelling after the prompt."""
+    """Each method's normalised word scores, T, torch's log-probability of the label's
+    spelling after the prompt, and the prompt's token ids torch was given (llama.cpp's)."""
 
     scores: dict[str, list[float]]
     torch_logprob: float
+    prompt_ids: tuple[int, ...]
 
 
 def _piece_spans(pieces: Sequence[bytes], segment: str) -> list[Span] | None:
@@ -181,12 +190,26 @@ class GgufAttributor:
         except InferenceError as exc:
             raise AttributionUnavailableError(f"attributions skipped: {exc}") from exc
         self.model = load_torch_model(path, self.device, dtype)
+        self.bytes_per_value = 2 if dtype == torch.bfloat16 else 4
         self.lock = threading.Lock()
 
+    def check_pass_memory(self, positions: int, target_tokens: int) -> None:
+        """Refuse (one line) a pass over ``positions`` tokens that needs more than the free
+        memory beside the weights (:func:`~.gradients.pass_bytes`)."""
+        needed = pass_bytes(self.model.config, positions, target_tokens, self.bytes_per_value)
+        free = free_bytes(self.device)
+        if needed > free:
+            raise PromptTooLongError(
+                f"its prompt of {positions} tokens needs {needed / 2**30:.1f} GiB for the pass "
+                f"in torch ({self.device}), {free / 2**30:.1f} GiB is free"
+            )
+
     def token_attributions(self, tokens: PromptTokens, spelling: str) -> TokenAttributions:
-        """The three methods' token scores for ``spelling`` teacher-forced after the prompt."""
+        """The three methods' token scores for ``spelling`` teacher-forced after the prompt
+        (a pass too large for the free memory: :class:`PromptTooLongError`)."""
         target = self.vocab.forced_tokens(spelling)
         with self.lock:
+            self.check_pass_memory(len(tokens.ids) + len(target) - 1, len(target))
             return token_attributions(self.model, tokens.ids, target)
 
     def attribute(
@@ -203,7 +226,7 @@ class GgufAttributor:
             )
             for method in methods
         }
-        return WordAttributions(scores, found.target_logprob)
+        return WordAttributions(scores, found.target_logprob, tokens.ids)
 
 
 def load_torch_model(path: Path, device: str, dtype: Any) -> Any:

@@ -31,15 +31,22 @@ log = logging.getLogger("haf_tui.rationales")
 
 
 class Gradients:
-    """One instance's attribution: each method's word scores and torch's log-probability of
-    the label's first spelling (T)."""
+    """One instance's attribution: each method's word scores, torch's log-probability of the
+    label's first spelling (T) and the classification prompt's token ids the pass read."""
 
-    __slots__ = ("scores", "seconds", "torch_logprob")
+    __slots__ = ("prompt_ids", "scores", "seconds", "torch_logprob")
 
-    def __init__(self, scores: dict[str, list[float]], torch_logprob: float, seconds: float):
+    def __init__(
+        self,
+        scores: dict[str, list[float]],
+        torch_logprob: float,
+        seconds: float,
+        prompt_ids: Sequence[int] = (),
+    ):
         self.scores = scores
         self.torch_logprob = torch_logprob
         self.seconds = seconds
+        self.prompt_ids = tuple(prompt_ids)
 
 
 @runtime_checkable
@@ -53,13 +60,16 @@ class Attributor(Protocol):
 
 
 class WordScores(Protocol):
-    """Each method's word scores and T."""
+    """Each method's word scores, T and the prompt's token ids."""
 
     @property
     def scores(self) -> dict[str, list[float]]: ...
 
     @property
     def torch_logprob(self) -> float: ...
+
+    @property
+    def prompt_ids(self) -> tuple[int, ...]: ...
 
 
 Attribute = Callable[[str, Sequence[str], str], "Gradients | None"]
@@ -68,7 +78,10 @@ Attribute = Callable[[str, Sequence[str], str], "Gradients | None"]
 _lock = threading.Lock()
 _loaded: dict[tuple[str, str | None], object] = {}
 """The model file (and chat format) → its attributor, or the error that refused it."""
-_results: OrderedDict[tuple[str, str | None, str, str, tuple[str, ...]], Gradients] = OrderedDict()
+_results: OrderedDict[tuple[str, str | None, str, str, tuple[str, ...]], Gradients | None] = (
+    OrderedDict()
+)
+"""The passes made (None: a text skipped, its line given once), for the instance's replay."""
 load_seconds: dict[str, float] = {}
 """Seconds each model took to load (``make bench``)."""
 
@@ -126,10 +139,13 @@ def run_attribute(config: RunConfig) -> Attribute | None:
             try:
                 found = attributor.attribute(text, words, spelling, methods)
             except (ValueError, RuntimeError) as exc:  # (that instance only: a text its
-                # tokens do not spell, a pass torch could not make, out of memory included)
+                # tokens do not spell, a prompt too long for the free memory, a pass torch
+                # could not make, out of memory included; the replay asks again: kept)
                 log.warning("attributions skipped for one text: %s", exc)
-                return None
-            result = Gradients(found.scores, found.torch_logprob, time.perf_counter() - started)
+                result = None
+            else:
+                seconds = time.perf_counter() - started
+                result = Gradients(found.scores, found.torch_logprob, seconds, found.prompt_ids)
             _results[found_key] = result
             while len(_results) > KEPT_RESULTS:
                 _results.popitem(last=False)

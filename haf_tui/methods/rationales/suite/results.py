@@ -214,7 +214,9 @@ class InstanceRationales:
 
     def table_rows(self) -> dict[str, list[dict[str, object]]]:
         """The rationale_gradient stage's row of the instance (table ``rationales_gradient``):
-        the word scores of each method and torch's T beside llama.cpp's log-probability."""
+        the word scores of each method, torch's T beside llama.cpp's log-probability, and the
+        classification prompt's token ids the pass read (a later tokenizer can be checked
+        against them)."""
         gradients = self.plan.gradients
         if gradients is None:
             return {}
@@ -226,6 +228,7 @@ class InstanceRationales:
             "llama_logprob": llama,
             "gap": None if llama is None else gradients.torch_logprob - llama,
             "seconds": gradients.seconds,
+            "prompt_ids": list(gradients.prompt_ids) or None,
         }
         for method in ("attention", "saliency", "input_x_gradient"):
             row[method] = gradients.scores.get(method)

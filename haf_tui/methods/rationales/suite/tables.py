@@ -26,4 +26,10 @@ GRADIENT_TABLE = MethodMigration(
         PRIMARY KEY (run_id, instance_id)
     )""",
 )
-RATIONALE_MIGRATIONS: Final[tuple[MethodMigration, ...]] = (GRADIENT_TABLE,)
+PROMPT_IDS = MethodMigration(
+    3,
+    "rationales_gradient.prompt_ids: the classification prompt's token ids the pass read",
+    # (llama.cpp's ids of the rendered prompt, BOS included; NULL in rows stored before)
+    "ALTER TABLE rationales_gradient ADD COLUMN IF NOT EXISTS prompt_ids INTEGER[]",
+)
+RATIONALE_MIGRATIONS: Final[tuple[MethodMigration, ...]] = (GRADIENT_TABLE, PROMPT_IDS)
