@@ -385,12 +385,8 @@ class DatasetPicker(VerticalScroll):
                 raise ValueError(cache.note)
             return DatasetChoice("paper", name, sample_size=limit, seed=seed, offline=True)
         # a dataset made of a run (a judge run's explanations: run:ID, edits:ID), or one stored
-        return run_dataset_choice(source, seed=seed, sample_size=limit) or DatasetChoice(
-            kind,
-            name,
-            sample_size=limit,
-            seed=seed,  # type: ignore[arg-type]
-        )
+        made_of_a_run = run_dataset_choice(source, seed=seed, sample_size=limit)
+        return made_of_a_run or DatasetChoice(kind, name, sample_size=limit, seed=seed)  # type: ignore[arg-type]
 
     def first_instances(self) -> int | None:
         """How many of the first instances the run evaluates, in order (the demo's texts: the
