@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
+from rich.markup import escape
 
 from haf_tui.cli.dataset_parser import add_datasets_parser as add_datasets_parser
+from haf_tui.cli.outside_text import TextTable as Table
 from haf_tui.datasets import (
     ColumnMapping,
     DatasetRow,
@@ -27,6 +28,7 @@ from haf_tui.datasets.labels import rule_of
 from haf_tui.methods.declared_parts import dataset_formats
 from haf_tui.store.dataset_catalog import label_counts, skip_summary, skipped_rows
 from haf_tui.store.db import Store, default_db_path, open_snapshot, open_store
+from haf_tui.vocabulary import shown_text
 
 TEXT_PREVIEW = 100
 
@@ -68,7 +70,8 @@ def import_command(args: argparse.Namespace, store: Store, console: Console) -> 
         skipped = f", {row.n_skipped} rows skipped" if row.n_skipped else ""
         state = "imported" if new else "already stored"
         console.print(
-            f"{state} [bold]{row.name}[/] ({row.dataset_id}): {row.n_instances} instances{skipped}",
+            f"{state} [bold]{escape(shown_text(row.name))}[/] ({row.dataset_id}): "
+            f"{row.n_instances} instances{skipped}",
             highlight=False,
             soft_wrap=True,
         )
@@ -174,9 +177,10 @@ def _excerpt(text: Any) -> str:
 def show_command(args: argparse.Namespace, store: Store, console: Console) -> int:
     """A stored dataset: what it is, its first rows, and every skip reason."""
     row = find_stored(store, args.name)
-    console.print(f"[bold]{row.name}[/] ({row.dataset_id})", highlight=False, soft_wrap=True)
+    name = escape(shown_text(row.name))
+    console.print(f"[bold]{name}[/] ({row.dataset_id})", highlight=False, soft_wrap=True)
     for line in _describe(row):
-        console.print(line, highlight=False, soft_wrap=True)
+        console.print(shown_text(line), highlight=False, soft_wrap=True, markup=False)
     for line in label_lines(row.meta, label_counts(store, row.dataset_id)):
         console.print(line, highlight=False, soft_wrap=True, markup=False)
     filtered = row.meta.get("filtered") or {}
@@ -216,6 +220,7 @@ def preview_command(args: argparse.Namespace, console: Console) -> int:
         f"{preview.n_rows} rows",
         highlight=False,
         soft_wrap=True,
+        markup=False,
     )
     console.print(
         "guessed columns: "
@@ -226,6 +231,7 @@ def preview_command(args: argparse.Namespace, console: Console) -> int:
         ),
         highlight=False,
         soft_wrap=True,
+        markup=False,
     )
     if preview.label is not None:
         console.print(preview.label.line(), highlight=False, soft_wrap=True, markup=False)
