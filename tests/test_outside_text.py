@@ -104,3 +104,22 @@ def test_a_dataset_named_like_markup_is_listed_and_shown_as_text(
         out = capsys.readouterr().out
         assert "[/]" in out and "\x1b" not in out, out
     assert "\\x1b[2Jyou are kind" in out
+
+
+async def test_the_workbench_shows_a_worker_s_error_as_escaped_text(tmp_path: Path) -> None:
+    """The one place the workbench shows an error (a notification): ``[/]`` as text, not
+    markup (a MarkupError ended the app), ESC as ``\\x1b``."""
+    from haf_tui.tui import create_app
+    from haf_tui.tui.messages import WorkFailed
+
+    app = create_app(tmp_path / "absent.duckdb")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.post_message(WorkFailed("dataset [/] refused: \x1b[31mred\x1b[0m"))
+        for _ in range(5):  # (the toast is drawn after the message is handled)
+            await pilot.pause(0.05)
+        messages = [n.message for n in app._notifications]
+        assert "dataset [/] refused: \\x1b[31mred\\x1b[0m" in messages, messages
+        shown = [n for n in app._notifications if "[/]" in n.message]
+        assert shown and not any(n.markup for n in shown)  # (a toast reads it as text)
+        assert app.is_running
