@@ -61,11 +61,26 @@ class HafError(Exception):
     database, query or similarity model): the faces catch this one class."""
 
 
+_CONTROLS: Final = [*range(0x20), *range(0x7F, 0xA0)]
+_VISIBLE: Final = {code: f"\\x{code:02x}" for code in _CONTROLS}
+"""Each control character (C0, DEL, C1: ESC among them) as its visible escape, ``\\x1b``."""
+_VISIBLE_KEEPING_LINES: Final = {c: v for c, v in _VISIBLE.items() if c not in (0x09, 0x0A)}
+
+
+def shown_text(text: str, *, keep_lines: bool = False) -> str:
+    """Text from outside (a server's error, a model's answer, a dataset's or model's name)
+    as it may reach a terminal: every control character written as its escape (``\\x1b``),
+    so that none moves the cursor, colours the screen or rewrites what is shown;
+    ``keep_lines``: tabs and line breaks stay (a multi-line answer)."""
+    return text.translate(_VISIBLE_KEEPING_LINES if keep_lines else _VISIBLE)
+
+
 def first_line(exc: BaseException) -> str:
     """An error as one line: its message's first line, or its type's name when it has none
-    (DuckDB's messages run on with context; some errors carry no message)."""
+    (DuckDB's messages run on with context; some errors carry no message), its control
+    characters shown as escapes (:func:`shown_text`: a server's text may carry them)."""
     text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    return shown_text(text.splitlines()[0]) if text else type(exc).__name__
 
 
 def error_line(exc: BaseException) -> str:

@@ -125,6 +125,50 @@ def test_exiting_before_it_is_ready_is_one_line_with_its_error(tmp_path: Path) -
     assert not key.exists()  # the key file goes, whatever happened
 
 
+HEALTHY = """
+import http.server, sys
+args = sys.argv[1:]
+port = int(args[args.index("--port") + 1])
+key = open(args[args.index("--api-key-file") + 1]).read()
+open(sys.argv[0] + ".key-read", "w").write(key)
+class Health(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.path == "/health" else 404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", port), Health).serve_forever()
+"""
+
+
+def test_the_key_file_is_removed_once_the_server_answers(tmp_path: Path) -> None:
+    """The key file is read by the server at start, then gone from the disk while it keeps
+    serving (a stand-in llama-server that reads it and answers /health)."""
+    import sys
+
+    from haf_tui.inference.serve_llama_server import free_port
+
+    script = tmp_path / "stand_in.py"
+    script.write_text(HEALTHY)
+    program = _program(tmp_path, f'exec {sys.executable} {script} "$@"')
+    port = free_port("127.0.0.1")
+    launch = llama_server_launch(
+        program, HELP, model=tmp_path / "M.gguf", host="127.0.0.1", port=port, parallel=1,
+        n_ctx=512, threads=1, n_gpu_layers=0, extra_buffers=False, api_key="a-secret-key-1234",
+    )  # fmt: skip
+    assert launch.key_file is not None and launch.key_file.exists()
+    server = LlamaServerProcess(launch, f"http://127.0.0.1:{port}")
+    try:
+        server.wait_ready(seconds=120)  # (a loaded machine starts Python slowly)
+        assert server.process.poll() is None  # still serving
+        assert not launch.key_file.exists()  # off the disk once it answered
+        assert Path(f"{script}.key-read").read_text() == "a-secret-key-1234\n"  # it read it
+    finally:
+        server.stop()
+        launch.key_file.unlink(missing_ok=True)
+
+
 def test_the_process_is_killed_when_haf_serve_dies(tmp_path: Path) -> None:
     """The child of a killed ``haf serve`` goes with it at once (Linux's parent-death
     signal, SIGKILL)."""
@@ -157,8 +201,9 @@ def test_the_process_is_killed_when_haf_serve_dies(tmp_path: Path) -> None:
     assert not child.exists()  # killed though it ignores SIGTERM, and reaped
 
 
+@pytest.mark.parametrize("layers", [8, -1, 1])  # (-1: all of them)
 def test_gpu_layers_on_a_build_that_lists_no_gpu_is_one_line_and_nothing_starts(
-    tmp_path: Path,
+    tmp_path: Path, layers: int
 ) -> None:
     from haf_tui.cli.serve_llama import serve_on_llama_server
     from haf_tui.inference.serve import ServeSettings
@@ -170,9 +215,9 @@ def test_gpu_layers_on_a_build_that_lists_no_gpu_is_one_line_and_nothing_starts(
   *) touch {started}; sleep 30 ;;
 esac"""
     settings = ServeSettings(
-        model=tmp_path / "M.gguf", n_gpu_layers=8, parallel=1, n_ctx=512, threads=1,
+        model=tmp_path / "M.gguf", n_gpu_layers=layers, parallel=1, n_ctx=512, threads=1,
         extra_buffers=False, api_key=None, max_connections=8,
     )  # fmt: skip
-    with pytest.raises(InferenceError, match=r"^--n-gpu-layers 8: this llama-server build has no"):
+    with pytest.raises(InferenceError, match=rf"^--n-gpu-layers {layers}: this llama-server build"):
         serve_on_llama_server(_program(tmp_path, body), "127.0.0.1", 0, settings)
     assert not started.exists()

@@ -21,7 +21,7 @@ from haf_tui.inference.llama import LlamaCppBackend
 from haf_tui.inference.server import first_top_logprobs
 from haf_tui.inference.server_answers import BadAnswerError
 from haf_tui.inference.server_checks import Expected
-from haf_tui.inference.server_content import read_answer
+from haf_tui.inference.server_content import Entry, check_entries, read_answer
 from haf_tui.inference.server_reading import AnswerReading
 
 MODEL = "model.gguf"
@@ -43,10 +43,10 @@ def llama_server_answer() -> dict[str, Any]:
     """llama-server's ``/v1/completions`` answer of "The text is toxic." (its ids and bytes
     as the embedded GGUF spells them), two alternatives per token."""
     content = [
-        _entry(504, b"The", -0.25, [_alt(504, b"The", -0.25), _alt(550, b" other", -1.25)]),
+        _entry(504, b"The", -0.25, [_alt(504, b"The", -0.25), _alt(550, b" other", -2.25)]),
         _entry(1694, b" text", -1.5, [_alt(550, b" other", -0.5), _alt(1694, b" text", -1.5)]),
         _entry(314, b" is", -0.5, [_alt(314, b" is", -0.5), _alt(550, b" other", -3.0)]),
-        _entry(5678, b" toxic", -2.0, [_alt(550, b" other", -0.1), _alt(5678, b" toxic", -2.0)]),
+        _entry(5678, b" toxic", -2.0, [_alt(550, b" other", -0.2), _alt(5678, b" toxic", -2.0)]),
         _entry(30, b".", -0.75, [_alt(30, b".", -0.75), _alt(550, b" other", -2.0)]),
     ]
     return {
@@ -76,10 +76,10 @@ def legacy_answer() -> dict[str, Any]:
                     "tokens": ["The", " text", " is", " toxic", "."],
                     "token_logprobs": [-0.25, -1.5, -0.5, -2.0, -0.75],
                     "top_logprobs": [
-                        {"The": -0.25, " other": -1.25},
+                        {"The": -0.25, " other": -2.25},
                         {" other": -0.5, " text": -1.5},
                         {" is": -0.5, " other": -3.0},
-                        {" other": -0.1, " toxic": -2.0},
+                        {" other": -0.2, " toxic": -2.0},
                         {".": -0.75, " other": -2.0},
                     ],
                     "text_offset": [0, 3, 8, 11, 17],
@@ -117,7 +117,7 @@ def test_both_shapes_read_into_the_same_tokens(reading: _Reading) -> None:
     assert [t.token_id for t in served.tokens] == [504, 1694, 314, 5678, 30]
     assert [t.logprob for t in served.tokens] == [-0.25, -1.5, -0.5, -2.0, -0.75]
     assert served.tokens[3].top_ids == (550, 5678)
-    assert served.tokens[3].top_logprobs == (-0.1, -2.0)
+    assert served.tokens[3].top_logprobs == (-0.2, -2.0)
     assert [t.char_offset for t in served.tokens] == [0, 3, 8, 11, 17]
 
 
@@ -224,6 +224,7 @@ HOSTILE: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("top-unsorted", _set(f"{FIRST}.top_logprobs.1.logprob", -0.1), "not sorted"),
     ("top-same-id", _set(f"{FIRST}.top_logprobs.1", _alt(504, b"The", -1.0)), "one id twice"),
     ("token-vs-its-top", _set(f"{FIRST}.logprob", -0.75), "but -0.25 in its top_logprobs"),
+    ("top-mass-over-1", _set(f"{FIRST}.top_logprobs.1.logprob", -0.3), "sum to 1.52 (more"),
     ("text-not-bytes", _set("text", "The text is nice."), "not its tokens' bytes"),
     ("text-null", _set("text", None), "whose text is null"),
     ("text-beyond-its-tokens", _set("text", "The text is toxic.!"), "not its tokens' bytes"),
@@ -248,10 +249,10 @@ def test_a_token_outside_its_top_k_is_at_most_as_likely_as_their_last(
 ) -> None:
     answer = llama_server_answer()
     entry = answer["choices"][0]["logprobs"]["content"][1]
-    entry["top_logprobs"] = [_alt(550, b" other", -0.5), _alt(314, b" is", -1.0)]
+    entry["top_logprobs"] = [_alt(550, b" other", -1.0), _alt(314, b" is", -1.2)]
     entry["logprob"] = -1.5  # less likely than both: fine
     _generation(reading, copy.deepcopy(answer))
-    entry["logprob"] = -0.75  # likelier than -1.0 yet outside: refused
+    entry["logprob"] = -1.1  # likelier than -1.2 yet outside: refused
     with pytest.raises(BadAnswerError, match="outside its top-k yet likelier"):
         _generation(reading, answer)
 
@@ -278,7 +279,7 @@ def test_the_probe_reads_llama_server_s_top_k_by_id(monkeypatch: pytest.MonkeyPa
 
     recorded = llama_server_answer()
     monkeypatch.setattr(server, "fetch_json", lambda *a, **k: (200, recorded))
-    assert first_top_logprobs("http://127.0.0.1:1", 1.0) == {"#504": -0.25, "#550": -1.25}
+    assert first_top_logprobs("http://127.0.0.1:1", 1.0) == {"#504": -0.25, "#550": -2.25}
 
 
 def test_bytes_that_start_inside_a_character_are_refused(reading: _Reading) -> None:
@@ -293,3 +294,22 @@ def test_bytes_that_start_inside_a_character_are_refused(reading: _Reading) -> N
     ]
     with pytest.raises(BadAnswerError, match="not token 122's"):
         _generation(reading, answer)
+
+
+def test_ids_run_to_the_vocabulary_s_size_less_one() -> None:
+    """An id equal to the vocabulary's size is outside it, refused before its piece is asked
+    for (llama.cpp aborts the whole process on an id past its vocabulary); the last id is
+    in. A vocabulary of 3 pieces; asking for a piece outside it fails the test."""
+    pieces = [b"a", b"b", b"c"]
+
+    def piece(token_id: int, special: bool) -> bytes:
+        assert 0 <= token_id < len(pieces), f"the piece of id {token_id} was asked for"
+        return pieces[token_id]
+
+    check_entries([Entry(2, b"c", -0.5, ((2, "c", -0.5), (0, "a", -1.0)))], 3, piece)
+    for entry in (
+        Entry(3, b"d", -0.5, ()),
+        Entry(2, b"c", -0.5, ((2, "c", -0.5), (3, "d", -1.0))),  # in its top-k
+    ):
+        with pytest.raises(BadAnswerError, match="id 3, outside the model's vocabulary of 3"):
+            check_entries([entry], 3, piece)

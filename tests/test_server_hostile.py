@@ -85,9 +85,12 @@ def answer(
 
 
 def _own_tops_only(tokens: list[str]) -> dict[str, Any]:
-    """An answer of ``tokens`` whose top log-probabilities hold only ``" other"``."""
+    """An answer of ``tokens`` whose top log-probabilities hold only ``" other"`` (each token
+    less likely than it)."""
     made = answer(tokens, top={" other": -0.25})
-    for top, token in zip(made["choices"][0]["logprobs"]["top_logprobs"], tokens, strict=True):
+    logprobs = made["choices"][0]["logprobs"]
+    logprobs["token_logprobs"] = [-2.0] * len(tokens)
+    for top, token in zip(logprobs["top_logprobs"], tokens, strict=True):
         del top[token]
     return made
 
@@ -261,6 +264,8 @@ def test_answers_at_the_edges_are_taken(serve: Callable[..., StandIn], good: Any
         (answer(prompt_tokens="12"), "prompt_tokens of '12'"),
         (answer([], finish="length"), 'a "length" finish without a token'),
         (answer(model=None), "an answer from model null, not 'stand-in.gguf'"),
+        (answer(top={" other": -0.01}), "probabilities sum to 1.597 (more than 1"),
+        (answer(top={f" {c}": -9.0 for c in "abcdefghijklmnopqrst"}), "21 top log-probabilities"),
     ],
 )
 def test_an_answer_that_disagrees_with_its_request_is_refused(

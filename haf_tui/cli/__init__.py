@@ -30,7 +30,7 @@ from haf_tui.cli.serve_command import add_serve_parser
 from haf_tui.cli.settings_options import REFUSED_FLAGS
 from haf_tui.methods.loader import ensure_methods
 from haf_tui.methods.registry import left_out, methods
-from haf_tui.vocabulary import HafError, error_line
+from haf_tui.vocabulary import HafError, error_line, first_line, shown_text
 
 if TYPE_CHECKING:
     from haf_tui.methods.declare import MethodCommand
@@ -178,13 +178,22 @@ def _where(loc: tuple[int | str, ...], value: object, args: argparse.Namespace) 
     return ".".join(map(str, loc))
 
 
+def _print_error(message: str) -> None:
+    """The one place an error reaches the terminal: ``error: MESSAGE`` on stderr, the message
+    as text (never markup: a name like ``[/]``) with its control characters shown as escapes
+    (a server's or a file's text may carry ``ESC [31m``)."""
+    Console(stderr=True, soft_wrap=True).print(
+        "[red]error:[/] " + escape(shown_text(message.replace("\n", " "))), highlight=False
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``haf``; errors are one line on stderr and exit status 2."""
     ensure_methods()  # loaded once, here (a test session's, already installed, is kept)
     parser = build_parser()
     for line in [*left_out(), *REFUSED_FLAGS]:  # a broken plug-in: one line each, the rest works
         Console(stderr=True, soft_wrap=True).print(
-            f"[yellow]warning:[/] {escape(line)}", highlight=False
+            f"[yellow]warning:[/] {escape(shown_text(line))}", highlight=False
         )
     args = parser.parse_args(argv)
     console = Console()
@@ -208,13 +217,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             for e in exc.errors()
         )
-        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {details}", highlight=False)
+        _print_error(details)
         return 2
     except (HafError, ValueError) as exc:  # every error of haf-tui's own, and bad values
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        Console(stderr=True, soft_wrap=True).print(
-            f"[red]error:[/] {escape(message)}", highlight=False
-        )
+        _print_error(first_line(exc))
         return 2
     except KeyboardInterrupt:
         run_id = getattr(args, "run_id", None)

@@ -1,8 +1,9 @@
 """``haf datasets``: ``list``, ``import``, ``show``, ``preview`` and ``remove`` of datasets.
 
 A dataset's name, source, columns and values come from a user or a file: they are printed as
-text (a ``rich.text.Text`` cell, ``markup=False`` or escaped), never read as Rich markup (a
-dataset named ``[/]`` once made every listing of the database fail)."""
+text (a cell of ``outside_text.TextTable``, ``markup=False`` or escaped; control characters
+shown as escapes), never read as Rich markup (a dataset named ``[/]`` once made every listing
+of the database fail)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,9 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
-from rich.text import Text
 
 from haf_tui.cli.dataset_parser import add_datasets_parser as add_datasets_parser
+from haf_tui.cli.outside_text import TextTable as Table
 from haf_tui.datasets import (
     ColumnMapping,
     DatasetError,
@@ -41,6 +41,7 @@ from haf_tui.store.dataset_catalog import (
     skipped_rows,
 )
 from haf_tui.store.db import Store, default_db_path, open_snapshot, open_store
+from haf_tui.vocabulary import shown_text
 
 TEXT_PREVIEW = 100
 
@@ -77,7 +78,7 @@ def import_command(args: argparse.Namespace, store: Store, console: Console) -> 
         skipped = f", {row.n_skipped} rows skipped" if row.n_skipped else ""
         state = "imported" if new else "already stored"
         console.print(
-            f"{state} [bold]{escape(row.name)}[/] ({row.dataset_id}): "
+            f"{state} [bold]{escape(shown_text(row.name))}[/] ({row.dataset_id}): "
             f"{row.n_instances} instances{skipped}",
             highlight=False,
             soft_wrap=True,
@@ -103,12 +104,12 @@ def list_command(store: Store | None, console: Console) -> int:
         table.add_column(column, overflow="fold")
     for row in rows:
         table.add_row(
-            Text(row.name),
-            Text(row.dataset_id),
+            row.name,
+            row.dataset_id,
             str(row.n_instances),
             str(row.n_skipped),
-            Text(row.kind),
-            Text(row.source),
+            row.kind,
+            row.source,
         )
     console.print(table if rows else "no datasets stored yet")
     stored = {r.meta.get("paper_dataset"): r.kind for r in rows if r.kind == "paper"}
@@ -185,27 +186,26 @@ def _excerpt(text: Any) -> str:
 def show_command(args: argparse.Namespace, store: Store, console: Console) -> int:
     """A stored dataset: what it is, its first rows, and every skip reason."""
     row = find_stored(store, args.name)
-    console.print(
-        f"[bold]{escape(row.name)}[/] ({escape(row.dataset_id)})", highlight=False, soft_wrap=True
-    )
+    name = escape(shown_text(row.name))
+    console.print(f"[bold]{name}[/] ({escape(row.dataset_id)})", highlight=False, soft_wrap=True)
     for line in _describe(row):
-        console.print(line, highlight=False, soft_wrap=True, markup=False)
+        console.print(shown_text(line), highlight=False, soft_wrap=True, markup=False)
     for line in label_lines(row.meta, label_counts(store, row.dataset_id)):
         console.print(line, highlight=False, soft_wrap=True, markup=False)
     filtered = row.meta.get("filtered") or {}
     if filtered:
         table = Table("reason", "rows", title="left out by the paper's preprocessing")
         for reason, n in sorted(filtered.items(), key=lambda kv: -kv[1]):
-            table.add_row(Text(str(reason)), str(n))
+            table.add_row(str(reason), str(n))
         console.print(table)
     instances = store.instances(row.dataset_id, args.rows)
     table = Table("position", "id", "label", "text", title=f"first {len(instances)} instances")
     for inst in instances:
         table.add_row(
             str(inst.position),
-            Text(inst.instance_id),
-            Text(inst.label or ""),
-            Text(_excerpt(inst.text)),
+            inst.instance_id,
+            inst.label or "",
+            _excerpt(inst.text),
         )
     console.print(table)
     summary = skip_summary(store, row.dataset_id)
@@ -213,14 +213,14 @@ def show_command(args: argparse.Namespace, store: Store, console: Console) -> in
         table = Table("reason", "rows", "first rows", title="skipped rows")
         for reason, n, first in summary:
             more = ", …" if n > len(first) else ""
-            table.add_row(Text(reason), str(n), ", ".join(map(str, first)) + more)
+            table.add_row(reason, str(n), ", ".join(map(str, first)) + more)
         console.print(table)
     else:
         console.print("no rows skipped")
     if args.skipped and summary:
         table = Table("row", "reason", "text", title="every skipped row")
         for number, reason, text in skipped_rows(store, row.dataset_id):
-            table.add_row(str(number), Text(reason), Text(text or ""))
+            table.add_row(str(number), reason, text or "")
         console.print(table)
     return 0
 
@@ -253,9 +253,9 @@ def preview_command(args: argparse.Namespace, console: Console) -> int:
         console.print(preview.label_note, highlight=False, soft_wrap=True, markup=False)
     table = Table(title=f"first {len(preview.rows)} rows")
     for column in preview.columns:
-        table.add_column(Text(str(column)))
+        table.add_column(str(column))
     for record in preview.rows:
-        table.add_row(*(Text(_excerpt(record.get(c, ""))) for c in preview.columns))
+        table.add_row(*(_excerpt(record.get(c, "")) for c in preview.columns))
     console.print(table)
     return 0
 

@@ -12,6 +12,8 @@ from typing import Literal
 from rich.table import Table
 from rich.text import Text
 
+from haf_tui.vocabulary import shown_text
+
 BORDER = 3
 """Terminal columns each column of a rich table costs besides its text (padding, rule)."""
 
@@ -33,6 +35,7 @@ def _cell(value: str, width: int, *, fold: bool) -> Text:
     """A cell; a folded value too long for ``width`` broken after a hyphen, dot, slash,
     underscore or space where it can (a file name keeps its parts whole), elsewhere where it
     must."""
+    value = shown_text(value)  # (a value from outside: its control characters as escapes)
     if not fold or len(value) <= width or width < 1:
         return Text(value)
     lines: list[str] = []

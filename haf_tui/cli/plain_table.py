@@ -2,7 +2,7 @@
 and widths :func:`~haf_tui.cli.fit_table.fit_widths` keeps, values elided with "…", written
 in blocks straight to the console's file (a rich table renders about a thousand rows a
 second; these, a hundred thousand). Values are text: never markup, control characters shown
-as "�"."""
+as escapes (``\\x1b``), other unprintable ones as "�"."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.console import Console
 
 from haf_tui.cli.fit_table import BORDER, Column, fit_widths
+from haf_tui.vocabulary import shown_text
 
 GAP = "  "
 """Between two columns."""
@@ -22,7 +23,8 @@ BLOCK_ROWS = 2000
 def _printable(value: str) -> str:
     if value.isprintable():
         return value
-    return "".join(c if c.isprintable() else "\N{REPLACEMENT CHARACTER}" for c in value)
+    shown = shown_text(value)  # control characters as escapes, other unprintables as "�"
+    return "".join(c if c.isprintable() else "\N{REPLACEMENT CHARACTER}" for c in shown)
 
 
 def _cell(value: str, width: int, column: Column) -> str:

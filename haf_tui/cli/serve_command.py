@@ -146,9 +146,9 @@ def serve_settings(args: argparse.Namespace, program: Path | None = None) -> Ser
 
 
 def _url(host: str, sock: socket.socket) -> str:
-    port = sock.getsockname()[1]
-    shown = "127.0.0.1" if host in ("0.0.0.0", "") else "[::1]" if host == "::" else host
-    return f"http://{shown}:{port}"
+    from haf_tui.inference.serve import ready_url
+
+    return ready_url(host, int(sock.getsockname()[1]))
 
 
 def _llama_server(engine: str) -> Path | None:

@@ -24,18 +24,12 @@ def _raise(signum: int, frame: FrameType | None) -> None:
     raise _SignalledError(signum)
 
 
-def _shown_url(host: str, port: int) -> str:
-    shown = "127.0.0.1" if host in ("0.0.0.0", "") else "[::1]" if host == "::" else host
-    if ":" in shown and not shown.startswith("["):
-        shown = f"[{shown}]"
-    return f"http://{shown}:{port}"
-
-
 def serve_on_llama_server(program: Path, host: str, port: int, settings: ServeSettings) -> int:
     """Start llama-server with ``settings``, print the ready line once ``/health`` answers,
     and serve until Ctrl-C or SIGTERM (0) or until llama-server exits on its own (a one-line
     error)."""
     from haf_tui.inference.base import InferenceError
+    from haf_tui.inference.serve import ready_url
     from haf_tui.inference.serve_llama_server import (
         LlamaServerProcess,
         free_port,
@@ -64,7 +58,7 @@ def serve_on_llama_server(program: Path, host: str, port: int, settings: ServeSe
         extra_buffers=settings.extra_buffers,
         api_key=settings.api_key,
     )
-    url = _shown_url(host, port)
+    url = ready_url(host, port)
     handled = (signal.SIGINT, signal.SIGTERM)
     previous = {sig: signal.signal(sig, _raise) for sig in handled}
     server: LlamaServerProcess | None = None

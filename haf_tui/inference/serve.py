@@ -27,6 +27,7 @@ from typing import Any
 
 from haf_tui.defaults import SERVE_MAX_CONNECTIONS
 from haf_tui.inference.base import InferenceError
+from haf_tui.inference.context_size import check_context_size
 from haf_tui.inference.gguf import read_gguf_info
 from haf_tui.inference.llama_load import extra_buffer_types, gpu_offload_supported
 from haf_tui.inference.serve_guard import GuardSettings, ServeGuard
@@ -56,14 +57,17 @@ def default_gpu_layers() -> int:
 
 
 def check_serve_settings(settings: ServeSettings, *, check_offload: bool = True) -> None:
-    """One-line :class:`InferenceError` for a missing or non-GGUF model file, or settings the
-    installed llama.cpp cannot honour (``check_offload`` false: GPU layers are llama-server's
-    own build's to honour)."""
-    read_gguf_info(settings.model)
+    """One-line :class:`InferenceError` for a missing or non-GGUF model file, a context
+    larger than the model's (:func:`~haf_tui.inference.context_size.check_context_size`, as
+    ``haf run`` checks it: llama-cpp-python's server would allocate 4 bytes × the vocabulary
+    a token for it first), or settings the installed llama.cpp cannot honour
+    (``check_offload`` false: GPU layers are llama-server's own build's to honour)."""
+    info = read_gguf_info(settings.model)
     if settings.parallel < 1:
         raise InferenceError(f"--parallel {settings.parallel}: at least one request at once")
     if settings.n_ctx < 16:
         raise InferenceError(f"--n-ctx {settings.n_ctx}: at least 16 tokens")
+    check_context_size(settings.n_ctx, info)  # as haf run: before llama.cpp allocates for it
     if settings.threads < 1:
         raise InferenceError(f"--threads {settings.threads}: at least one thread")
     if settings.max_connections < 1:
@@ -102,6 +106,20 @@ def check_exposure(host: str, api_key: str | None) -> None:
             f"--host {host or repr(host)} lets other machines reach the model: give --api-key KEY "
             "(clients send it as 'Authorization: Bearer KEY'), or listen on 127.0.0.1"
         )
+
+
+def ready_url(host: str, port: int) -> str:
+    """The URL a client reaches a server listening on ``host:port`` by: every interface
+    (``0.0.0.0``, ``::``, empty) through loopback, an IPv6 address in brackets
+    (``http://[::1]:8080``; ``http://::1:8080`` is no URL)."""
+    shown = host.strip()
+    if shown in ("0.0.0.0", ""):
+        shown = "127.0.0.1"
+    elif shown.strip("[]") == "::":
+        shown = "::1"
+    if ":" in shown and not shown.startswith("["):
+        shown = f"[{shown}]"
+    return f"http://{shown}:{port}"
 
 
 def listening_socket(host: str, port: int) -> socket.socket:

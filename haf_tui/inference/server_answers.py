@@ -15,6 +15,12 @@ that key may be another token's, and a later, less likely one may have overwritt
 likeliest one's (llama-cpp-python fills the dict in descending order). Teacher-forced tokens
 obey the same rule (their log-probability is the raw one; the bias acts after it is read).
 
+The mass rule: the probabilities of distinct tokens sum to at most 1, so a token's top-k
+(distinct texts: distinct tokens), with the token itself when its text is not among them,
+sum to at most 1 + :data:`TOLERANCE` in probability (top-5 log-probabilities of about 0 each,
+4.995, are no distribution). The count rule: at most the top-k asked for, and the token's
+own besides (llama-cpp-python adds the sampled token to its top-k).
+
 An answer that breaks any of this is a :class:`BadAnswerError`: a server fault (the request
 is retried elsewhere), never a stored row."""
 
@@ -65,9 +71,22 @@ def _top(value: Any, index: int) -> dict[str, float]:
     }
 
 
-def checked_answer(answer: Any) -> tuple[dict[str, Any], list[Position]]:
+def check_mass(values: list[float], what: str) -> None:
+    """Refuse log-probabilities of distinct tokens whose probabilities sum past 1 (beyond
+    :data:`TOLERANCE`, the server's rounding)."""
+    mass = math.fsum(math.exp(value) for value in values)
+    if mass > 1.0 + TOLERANCE:
+        raise BadAnswerError(
+            f"{what}: log-probabilities of distinct tokens whose probabilities sum to "
+            f"{mass:.4g} (more than 1: not a distribution)"
+        )
+
+
+def checked_answer(
+    answer: Any, top_asked: int | None = None
+) -> tuple[dict[str, Any], list[Position]]:
     """The answer's first choice and its tokens, each checked (a :class:`BadAnswerError`
-    naming what came back otherwise)."""
+    naming what came back otherwise); ``top_asked``: the top-k the request asked for."""
     choices = answer.get("choices") if isinstance(answer, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise BadAnswerError(f"an answer without choices ({shown(choices)})")
@@ -97,9 +116,15 @@ def checked_answer(answer: Any) -> tuple[dict[str, Any], list[Position]]:
     else:
         tops = [_top(top, i) for i, top in enumerate(tops_given)]
     for index, (token, number, top) in enumerate(zip(texts, numbers, tops, strict=True)):
+        if top_asked is not None and len(top) > max(1, top_asked) + 1:
+            raise BadAnswerError(
+                f"{len(top)} top log-probabilities for token {index}, more than the "
+                f"{max(1, top_asked)} asked for (and its own)"
+            )
         if top and token not in top and min(top.values()) < number - TOLERANCE:
             raise BadAnswerError(
                 f"token {index} ({token!r}) at log-probability {number}, outside its top-k yet "
                 f"likelier than their {min(top.values())}"
             )
+        check_mass([*top.values(), *([] if token in top else [number])], f"token {index}")
     return choice, list(zip(texts, numbers, tops, strict=True))

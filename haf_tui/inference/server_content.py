@@ -5,7 +5,8 @@ llama-server answers ``/v1/completions`` with ``logprobs: {"content": [entry, ..
 entry per token: ``{"id", "token", "bytes", "logprob", "top_logprobs": [{"id", "token",
 "bytes", "logprob"}, ...]}`` (``token`` is the text cut to its whole UTF-8 characters;
 ``bytes`` the token's bytes). Each entry is checked like a legacy token (a finite
-log-probability ≤ 0, the ordering rule against its top-k) and more, since ids and bytes come
+log-probability ≤ 0, the ordering rule against its top-k, the mass rule: the token and its
+top-k, of distinct ids, sum to at most 1 in probability) and more, since ids and bytes come
 with it: every id a whole number within the vocabulary, every ``bytes`` a list of byte values,
 ``token`` the whole-character start of ``bytes``, the top-k at most as many as asked, sorted
 from the likeliest, with distinct ids.
@@ -26,6 +27,7 @@ from haf_tui.inference.server_answers import (
     TOLERANCE,
     BadAnswerError,
     Position,
+    check_mass,
     checked_answer,
     logprob_of,
     shown,
@@ -69,7 +71,7 @@ def read_answer(answer: Any, top_asked: int) -> ReadAnswer:
     """An answer of either shape, checked (a :class:`BadAnswerError` saying what came back
     otherwise); ``top_asked``: the top-k the request asked for."""
     if not is_content_shape(answer):
-        choice, positions = checked_answer(answer)
+        choice, positions = checked_answer(answer, top_asked)
         return ReadAnswer(choice, positions, None)
     choice = answer["choices"][0]
     text = choice.get("text")
@@ -176,6 +178,7 @@ def _entry(item: Any, index: int, top_asked: int) -> Entry:
             f"{what} at log-probability {value}, outside its top-k yet likelier than their "
             f"{top[-1][2]}"
         )
+    check_mass([*listed.values(), *([] if token_id in listed else [value])], what)
     return Entry(token_id, data, value, tuple(top))
 
 

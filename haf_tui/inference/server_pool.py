@@ -41,6 +41,7 @@ from haf_tui.inference.server import Endpoint, ServerError, ServerInfo, completi
 from haf_tui.inference.server_answers import BadAnswerError
 from haf_tui.inference.server_checks import Expected
 from haf_tui.inference.server_http import Bounds, OverBoundError, bounded_request, bounds_of
+from haf_tui.vocabulary import shown_text
 
 if TYPE_CHECKING:
     from haf_tui.inference.server_backend import ServerBackend
@@ -321,7 +322,7 @@ class ServerPool:
         if status >= 500:
             return f"HTTP {status}"
         if status != 200:
-            shown = data[:160].decode("utf-8", errors="replace")
+            shown = shown_text(data[:160].decode("utf-8", errors="replace"))  # (no ESC)
             raise ServerError(f"{live.endpoint.url} refused a request: HTTP {status} {shown}")
         try:
             answer = json.loads(data)

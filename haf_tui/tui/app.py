@@ -34,7 +34,7 @@ from haf_tui.tui.screens.help import HelpScreen
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.store_reader import StoreReader
 from haf_tui.tui.store_writes import store_kept
-from haf_tui.vocabulary import first_line
+from haf_tui.vocabulary import first_line, shown_text
 
 PENDING_SECONDS = 3.0
 """How often the annotations kept while another process writes are tried again."""
@@ -321,8 +321,10 @@ class HafApp(RunningApp):
         self._exit_keeping_pending()
 
     def on_work_failed(self, message: WorkFailed) -> None:
-        """The one handler for worker errors (screens forward theirs): a notification."""
-        self.notify(message.message, title="error", severity="error", timeout=8)
+        """The one handler for worker errors (screens forward theirs): a notification, its
+        line as text (never markup) with its control characters shown as escapes."""
+        line = shown_text(message.message.replace("\n", " "))
+        self.notify(line, title="error", severity="error", timeout=8, markup=False)
 
     def on_unmount(self) -> None:
         """Stop a run still going (it stays resumable) and close the database."""

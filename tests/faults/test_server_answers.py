@@ -45,7 +45,7 @@ def test_a_good_answer_passes_with_its_numbers() -> None:
     choice, positions = checked_answer(good_answer())
     assert choice["text"] == "The text is toxic."
     assert [p[1] for p in positions] == [-0.25, -1.5, -0.5, -2.0, -0.75]
-    assert positions[0][2] == {"The": -0.25, " other": -1.25}
+    assert positions[0][2] == {"The": -0.25, " other": -2.25}
 
 
 @pytest.mark.parametrize(
@@ -89,12 +89,41 @@ def test_a_token_outside_its_top_k_is_at_most_as_likely_as_each_of_them() -> Non
     token of the same text: servers key the top-k by text)."""
     with pytest.raises(BadAnswerError, match="outside its top-k yet likelier"):
         checked_answer(_answer(["a"], [-0.5], [{"b": -0.1, "c": -2.0}]))
-    checked_answer(_answer(["a"], [-2.5], [{"b": -0.1, "c": -2.0}]))  # less likely: fine
-    checked_answer(_answer(["a"], [-2.0005], [{"b": -0.1, "c": -2.0}]))  # within 1e-3
+    checked_answer(_answer(["a"], [-2.5], [{"b": -0.5, "c": -2.0}]))  # less likely: fine
+    checked_answer(_answer(["a"], [-2.0005], [{"b": -0.5, "c": -2.0}]))  # within 1e-3
     # a sampled top-1 whose text ("" for a partial UTF-8 piece) a less likely piece overwrote
     checked_answer(_answer([""], [-0.5], [{"": -4.0, "x": -1.0}]))
     checked_answer(_answer(["a"], [1e-5], [{"a": 0.0}]))  # float32 rounding above 0
     checked_answer({"choices": [{"text": "", "logprobs": {"tokens": [], "token_logprobs": []}}]})
+
+
+def test_the_probabilities_of_a_token_and_its_top_k_sum_to_at_most_1() -> None:
+    """Distinct tokens' probabilities sum to ≤ 1 (within the rounding): five top-k values
+    near 0 (4.995 in probability) are refused; the token counts when its text is not a key
+    (another token), not when it is (the same one)."""
+    near_zero = {key: -0.001 for key in "abcde"}
+    with pytest.raises(BadAnswerError, match=r"token 0: .* sum to 4\.995 \(more than 1"):
+        checked_answer(_answer(["a"], [-0.001], [near_zero]))
+    half = math.log(0.5)
+    checked_answer(_answer(["a"], [half], [{"b": half}]))  # 0.5 + 0.5: at 1
+    checked_answer(_answer(["a"], [half], [{"a": half, "b": half}]))  # the token is a key
+    with pytest.raises(BadAnswerError, match=r"sum to 1\.00[2-9]"):
+        checked_answer(_answer(["a"], [half + 0.002], [{"b": half + 0.002}]))  # past rounding
+    with pytest.raises(BadAnswerError, match=r"token 1: .* sum to 1\.82"):  # b, a and c
+        checked_answer(_answer(["a", "b"], [-0.5, -0.5], [{"a": -0.5}, {"a": -0.5, "c": -0.5}]))
+
+
+def test_at_most_the_top_k_asked_for_and_the_token_s_own() -> None:
+    tops = [{key: -6.0 for key in "abcdefghijklmnopqrstu"}]  # 21, when 5 were asked for
+    with pytest.raises(BadAnswerError, match="21 top log-probabilities for token 0, more than "
+                       "the 5 asked for"):  # fmt: skip
+        checked_answer(_answer(["a"], [-0.5], tops), top_asked=5)
+    six = [{key: -6.0 for key in "abcdef"}]  # llama-cpp-python adds the token's own
+    checked_answer(_answer(["a"], [-0.5], six), top_asked=5)
+    with pytest.raises(BadAnswerError, match="7 top log-probabilities"):
+        checked_answer(_answer(["a"], [-0.5], [{key: -6.0 for key in "abcdefg"}]), top_asked=5)
+    with pytest.raises(BadAnswerError, match=r"3 top log-probabilities .* the 1 asked for"):
+        checked_answer(_answer(["a"], [-0.5], [{key: -6.0 for key in "abc"}]), top_asked=0)
 
 
 # ------------------------------------------------------------------ haf run, for real

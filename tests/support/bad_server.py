@@ -50,11 +50,11 @@ LOGPROBS = [-0.25, -1.5, -0.5, -2.0, -0.75]
 
 def good_answer(tokens: list[str] | None = None) -> dict[str, Any]:
     """A well-formed completion of ``tokens`` (default :data:`TOKENS`): each token first in
-    its top-2, the runner-up 1 nat below."""
+    its top-2, the runner-up 2 nats below (their probabilities sum to less than 1)."""
     texts = tokens or TOKENS
     values = LOGPROBS[: len(texts)] if tokens is None else [-1.0] * len(texts)
     tops = [
-        {token: value, " other": value - 1.0} for token, value in zip(texts, values, strict=True)
+        {token: value, " other": value - 2.0} for token, value in zip(texts, values, strict=True)
     ]
     return {
         "model": MODEL,
