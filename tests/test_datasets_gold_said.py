@@ -90,6 +90,10 @@ def test_the_label_column_is_guessed_when_the_text_column_is_named_or_short(
         assert [i.label for i in dataset.instances] == ["non-toxic", "toxic"] * 3
     stated = stated_mapping(path, text="comment", label="source")
     assert stated is not None and load_file(path, stated, label_map=("toxic=forum",))
+    # the wizard's label picked as none stays none (the guess is the command line's default)
+    for guess, gold in ((True, "is_toxic"), (False, None)):
+        choice = DatasetChoice("file", str(path), text_column="comment", guess_label_column=guess)
+        assert resolve_dataset(choice, None).meta["mapping"]["label"] == gold
 
 
 def test_a_likely_label_name_whose_values_are_no_label_is_not_guessed(tmp_path: Path) -> None:

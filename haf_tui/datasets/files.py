@@ -265,6 +265,7 @@ def load_file(
     label_rule: LabelRule | None = None,
     label_threshold: float | None = None,
     label_map: tuple[str, ...] = (),
+    guess_label_column: bool = True,
 ) -> Dataset:
     """Every evaluable row of a dataset file as instances; the others skipped with why.
 
@@ -275,7 +276,8 @@ def load_file(
     (:mod:`haf_tui.datasets.labels`: a LabelError when it cannot be guessed or the column is
     not a label; a guessed label column that is not one is dropped, with a note in the meta);
     each instance keeps its gold as its label and the value as read in ``extra["label_raw"]``,
-    a row whose value the rule does not read is skipped. A file that cannot be read raises
+    a row whose value the rule does not read is skipped. A ``mapping`` without a label
+    column has one guessed unless ``guess_label_column`` is False. A file that cannot be read raises
     one DatasetError.
     """
     file_path = Path(path).expanduser()
@@ -295,7 +297,7 @@ def load_file(
                     f"{', '.join(TEXT_COLUMNS)}): name it with haf datasets import FILE "
                     "--text-column NAME, then run --dataset NAME"
                 )
-        elif mapping.label is None and label_rule is None:
+        elif mapping.label is None and label_rule is None and guess_label_column:
             # the text column named, the label column not: guessed as it would be (a
             # well-known name with label-like values), said aloud as guessed
             taken = (mapping.text, mapping.id, *mapping.extra)

@@ -72,6 +72,9 @@ class DatasetChoice:
     text_column: str | None = None
     id_column: str | None = None
     label_column: str | None = None
+    guess_label_column: bool = True
+    """Without ``label_column``: a file's label column guessed (a well-known name with
+    label-like values); False: none (the wizard's label picked as none)."""
     label_threshold: float | None = None
     """A file's label column is a score, toxic from this value up (None: its rule guessed)."""
     label_map: tuple[str, ...] = ()
@@ -170,6 +173,7 @@ def resolve_dataset(
             mapping,
             label_threshold=choice.label_threshold,
             label_map=choice.label_map,
+            guess_label_column=choice.guess_label_column,
         )
     elif choice.kind == "paper-sample":
         dataset = import_paper_sample(choice.name)

@@ -369,6 +369,7 @@ class DatasetPicker(VerticalScroll):
                 text_column=text,
                 id_column=self._column("id"),
                 label_column=self._column("label"),
+                guess_label_column=False,  # (the label picked, or picked as none)
                 label_threshold=threshold,
                 label_map=label_map,
             )
