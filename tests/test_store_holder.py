@@ -126,6 +126,7 @@ def test_a_forked_child_s_cleanup_leaves_its_parent_s_note(tmp_path: Path) -> No
     """A child forked while this process holds the file inherits the cleanup (at exit, on
     SIGTERM), not the note: its cleanup removes nothing of its parent's."""
     db = tmp_path / "h.duckdb"
+    before = signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (whatever an earlier test left)
     remove = write_holder_note(db, "parent: writing")
     try:
         assert signal.getsignal(signal.SIGTERM) is holder._on_sigterm
@@ -139,7 +140,25 @@ def test_a_forked_child_s_cleanup_leaves_its_parent_s_note(tmp_path: Path) -> No
         assert note is not None and note.pid == os.getpid()
     finally:
         remove()
+        signal.signal(signal.SIGTERM, before)
     assert not holder_note_path(db).exists()
+
+
+def test_sigterm_s_cleanup_comes_back_after_a_program_set_sigterm_back_to_default(
+    tmp_path: Path,
+) -> None:
+    """The cleanup is registered once a process, its SIGTERM handler checked at every note:
+    a program (a test, an app) that set SIGTERM back to its default since the last note still
+    gets the note removed on SIGTERM (a once-only install left it at the default)."""
+    before = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        write_holder_note(tmp_path / "a.duckdb", "first")()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        remove = write_holder_note(tmp_path / "b.duckdb", "second")
+        assert signal.getsignal(signal.SIGTERM) is holder._on_sigterm
+        remove()
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def test_a_child_forked_from_a_holder_and_sent_sigterm_at_once_ends_leaving_the_note(

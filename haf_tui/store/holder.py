@@ -119,17 +119,17 @@ def _on_sigterm(signum: int, _frame: object) -> None:
 
 
 def _install_cleanup() -> None:
-    """Once per process: notes removed at exit and on SIGTERM (only where SIGTERM has its
-    default action and this is the main thread: a program's own handler stays, and it closes
-    its stores itself)."""
+    """Notes removed at exit (registered once per process) and on SIGTERM: checked at every
+    note written, since a program may have set SIGTERM back to its default since the last
+    (only where SIGTERM has its default action and this is the main thread: a program's own
+    handler stays, and it closes its stores itself)."""
     global _cleanup_installed
-    if _cleanup_installed:
-        return
-    _cleanup_installed = True
-    atexit.register(_remove_live_notes)
-    os.register_at_fork(
-        before=_block_sigterm, after_in_parent=_unblock_sigterm, after_in_child=_forked
-    )
+    if not _cleanup_installed:
+        _cleanup_installed = True
+        atexit.register(_remove_live_notes)
+        os.register_at_fork(
+            before=_block_sigterm, after_in_parent=_unblock_sigterm, after_in_child=_forked
+        )
     is_main = threading.current_thread() is threading.main_thread()
     if is_main and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _on_sigterm)
