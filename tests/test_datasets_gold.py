@@ -31,17 +31,7 @@ from haf_tui.datasets.labels import (
     stated_rule,
 )
 from haf_tui.datasets.validation import NO_LABEL
-
-TEXTS = [
-    "You are a worthless idiot and everyone here would be better off without you.",
-    "What a lovely afternoon we had at the park with the children today.",
-    "Nobody asked for your garbage opinion, so keep it to yourself from now on.",
-    "The recipe needs two eggs, a cup of flour and a pinch of salt to work.",
-]
-
-
-def _gold(rule: LabelRule, values: Sequence[Any]) -> list[str | None]:
-    return [rule.gold(v)[0] for v in values]
+from tests.test_datasets_labels import TEXTS, _gold
 
 
 def _csv(path: Path, header: list[str], rows: list[list[Any]]) -> Path:

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +26,7 @@ from haf_tui.datasets.files import stated_mapping
 from haf_tui.datasets.label_columns import label_candidates
 from haf_tui.pipeline.runs import DatasetChoice, resolve_dataset
 from haf_tui.store import RunRecord, open_store
-from tests.conftest import REPO_ROOT
+from tests.test_datasets_labels import _cli
 
 COMMENTS = [
     "You are a worthless idiot and everyone here would be better off without you.",
@@ -49,19 +46,6 @@ def _posts(path: Path, label_name: str = "is_toxic") -> Path:
         for k, text in enumerate(COMMENTS):
             writer.writerow([f"c{k}", text, 1 - k % 2, ("twitter", "reddit", "forum")[k % 3]])
     return path
-
-
-def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HAF_HOME": str(home), "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "haf_tui.cli", *args],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize(

@@ -160,9 +160,18 @@ def _csv_records(text: str, where: Path, delimiter: str) -> Iterator[tuple[int, 
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
         header = next(reader, None)
-        if header is None:
-            return
-        columns = _unique_columns(header)
+    except csv.Error as exc:
+        raise DatasetError(f"{where}: not a readable CSV file ({exc})") from exc
+    if header is not None:
+        yield from _csv_rows(reader, _unique_columns(header), where)
+
+
+def _csv_rows(
+    reader: Iterator[list[str]], columns: list[str], where: Path
+) -> Iterator[tuple[int, Record]]:
+    """The rows ``reader`` gives after its header, numbered from 1, each keyed by ``columns``
+    (a short row padded with None; a blank line is no row)."""
+    try:
         for number, fields in enumerate(reader, start=1):
             if not fields:
                 continue  # a blank line is not a row

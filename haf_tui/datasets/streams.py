@@ -28,6 +28,7 @@ from haf_tui.datasets.readers import (
     Record,
     Table,
     _columns_of,
+    _csv_rows,
     _guess_delimiter,
     _jsonl_records,
     _looks_binary,
@@ -148,19 +149,7 @@ def _csv_stream(
         raise DatasetError(f"{path}: not a readable CSV file ({exc})") from exc
     columns = _unique_columns(header or [])
 
-    def rows() -> Iterator[tuple[int, Record]]:
-        if header is None:
-            return
-        try:
-            for number, fields in enumerate(reader, start=1):
-                if not fields:
-                    continue  # a blank line is not a row
-                values: list[str | None] = [*fields, *[None] * (len(columns) - len(fields))]
-                yield number, dict(zip(columns, values, strict=False))
-        except csv.Error as exc:
-            raise DatasetError(f"{path}: not a readable CSV file ({exc})") from exc
-
-    return columns, rows()
+    return columns, _csv_rows(reader, columns, path) if header is not None else iter(())
 
 
 @contextmanager

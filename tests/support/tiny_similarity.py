@@ -13,26 +13,12 @@ SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 def tiny_bi_encoder(folder: Path, seed: int) -> Path:
     """Build and save the model under ``folder``; returns its folder (load it by path)."""
-    import torch
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
-    from transformers import BertConfig, BertModel, BertTokenizerFast
+    from transformers import BertModel
 
-    characters = list(string.ascii_lowercase + string.digits + string.punctuation)
-    vocab = SPECIALS + characters + [f"##{c}" for c in characters]
     base = folder / f"bert-{seed}"
-    base.mkdir(parents=True, exist_ok=True)
-    (base / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    tokenizer = BertTokenizerFast.from_pretrained(str(base), do_lower_case=True)
-    torch.manual_seed(seed)
-    config = BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=512,
-    )
+    tokenizer, config = _character_bert(base, seed)
     BertModel(config).save_pretrained(base)
     tokenizer.save_pretrained(base)
     transformer = Transformer(str(base), max_seq_length=256)
@@ -45,24 +31,10 @@ def tiny_bi_encoder(folder: Path, seed: int) -> Path:
 def tiny_cross_encoder(folder: Path, seed: int, *, num_labels: int = 1) -> Path:
     """A tiny random cross-encoder saved whole (its classification head in the checkpoint):
     a one-layer BERT for sequence classification over the same character vocabulary."""
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+    from transformers import BertForSequenceClassification
 
-    characters = list(string.ascii_lowercase + string.digits + string.punctuation)
-    vocab = SPECIALS + characters + [f"##{c}" for c in characters]
     out = folder / f"tiny-cross-{seed}-{num_labels}"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    tokenizer = BertTokenizerFast.from_pretrained(str(out), do_lower_case=True)
-    torch.manual_seed(seed)
-    config = BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=512,
-    )
+    tokenizer, config = _character_bert(out, seed)
     config.num_labels = num_labels
     BertForSequenceClassification(config).save_pretrained(out)
     tokenizer.save_pretrained(out)
@@ -82,3 +54,26 @@ def nan_bi_encoder(folder: Path) -> Path:
     out = folder / "tiny-g-nan"
     model.save(str(out))
     return out
+
+
+def _character_bert(folder: Path, seed: int) -> tuple[Any, Any]:
+    """The tokenizer (its character vocabulary written to ``folder``) and the config of a
+    one-layer BERT, torch seeded with ``seed`` for the weights made next."""
+    import torch
+    from transformers import BertConfig, BertTokenizerFast
+
+    characters = list(string.ascii_lowercase + string.digits + string.punctuation)
+    vocab = SPECIALS + characters + [f"##{c}" for c in characters]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    tokenizer = BertTokenizerFast.from_pretrained(str(folder), do_lower_case=True)
+    torch.manual_seed(seed)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=512,
+    )
+    return tokenizer, config
