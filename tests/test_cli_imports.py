@@ -1,5 +1,8 @@
-"""``haf --help`` answers at once (issue 34 §8): building the parser imports none of the heavy
-libraries, which only the commands that use them import (a run, a report, haf serve).
+"""``haf --help`` answers at once (issue 34 §8, issue 44 §1): building the parser imports none of
+the heavy libraries, which only the commands that use them import (a run, a report, haf serve);
+the top-level help and the help of a command that needs no method's settings or reports read
+no method, no pydantic and no DuckDB either (the parser is built lazily,
+:mod:`haf_tui.cli.command_table`).
 
 Each check runs ``main([... '--help'])`` in a fresh interpreter (a module imported by another
 test would hide the import here) and reads ``sys.modules`` after it. The time itself is
@@ -33,6 +36,20 @@ HEAVY = (
     "textual",
 )
 
+LIGHT = (
+    *HEAVY,
+    "duckdb",
+    "pydantic",
+    "rich.console",
+    "haf_tui.methods.loader",
+    "haf_tui.methods.registry",
+    "haf_tui.reports",
+    "haf_tui.store.db",
+    "haf_tui.config",
+)
+"""What a help that needs no method's declarations imports neither: the methods (their
+settings models are pydantic's), the reports, the store (DuckDB), rich's console."""
+
 PROBE = """
 import json, sys
 from haf_tui.cli import main
@@ -45,10 +62,12 @@ print("\\nIMPORTS " + json.dumps({{"status": status, "heavy": heavy}}))
 """
 
 
-def _imports_after(argv: list[str], tmp_path: Path) -> dict[str, object]:
+def _imports_after(
+    argv: list[str], tmp_path: Path, heavy: tuple[str, ...] = HEAVY
+) -> dict[str, object]:
     env = os.environ | {"HAF_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-c", PROBE.format(argv=argv, heavy=HEAVY)],
+        [sys.executable, "-c", PROBE.format(argv=argv, heavy=heavy)],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -79,6 +98,31 @@ def _imports_after(argv: list[str], tmp_path: Path) -> dict[str, object]:
 )
 def test_help_imports_no_heavy_library(argv: list[str], tmp_path: Path) -> None:
     found = _imports_after(argv, tmp_path)
+    assert found == {"status": 0, "heavy": []}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["runs", "--help"],
+        ["query", "--help"],
+        ["export", "--help"],
+        ["models", "--help"],
+        ["rescore", "--help"],
+        ["serve", "--help"],
+        ["campaign", "run", "--help"],
+        ["datasets", "import", "--help"],
+    ],
+    ids=lambda argv: "-".join(a.strip("-") for a in argv),
+)
+def test_a_help_without_method_declarations_reads_no_method_pydantic_or_duckdb(
+    argv: list[str], tmp_path: Path
+) -> None:
+    """The top-level help lists the commands from the light table; these commands' options
+    are plain declarations (issue 44 §1: ``haf --help`` read DuckDB, pydantic and every
+    method, 0.8 s of CPU)."""
+    found = _imports_after(argv, tmp_path, LIGHT)
     assert found == {"status": 0, "heavy": []}
 
 

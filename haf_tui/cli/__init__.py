@@ -11,33 +11,31 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-from pydantic import ValidationError
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING, cast
 
 from haf_tui import __version__
-from haf_tui.cli.campaign_parser import add_campaign_parser
-from haf_tui.cli.dataset_parser import add_datasets_parser
+from haf_tui.cli.command_table import (
+    BUILT_IN_METHOD_COMMANDS,
+    COMMANDS_AFTER_METHODS,
+    COMMANDS_BEFORE_METHODS,
+    LazySubParsers,
+    method_commands,
+)
 from haf_tui.cli.help_format import OneLineErrorParser, use_haf_help
-from haf_tui.cli.read_commands import add_read_parsers
-from haf_tui.cli.rescore_parser import add_rescore_parser
-from haf_tui.cli.run_command import add_run_parser
-from haf_tui.cli.serve_command import add_serve_parser
-from haf_tui.cli.settings_options import REFUSED_FLAGS
-from haf_tui.methods.loader import ensure_methods
-from haf_tui.methods.registry import left_out, methods
+from haf_tui.methods import ENTRY_POINT_GROUP
 from haf_tui.vocabulary import HafError, error_line, first_line, shown_text
 
 if TYPE_CHECKING:
-    from haf_tui.methods.declare import MethodCommand
+    from rich.console import Console
 
-# What a command does is imported when it runs (_dispatch), not here: the parser is built from
-# light modules, so ``haf --help`` reads no scipy, duckdb or model library (issue 34 §8;
-# tests/test_cli_imports.py).
+    from haf_tui.methods.registry import MethodRegistry
+
+# The parser is built lazily (issue 44 §1): ``haf --help`` lists the sub-commands from the light
+# table of haf_tui.cli.command_table and imports no command's module, no method, no pydantic and
+# no DuckDB; a sub-command's parser is built when it is chosen, and what a command does is
+# imported when it runs (_dispatch). tests/test_cli_imports.py checks what each help imports.
 
 READ_COMMANDS = ("report", "query", "runs", "export")
 WRITE_COMMANDS = ("run", "import", "models", "rescore")
@@ -47,7 +45,20 @@ NO_DATABASE_COMMANDS = ("serve",)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``haf``."""
+    """The argument parser of ``haf``, every sub-command's parser built (a walk over the
+    whole tree, a method's command that runs ``haf run`` first)."""
+    parser, commands = _parser(_known_registry())
+    commands.build_all()
+    return parser
+
+
+def _parser(
+    registry: MethodRegistry | None, warn: bool = False
+) -> tuple[argparse.ArgumentParser, LazySubParsers]:
+    """``haf``'s parser with its sub-commands listed and built when chosen (``warn``: a flag
+    a sub-command's parser leaves out is said on stderr as it is built). The methods' own
+    commands: the built-in ones' from the table when no registry is known yet, else
+    ``registry``'s, added now as each method declares it (a plug-in's command too)."""
     parser: argparse.ArgumentParser = OneLineErrorParser(
         prog="haf", description="Human-Aligned Faithfulness workbench"
     )
@@ -58,24 +69,84 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="read a copy of the database (while another process writes to it)",
     )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    add_run_parser(commands)
-    add_campaign_parser(commands)
-    add_rescore_parser(commands)
-    add_read_parsers(commands)
-    add_datasets_parser(commands)
-    for command in method_commands().values():
-        try:
-            command.add_parser(commands)
-        except Exception as error:  # a plug-in's own command: one line, the rest works
-            REFUSED_FLAGS.append(f"the command {command.name!r} is left out: {error_line(error)}")
-    add_serve_parser(commands)
-    for name, sub in _all_subparsers(commands):
-        if name in NO_DATABASE_COMMANDS:
-            continue
-        _add_database_options(sub, snapshot=name not in WRITE_COMMANDS)
+    commands = cast(
+        LazySubParsers,
+        parser.add_subparsers(dest="command", metavar="COMMAND", action=LazySubParsers),
+    )
+    commands.finish = _finisher(warn)
+    for entry in COMMANDS_BEFORE_METHODS:
+        commands.add_lazy(entry)
+    if registry is None:
+        for entry in BUILT_IN_METHOD_COMMANDS:
+            commands.add_lazy(entry)
+    else:
+        _add_method_commands(commands, registry)
+    for entry in COMMANDS_AFTER_METHODS:
+        commands.add_lazy(entry)
     use_haf_help(parser)
-    return parser
+    return parser, commands
+
+
+def _add_method_commands(commands: LazySubParsers, registry: MethodRegistry) -> None:
+    """The commands of ``registry``'s methods, each added as its method declares it; one that
+    fails is left out with one line in ``REFUSED_FLAGS`` (a plug-in's own bug)."""
+    from haf_tui.cli.settings_options import REFUSED_FLAGS
+
+    for method in registry.methods.values():
+        for command in method.commands:
+            before = set(commands.choices)
+            try:
+                command.add_parser(commands)
+            except Exception as error:  # a plug-in's own command: one line, the rest works
+                REFUSED_FLAGS.append(
+                    f"the command {command.name!r} is left out: {error_line(error)}"
+                )
+                continue
+            for name in [name for name in commands.choices if name not in before]:
+                commands.finish(name, commands.choices[name])
+
+
+def _finisher(warn: bool) -> Callable[[str, argparse.ArgumentParser], None]:
+    """What completes a sub-command's parser once built: ``--db`` (and ``--snapshot``) after
+    it (or after each of its own sub-commands), the help format; with ``warn``, the flags
+    its building left out said on stderr."""
+
+    def finish(name: str, sub: argparse.ArgumentParser) -> None:
+        for leaf_name, leaf in _leaves(name, sub):
+            if leaf_name not in NO_DATABASE_COMMANDS:
+                _add_database_options(leaf, snapshot=leaf_name not in WRITE_COMMANDS)
+        use_haf_help(sub)
+        if warn:
+            _warn_refused()
+
+    return finish
+
+
+def _known_registry() -> MethodRegistry | None:
+    """The methods' registry when it is known before the command is chosen: one a program
+    (a test session) installed, or, when a package declares a method of its own, the one
+    loaded now (its commands are listed, and one left out is said at once). None: only the
+    built-in methods, loaded when a command needs them."""
+    loaded = sys.modules.get("haf_tui.methods.registry")  # not imported: none is installed
+    if loaded is not None:
+        registry = cast("MethodRegistry | None", loaded.installed())
+        if registry is not None:
+            return registry
+    from importlib import metadata
+
+    if not metadata.entry_points(group=ENTRY_POINT_GROUP):
+        return None
+    from haf_tui.methods.loader import ensure_methods
+
+    return ensure_methods()
+
+
+def _leaves(name: str, sub: argparse.ArgumentParser) -> list[tuple[str, argparse.ArgumentParser]]:
+    """``sub`` by ``name``, or each of its own sub-commands' parsers (nested ones included)."""
+    nested = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
+    if not nested:
+        return [(name, sub)]
+    return [leaf for action in nested for leaf in _all_subparsers(action)]
 
 
 def _all_subparsers(
@@ -104,11 +175,6 @@ def _add_database_options(sub: argparse.ArgumentParser, *, snapshot: bool) -> No
             default=argparse.SUPPRESS,
             help="read a copy of the database (as haf --snapshot)",
         )
-
-
-def method_commands() -> dict[str, MethodCommand]:
-    """The sub-commands the methods bring, by name."""
-    return {command.name: command for method in methods().values() for command in method.commands}
 
 
 def _dispatch(args: argparse.Namespace, console: Console) -> int:
@@ -182,20 +248,73 @@ def _print_error(message: str) -> None:
     """The one place an error reaches the terminal: ``error: MESSAGE`` on stderr, the message
     as text (never markup: a name like ``[/]``) with its control characters shown as escapes
     (a server's or a file's text may carry ``ESC [31m``)."""
+    from rich.console import Console
+    from rich.markup import escape
+
     Console(stderr=True, soft_wrap=True).print(
         "[red]error:[/] " + escape(shown_text(message.replace("\n", " "))), highlight=False
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``haf``; errors are one line on stderr and exit status 2."""
-    ensure_methods()  # loaded once, here (a test session's, already installed, is kept)
-    parser = build_parser()
-    for line in [*left_out(), *REFUSED_FLAGS]:  # a broken plug-in: one line each, the rest works
+def _warn(lines: Sequence[str]) -> None:
+    """``warning: LINE`` on stderr for each line (a broken plug-in: one line each, the rest
+    works)."""
+    if not lines:
+        return
+    from rich.console import Console
+    from rich.markup import escape
+
+    for line in lines:
         Console(stderr=True, soft_wrap=True).print(
             f"[yellow]warning:[/] {escape(shown_text(line))}", highlight=False
         )
+
+
+def _warn_refused() -> None:
+    """Say (once) each flag or command a parser just built left out (``REFUSED_FLAGS``)."""
+    options = sys.modules.get("haf_tui.cli.settings_options")  # not imported: none refused
+    if options is None:
+        return
+    refused = cast("list[str]", options.REFUSED_FLAGS)
+    _warn(refused)
+    refused.clear()
+
+
+def _validation_details(exc: ValueError, args: argparse.Namespace) -> str | None:
+    """A pydantic ``ValidationError``'s errors in one line, each where its value came from;
+    None for any other ``ValueError`` (pydantic is imported only by a command that used it)."""
+    if "pydantic" not in sys.modules:
+        return None
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):
+        return None
+    return "; ".join(
+        ": ".join(
+            part
+            for part in (
+                _where(e["loc"], e.get("input"), args),
+                e["msg"].removeprefix("Value error, "),
+            )
+            if part
+        )
+        for e in exc.errors()
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``haf``; errors are one line on stderr and exit status 2."""
+    registry = _known_registry()
+    if registry is not None:
+        _warn(registry.left_out)
+    parser, _ = _parser(registry, warn=True)
+    _warn_refused()
     args = parser.parse_args(argv)
+    from rich.console import Console
+
+    from haf_tui.methods.loader import ensure_methods
+
+    ensure_methods()  # loaded once, here (a test session's, already installed, is kept)
     console = Console()
     if args.command is None:
         from haf_tui.tui import create_app
@@ -205,25 +324,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous_handler = signal.getsignal(signal.SIGINT)
     try:
         return _dispatch(args, console)
-    except ValidationError as exc:
-        details = "; ".join(
-            ": ".join(
-                part
-                for part in (
-                    _where(e["loc"], e.get("input"), args),
-                    e["msg"].removeprefix("Value error, "),
-                )
-                if part
-            )
-            for e in exc.errors()
-        )
-        _print_error(details)
-        return 2
     except (HafError, ValueError) as exc:  # every error of haf-tui's own, and bad values
-        _print_error(first_line(exc))
+        details = _validation_details(exc, args) if isinstance(exc, ValueError) else None
+        _print_error(first_line(exc) if details is None else details)
         return 2
     except KeyboardInterrupt:
         run_id = getattr(args, "run_id", None)
+        from rich.console import Console
+
         Console(stderr=True).print(
             f"interrupted: resume the run with haf run --resume {run_id}"
             if run_id

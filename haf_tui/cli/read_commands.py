@@ -1,4 +1,5 @@
-"""Commands that read the store: ``report``, ``query``, ``runs``, ``export``, ``models``."""
+"""Commands that read the store: ``report``, ``query``, ``runs``, ``export``, ``models`` (their
+parsers: :mod:`haf_tui.cli.read_parsers`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from rich.table import Table
 from haf_tui import reports
 from haf_tui.cli.fit_table import Column, fit_table
 from haf_tui.cli.query_stream import ctrl_c_interrupts, print_rows
-from haf_tui.cli.report_command import add_report_parser
 from haf_tui.cli.report_layout import print_result
 from haf_tui.config import RunConfig
 from haf_tui.methods.registry import methods
@@ -27,49 +27,8 @@ from haf_tui.store import (
 from haf_tui.store.db import Store
 from haf_tui.store.readers import export_run_table, export_tables
 
-FORMATS = ("table", "csv", "json", "markdown")
-FORMAT_HELP = "table: for the terminal; csv, json or markdown: for other tools"
 RUN_ID_WIDTH = len("20250101-000000-abcd")
 """A run id's length (``haf_tui.pipeline.runs.new_run_id``): the run column's least width."""
-
-
-def add_read_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The read-only sub-commands."""
-    add_report_parser(commands)
-
-    query = commands.add_parser("query", help="run SQL (read-only) or a named query")
-    query.add_argument("sql", nargs="?", help="SQL text")
-    query.add_argument("--name", help="a query from queries/ (see --list)")
-    query.add_argument("--list", action="store_true", help="list the named queries")
-    query.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a named query's parameter (repeatable)",
-    )
-    query.add_argument("--format", choices=FORMATS, default="table", help=FORMAT_HELP)
-    query.add_argument(
-        "--allow-read",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="a folder whose files the SQL may read (read_csv, ...); repeatable; default: none",
-    )
-
-    commands.add_parser("runs", help="list stored runs")
-
-    export = commands.add_parser("export", help="write a run's tables to Parquet or CSV")
-    export.add_argument("run_id", help="the run (an id or its prefix; haf runs lists them)")
-    export.add_argument(
-        "--format", choices=["parquet", "csv"], default="parquet", help="the files' format"
-    )
-    export.add_argument("--out", default="exports", help="the folder; RUN_ID/ is made in it")
-    export.add_argument(
-        "--overwrite", action="store_true", help="replace files an earlier export left there"
-    )
-
-    commands.add_parser("models", help="list GGUF files in the model folders")
 
 
 def run_suites(store: Store, run_id: str) -> tuple[str, ...]:

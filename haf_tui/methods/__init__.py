@@ -10,3 +10,6 @@ starts: the built-in ones and any package that declares an entry point in the
 
 This file imports nothing, so a method's pure core can be imported on its own.
 """
+
+ENTRY_POINT_GROUP = "haf_tui.methods"
+"""The entry point group a package declares its method in (``name = "package.module:METHOD"``)."""

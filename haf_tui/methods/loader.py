@@ -13,6 +13,7 @@ import dataclasses
 from importlib import metadata
 from typing import Any, Final, cast
 
+from haf_tui.methods import ENTRY_POINT_GROUP
 from haf_tui.methods.base import Suite
 from haf_tui.methods.classify.method import METHOD as CLASSIFY
 from haf_tui.methods.declare import Method
@@ -23,7 +24,6 @@ from haf_tui.methods.rationales.method import METHOD as RATIONALES
 from haf_tui.methods.registry import MethodLoadError, MethodRegistry, installed
 from haf_tui.vocabulary import first_line
 
-ENTRY_POINT_GROUP: Final = "haf_tui.methods"
 BUILT_IN: Final[tuple[Method[Any], ...]] = (HAF, CLASSIFY, RATIONALES, JUDGE)
 """The built-in methods, in the order a run schedules them; methods from entry points come
 after them, by name."""
