@@ -24,8 +24,9 @@ table. Measured in one run, so the ratios compare like with like:
   (:mod:`benchmarks.rationales_speed`): scored texts/s against the raw ``llama_decode``
   ceiling on the same prompt tokens, forced scorings and RANDOM seeds per post, the projected
   time of a 1,024-post run (``--only rationales`` runs this part alone);
-- CLI start-up: CPU and wall seconds of ``haf --help``, ``haf runs --help`` and
-  ``haf query --help`` in fresh processes (:mod:`benchmarks.cli_startup`; ``--only cli``);
+- CLI start-up: CPU and wall seconds of ``haf --help``, ``haf run --help``, ``haf runs --help``
+  and ``haf query --help`` in fresh processes (:mod:`benchmarks.cli_startup`; ``--only cli``,
+  ``--cli-baseline CHECKOUT`` for the same commands from another checkout, interleaved);
 - TUI keypress latency per screen on a synthetic store of 5,000 instances × 4 runs
   (:mod:`benchmarks.tui_latency`, in a fresh process as ``haf`` would be).
 """
@@ -271,6 +272,11 @@ def main() -> None:
         choices=("rationales", "cli"),
         help="run one part alone (its figures go to bench-results/<part>.json and .md)",
     )
+    parser.add_argument(
+        "--cli-baseline",
+        type=Path,
+        help="with --only cli: another checkout whose haf is timed in the same rounds",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     if args.only == "rationales":
@@ -424,7 +430,7 @@ def _rationales_only(args: argparse.Namespace, started: float) -> None:
 
 def _cli_only(args: argparse.Namespace) -> None:
     """``--only cli``: the CLI's start-up alone, to ``cli_startup.json`` and ``.md``."""
-    result = bench_cli_startup(max(args.rounds, 5))
+    result = bench_cli_startup(max(args.rounds, 5), args.cli_baseline)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "cli_startup.json").write_text(json.dumps(result, indent=2) + "\n")

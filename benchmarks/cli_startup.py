@@ -6,7 +6,8 @@ The commands are the arms of one interleaved comparison (:func:`benchmarks.metho
 so a change in the machine's load falls on each alike; the CPU time is the child's own (from
 ``os.wait4``), which a loaded machine changes far less than the wall time. The goal: each
 command's median under its own :data:`CPU_GOALS_S`. ``python -m benchmarks --only cli`` runs
-this part alone.
+this part alone; ``--cli-baseline CHECKOUT`` adds each command run from another checkout (the
+code before a change) as one more arm of the same rounds, ``CHECKOUT: haf --help``.
 """
 
 from __future__ import annotations
@@ -38,14 +39,15 @@ sub-command's < 0.5 s)."""
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_once(argv: Sequence[str]) -> tuple[float, float]:
-    """``python -m haf_tui.cli ARGV`` once, output discarded: (CPU seconds, wall seconds)."""
+def run_once(argv: Sequence[str], root: Path = ROOT) -> tuple[float, float]:
+    """``python -m haf_tui.cli ARGV`` once from the checkout ``root`` (its ``haf_tui`` comes
+    first on the path), output discarded: (CPU seconds, wall seconds)."""
     started = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-m", "haf_tui.cli", *argv],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        cwd=ROOT,
+        cwd=root,
     )
     assert process.stderr is not None
     error = process.stderr.read()
@@ -57,27 +59,35 @@ def run_once(argv: Sequence[str]) -> tuple[float, float]:
     return usage.ru_utime + usage.ru_stime, wall
 
 
-def bench_cli_startup(rounds: int = 5) -> dict[str, Any]:
-    """Each command's CPU and wall seconds per round, interleaved; the medians, and whether
-    each CPU median is under the goal."""
-    walls: dict[str, list[float]] = {name: [] for name in COMMANDS}
+def bench_cli_startup(rounds: int = 5, baseline: Path | None = None) -> dict[str, Any]:
+    """Each command's CPU and wall seconds per round, interleaved (with ``baseline``: each
+    command from that checkout too, as ``"BASELINE: COMMAND"``); the medians, and whether
+    each CPU median is under its goal."""
+    roots = {name: ROOT for name in COMMANDS}
+    argvs = dict(COMMANDS)
+    goals = dict(CPU_GOALS_S)
+    if baseline is not None:
+        for name in COMMANDS:
+            label = f"{baseline.name}: {name}"
+            roots[label], argvs[label], goals[label] = baseline, COMMANDS[name], CPU_GOALS_S[name]
+    walls: dict[str, list[float]] = {name: [] for name in argvs}
 
     def arm(name: str) -> Callable[[], float]:
         def run() -> float:
-            cpu, wall = run_once(COMMANDS[name])
+            cpu, wall = run_once(argvs[name], roots[name])
             walls[name].append(round(wall, 3))
             return cpu
 
         return run
 
-    figures = compare({name: arm(name) for name in COMMANDS}, rounds, {}, digits=3)
+    figures = compare({name: arm(name) for name in argvs}, rounds, {}, digits=3)
     cpu_medians: dict[str, float] = figures["median"]
     return {
         "figure": "CPU seconds (user + system) of one process",
         **figures,
         "wall_seconds": walls,
-        "cpu_goal_s": CPU_GOALS_S,
-        "under_goal": {name: value < CPU_GOALS_S[name] for name, value in cpu_medians.items()},
+        "cpu_goal_s": goals,
+        "under_goal": {name: value < goals[name] for name, value in cpu_medians.items()},
     }
 
 

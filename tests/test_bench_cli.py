@@ -3,9 +3,18 @@ refuses a command that fails rather than timing its error, and reports the goal 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from benchmarks.cli_startup import COMMANDS, CPU_GOALS_S, bench_cli_startup, markdown, run_once
+from benchmarks.cli_startup import (
+    COMMANDS,
+    CPU_GOALS_S,
+    ROOT,
+    bench_cli_startup,
+    markdown,
+    run_once,
+)
 
 
 def test_one_round_times_every_command() -> None:
@@ -35,3 +44,23 @@ def test_the_goal_is_judged_per_command() -> None:
         "| haf --help | 0.30 (0.30-0.30) | 0.50 | 0.3 s: yes |",
         "| haf runs --help | 0.70 (0.70-0.70) | 0.90 | 0.5 s: NO |",
     ]
+
+
+def test_a_baseline_checkout_is_timed_in_the_same_rounds() -> None:
+    """``--cli-baseline``: each command from the other checkout is one more arm, named by the
+    checkout's folder, judged by the same command's goal."""
+    result = bench_cli_startup(rounds=1, baseline=ROOT)
+    names = [*COMMANDS, *(f"{ROOT.name}: {name}" for name in COMMANDS)]
+    assert list(result["figures"]) == names
+    assert result["cpu_goal_s"][f"{ROOT.name}: haf --help"] == CPU_GOALS_S["haf --help"]
+
+
+def test_the_baseline_s_own_code_is_what_runs(tmp_path: Path) -> None:
+    """A baseline checkout whose ``haf`` fails is refused: its own package ran, not this one."""
+    package = tmp_path / "haf_tui" / "cli"
+    package.mkdir(parents=True)
+    (tmp_path / "haf_tui" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text("import sys\nsys.exit('the baseline ran')\n")
+    with pytest.raises(RuntimeError, match="the baseline ran"):
+        bench_cli_startup(rounds=1, baseline=tmp_path)
