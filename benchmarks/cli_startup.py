@@ -84,11 +84,20 @@ def bench_cli_startup(rounds: int = 5, baseline: Path | None = None) -> dict[str
     cpu_medians: dict[str, float] = figures["median"]
     return {
         "figure": "CPU seconds (user + system) of one process",
+        "bytecode_cache": bytecode_cache(),
         **figures,
         "wall_seconds": walls,
         "cpu_goal_s": goals,
         "under_goal": {name: value < goals[name] for name, value in cpu_medians.items()},
     }
+
+
+def bytecode_cache() -> str:
+    """Whether the timed processes may keep compiled modules (``__pycache__``, as an installed
+    haf does) or compile every module of haf at each start (``PYTHONDONTWRITEBYTECODE``)."""
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        return "off: PYTHONDONTWRITEBYTECODE is set, every module is compiled at each start"
+    return "kept: compiled modules are written and read again, as an installed haf's are"
 
 
 def markdown(result: dict[str, Any]) -> list[str]:

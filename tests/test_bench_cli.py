@@ -12,6 +12,7 @@ from benchmarks.cli_startup import (
     CPU_GOALS_S,
     ROOT,
     bench_cli_startup,
+    bytecode_cache,
     markdown,
     run_once,
 )
@@ -64,3 +65,10 @@ def test_the_baseline_s_own_code_is_what_runs(tmp_path: Path) -> None:
     (package / "__main__.py").write_text("import sys\nsys.exit('the baseline ran')\n")
     with pytest.raises(RuntimeError, match="the baseline ran"):
         bench_cli_startup(rounds=1, baseline=tmp_path)
+
+
+def test_the_bytecode_condition_is_stated(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    assert bytecode_cache().startswith("off")
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE")
+    assert bytecode_cache().startswith("kept")

@@ -126,6 +126,19 @@ def test_a_help_without_method_declarations_reads_no_method_pydantic_or_duckdb(
     assert found == {"status": 0, "heavy": []}
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["run", "--help"], ["report", "--help"], ["judge", "meta", "--help"]],
+    ids=lambda argv: "-".join(a.strip("-") for a in argv),
+)
+def test_a_help_that_reads_the_methods_reads_no_duckdb(argv: list[str], tmp_path: Path) -> None:
+    """``haf run --help`` needs every method's settings flags, ``report`` their reports'
+    names, ``judge`` its own method: the methods are loaded, but a method's modules name the
+    store's ``Store`` for their annotations only, so no DuckDB is read (issue 44 §1)."""
+    found = _imports_after(argv, tmp_path, (*HEAVY, "duckdb", "haf_tui.store.db"))
+    assert found == {"status": 0, "heavy": []}
+
+
 def test_the_probe_sees_a_heavy_import(tmp_path: Path) -> None:
     """The probe can fail: a heavy library imported beside ``main`` is seen."""
     env = os.environ | {"HAF_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}

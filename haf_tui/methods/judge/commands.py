@@ -15,6 +15,7 @@ The tables come from :mod:`haf_tui.methods.judge.reports.meta` and
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -24,7 +25,9 @@ from haf_tui.methods.judge.reports.tables import TARGET_MARK, mass_warning, sens
 from haf_tui.methods.judge.settings import JudgeSettings
 from haf_tui.methods.options import field_options
 from haf_tui.reports.formats import table_width, to_rich_table, to_rich_table_transposed
-from haf_tui.store import Store
+
+if TYPE_CHECKING:
+    from haf_tui.store.db import Store
 
 
 def add_judge_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -4,7 +4,7 @@ stances, each a pure function of a :class:`~haf_tui.methods.declare.PanelInput`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -27,7 +27,9 @@ from haf_tui.reports.panel_tables import (
     report_table,
     run_table,
 )
-from haf_tui.store import Store
+
+if TYPE_CHECKING:
+    from haf_tui.store.db import Store
 
 POOLING_NOTES: Final = {
     POOLED_LABEL: "pooled (reference): mean over every reason of every instance "

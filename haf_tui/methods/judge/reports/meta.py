@@ -8,7 +8,7 @@ many criteria's values it averages. The statistics are :mod:`haf_tui.methods.jud
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from haf_tui.methods.judge.core.criteria import CRITERION_IDS
 from haf_tui.methods.judge.core.meta import (
@@ -28,7 +28,9 @@ from haf_tui.methods.judge.reports.tables import judge_config
 from haf_tui.methods.judge.settings import judge_settings
 from haf_tui.reports.queries import QueryError
 from haf_tui.reports.registry import ReportResult
-from haf_tui.store import Store
+
+if TYPE_CHECKING:
+    from haf_tui.store.db import Store
 
 MetaTable = Literal["alpha", "alpha_interval", "rho", "extra", "bias"]
 META_TABLES: Final[tuple[MetaTable, ...]] = ("alpha", "alpha_interval", "rho", "extra", "bias")

@@ -8,11 +8,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from haf_tui.config import RunConfig
 from haf_tui.reports.query_running import run_named
-from haf_tui.store import Store
+
+if TYPE_CHECKING:
+    from haf_tui.store.db import Store
 
 
 def judge_codes(store: Store, run_id: str, criteria: Sequence[str]) -> dict[str, dict[str, int]]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from haf_tui.config import RunConfig
 from haf_tui.methods.judge.core.criteria import CRITERION_IDS, SHORT_NAMES
@@ -31,7 +31,10 @@ from haf_tui.methods.judge.settings import judge_settings
 from haf_tui.reports.queries import QueryError, Result, Row
 from haf_tui.reports.query_running import resolve_run_id, run_named
 from haf_tui.reports.registry import Report, ReportResult, select_columns
-from haf_tui.store import Store, StoreError
+from haf_tui.store.errors import StoreError
+
+if TYPE_CHECKING:
+    from haf_tui.store.db import Store
 
 MASS_THRESHOLD: Final = LOW_MASS
 """A label mass below it is a warning (the queries' ``mass_threshold`` default)."""

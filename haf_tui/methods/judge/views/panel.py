@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -23,7 +23,9 @@ from haf_tui.reports.panel_tables import (
     report_table,
     spaced,
 )
-from haf_tui.store import Store
+
+if TYPE_CHECKING:
+    from haf_tui.store.db import Store
 
 JUDGE_NOTES: Final = (
     "criteria: mean normalised score, (code − min)/(max − min), 0–1, high is good "
