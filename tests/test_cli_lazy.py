@@ -58,8 +58,24 @@ def _fresh(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+REGENERATE = (
+    "an option or a command added, renamed or removed: if on purpose, regenerate the stored "
+    "copy (PYTHONPATH=. python -m tests.support.cli_tree > tests/fixtures/cli_tree.json)"
+)
+
+
+def _differences(found: dict[str, object]) -> list[str]:
+    names = dict.fromkeys([*STORED, *found])
+    return [
+        f"{name}: stored {STORED.get(name)} != now {found.get(name)}"
+        for name in names
+        if STORED.get(name) != found.get(name)
+    ]
+
+
 def test_the_whole_tree_is_the_stored_one() -> None:
-    assert cli_tree(build_parser()) == STORED
+    found = cli_tree(build_parser())
+    assert found == STORED, "\n".join([REGENERATE, *_differences(found)])
 
 
 def test_built_in_a_fresh_process_the_tree_is_the_stored_one(tmp_path: Path) -> None:
@@ -68,7 +84,7 @@ def test_built_in_a_fresh_process_the_tree_is_the_stored_one(tmp_path: Path) -> 
     done = _fresh(FRESH, tmp_path)
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
-    assert found["tree"] == STORED
+    assert found["tree"] == STORED, "\n".join([REGENERATE, *_differences(found["tree"])])
     assert not found["loaded_before"]
     assert found["top"] == _eager_top_help(100)
 
