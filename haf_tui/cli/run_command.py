@@ -20,6 +20,7 @@ from rich.progress import (
 )
 
 from haf_tui.cli.dataset_parser import add_column_options
+from haf_tui.cli.plain_progress import HELP_NOTE as PLAIN_PROGRESS_NOTE
 from haf_tui.cli.settings_options import add_setting_options, settings_from_args
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig, SimilaritySettings
 from haf_tui.defaults import (
@@ -53,6 +54,7 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     run = commands.add_parser(
         "run",
         help="run (or resume) a HAF evaluation",
+        epilog=PLAIN_PROGRESS_NOTE,
     )
     decoding, model = DecodingSettings(), ModelSettings()
     run.add_argument(
@@ -343,6 +345,25 @@ def _run_with_progress(
 ) -> RunSummary:
     from haf_tui.pipeline.runs import execute_run
 
+    if not console.is_terminal:  # (a log file: rich's bars would show nothing until the end)
+        from haf_tui.cli.plain_progress import PlainProgress, RunLines
+
+        printer = PlainProgress(
+            lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True)
+        )
+        lines = RunLines(printer, stage_titles(), run_stages(config))
+        with _CtrlC(console) as cc:
+            try:
+                return execute_run(
+                    store,
+                    run_id,
+                    config,
+                    models,  # type: ignore[arg-type]
+                    listener=lines,
+                    stop_event=cc.event,
+                )
+            finally:
+                printer.close()
     columns = progress_columns()
     with Progress(*columns, console=console, transient=False) as progress, _CtrlC(console) as cc:
         bars = _ProgressBars(progress, run_stages(config))
