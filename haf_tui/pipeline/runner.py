@@ -41,9 +41,11 @@ from haf_tui.store.run_limits import limit_run
 from haf_tui.vocabulary import nan_for_null
 
 ACCOUNT_SECONDS = 10.0
-"""Running time is added to the run's ``seconds_running`` as instances finish, at most this
-often: a run killed (SIGKILL) keeps its time up to its last finished instance but one (the
-paces, ETAs and estimates read it)."""
+"""Running time is added to the run's ``seconds_running`` as generations are stored and
+instances finish, at most this often: a run killed (SIGKILL) keeps its time up to about this
+long before its last stored generation, and a resume adds the rest up to that generation
+(``Store.account_unstored_time``); the paces, ETAs, estimates and the monitor of another
+process's run read it."""
 
 __all__ = ["HafRunner", "RunAbortedError", "RunControl", "RunSummary", "generation_seed"]
 
@@ -256,6 +258,7 @@ class HafRunner:
                     self._context, instance, tag.task, tag.seed, generation, carried
                 )
                 self.store.save_generation(record)
+                self._store_time_now_and_then(run_id)
                 tag.work.answers.append(Answer.of_record(record))
                 stage = tag.task.stage
                 summary.generations[stage] = summary.generations.get(stage, 0) + 1
@@ -289,8 +292,7 @@ class HafRunner:
             for suite in self.suites
         ]
         self.store.save_instance_result(_instance_result(run_id, instance, outcomes))
-        if time.perf_counter() - self._accounted >= ACCOUNT_SECONDS:
-            self._store_time(run_id)
+        self._store_time_now_and_then(run_id)
         self._note_planned(work)
         summary.instances_done += 1
         finished_here = summary.instances_done - self._done_at_start
@@ -299,6 +301,11 @@ class HafRunner:
         eta = elapsed / finished_here * remaining if finished_here else None
         message = "; ".join(o.summary for o in outcomes if o.summary)
         self._emit("instance", summary, instance_id=instance.instance_id, eta=eta, message=message)
+
+    def _store_time_now_and_then(self, run_id: str) -> None:
+        """The running time stored when :data:`ACCOUNT_SECONDS` passed since it last was."""
+        if time.perf_counter() - self._accounted >= ACCOUNT_SECONDS:
+            self._store_time(run_id)
 
     def _store_time(
         self, run_id: str, *, status: str | None = None, error: str | None = None

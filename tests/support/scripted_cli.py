@@ -2,7 +2,8 @@
 demo model (``tests/test_demo_scripted.py``) in place of llama.cpp and a flat similarity model,
 for tests that need ``haf`` as its own process (its output a pipe, not a terminal). Plain
 progress lines come every ``HAF_TEST_PROGRESS_EVERY`` instances (default: the documented
-number)."""
+number); with ``HAF_TEST_HOLD=MARKER:N`` the run holds once its N-th generation is stored
+(``tests/support/held_run.py``: the run's id written to MARKER) until the process is killed."""
 
 from __future__ import annotations
 
@@ -25,6 +26,14 @@ def scripted_models(config: Any, similarity: Any = None) -> LoadedModels:
 
 if __name__ == "__main__":
     setattr(runs, "load_models", scripted_models)  # noqa: B010 (a test double in place)
+    hold = os.environ.get("HAF_TEST_HOLD")
+    if hold:
+        from pathlib import Path
+
+        from tests.support.held_run import Hold, install
+
+        marker, after = hold.rsplit(":", 1)
+        install(Hold(Path(marker), "save", int(after), "kill"))
     every = os.environ.get("HAF_TEST_PROGRESS_EVERY")
     if every:
         plain_progress.EVERY_INSTANCES = int(every)
