@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Final
 from haf_tui.pipeline.progress_text import rate_text, stage_total
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from haf_tui.pipeline.events import ProgressEvent
 
 # (the durations' formatting is imported when a line is written: ``haf run --help`` reads
@@ -134,3 +136,18 @@ class RunLines:
             event.instances_total,
             run_details(shown, self.titles, self.stages),
         )
+        if event.kind == "run-finished":  # (the last state, when not printed yet)
+            self.printer.close()
+
+
+def plain_lines(
+    console: Console, titles: Mapping[str, str], stages: Sequence[str]
+) -> RunLines | None:
+    """A run's plain progress lines on ``console`` when it is no terminal (a log file: rich's
+    bars would show nothing there until the end), else None."""
+    if console.is_terminal:
+        return None
+    printer = PlainProgress(
+        lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True)
+    )
+    return RunLines(printer, titles, stages)

@@ -343,36 +343,18 @@ def progress_columns() -> tuple[ProgressColumn, ...]:
 def _run_with_progress(
     store: Store, run_id: str, config: RunConfig, models: object, console: Console
 ) -> RunSummary:
+    from haf_tui.cli.plain_progress import plain_lines
     from haf_tui.pipeline.runs import execute_run
 
-    if not console.is_terminal:  # (a log file: rich's bars would show nothing until the end)
-        from haf_tui.cli.plain_progress import PlainProgress, RunLines
-
-        printer = PlainProgress(
-            lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True)
-        )
-        lines = RunLines(printer, stage_titles(), run_stages(config))
-        with _CtrlC(console) as cc:
-            try:
-                return execute_run(
-                    store,
-                    run_id,
-                    config,
-                    models,  # type: ignore[arg-type]
-                    listener=lines,
-                    stop_event=cc.event,
-                )
-            finally:
-                printer.close()
-    columns = progress_columns()
-    with Progress(*columns, console=console, transient=False) as progress, _CtrlC(console) as cc:
-        bars = _ProgressBars(progress, run_stages(config))
+    plain = plain_lines(console, stage_titles(), run_stages(config))  # (no terminal: lines)
+    shown = Progress(*progress_columns(), console=console, transient=False, disable=bool(plain))
+    with shown as progress, _CtrlC(console) as cc:
         return execute_run(
             store,
             run_id,
             config,
             models,  # type: ignore[arg-type]
-            listener=bars.show,
+            listener=plain or _ProgressBars(progress, run_stages(config)).show,
             stop_event=cc.event,
         )
 

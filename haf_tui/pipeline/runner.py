@@ -17,6 +17,7 @@ import contextlib
 import threading
 import time
 import zlib
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -41,11 +42,9 @@ from haf_tui.store.run_limits import limit_run
 from haf_tui.vocabulary import nan_for_null
 
 ACCOUNT_SECONDS = 10.0
-"""Running time is added to the run's ``seconds_running`` as generations are stored and
-instances finish, at most this often: a run killed (SIGKILL) keeps its time up to about this
-long before its last stored generation, and a resume adds the rest up to that generation
-(``Store.account_unstored_time``); the paces, ETAs, estimates and the monitor of another
-process's run read it."""
+"""Running time is added to the run's ``seconds_running`` as generations are stored, at most
+this often; a resume adds a killed session's time up to its last stored generation
+(``Store.account_unstored_time``). Paces, estimates and another process's monitor read it."""
 
 __all__ = ["HafRunner", "RunAbortedError", "RunControl", "RunSummary", "generation_seed"]
 
@@ -168,9 +167,12 @@ class HafRunner:
         """The totals before the run goes on: the finished instances' stored generations and
         what each other instance's plans know before any answer."""
         totals = plan_totals(self.config, todo, instances)
-        stored = _planned_from_keys(keys, finished)
-        for instance_id in finished:
-            totals.note(instance_id, InstanceCounts(stored.get(instance_id, {})))
+        stored: dict[str, Counter[str]] = {instance_id: Counter() for instance_id in finished}
+        for instance_id, stage, _ in keys:
+            if instance_id in stored:
+                stored[instance_id][stage] += 1
+        for instance_id, counts in stored.items():
+            totals.note(instance_id, InstanceCounts(dict(counts)))
         return totals
 
     def _plans_for(self, instance: InstanceRecord) -> list[tuple[Suite, InstancePlan]]:
@@ -303,8 +305,7 @@ class HafRunner:
         self._emit("instance", summary, instance_id=instance.instance_id, eta=eta, message=message)
 
     def _store_time_now_and_then(self, run_id: str) -> None:
-        """The running time stored when :data:`ACCOUNT_SECONDS` passed since it last was."""
-        if time.perf_counter() - self._accounted >= ACCOUNT_SECONDS:
+        if time.perf_counter() - self._accounted >= ACCOUNT_SECONDS:  # (see ACCOUNT_SECONDS)
             self._store_time(run_id)
 
     def _store_time(
@@ -375,18 +376,6 @@ def _window(config: RunConfig, n_parallel: int) -> int:
     """Instances in flight at once: two batches' worth, or one when the run stops taking texts
     once it has enough (``until_complete``: fewer texts begun past that point)."""
     return n_parallel if config.until_complete else 2 * n_parallel
-
-
-def _planned_from_keys(
-    keys: set[tuple[str, str, int]], finished: set[str]
-) -> dict[str, dict[str, int]]:
-    """Generations per stage of each finished instance, from the stored keys."""
-    planned: dict[str, dict[str, int]] = {}
-    for instance_id, stage, _ in keys:
-        if instance_id in finished:
-            counts = planned.setdefault(instance_id, {})
-            counts[stage] = counts.get(stage, 0) + 1
-    return planned
 
 
 def _instance_result(
