@@ -3,8 +3,8 @@ terminal (a log file, a job scheduler's): rich's bars draw nothing there until t
 line is printed every :data:`EVERY_INSTANCES` instances finished or every
 :data:`EVERY_SECONDS` seconds, whichever comes first, and one at the end.
 
-A line: ``progress: 12/40 instances · justify 20/≥40 · 38.2 tok/s · elapsed 3 min 12 s ·
-ETA about 6 min``. Pure but for the clock it is handed (tests hand their own)."""
+A line: ``progress: 12/40 instances · JUSTIFY 13/40 · 38.2 tok/s · ETA about 6 min ·
+elapsed 3 min 12 s``. Pure but for the clock it is handed (tests hand their own)."""
 
 from __future__ import annotations
 
