@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from textual.geometry import Region
 
 import haf_tui.pipeline.runner as runner_module
 from haf_tui.config import DecodingSettings, RunConfig
@@ -163,6 +164,10 @@ async def test_the_monitor_shows_another_process_s_run_from_its_stored_rows(
             stats = static_text(app.screen, "#mon-stats")
             assert stats.startswith("running"), stats
             assert "tok/s" in stats and "ETA about" in stats and "elapsed" in stats, stats
+            widget = app.screen.query_one("#mon-stats")
+            strips = widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))
+            shown = " ".join(" ".join(strip.text.split()) for strip in strips)
+            assert shown.strip() == " ".join(stats.split()), (shown, stats)  # whole, wrapped
             counts = {
                 stage: str(app.screen.query_one(f"#count-{stage}").render())
                 for stage in ("instances", "justify", "individual")
