@@ -113,6 +113,11 @@ def test_signed_scores_diverge_and_the_legend_says_which_sign_is_which() -> None
     assert negative[2] > negative[0] and positive[0] > positive[2]  # cool −, warm +
     strongest = _background(occlusion, "You")
     assert strongest[2] > _background(occlusion, "you")[2]  # |−1.03| > |−0.50|
+    zero = occlusion.plain.index(" and ") + 1  # (a_i 0: neither sign)
+    assert not any(
+        isinstance(span.style, Style) and span.style.bgcolor and span.start <= zero < span.end
+        for span in occlusion.spans
+    )
     (legend,) = [t for t in lines if t.plain.startswith("word scores")]
     assert " +  positive (warm)" in legend.plain and " −  negative (cool)" in legend.plain
     assert "larger |value|" in legend.plain and "stronger = larger;" not in legend.plain

@@ -104,7 +104,8 @@ def _legend(palette: Palette) -> Text:
     legend.append(" positive (warm), ")
     legend.append(" − ", palette.heat(-1.0, 1.0))
     legend.append(
-        " negative (cool), stronger the larger |value| on its line; underlined: its top-k"
+        " negative (cool), none at 0, stronger the larger |value| on its line; underlined: "
+        "its top-k"
     )
     return legend
 
@@ -130,7 +131,7 @@ def attribution_lines(data: RationaleData, width: int, palette: Palette) -> list
         assert row is not None and row.scores is not None
         scores = list(row.scores)
         top = max((abs(v) for v in scores if not undefined(v)), default=0.0)
-        styles = [Style() if undefined(v) else palette.heat(v, top) for v in scores]
+        styles = [Style() if undefined(v) or v == 0 else palette.heat(v, top) for v in scores]
         values = (value_texts(scores) + ["—"] * n)[:n]
         out += _valued_line(name, _words(data.tokens, styles, row.mask), values, width)
     skew = [
