@@ -222,6 +222,7 @@ def test_the_command_line_rescores_and_refuses_a_model_it_cannot_load(
     assert main(["--db", str(path), "rescore", "par", "--similarity", str(models[1])]) == 0
     out = capsys.readouterr().out
     assert "run parent re-scored with" in out and "4/4 instances, finished" in out
+    assert "progress: 4/4 instances re-scored · elapsed" in out  # (no terminal: plain lines)
     assert main(["--db", str(path), "rescore", "parent", "--similarity", str(models[1])]) == 0
     assert "was re-scored with" in capsys.readouterr().out  # (once is enough)
 

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from typing import cast
 
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from haf_tui.cli.plain_progress import PlainProgress
 from haf_tui.pipeline.rescore import load_rescore_similarity, rescore_run
 from haf_tui.similarity import SimilarityKind
 from haf_tui.store import Store
@@ -29,12 +31,23 @@ def rescore_command(args: argparse.Namespace, store: Store, console: Console) ->
         transient=True,
     )
     task = progress.add_task("instances", total=None)
+    plain = (
+        None
+        if console.is_terminal
+        else PlainProgress(
+            lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True),
+            what="instances re-scored",
+        )
+    )  # (a log file: rich's bar would show nothing; plain lines instead)
 
     def advance(done: int, total: int) -> None:
-        progress.update(task, completed=done, total=total)
+        if plain is not None:
+            plain.note(done, total)
+        else:
+            progress.update(task, completed=done, total=total)
 
     try:
-        with progress:
+        with progress if plain is None else contextlib.nullcontext():
             summary = rescore_run(
                 store,
                 run_id,
@@ -44,11 +57,15 @@ def rescore_command(args: argparse.Namespace, store: Store, console: Console) ->
                 on_progress=advance,
             )
     except KeyboardInterrupt:
+        if plain is not None:
+            plain.close()
         console.print(
             f"interrupted: the instances re-scored are kept; run the same command to go on "
             f"(haf rescore {run_id} --similarity {escape(args.similarity)})"
         )
         return 130
+    if plain is not None:
+        plain.close()
     if summary.resumed and summary.seconds == 0.0:
         console.print(
             f"run {summary.parent_run_id} was re-scored with {escape(similarity.name)} "

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from haf_tui.cli.plain_progress import HELP_NOTE as PLAIN_PROGRESS_NOTE
+
 SIMILARITY_KINDS = ("bi-encoder", "cross-encoder")
 
 
@@ -14,6 +16,7 @@ def add_rescore_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "rescore",
         help="re-score a finished run's HAF values with another similarity model g: a derived "
         "run, nothing generated again (resumes an unfinished one with the same g)",
+        epilog=PLAIN_PROGRESS_NOTE,
     )
     rescore.add_argument("run", metavar="RUN", help="the run (an id or a unique prefix)")
     rescore.add_argument(

@@ -20,6 +20,7 @@ from rich.progress import (
 )
 
 from haf_tui.cli.dataset_parser import add_column_options
+from haf_tui.cli.plain_progress import HELP_NOTE as PLAIN_PROGRESS_NOTE
 from haf_tui.cli.settings_options import add_setting_options, settings_from_args
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig, SimilaritySettings
 from haf_tui.defaults import (
@@ -53,6 +54,7 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     run = commands.add_parser(
         "run",
         help="run (or resume) a HAF evaluation",
+        epilog=PLAIN_PROGRESS_NOTE,
     )
     decoding, model = DecodingSettings(), ModelSettings()
     run.add_argument(
@@ -341,17 +343,18 @@ def progress_columns() -> tuple[ProgressColumn, ...]:
 def _run_with_progress(
     store: Store, run_id: str, config: RunConfig, models: object, console: Console
 ) -> RunSummary:
+    from haf_tui.cli.plain_progress import plain_lines
     from haf_tui.pipeline.runs import execute_run
 
-    columns = progress_columns()
-    with Progress(*columns, console=console, transient=False) as progress, _CtrlC(console) as cc:
-        bars = _ProgressBars(progress, run_stages(config))
+    plain = plain_lines(console, stage_titles(), run_stages(config))  # (no terminal: lines)
+    shown = Progress(*progress_columns(), console=console, transient=False, disable=bool(plain))
+    with shown as progress, _CtrlC(console) as cc:
         return execute_run(
             store,
             run_id,
             config,
             models,  # type: ignore[arg-type]
-            listener=bars.show,
+            listener=plain or _ProgressBars(progress, run_stages(config)).show,
             stop_event=cc.event,
         )
 

@@ -17,6 +17,7 @@ import contextlib
 import threading
 import time
 import zlib
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -41,9 +42,9 @@ from haf_tui.store.run_limits import limit_run
 from haf_tui.vocabulary import nan_for_null
 
 ACCOUNT_SECONDS = 10.0
-"""Running time is added to the run's ``seconds_running`` as instances finish, at most this
-often: a run killed (SIGKILL) keeps its time up to its last finished instance but one (the
-paces, ETAs and estimates read it)."""
+"""Running time is added to the run's ``seconds_running`` as generations are stored, at most
+this often; a resume adds a killed session's time up to its last stored generation
+(``Store.account_unstored_time``). Paces, estimates and another process's monitor read it."""
 
 __all__ = ["HafRunner", "RunAbortedError", "RunControl", "RunSummary", "generation_seed"]
 
@@ -166,9 +167,12 @@ class HafRunner:
         """The totals before the run goes on: the finished instances' stored generations and
         what each other instance's plans know before any answer."""
         totals = plan_totals(self.config, todo, instances)
-        stored = _planned_from_keys(keys, finished)
-        for instance_id in finished:
-            totals.note(instance_id, InstanceCounts(stored.get(instance_id, {})))
+        stored: dict[str, Counter[str]] = {instance_id: Counter() for instance_id in finished}
+        for instance_id, stage, _ in keys:
+            if instance_id in stored:
+                stored[instance_id][stage] += 1
+        for instance_id, counts in stored.items():
+            totals.note(instance_id, InstanceCounts(dict(counts)))
         return totals
 
     def _plans_for(self, instance: InstanceRecord) -> list[tuple[Suite, InstancePlan]]:
@@ -256,6 +260,7 @@ class HafRunner:
                     self._context, instance, tag.task, tag.seed, generation, carried
                 )
                 self.store.save_generation(record)
+                self._store_time_now_and_then(run_id)
                 tag.work.answers.append(Answer.of_record(record))
                 stage = tag.task.stage
                 summary.generations[stage] = summary.generations.get(stage, 0) + 1
@@ -289,8 +294,7 @@ class HafRunner:
             for suite in self.suites
         ]
         self.store.save_instance_result(_instance_result(run_id, instance, outcomes))
-        if time.perf_counter() - self._accounted >= ACCOUNT_SECONDS:
-            self._store_time(run_id)
+        self._store_time_now_and_then(run_id)
         self._note_planned(work)
         summary.instances_done += 1
         finished_here = summary.instances_done - self._done_at_start
@@ -299,6 +303,10 @@ class HafRunner:
         eta = elapsed / finished_here * remaining if finished_here else None
         message = "; ".join(o.summary for o in outcomes if o.summary)
         self._emit("instance", summary, instance_id=instance.instance_id, eta=eta, message=message)
+
+    def _store_time_now_and_then(self, run_id: str) -> None:
+        if time.perf_counter() - self._accounted >= ACCOUNT_SECONDS:  # (see ACCOUNT_SECONDS)
+            self._store_time(run_id)
 
     def _store_time(
         self, run_id: str, *, status: str | None = None, error: str | None = None
@@ -368,18 +376,6 @@ def _window(config: RunConfig, n_parallel: int) -> int:
     """Instances in flight at once: two batches' worth, or one when the run stops taking texts
     once it has enough (``until_complete``: fewer texts begun past that point)."""
     return n_parallel if config.until_complete else 2 * n_parallel
-
-
-def _planned_from_keys(
-    keys: set[tuple[str, str, int]], finished: set[str]
-) -> dict[str, dict[str, int]]:
-    """Generations per stage of each finished instance, from the stored keys."""
-    planned: dict[str, dict[str, int]] = {}
-    for instance_id, stage, _ in keys:
-        if instance_id in finished:
-            counts = planned.setdefault(instance_id, {})
-            counts[stage] = counts.get(stage, 0) + 1
-    return planned
 
 
 def _instance_result(

@@ -235,6 +235,7 @@ def start_or_resume(store: Store, request: RunRequest) -> StartedRun:
                 models.backend.close()
             raise
         record_servers(store, record, models.backend)
+        store.account_unstored_time(run_id)  # (a killed session's time after its last count)
         return StartedRun(run_id, config, models)
     if request.config is None or request.dataset is None:
         raise ValueError("a new run needs a config and a dataset")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from haf_tui.config import RunConfig
@@ -142,4 +142,42 @@ def plan_totals(
     for instance in instances:
         plans = [(suite, suite.plan(instance, config)) for suite in suites]
         totals.note(instance.instance_id, instance_counts(plans, config))
+    return totals
+
+
+def fresh_counts(
+    config: RunConfig, instances: Sequence[InstanceRecord]
+) -> dict[str, InstanceCounts]:
+    """What each instance's plans know of its generations before any answer."""
+    suites = suites_named(config.suites)
+    return {
+        instance.instance_id: instance_counts(
+            [(suite, suite.plan(instance, config)) for suite in suites], config
+        )
+        for instance in instances
+    }
+
+
+def stored_totals(
+    config: RunConfig,
+    fresh: Mapping[str, InstanceCounts],
+    keys: Collection[tuple[str, str, int]],
+    finished: Collection[str],
+) -> RunTotals:
+    """A run's totals as its stored rows say (a run another process writes, or one left
+    unfinished): a finished instance's stored generations are final; a started one counts at
+    least what it stored and what its plans knew before any answer (its open stages may still
+    grow); the others what their plans knew (``fresh``: :func:`fresh_counts`)."""
+    stored: dict[str, Counter[str]] = {}
+    for instance_id, stage, _ in keys:
+        stored.setdefault(instance_id, Counter())[stage] += 1
+    totals = RunTotals(run_stages(config), stage_units(config), len(fresh))
+    done = set(finished)
+    for instance_id, counts in fresh.items():
+        made = stored.get(instance_id, Counter())
+        if instance_id in done:
+            totals.note(instance_id, InstanceCounts(dict(made)))
+            continue
+        merged = {s: max(counts.counts.get(s, 0), made.get(s, 0)) for s in {*counts.counts, *made}}
+        totals.note(instance_id, InstanceCounts(merged, counts.open))
     return totals

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
@@ -22,8 +22,13 @@ _PROGRESS_SQL = """
 SELECT r.status, r.n_planned, r.model_file,
        (SELECT count(*) FROM instance_results i WHERE i.run_id = r.run_id) AS done,
        (SELECT list(stage) FROM generations g WHERE g.run_id = r.run_id) AS stages,
-       CAST(r.config AS VARCHAR) AS config
+       CAST(r.config AS VARCHAR) AS config,
+       r.seconds_running,
+       epoch(CAST(current_timestamp AS TIMESTAMP)) - epoch(r.updated_at) AS since_update
 FROM runs r WHERE r.run_id = $run_id
+"""
+_STAGE_TOKENS_SQL = """
+SELECT stage, sum(output_tokens) FROM generations WHERE run_id = $run_id GROUP BY stage
 """
 _METRIC_VALUES_SQL = """
 SELECT run_id, metric,
@@ -91,6 +96,12 @@ class RunProgress:
     done: int
     stages: list[str]
     config: RunConfig
+    seconds_running: float = 0.0
+    """The running time its writers stored (every few seconds while one runs)."""
+    since_update: float = 0.0
+    """Seconds since its row was last written (a running writer's time not stored yet)."""
+    stage_tokens: dict[str, int] = field(default_factory=dict)
+    """Output tokens generated per stage."""
 
 
 def run_overviews(store: Store) -> list[RunOverview]:
@@ -119,10 +130,13 @@ def run_progress(store: Store, run_id: str) -> RunProgress | None:
     rows = store.query(_PROGRESS_SQL, {"run_id": run_id})[1]
     if not rows:
         return None
-    status, planned, model, done, stages, config = rows[0]
+    status, planned, model, done, stages, config, seconds, since_update = rows[0]
+    tokens = store.query(_STAGE_TOKENS_SQL, {"run_id": run_id})[1]
     return RunProgress(
         store.shown_status(run_id, str(status)), int(planned), str(model), int(done),
-        list(stages or []), RunConfig.model_validate_json(config),
+        list(stages or []), RunConfig.model_validate_json(config), float(seconds or 0.0),
+        max(float(since_update or 0.0), 0.0),
+        {str(stage): int(n or 0) for stage, n in tokens},
     )  # fmt: skip
 
 

@@ -156,6 +156,28 @@ class RunRows(StoreBase):
                 [status, seconds, error, chat_format, *writer, run_id],
             )
 
+    def account_unstored_time(self, run_id: str) -> float:
+        """Add to a run's ``seconds_running`` the time a session worked after it last stored
+        its time (a process killed before it could: SIGKILL, a crash): the span from the
+        run's ``updated_at`` to its last generation stored after it. Called before a resume
+        goes on; the seconds added (0 when none), counted once (``updated_at`` moves on)."""
+        with self.transaction() as con:
+            row = con.execute(
+                "SELECT epoch(max(g.created_at)) - epoch(r.updated_at) FROM runs r "
+                "JOIN generations g ON g.run_id = r.run_id AND g.created_at > r.updated_at "
+                "WHERE r.run_id = ? GROUP BY r.updated_at",
+                [run_id],
+            ).fetchone()
+            gap = float(row[0]) if row is not None and row[0] is not None else 0.0
+            if gap <= 0:
+                return 0.0
+            con.execute(
+                "UPDATE runs SET seconds_running = seconds_running + ?, "
+                "updated_at = current_timestamp WHERE run_id = ?",
+                [gap, run_id],
+            )
+        return gap
+
     def orphaned_runs(self) -> set[str]:
         """Runs marked running whose writer is gone: a killed process. When this store holds the
         file itself no other process can be writing, so every run marked running but not by this

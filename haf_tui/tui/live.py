@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from haf_tui.pipeline.events import ProgressEvent
@@ -32,6 +32,27 @@ class RunJob:
     """Free the model when the run ends (False: the caller keeps using ``preloaded``)."""
     estimate: str | None = None
     """The wizard's time estimate (shown until the run's first instances give an ETA)."""
+
+
+@dataclass(frozen=True)
+class StoredProgress:
+    """What the store says of a run another process writes: counts, totals and time."""
+
+    run_id: str
+    status: str
+    instances_done: int
+    instances_total: int
+    done: Mapping[str, int]
+    """Generations stored per stage."""
+    planned: Mapping[str, int]
+    expected: Mapping[str, int]
+    growing: tuple[str, ...]
+    tokens: Mapping[str, int]
+    """Output tokens stored per stage."""
+    units: Mapping[str, str]
+    """Each stage's rate unit (``tokens`` or ``texts``)."""
+    seconds_running: float
+    since_update: float
 
 
 @dataclass
@@ -65,6 +86,44 @@ class LiveRun:
     """Generations already stored when this run (or resume) started."""
     seconds_before: float = 0.0
     """The running time a resumed run had before this session (its stored record's)."""
+
+    @classmethod
+    def watched(
+        cls,
+        label: str,
+        stored: StoredProgress,
+        *,
+        now: float | None = None,
+    ) -> LiveRun:
+        """A run another process writes (or one left unfinished), as its stored rows say: its
+        running time is what its writers stored, and while one runs the seconds since it last
+        wrote the run's row; rates and the ETA are paced over that whole time (every session:
+        a resumed run's earlier ones too)."""
+        now = time.monotonic() if now is None else now
+        running = stored.status == "running"
+        elapsed = stored.seconds_running + (stored.since_update if running else 0.0)
+        work: dict[str, float] = {}
+        for stage, made in stored.done.items():
+            unit = stored.units.get(stage, "tokens")
+            work[unit] = work.get(unit, 0.0) + (
+                made if unit == "texts" else stored.tokens.get(stage, 0)
+            )
+        rates = {unit: value / elapsed for unit, value in work.items() if elapsed > 0}
+        return cls(
+            label,
+            run_id=stored.run_id,
+            status=stored.status,
+            instances_done=stored.instances_done,
+            instances_total=stored.instances_total,
+            generations_done=dict(stored.done),
+            generations_expected=dict(stored.expected),
+            generations_planned=dict(stored.planned),
+            growing=tuple(stored.growing),
+            rates=rates,
+            started=now - elapsed if elapsed > 0 or running else None,
+            ended=None if running else now,
+            done_at_start=0,
+        )
 
     @property
     def active(self) -> bool:

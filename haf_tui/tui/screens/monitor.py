@@ -8,6 +8,7 @@ every few seconds.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import ClassVar
 
 from rich.text import Text
@@ -17,11 +18,11 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Header, Static
 
-from haf_tui.methods.registry import run_stages
+from haf_tui.methods.registry import run_stages, stage_units
 from haf_tui.pipeline.planning import format_duration
-from haf_tui.pipeline.totals import plan_totals
+from haf_tui.pipeline.totals import InstanceCounts, fresh_counts, stored_totals
 from haf_tui.store.readers import run_progress
-from haf_tui.tui.live import LiveRun, LiveSession
+from haf_tui.tui.live import LiveRun, LiveSession, StoredProgress
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.screens.confirm import ConfirmScreen
@@ -56,7 +57,7 @@ class MonitorScreen(HafScreen[None]):
     ]
     DEFAULT_CSS = """
     MonitorScreen #mon-jobs { height: auto; max-height: 6; }
-    MonitorScreen #mon-stats { height: 1; padding: 0 1; }
+    MonitorScreen #mon-stats { height: auto; padding: 0 1; }
     MonitorScreen #mon-note { height: auto; padding: 0 1; color: $text-muted; }
     MonitorScreen #mon-panes { height: 1fr; min-height: 6; }
     MonitorScreen #mon-output-box { width: 1fr; border: round $primary; }
@@ -71,8 +72,8 @@ class MonitorScreen(HafScreen[None]):
         self._log_seen: dict[int, int] = {}
         self._shown_index: int | None = None
         self._watch_status = ""
-        self._watch_totals: tuple[dict[str, int], tuple[str, ...]] | None = None
-        """The watched run's planned totals and growing stages (its plans, read once)."""
+        self._watch_fresh: dict[str, InstanceCounts] | None = None
+        """What the watched run's instances' plans knew before any answer (read once)."""
 
     @property
     def session(self) -> LiveSession | None:
@@ -204,40 +205,51 @@ class MonitorScreen(HafScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="monitor-watch")
     def load_counts(self, run_id: str) -> None:
-        """The run's status and generations per stage, from a fresh read."""
+        """The run's status, generations per stage, totals and time, from a fresh read: the
+        totals from its stored generations (an instance's plans read once)."""
         self.reader.refresh()  # (reading a snapshot: a fresh one if the file moved on)
         with self.reader.reading(linger=False) as store:
             progress = run_progress(store, run_id)
-            if progress is not None and self._watch_totals is None:
-                config = progress.config
-                totals = plan_totals(config, store.instances(config.dataset_id, config.limit))
-                self._watch_totals = (totals.planned(), totals.growing())
-        planned, growing = self._watch_totals or ({}, ())
-        rows = [] if progress is None else [
-            (progress.status, progress.planned, progress.model_file, progress.done,
-             progress.stages, tuple(run_stages(progress.config)), planned, growing)
-        ]  # fmt: skip
+            if progress is None:
+                return
+            config = progress.config
+            if self._watch_fresh is None:
+                self._watch_fresh = fresh_counts(
+                    config, store.instances(config.dataset_id, config.limit)
+                )
+            keys, finished = store.generation_keys(run_id), store.finished_instances(run_id)
+        totals = stored_totals(config, self._watch_fresh, keys, finished)
+        stored = StoredProgress(
+            run_id, progress.status, progress.done, progress.planned,
+            dict(Counter(progress.stages)), totals.planned(), totals.expected(),
+            totals.growing(), progress.stage_tokens, dict(stage_units(config)),
+            progress.seconds_running, progress.since_update,
+        )  # fmt: skip
+        rows = [(stored, progress.model_file, tuple(run_stages(config)))]
         self.post_message(QueryFinished("watch", [], rows))
 
     @on(QueryFinished)
     def show_counts(self, message: QueryFinished) -> None:
-        """Draw the watched run."""
+        """Draw the watched run: its bars, and its pace and time from the stored rows."""
         if message.request != "watch" or not message.rows:
             return
-        status, planned, model, done, stage_list, its_stages, totals, growing = message.rows[0]
-        counts: dict[str, int] = {}
-        for stage in stage_list or []:
-            counts[stage] = counts.get(stage, 0) + 1
-        self._watch_status = status
+        stored, model, its_stages = message.rows[0]
+        live = LiveRun.watched(model, stored)
+        self._watch_status = live.status
         self.query_one(StageProgress).show(
-            (done, planned), counts, {}, its_stages, planned=totals, growing=growing
+            (live.instances_done, live.instances_total),
+            live.generations_done,
+            live.generations_expected,
+            its_stages,
+            planned=live.generations_planned,
+            growing=live.growing,
         )
-        stats = Text(f"{status}", style="bold")
-        stats.append(f"  {model}")
-        self.query_one("#mon-stats", Static).update(stats)
-        note = (
-            f"counts read every {WATCH_SECONDS:.0f} s. If no process runs it any more (it was "
-            "killed), R resumes it here."
+        self.query_one("#mon-stats", Static).update(pace_text(live))
+        status = live.status
+        note = f"{model}: " + (
+            f"counts and time read every {WATCH_SECONDS:.0f} s from the database (another "
+            "process writes this run). If no process runs it any more (it was killed), R "
+            "resumes it here."
             if status in {"running", "created"}
             else f"{status}: R resumes it here"
             if status in {"interrupted", "failed"}

@@ -213,11 +213,30 @@ def _word_table(data: RationaleData, width: int, palette: Palette) -> list[Text]
     table_lines = columns[0]
     for column in columns[1:]:
         table_lines = beside(table_lines, column)
-    notes = [legend]
+    notes = [legend, *_cut_notes(("P", asked), ("G", gold_row if show_gold else None))]
     lengths = {len(r.mask) for r in data.rows if r.mask}
     if lengths - {n}:
         notes.append(prose((f"masks of {sorted(lengths)} tokens for {n} words", "bold")))
     return [*table_lines, *notes]
+
+
+def _cut_notes(*columns: tuple[str, RationaleRecord | None]) -> list[Text]:
+    """A line per marks column whose answer named more of the text's words than k: the
+    answer was cut to its first k, and every occurrence of those words is marked."""
+    notes = []
+    for mark, row in columns:
+        if row is None or row.k is None:
+            continue
+        outside = set(row.out_of_text or ())
+        in_text = [word for word in row.words or () if word not in outside]
+        if len(in_text) <= row.k:
+            continue
+        kept = ", ".join(in_text[: row.k])
+        note = prose((mark, BOLD), f": the answer named {len(in_text)} of the text's words, ")
+        note.append(f"cut to its first k = {row.k} ({kept}); every occurrence of those is ")
+        note.append(f"marked ({sum(1 for m in row.mask if m)} words)")
+        notes.append(styled(note, DIM))
+    return notes
 
 
 def _shown(row: RationaleRecord | None) -> str:
