@@ -1,16 +1,19 @@
-"""Every declared cell of every report, rebuilt (issue 42 §3): each report's columns that are
-means of stored per-instance rows say so (``Report.averages``, :class:`reports.Averaged`), and
-this check rebuilds each of their cells, and its n, from the stored rows with a plain Python
-mean that shares no SQL with the report, on a scripted store holding several suites: the
-hand-made HAF runs of ``tests/support/report_store.py`` (run A with classify's metrics), the
-scripted rationales run of
+"""Every number cell of every registered report, rebuilt (issue 42 §3): each report declares
+how its number columns come from stored per-instance rows (``Report.averages``,
+:class:`reports.Averaged`: a mean, a share, a standard deviation or a count), and this check
+rebuilds each such cell, and its n, from the stored rows in plain Python
+(``tests/support/report_cells.py``) that shares no SQL with the report, on a scripted store
+holding several suites: the hand-made HAF runs of ``tests/support/report_store.py`` (run A
+with classify's metrics, run B with some), the scripted rationales run of
 ``tests/support/rationale_runs.py`` and, planted on it, attention / saliency /
-input×gradient rationales whose every number differs from occlusion's.
+input×gradient rationales whose every number differs from occlusion's, and the HAF run and
+judge run of ``tests/support/judge_runs.py`` (nudged so each criterion's mean is its own, and
+one SoS undefined where DiS is not).
 
-A report added later is covered by declaring its averages; the columns of the registered
-reports that are numbers and not yet declared (nor an n) are listed below, so a new one is a
-choice, not an oversight. A value repeated on rows it does not belong to, two columns
-swapped and a wrong n each fail it."""
+A report added later is covered by declaring its averages; every number cell of every
+registered report is rebuilt, the n of a rebuilt one, or its column is listed below with
+why, so a new column is a choice, not an oversight. A value repeated on rows it does not
+belong to, two columns swapped and a wrong n each fail it."""
 
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ import pytest
 from haf_tui import reports
 from haf_tui.methods.judge.reports.tables import SCORED, SHORT_NAMES
 from haf_tui.store import Store, open_store
-from tests.support.judge_runs import JUDGE_RUN, judge_store
+from tests.support.judge_runs import JUDGE_RUN, SOURCE_RUN, judge_store
 from tests.support.rationale_runs import RUN_ID as RATIONALE_RUN
 from tests.support.rationale_runs import store_rationale_run
 from tests.support.report_cells import rebuilt_cells
@@ -85,6 +88,11 @@ def several_suites(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 f"WHERE run_id = ? ORDER BY instance_id LIMIT {first})",
                 [JUDGE_RUN, metric, JUDGE_RUN],
             )
+        store.connection.execute(  # (one SoS undefined where DiS is not: their n differ)
+            "UPDATE instance_metrics SET value = NULL WHERE run_id = ? AND metric = 'sos' "
+            "AND instance_id = 'i1'",
+            [SOURCE_RUN],
+        )
         build_store(store)
         add_classifications(store)  # (run A: mean p(toxic) 0.5 = the share of ŷ toxic)
         for instance, p_toxic, mass, toxic in (("i1", 0.7, 0.35, 1.0), ("i2", 0.45, 0.8, 0.0)):
@@ -231,3 +239,9 @@ def test_the_store_holds_what_the_check_needs(store: Store) -> None:
     judged = reports.run_report(store, "judge", {"run_ids": [JUDGE_RUN]})
     means = [judged.rows[0][judged.columns.index(SHORT_NAMES[c])] for c in SCORED]
     assert len(set(means)) == len(means), means  # two criteria swapped would show
+    _, defined = store.query(
+        "SELECT count(value) FILTER (WHERE metric = 'sos'), "
+        "count(value) FILTER (WHERE metric = 'dis') FROM instance_metrics WHERE run_id = ?",
+        [SOURCE_RUN],
+    )
+    assert defined[0][0] == defined[0][1] - 1  # SoS's n and DiS's n swapped would show
