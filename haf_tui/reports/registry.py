@@ -61,7 +61,8 @@ class Averaged:
     ("rationales", "generations", "instance_results"); ``{source}`` in it is the row's ``by``
     column looked up in ``sources`` (``table`` "rationales": ``sources`` gives each row's
     ``rationales.source`` instead). ``where``: (stored column, value) the rows must hold
-    (``{COLUMN}`` in a value: that report column's value on the row; None there: NULL);
+    (``{COLUMN}`` in a value: that report column's value on the row; None, or None there:
+    NULL); ``defined_in``: only the rows where these stored columns are not NULL;
     ``tested_by``: reason rows only of the reasons whose individual test is this (SUF, NEC);
     ``with_gold`` keeps the rationales with a non-empty gold (``gold_size > 0``); ``seeds``:
     which RANDOM seeds of a rationale count: "first" (seed 0), "pooled" (every one, one mean),
@@ -70,18 +71,18 @@ class Averaged:
     ("stance", "band" of the JUSTIFY confidence, "instance") is the row's value count.
     ``run_from``: the report column naming the run whose rows are read.
 
-    Each value: ``left_out`` values are dropped; ``share_of`` makes it 1 when it equals this
-    (``{COLUMN}`` as in ``where``; with ``any_case`` in upper or lower case), else 0 (with
-    ``kind`` "count": the rows counted are those equal to it); ``below`` 1 when it is below
-    this, else 0 (a share is a mean of such 0/1 values). ``per_instance``: each instance's
-    mean first (n: instances). ``kind``: "mean", "sd" (the sample standard deviation of what
-    a mean would average: with ``seeds`` "each" the seeds' means), "count" (the rows, defined
-    or not; with ``seeds`` "each" those of a seed) or "seeds" (the RANDOM seeds among them).
-    The cell is ``scale`` × the aggregate + ``offset`` (100: a percent; an affine rescaling
-    such as the judge's normalised codes). ``rows``: only the report rows whose (column,
-    value) pairs all hold (others are no such aggregate); ``other_rule``: values of ``by``
-    whose cell follows another rule, left to the report's own tests. Its n is the report's
-    count column of ``column`` (:func:`count_columns`)."""
+    Each value: ``absolute`` takes its magnitude; ``left_out`` values are dropped;
+    ``share_of`` makes it 1 when it equals this (``{COLUMN}`` as in ``where``; with
+    ``any_case`` in upper or lower case), else 0 (with ``kind`` "count": the rows counted are
+    those equal to it); ``below`` 1 when it is below this, else 0 (a share is a mean of such
+    0/1 values). ``per_instance``: each instance's mean first (n: instances). ``kind``:
+    "mean", "sd" (the sample standard deviation of what a mean would average: with ``seeds``
+    "each" the seeds' means), "count" (the rows, defined or not; with ``seeds`` "each" those
+    of a seed), "seeds" (the RANDOM seeds among them) or "max". The cell is ``scale`` × the
+    aggregate + ``offset`` (100: a percent; an affine rescaling such as the judge's
+    normalised codes). ``rows``: only the report rows whose (column, value) pairs all hold
+    (others are no such aggregate). Its n is the report's count column of ``column``
+    (:func:`count_columns`)."""
 
     column: str
     stored: str
@@ -91,9 +92,8 @@ class Averaged:
     with_gold: bool = False
     scale: float = 1.0
     rows: tuple[tuple[str, str], ...] = ()
-    other_rule: tuple[str, ...] = ()
     kind: str = "mean"
-    where: tuple[tuple[str, str], ...] = ()
+    where: tuple[tuple[str, str | None], ...] = ()
     tested_by: str = ""
     seeds: str = "first"
     group: tuple[tuple[str, str], ...] = ()
@@ -104,6 +104,8 @@ class Averaged:
     below: float | None = None
     per_instance: bool = False
     offset: float = 0.0
+    defined_in: tuple[str, ...] = ()
+    absolute: bool = False
 
 
 @dataclass(frozen=True)

@@ -75,9 +75,12 @@ def stored_rows(store: Store, report: reports.Report, averaged: reports.Averaged
         conditions.append("gold_size > 0")
     if rationale and averaged.seeds == "first":
         conditions.append("seed = 0")
+    for column in averaged.defined_in:
+        assert column.isidentifier(), column
+        conditions.append(f"{column} IS NOT NULL")
     for column, wanted in averaged.where:
         assert column.isidentifier(), column
-        given = row_value(wanted, cell)
+        given = None if wanted is None else row_value(wanted, cell)
         conditions.append(f"{column} IS NULL" if given is None else f"{column} = ?")
         params += [] if given is None else [given]
     seed = "seed" if rationale else "0"
@@ -127,6 +130,8 @@ def made(averaged: reports.Averaged, raw: Any, cell: Cell) -> float | None:
     number = float(raw)
     if math.isnan(number) or number in averaged.left_out:
         return None
+    if averaged.absolute:
+        number = abs(number)
     if averaged.below is not None:
         return 1.0 if number < averaged.below else 0.0
     return number
@@ -152,7 +157,9 @@ def aggregate(averaged: reports.Averaged, rows: list[StoredRow]) -> tuple[float 
         n = max((len(values) for values in groups.values()), default=0)
     else:
         means, n = [value for _, _, value in defined], len(defined)
-    if averaged.kind == "sd":
+    if averaged.kind == "max":
+        result = max(means, default=None)
+    elif averaged.kind == "sd":
         result = statistics.stdev(means) if len(means) > 1 else None
     else:
         assert averaged.kind == "mean", averaged.kind
@@ -178,8 +185,6 @@ def rebuilt_cells(store: Store, name: str) -> tuple[int, list[str], set[tuple[in
             shown, n_at = row[at], n_of.get(at)
             run_id = str(cell[averaged.run_from])
             where = f"{name} · row {at_row} · {run_id} · {key or '-'} · {averaged.column}"
-            if key in averaged.other_rule:
-                continue
             checked += 1
             covered.add((at_row, averaged.column))
             if averaged.by and key not in dict(averaged.sources):

@@ -40,6 +40,12 @@ _COMPLEX: Final = (
     ("everything", "everything"),
 )  # fmt: skip
 """Each row of the complexity report → its stored rationale (RANDOM: every seed pooled)."""
+_WORDS_REMOVED: Final = Averaged(
+    "words removed", "size", "rationales", "rationale", _FLIPPED, seeds="each", defined_in=("flip",)
+)
+"""|R| where the flip is defined, each seed's mean, then the mean over seeds."""
+_SCORED: Final = ("comp", "suff")
+"""The ``rationales`` report's faithfulness is over the instances where both are defined."""
 _SUMMARY_AVERAGES: Final = (
     Averaged(
         "agree F1",
@@ -55,13 +61,15 @@ _SUMMARY_AVERAGES: Final = (
         for label, column in (("TOK", "token_f1"), ("AUPRC", "auprc"))
     ),
     *(
-        Averaged(label, column, "rationales", "rationale", _FAITHFUL, scale=scale)
-        for label, column, scale in (
-            ("COMP", "comp", 1.0),
-            ("SUFF", "suff", 1.0),
-            ("% flip", "flip", 100.0),
-            ("CPX H", "cpx_entropy", 1.0),
-            ("SPR G", "spr_gini", 1.0),
+        Averaged(
+            label, column, "rationales", "rationale", _FAITHFUL, scale=scale, defined_in=defined
+        )
+        for label, column, scale, defined in (
+            ("COMP", "comp", 1.0, _SCORED),
+            ("SUFF", "suff", 1.0, _SCORED),
+            ("% flip", "flip", 100.0, _SCORED),
+            ("CPX H", "cpx_entropy", 1.0, ()),
+            ("SPR G", "spr_gini", 1.0, ()),
         )
     ),
     Averaged("instances", "rationale_has_gold", kind="count"),
@@ -156,6 +164,11 @@ RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
                     scale=100.0,
                 )
                 for label, kind in (("% flip", "mean"), ("% flip sd", "sd"), ("seeds", "seeds"))
+            ),
+            _WORDS_REMOVED,
+            *(
+                Averaged(label, "rationale_quant_gap", kind=kind, absolute=True)
+                for label, kind in (("quant gap mean", "mean"), ("quant gap max", "max"))
             ),
             *(
                 Averaged(
@@ -266,25 +279,28 @@ RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
         "Rationales — faithfulness by removal (P1 Table 4 COMP, SUFF; P2 Tables 4 and 9)",
         "rationale_faithfulness",
         counts=(("% flip", "flip n"), ("words removed", "flip n")),
-        averages=tuple(
-            Averaged(
-                label,
-                column,
-                "rationales",
-                "rationale",
-                _FLIPPED,
-                seeds="each",
-                kind=kind,
-                scale=scale,
-            )
-            for label, column, kind, scale in (
-                ("COMP", "comp", "mean", 1.0),
-                ("SUFF", "suff", "mean", 1.0),
-                ("% flip", "flip", "mean", 100.0),
-                ("% flip sd", "flip", "sd", 100.0),
-                ("instances", "source", "count", 1.0),
-                ("seeds", "source", "seeds", 1.0),
-            )
+        averages=(
+            *(
+                Averaged(
+                    label,
+                    column,
+                    "rationales",
+                    "rationale",
+                    _FLIPPED,
+                    seeds="each",
+                    kind=kind,
+                    scale=scale,
+                )
+                for label, column, kind, scale in (
+                    ("COMP", "comp", "mean", 1.0),
+                    ("SUFF", "suff", "mean", 1.0),
+                    ("% flip", "flip", "mean", 100.0),
+                    ("% flip sd", "flip", "sd", 100.0),
+                    ("instances", "source", "count", 1.0),
+                    ("seeds", "source", "seeds", 1.0),
+                )
+            ),
+            _WORDS_REMOVED,
         ),
         shape=select_columns(
             (
@@ -327,6 +343,16 @@ RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
             )
         ),
         averages=(
+            Averaged(
+                "Σv = 0",
+                "source",
+                "rationales",
+                "rationale",
+                _COMPLEX,
+                seeds="pooled",
+                kind="count",
+                where=(("cpx_entropy", None),),
+            ),
             Averaged(
                 "rationales",
                 "source",
