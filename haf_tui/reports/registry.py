@@ -69,7 +69,9 @@ class Averaged:
     "each" (each seed's mean, then ``kind`` over the seeds; n: the instances of a seed).
     ``group``: (report column, instance key) pairs: only the instances whose key
     ("stance", "band" of the JUSTIFY confidence, "instance") is the row's value count.
-    ``run_from``: the report column naming the run whose rows are read.
+    ``run_from``: the report column naming the run whose rows are read. ``agrees_with``: an
+    instance key ("gold" class, "stance"): each 0/1 value (ŷ toxic) becomes 1 when it agrees
+    with it, else 0, and instances whose key is neither toxic nor non-toxic are left out.
 
     Each value: ``absolute`` takes its magnitude; ``left_out`` values are dropped;
     ``share_of`` makes it 1 when it equals this (``{COLUMN}`` as in ``where``; with
@@ -106,6 +108,7 @@ class Averaged:
     offset: float = 0.0
     defined_in: tuple[str, ...] = ()
     absolute: bool = False
+    agrees_with: str = ""
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from tests.support.judge_runs import JUDGE_RUN, SOURCE_RUN, judge_store
 from tests.support.rationale_runs import RUN_ID as RATIONALE_RUN
 from tests.support.rationale_runs import store_rationale_run
 from tests.support.report_cells import rebuilt_cells
-from tests.support.report_store import B, add_classifications, build_store
+from tests.support.report_store import A, B, add_classifications, build_store
 
 ATTRIBUTION_FACTORS = {"attention": 0.5, "saliency": 0.25, "input_x_gradient": 0.125}
 """The planted attribution rows: occlusion's numbers times their factor (so each differs)."""
@@ -95,6 +95,9 @@ def several_suites(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
         build_store(store)
         add_classifications(store)  # (run A: mean p(toxic) 0.5 = the share of ŷ toxic)
+        store.connection.execute(  # (a HateXplain class: % correct is no % ŷ toxic)
+            "UPDATE instances SET label = 'normal' WHERE dataset_id = 'toy' AND instance_id = 'i2'"
+        )
         for instance, p_toxic, mass, toxic in (("i1", 0.7, 0.35, 1.0), ("i2", 0.45, 0.8, 0.0)):
             for metric, value in (  # (run B: neither)
                 ("classify_p_toxic", p_toxic),
@@ -140,12 +143,6 @@ _RATIONALE_TESTS = "tests/test_reports_rationales.py"
 NOT_YET_DECLARED: dict[str, dict[str, str]] = {
     "compare": {"*": "a value and n column per run (named after it): tests/test_compare_suites.py"},
     "compare-ci": {"*": "bootstrap intervals and Wilcoxon tests: tests/test_compare_stats.py"},
-    "classification": {
-        "% correct": "ŷ against the dataset's gold label (a join): test_query_files.py",
-        "gold": "the n of % correct",
-        "% agree": "ŷ against HAF's JUSTIFY stance (a join): test_query_files.py",
-        "stances": "the n of % agree",
-    },
     "contradictions": {
         "with new reasons": "a NO answer with rows in the reasons table: test_query_files.py",
         "% of NO": "with new reasons / Y = NO: test_query_files.py",
@@ -245,3 +242,7 @@ def test_the_store_holds_what_the_check_needs(store: Store) -> None:
         [SOURCE_RUN],
     )
     assert defined[0][0] == defined[0][1] - 1  # SoS's n and DiS's n swapped would show
+    classified = reports.run_report(store, "classification", {"run_ids": [A]})
+    shares = [classified.rows[0][classified.columns.index(c)] for c in ("% ŷ toxic", "% correct",
+              "% agree")]  # fmt: skip
+    assert len(set(shares)) == 3, shares

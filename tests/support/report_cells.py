@@ -30,9 +30,20 @@ def row_value(value: str, cell: Cell) -> Any:
     return cell[found.group(1)] if found else value
 
 
+GOLD = {"toxic": "toxic", "hatespeech": "toxic", "offensive": "toxic", "non-toxic": "non-toxic",
+        "normal": "non-toxic"}  # fmt: skip
+"""A stored instance label → its gold class (others: no gold)."""
+
+
 def instance_keys(store: Store, run_id: str, low: float, high: float) -> dict[str, dict[str, Any]]:
-    """Each finished instance of a run → its keys: stance, the band of its JUSTIFY decision
-    confidence (figure2's edges ``low``, ``high``; undefined without one), its id."""
+    """Each instance of a run's dataset → its keys: its id, its gold class (:data:`GOLD`), and
+    once finished its stance and the band of its JUSTIFY decision confidence (figure2's edges
+    ``low``, ``high``; undefined without one)."""
+    _, labels = store.query(
+        "SELECT instance_id, label FROM instances WHERE dataset_id = "
+        "(SELECT dataset_id FROM runs WHERE run_id = ?)",
+        [run_id],
+    )
     _, finished = store.query(
         "SELECT instance_id, stance FROM instance_results WHERE run_id = ?", [run_id]
     )
@@ -41,15 +52,22 @@ def instance_keys(store: Store, run_id: str, low: float, high: float) -> dict[st
         "WHERE run_id = ? AND stage = 'justify' AND sub_index = -1",
         [run_id],
     )
-    confidence = dict(confidences)
+    confidence, stances = dict(confidences), dict(finished)
     keys: dict[str, dict[str, Any]] = {}
-    for instance, stance in finished:
+    for instance, label in labels:
         c = confidence.get(instance)
-        if c is None or math.isnan(c):
+        if instance not in stances:
+            band = None
+        elif c is None or math.isnan(c):
             band = "undefined"
         else:
             band = "low" if c < low else "medium" if c < high else "high"
-        keys[str(instance)] = {"stance": stance, "band": band, "instance": instance}
+        keys[str(instance)] = {
+            "instance": instance if instance in stances else None,
+            "gold": GOLD.get(str(label)),
+            "stance": stances.get(instance),
+            "band": band,
+        }
     return keys
 
 
@@ -97,7 +115,7 @@ def stored_rows(store: Store, report: reports.Report, averaged: reports.Averaged
             [run_id, averaged.tested_by],
         )
         rows = [row for row in rows if (row[0], row[2]) in set(tested)]
-    if averaged.group:
+    if averaged.group or averaged.agrees_with:
         query = reports.get_query(report.query)
         edges = [query.param(name).default for name in ("low_edge", "high_edge")] if any(
             k == "band" for _, k in averaged.group
@@ -108,6 +126,13 @@ def stored_rows(store: Store, report: reports.Report, averaged: reports.Averaged
             for row in rows
             if row[0] in keys
             and all(keys[row[0]][k] == cell[column] for column, k in averaged.group)
+        ]
+    if averaged.agrees_with:  # (ŷ toxic 1 or 0 against the instance's class, where it has one)
+        classes = {str(i): k[averaged.agrees_with] for i, k in keys.items()}
+        rows = [
+            (i, s, r, None if v is None else float((v == 1) == (classes[i] == "toxic")))
+            for i, s, r, v in rows
+            if classes.get(i) in ("toxic", "non-toxic")
         ]
     if averaged.kind in (
         "count",
