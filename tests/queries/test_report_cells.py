@@ -17,6 +17,7 @@ belong to, two columns swapped and a wrong n each fail it."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -81,6 +82,8 @@ def several_suites(tmp_path_factory: pytest.TempPathFactory) -> Path:
             ("judge_related", "0", 1),  # (each criterion's mean its own: 5/6, …)
             ("judge_contrastive", "1 - value", 1),
             ("judge_unnecessary_info", "1", 2),
+            ("judge_factual", "CASE WHEN value = -1 THEN 0 ELSE value END", 2),  # (3/4, n 4)
+            ("judge_new_info", "NULL", 1),  # (n 5)
         ):
             store.connection.execute(
                 f"UPDATE instance_metrics SET value = {changed} WHERE run_id = ? AND metric = ? "
@@ -98,7 +101,7 @@ def several_suites(tmp_path_factory: pytest.TempPathFactory) -> Path:
         store.connection.execute(  # (a HateXplain class: % correct is no % ŷ toxic)
             "UPDATE instances SET label = 'normal' WHERE dataset_id = 'toy' AND instance_id = 'i2'"
         )
-        for instance, p_toxic, mass, toxic in (("i1", 0.7, 0.35, 1.0), ("i2", 0.45, 0.8, 0.0)):
+        for instance, p_toxic, mass, toxic in (("i1", 0.7, 0.35, 1.0), ("i2", 0.45, 0.3, 0.0)):
             for metric, value in (  # (run B: neither)
                 ("classify_p_toxic", p_toxic),
                 ("classify_label_mass", mass),
@@ -109,6 +112,16 @@ def several_suites(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     [B, instance, metric, value],
                 )
         store_rationale_run(store)
+        store.connection.execute(  # (a SUFF and a label mass of their own: no column all 0)
+            "UPDATE rationales SET suff = 0.12, p_only = p_full - 0.12 WHERE run_id = ? "
+            "AND source = 'occlusion' AND instance_id = 'h1'",
+            [RATIONALE_RUN],
+        )
+        store.connection.execute(
+            "UPDATE instance_metrics SET value = 0.3 WHERE run_id = ? "
+            "AND metric = 'rationale_label_mass' AND instance_id = 'h2'",
+            [RATIONALE_RUN],
+        )
         plant_attributions(store)
         store.connection.execute(  # (a text without R unscored: no COMP, no flip, while
             # SUFF is defined: words removed and the rationales report's faithfulness leave
@@ -221,6 +234,24 @@ def test_every_number_cell_is_rebuilt_or_listed(store: Store, name: str) -> None
     assert not unchecked, f"{name}: {sorted(unchecked)} neither rebuilt nor listed"
     declared = {averaged.column for averaged in report.averages}
     assert declared <= set(result.columns), name
+
+
+@pytest.mark.parametrize("name", sorted(DECLARED))
+def test_no_two_columns_hold_the_same_numbers(store: Store, name: str) -> None:
+    """Two columns of a declaring report swapped would show: no two of its number columns
+    (one of them rebuilt, one of them not a count) hold the same value on every row."""
+    report = reports.get_report(name)
+    result = report.run(store, {"run_ids": []})
+    declared = {averaged.column for averaged in report.averages}
+    numbers = [k for k, column in enumerate(result.columns) if column in number_columns(result)]
+    alike = [
+        (result.columns[i], result.columns[j])
+        for i, j in itertools.combinations(numbers, 2)
+        if declared & {result.columns[i], result.columns[j]}
+        and any(isinstance(row[k], float) for row in result.rows for k in (i, j))
+        and all(row[i] == row[j] for row in result.rows)
+    ]
+    assert not alike, f"{name}: columns alike on every row of the store: {alike}"
 
 
 def test_the_store_holds_what_the_check_needs(store: Store) -> None:
