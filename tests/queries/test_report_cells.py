@@ -173,7 +173,6 @@ NOT_YET_DECLARED: dict[str, dict[str, str]] = {
         "tokens ≠ text": "as undecided",
         "bad-mask posts skipped": "the dataset's skipped rows: as undecided",
     },
-    "rationale-attribution": {},
     "rationale-plausibility": {
         "IoU-F1": "as IOU of rationales",
         "token F1 micro": "as TOK micro of rationales",
