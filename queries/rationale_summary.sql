@@ -7,8 +7,8 @@
 --   rationale_has_gold = 0, an empty one, or no such rationale). Plausibility (prompted = asked
 --   with the gold label shown): iou_f1 (2PR/(P+R) of the mean span precision and recall),
 --   token_f1 (macro), token_f1_micro (2·ΣTP / (Σ|R̂| + Σ|R|)), auprc. Faithfulness and
---   complexity (prompted = asked with ŷ shown): comp, suff, flip_rate (%) over n_faithful
---   instances; cpx = mean entropy of the scores, spr = mean Gini, over cpx_n instances where
+--   complexity (prompted = asked with ŷ shown): comp, suff, flip_rate (%) over the n_faithful
+--   instances where both comp and suff are defined (flip is where comp is); cpx = mean entropy of the scores, spr = mean Gini, over cpx_n instances where
 --   they are defined (Σv > 0). Shares of the prompted answers (n_answers: one per call, the
 --   gold and ŷ shown being one call when equal): pct_empty (no word of the text named),
 --   pct_out_of_text (some word named is not in the text), pct_not_k (in-text words ≠ k, over
@@ -62,10 +62,10 @@ plausibility AS (
 ),
 faithfulness AS (
     SELECT run_id, source,
-           avg(comp) AS comp,
-           avg(suff) AS suff,
-           100 * avg(flip) AS flip_rate,
-           count(comp) AS n_faithful,
+           avg(comp) FILTER (WHERE comp IS NOT NULL AND suff IS NOT NULL) AS comp,
+           avg(suff) FILTER (WHERE comp IS NOT NULL AND suff IS NOT NULL) AS suff,
+           100 * avg(flip) FILTER (WHERE comp IS NOT NULL AND suff IS NOT NULL) AS flip_rate,
+           count(*) FILTER (WHERE comp IS NOT NULL AND suff IS NOT NULL) AS n_faithful,
            avg(cpx_entropy) AS cpx,
            avg(spr_gini) AS spr,
            count(cpx_entropy) AS cpx_n,

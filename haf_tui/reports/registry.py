@@ -52,18 +52,38 @@ class PerInstance:
 
 @dataclass(frozen=True)
 class Averaged:
-    """A report column whose every cell is a mean of stored per-instance rows, declared so a
-    check that shares no SQL with the report rebuilds each cell from the rows
+    """A report column whose every cell is an aggregate of stored per-instance rows, declared
+    so a check that shares no SQL with the report rebuilds each cell from the rows
     (``tests/queries/test_report_cells.py``), and its n.
 
-    ``column``: the report's column label. ``stored``: what is averaged: an instance metric
-    (``table`` "instance_metrics") or a column of the ``rationales`` table; ``{source}`` in it
-    is the row's ``by`` column looked up in ``sources``. ``table`` "rationales": ``sources``
-    gives each row's ``rationales.source`` instead, ``with_gold`` keeps the rows with a
-    non-empty gold (``gold_size > 0``). ``scale`` multiplies the mean (100: a percent);
-    ``rows``: only the report rows whose (column, value) pairs all hold (others are no such
-    mean); ``other_rule``: values of ``by`` whose cell follows another rule (RANDOM's mean over
-    seeds), left to the report's own tests. Its n is the report's count column of ``column``
+    ``column``: the report's column label. ``stored``: what is aggregated: a metric of
+    ``table`` "instance_metrics" or "reason_metrics", else a column of ``table``
+    ("rationales", "generations", "instance_results"); ``{source}`` in it is the row's ``by``
+    column looked up in ``sources`` (``table`` "rationales": ``sources`` gives each row's
+    ``rationales.source`` instead). ``where``: (stored column, value) the rows must hold
+    (``{COLUMN}`` in a value: that report column's value on the row; None, or None there:
+    NULL); ``defined_in``: only the rows where these stored columns are not NULL;
+    ``tested_by``: reason rows only of the reasons whose individual test is this (SUF, NEC);
+    ``with_gold`` keeps the rationales with a non-empty gold (``gold_size > 0``); ``seeds``:
+    which RANDOM seeds of a rationale count: "first" (seed 0), "pooled" (every one, one mean),
+    "each" (each seed's mean, then ``kind`` over the seeds; n: the instances of a seed).
+    ``group``: (report column, instance key) pairs: only the instances whose key
+    ("stance", "band" of the JUSTIFY confidence, "instance") is the row's value count.
+    ``run_from``: the report column naming the run whose rows are read. ``agrees_with``: an
+    instance key ("gold" class, "stance"): each 0/1 value (ŷ toxic) becomes 1 when it agrees
+    with it, else 0, and instances whose key is neither toxic nor non-toxic are left out.
+
+    Each value: ``absolute`` takes its magnitude; ``left_out`` values are dropped;
+    ``share_of`` makes it 1 when it equals this (``{COLUMN}`` as in ``where``; with
+    ``any_case`` in upper or lower case), else 0 (with ``kind`` "count": the rows counted are
+    those equal to it); ``below`` 1 when it is below this, else 0 (a share is a mean of such
+    0/1 values). ``per_instance``: each instance's mean first (n: instances). ``kind``:
+    "mean", "sd" (the sample standard deviation of what a mean would average: with ``seeds``
+    "each" the seeds' means), "count" (the rows, defined or not; with ``seeds`` "each" those
+    of a seed), "seeds" (the RANDOM seeds among them) or "max". The cell is ``scale`` × the
+    aggregate + ``offset`` (100: a percent; an affine rescaling such as the judge's
+    normalised codes). ``rows``: only the report rows whose (column, value) pairs all hold
+    (others are no such aggregate). Its n is the report's count column of ``column``
     (:func:`count_columns`)."""
 
     column: str
@@ -74,7 +94,21 @@ class Averaged:
     with_gold: bool = False
     scale: float = 1.0
     rows: tuple[tuple[str, str], ...] = ()
-    other_rule: tuple[str, ...] = ()
+    kind: str = "mean"
+    where: tuple[tuple[str, str | None], ...] = ()
+    tested_by: str = ""
+    seeds: str = "first"
+    group: tuple[tuple[str, str], ...] = ()
+    run_from: str = "run"
+    left_out: tuple[float, ...] = ()
+    share_of: str = ""
+    any_case: bool = False
+    below: float | None = None
+    per_instance: bool = False
+    offset: float = 0.0
+    defined_in: tuple[str, ...] = ()
+    absolute: bool = False
+    agrees_with: str = ""
 
 
 @dataclass(frozen=True)

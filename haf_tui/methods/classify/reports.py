@@ -30,6 +30,9 @@ CLASSIFY_REPORTS: Final[tuple[Report, ...]] = (
         averages=(
             Averaged("% ŷ toxic", "classify_toxic", scale=100.0),
             Averaged("mean p(toxic)", "classify_p_toxic"),
+            Averaged("% mass < 0.5", "classify_label_mass", below=0.5, scale=100.0),
+            Averaged("% correct", "classify_toxic", agrees_with="gold", scale=100.0),
+            Averaged("% agree", "classify_toxic", agrees_with="stance", scale=100.0),
         ),
         counts=(
             ("% ŷ toxic", "instances"),

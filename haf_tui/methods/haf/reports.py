@@ -47,6 +47,48 @@ _TABLE4_TERMS: Final = (
 )
 
 
+_POOLED: Final = (("pooling", POOLED_LABEL),)
+_PER_INSTANCE: Final = (("pooling", INSTANCE_LABEL),)
+_INSTANCES: Final = Averaged("instances", "instance_id", "instance_results", kind="count")
+"""A run's finished instances."""
+_TABLE1_AVERAGES: Final = (
+    _INSTANCES,
+    *(Averaged(label, metric, rows=_PER_INSTANCE) for metric, label in TABLE1_METRICS),
+    *(
+        Averaged(label, metric, "reason_metrics", rows=_POOLED)
+        if metric != "dis"
+        else Averaged(label, metric, rows=_POOLED)  # (no reason values: the instance mean)
+        for metric, label in TABLE1_METRICS
+    ),
+)
+_TABLE4_STORED: Final = {
+    "SUF": ("RS", (("score", "rs"), ("c_y", "C(Y)"), ("decision_weight", "S/N(Y)"),
+                   ("i_s", "I_S/I_N"))),
+    "NEC": ("RN", (("score", "rn"), ("c_y", "C(Y)"), ("decision_weight", "S/N(Y)"),
+                   ("i_n", "I_S/I_N"))),
+}  # fmt: skip
+"""Each individual test → its Table 4 row and (stored reason metric, column) of its terms."""
+_TABLE4_AVERAGES: Final = tuple(
+    Averaged(
+        "score" if kind == "score" else label,
+        label if kind == "score" else kind,
+        "reason_metrics",
+        where=(("stage", "justify"),),
+        tested_by=test,
+        rows=(("metric", row), pooling),
+        per_instance=pooling == _PER_INSTANCE[0],
+    )
+    for test, (row, terms) in _TABLE4_STORED.items()
+    for kind, label in terms
+    for pooling in (_POOLED[0], _PER_INSTANCE[0])
+)
+"""Table 4's cells: the reasons' values the test ran on, pooled or instance means first."""
+_FIGURE2_CELL: Final = (("stance", "stance"), ("confidence", "band"))
+_STOPPED_ROWS: Final = (("kind", "stopped"),)
+_UNCLEAR_ROWS: Final = (("kind", "unclear decision"),)
+_STAGE: Final = (("stage", "{stage}"), ("test", "{detail}"))
+
+
 HAF_REPORTS: Final[tuple[Report, ...]] = (
     Report(
         "table1",
@@ -56,10 +98,7 @@ HAF_REPORTS: Final[tuple[Report, ...]] = (
         shape=pooling_rows((*_RUN_KEYS, ("n_instances", "instances")), TABLE1_METRICS),
         per_instance=PerInstance(TABLE1_METRICS, rule=_INSTANCE_MEANS),
         terms=_POOLING_TERMS,
-        averages=tuple(
-            Averaged(label, metric, rows=(("pooling", INSTANCE_LABEL),))
-            for metric, label in TABLE1_METRICS
-        ),
+        averages=_TABLE1_AVERAGES,
     ),
     Report(
         "table2",
@@ -76,6 +115,17 @@ HAF_REPORTS: Final[tuple[Report, ...]] = (
             )
         ),
         counts=(("internal % NO", "internal n"), ("external % NO", "external n")),
+        averages=tuple(
+            Averaged(
+                f"{stage} % NO",
+                "decision",
+                "generations",
+                where=(("stage", stage),),
+                share_of="NO",
+                scale=100.0,
+            )
+            for stage in ("internal", "external")
+        ),
         per_instance=PerInstance(
             (("no_pct", "% Y = NO"),),
             query="table2_instances",
@@ -106,6 +156,7 @@ HAF_REPORTS: Final[tuple[Report, ...]] = (
             rule=_INSTANCE_MEANS,
         ),
         terms=(*_TABLE4_TERMS, *_POOLING_TERMS),
+        averages=_TABLE4_AVERAGES,
     ),
     Report(
         "figure2",
@@ -123,6 +174,13 @@ HAF_REPORTS: Final[tuple[Report, ...]] = (
                 ("dis_n", "DiS n"),
             )
         ),
+        averages=(
+            Averaged(
+                "instances", "instance_id", "instance_results", kind="count", group=_FIGURE2_CELL
+            ),
+            Averaged("SoS", "sos", group=_FIGURE2_CELL),
+            Averaged("DiS", "dis", group=_FIGURE2_CELL),
+        ),
     ),
     Report(
         "stances",
@@ -130,6 +188,12 @@ HAF_REPORTS: Final[tuple[Report, ...]] = (
         "stance_distribution",
         shape=select_columns(
             (*_RUN_KEYS, ("stance", "stance"), ("n", "n"), ("pct", "%"), ("n_finished", "of"))
+        ),
+        counts=(("%", "of"),),
+        averages=(
+            Averaged("n", "stance", "instance_results", kind="count", share_of="{stance}"),
+            Averaged("of", "instance_id", "instance_results", kind="count"),
+            Averaged("%", "stance", "instance_results", share_of="{stance}", scale=100.0),
         ),
     ),
     Report(
@@ -147,6 +211,45 @@ HAF_REPORTS: Final[tuple[Report, ...]] = (
                 ("pct", "%"),
             )
         ),
+        counts=(("%", "of"),),
+        averages=(
+            Averaged(
+                "n",
+                "decision",
+                "generations",
+                kind="count",
+                rows=_UNCLEAR_ROWS,
+                where=_STAGE,
+                share_of="UNCLEAR",
+                any_case=True,
+            ),
+            Averaged(
+                "%",
+                "decision",
+                "generations",
+                rows=_UNCLEAR_ROWS,
+                where=_STAGE,
+                share_of="UNCLEAR",
+                any_case=True,
+                scale=100.0,
+            ),
+            Averaged(
+                "n",
+                "stopped",
+                "instance_results",
+                kind="count",
+                rows=_STOPPED_ROWS,
+                share_of="{detail}",
+            ),
+            Averaged(
+                "%",
+                "stopped",
+                "instance_results",
+                rows=_STOPPED_ROWS,
+                share_of="{detail}",
+                scale=100.0,
+            ),
+        ),
     ),
     Report(
         "contradictions",
@@ -161,6 +264,16 @@ HAF_REPORTS: Final[tuple[Report, ...]] = (
                 ("n_contradictions", "with new reasons"),
                 ("pct_of_no", "% of NO"),
             )
+        ),
+        averages=(
+            Averaged(
+                "Y = NO",
+                "decision",
+                "generations",
+                kind="count",
+                where=(("stage", "{stage}"), ("test", "{test}")),
+                share_of="NO",
+            ),
         ),
     ),
 )

@@ -28,6 +28,24 @@ _PLAUSIBLE: Final = (("prompted", "prompt_gold"), ("occlusion", "occlusion"), *_
 """Each row of the ``rationales`` report → the stored rationale its plausibility scores."""
 _FAITHFUL: Final = (("prompted", "prompt_predicted"), ("occlusion", "occlusion"), *_ATTRIBUTIONS)
 """Each row of the ``rationales`` report → the stored rationale its faithfulness scores."""
+_ALIGNED: Final = (*_PLAUSIBLE, ("random", "random"))
+"""Each row of the attribution and plausibility reports → the rationale scored against the
+annotators (RANDOM: each seed's mean, then the mean over seeds)."""
+_FLIPPED: Final = (*_FAITHFUL, ("human", "human"), ("random", "random"),
+                   ("everything", "everything"))  # fmt: skip
+"""Each row of the attribution and faithfulness reports → the rationale removed."""
+_COMPLEX: Final = (
+    ("prompted, gold shown", "prompt_gold"), ("prompted, ŷ shown", "prompt_predicted"),
+    ("occlusion", "occlusion"), *_ATTRIBUTIONS, ("human", "human"), ("random", "random"),
+    ("everything", "everything"),
+)  # fmt: skip
+"""Each row of the complexity report → its stored rationale (RANDOM: every seed pooled)."""
+_WORDS_REMOVED: Final = Averaged(
+    "words removed", "size", "rationales", "rationale", _FLIPPED, seeds="each", defined_in=("flip",)
+)
+"""|R| where the flip is defined, each seed's mean, then the mean over seeds."""
+_SCORED: Final = ("comp", "suff")
+"""The ``rationales`` report's faithfulness is over the instances where both are defined."""
 _SUMMARY_AVERAGES: Final = (
     Averaged(
         "agree F1",
@@ -43,15 +61,20 @@ _SUMMARY_AVERAGES: Final = (
         for label, column in (("TOK", "token_f1"), ("AUPRC", "auprc"))
     ),
     *(
-        Averaged(label, column, "rationales", "rationale", _FAITHFUL, scale=scale)
-        for label, column, scale in (
-            ("COMP", "comp", 1.0),
-            ("SUFF", "suff", 1.0),
-            ("% flip", "flip", 100.0),
-            ("CPX H", "cpx_entropy", 1.0),
-            ("SPR G", "spr_gini", 1.0),
+        Averaged(
+            label, column, "rationales", "rationale", _FAITHFUL, scale=scale, defined_in=defined
+        )
+        for label, column, scale, defined in (
+            ("COMP", "comp", 1.0, _SCORED),
+            ("SUFF", "suff", 1.0, _SCORED),
+            ("% flip", "flip", 100.0, _SCORED),
+            ("CPX H", "cpx_entropy", 1.0, ()),
+            ("SPR G", "spr_gini", 1.0, ()),
         )
     ),
+    Averaged("instances", "rationale_has_gold", kind="count"),
+    Averaged("% mass < 0.5", "rationale_label_mass", below=0.5, scale=100.0),
+    Averaged("annotator IoU", "rationale_annotator_iou"),
 )
 """The ``rationales`` report's columns that are means of stored per-instance rows."""
 
@@ -115,15 +138,47 @@ RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
         "rationale_attribution",
         terms=(ALIGNMENT_TERM,),
         averages=(
-            Averaged(
-                "skew",
-                "rationale_skew_{source}",
-                by="rationale",
-                sources=(
-                    ("prompted", "prompted"),
-                    ("occlusion", "occlusion"),
-                    *_ATTRIBUTIONS,
-                ),
+            *(
+                Averaged(
+                    label,
+                    "token_f1",
+                    "rationales",
+                    "rationale",
+                    _ALIGNED,
+                    with_gold=True,
+                    seeds="each",
+                    kind=kind,
+                    scale=100.0,
+                )
+                for label, kind in (("align F1 ×100", "mean"), ("± sd", "sd"))
+            ),
+            *(
+                Averaged(
+                    label,
+                    "flip",
+                    "rationales",
+                    "rationale",
+                    _FLIPPED,
+                    seeds="each",
+                    kind=kind,
+                    scale=100.0,
+                )
+                for label, kind in (("% flip", "mean"), ("% flip sd", "sd"), ("seeds", "seeds"))
+            ),
+            _WORDS_REMOVED,
+            *(
+                Averaged(label, "rationale_quant_gap", kind=kind, absolute=True)
+                for label, kind in (("quant gap mean", "mean"), ("quant gap max", "max"))
+            ),
+            *(
+                Averaged(
+                    label,
+                    "rationale_skew_{source}",
+                    by="rationale",
+                    kind=kind,
+                    sources=(("prompted", "prompted"), ("occlusion", "occlusion"), *_ATTRIBUTIONS),
+                )
+                for label, kind in (("skew", "mean"), ("skew sd", "sd"))
             ),
         ),
         counts=(
@@ -168,6 +223,31 @@ RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
             ("AUPRC", "AUPRC n"),
             ("align F1 ×100", "instances"),
         ),
+        averages=tuple(
+            Averaged(
+                label,
+                column,
+                "rationales",
+                "rationale",
+                _ALIGNED,
+                with_gold=True,
+                seeds="each",
+                kind=kind,
+                scale=scale,
+            )
+            for label, column, kind, scale in (
+                ("IoU P", "iou_precision", "mean", 1.0),
+                ("IoU R", "iou_recall", "mean", 1.0),
+                ("token F1", "token_f1", "mean", 1.0),
+                ("token F1 sd", "token_f1", "sd", 1.0),
+                ("token F1 UNION", "token_f1_union", "mean", 1.0),
+                ("AUPRC", "auprc", "mean", 1.0),
+                ("soft AUPRC", "soft_auprc", "mean", 1.0),
+                ("align F1 ×100", "token_f1", "mean", 100.0),
+                ("align F1 ×100 sd", "token_f1", "sd", 100.0),
+                ("seeds", "source", "seeds", 1.0),
+            )
+        ),
         shape=select_columns(
             (
                 *_RUN_KEYS,
@@ -199,21 +279,28 @@ RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
         "Rationales — faithfulness by removal (P1 Table 4 COMP, SUFF; P2 Tables 4 and 9)",
         "rationale_faithfulness",
         counts=(("% flip", "flip n"), ("words removed", "flip n")),
-        averages=tuple(
-            Averaged(
-                label,
-                column,
-                "rationales",
-                "rationale",
-                (*_FAITHFUL, ("human", "human"), ("everything", "everything")),
-                scale=scale,
-                other_rule=("random",),
-            )
-            for label, column, scale in (
-                ("COMP", "comp", 1.0),
-                ("SUFF", "suff", 1.0),
-                ("% flip", "flip", 100.0),
-            )
+        averages=(
+            *(
+                Averaged(
+                    label,
+                    column,
+                    "rationales",
+                    "rationale",
+                    _FLIPPED,
+                    seeds="each",
+                    kind=kind,
+                    scale=scale,
+                )
+                for label, column, kind, scale in (
+                    ("COMP", "comp", "mean", 1.0),
+                    ("SUFF", "suff", "mean", 1.0),
+                    ("% flip", "flip", "mean", 100.0),
+                    ("% flip sd", "flip", "sd", 100.0),
+                    ("instances", "source", "count", 1.0),
+                    ("seeds", "source", "seeds", 1.0),
+                )
+            ),
+            _WORDS_REMOVED,
         ),
         shape=select_columns(
             (
@@ -254,6 +341,37 @@ RATIONALE_REPORTS: Final[tuple[Report, ...]] = (
                 ("spr_ratio", "SPR 1−|R̂|/n"),
                 ("n_undefined", "Σv = 0"),
             )
+        ),
+        averages=(
+            Averaged(
+                "Σv = 0",
+                "source",
+                "rationales",
+                "rationale",
+                _COMPLEX,
+                seeds="pooled",
+                kind="count",
+                where=(("cpx_entropy", None),),
+            ),
+            Averaged(
+                "rationales",
+                "source",
+                "rationales",
+                "rationale",
+                _COMPLEX,
+                seeds="pooled",
+                kind="count",
+            ),
+            *(
+                Averaged(label, column, "rationales", "rationale", _COMPLEX, seeds="pooled")
+                for label, column in (
+                    ("CPX H", "cpx_entropy"),
+                    ("CPX H/ln n", "cpx_entropy_norm"),
+                    ("SPR G", "spr_gini"),
+                    ("CPX |R̂|/n", "cpx_ratio"),
+                    ("SPR 1−|R̂|/n", "spr_ratio"),
+                )
+            ),
         ),
     ),
 )

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from haf_tui.config import RunConfig
-from haf_tui.methods.judge.core.criteria import CRITERION_IDS, SHORT_NAMES
+from haf_tui.methods.judge.core.criteria import CRITERION_IDS, SHORT_NAMES, normalised_score
 from haf_tui.methods.judge.core.metrics import spearman
 from haf_tui.methods.judge.core.scores import LOW_MASS
 from haf_tui.methods.judge.core.sensitivity import sensitivity_matrix, split_edited_id
@@ -30,7 +30,7 @@ from haf_tui.methods.judge.reports.readers import judge_codes
 from haf_tui.methods.judge.settings import judge_settings
 from haf_tui.reports.queries import QueryError, Result, Row
 from haf_tui.reports.query_running import resolve_run_id, run_named
-from haf_tui.reports.registry import Report, ReportResult, select_columns
+from haf_tui.reports.registry import Averaged, Report, ReportResult, select_columns
 from haf_tui.store.errors import StoreError
 
 if TYPE_CHECKING:
@@ -139,6 +139,25 @@ def rho_summary(columns: list[str], rows: list[Row]) -> Result:
     return out_columns, out_rows
 
 
+def _normalised_means() -> tuple[Averaged, ...]:
+    """Each scored criterion's column: the mean of its stored codes, rescaled as
+    :func:`~haf_tui.methods.judge.core.criteria.normalised_score` rescales a code (an affine
+    map: scale and offset), Factual's N/A (-1) left out."""
+    declared = []
+    for crit_id in SCORED:
+        at_zero, at_one = normalised_score(crit_id, 0), normalised_score(crit_id, 1)
+        assert at_zero is not None and at_one is not None
+        declared.append(
+            Averaged(SHORT_NAMES[crit_id], f"judge_{crit_id}", scale=at_one - at_zero,
+                     offset=at_zero, left_out=(-1.0,) if crit_id == "factual" else ())
+        )  # fmt: skip
+    return tuple(declared)
+
+
+_ONE_INSTANCE: Final = (("instance", "instance"),)
+_MASSES: Final = tuple((c, c) for c in CRITERION_IDS)
+
+
 JUDGE_REPORTS: Final[tuple[Report, ...]] = (
     Report(
         "judge",
@@ -147,6 +166,12 @@ JUDGE_REPORTS: Final[tuple[Report, ...]] = (
         "judge_summary",
         shape=select_columns(JUDGE_COLUMNS),
         run_note=lambda store, run_id: mass_warning(store, run_id),
+        counts=(("% Supports ≠ stance", "stances"),),
+        averages=(
+            Averaged("instances", "instance_id", "instance_results", kind="count"),
+            *_normalised_means(),
+            Averaged("% Supports ≠ stance", "judge_supports_matches", scale=-100.0, offset=100.0),
+        ),
     ),
     Report(
         "judge-vs-haf",
@@ -154,6 +179,13 @@ JUDGE_REPORTS: Final[tuple[Report, ...]] = (
         "judge_vs_haf",
         shape=select_columns(VS_HAF_COLUMNS),
         companions=("judge-vs-haf-summary",),
+        averages=(
+            Averaged("Overall", "judge_overall", group=_ONE_INSTANCE),
+            Averaged("Overall E", "judge_overall_expected", group=_ONE_INSTANCE),
+            Averaged("Supports = stance", "judge_supports_matches", group=_ONE_INSTANCE),
+            Averaged("SoS", "sos", group=_ONE_INSTANCE, run_from="source run"),
+            Averaged("DiS", "dis", group=_ONE_INSTANCE, run_from="source run"),
+        ),
     ),
     Report(
         "judge-vs-haf-summary",
@@ -175,6 +207,14 @@ JUDGE_REPORTS: Final[tuple[Report, ...]] = (
                 ("mass", "mass"),
                 ("code", "code"),
             )
+        ),
+        averages=(
+            Averaged(
+                "mass", "judge_{source}_mass", by="criterion", sources=_MASSES, group=_ONE_INSTANCE
+            ),
+            Averaged(
+                "code", "judge_{source}", by="criterion", sources=_MASSES, group=_ONE_INSTANCE
+            ),
         ),
     ),
 )
