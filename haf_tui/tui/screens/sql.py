@@ -153,8 +153,8 @@ class SqlScreen(OwnSqlHint, SqlFileActions, SqlQueryScreen):
         run = (
             "enter / ctrl+r runs it with the parameters below" if query.params else "ctrl+r runs it"
         )
-        kept = f" · your SQL is in buffer {before + 1} (f3)" if opened else ""
-        self.show_hint(f"{query.name}: {query.title} · {run}{kept}")
+        kept = f"your SQL is in buffer {before + 1} (f3) · " if opened else ""  # (first: whole)
+        self.show_hint(f"{kept}{query.name}: {query.title} · {run}")
         self.show_error("")
         if query.params:
             await self.ask_params(query.sql)
