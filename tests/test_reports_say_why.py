@@ -23,6 +23,9 @@ from tests.support.report_store import A, build_store
 C = "run-gamma-0003"
 """A finished HAF run on the toy dataset whose every instance stopped after JUSTIFY."""
 STOPS = {"i1": "unclear stance", "i2": "no reasons", "i3": "unclear stance", "i4": "no reasons"}
+D = "run-delta-0004"
+"""A finished HAF run: i1 went past JUSTIFY (SoS and DiS, no follow-up decision, no
+C(JUSTIFY)), the rest stopped after it."""
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +55,30 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     0,
                     stopped=why,
                     instance_metrics=[("decision_confidence_justify", 0.4 + k / 10, 1)],
+                )
+            )
+        store.create_run(
+            RunRecord(
+                run_id=D,
+                status="finished",
+                dataset_id="toy",
+                n_planned=4,
+                config_json='{"suites": ["haf"]}',
+                model_file="delta.gguf",
+                similarity_model="all-MiniLM-L6-v2",
+                similarity_kind="bi-encoder",
+            )
+        )
+        for instance_id, why in STOPS.items():
+            went_on = instance_id == "i1"
+            store.save_instance_result(
+                InstanceResult(
+                    D,
+                    instance_id,
+                    "toxic" if went_on else "unclear",
+                    2 if went_on else 0,
+                    stopped=None if went_on else why,
+                    instance_metrics=[("sos", 0.5, 2), ("dis", 0.25, 2)] if went_on else [],
                 )
             )
     return path
@@ -102,6 +129,20 @@ def test_a_campaign_with_no_instance_past_justify_says_why_tables_1_2_4_are_miss
     # a cell with instances past JUSTIFY: Table 1 is there, and no such note
     markdown = _written(db, [("alpha", "toy", A), ("gamma", "toy", C)], tmp_path / "both")
     assert "Table 1 —" in markdown and "went past JUSTIFY" not in markdown
+
+
+def test_a_cell_past_justify_without_follow_up_values_says_which_tables_are_empty(
+    db: Path, tmp_path: Path
+) -> None:
+    markdown = _written(db, [("delta", "toy", D)], tmp_path / "d")
+    stopped, finished = _stops(db, [D])
+    assert (stopped, finished) == (3, 4)
+    assert "Table 1 —" in markdown  # SoS and DiS of i1
+    assert (
+        "HAF: no finished instance in any cell has a value for them (1 of 4 went past "
+        "JUSTIFY), so Table 2, Table 4 and the other per-instance metrics have no rows."
+    ) in markdown
+    assert "Table 2 —" not in markdown and "Table 4 —" not in markdown
 
 
 def test_a_run_report_speaks_of_runs_not_cells(db: Path, tmp_path: Path) -> None:

@@ -240,7 +240,7 @@ def _empty_note(
     store: Store, method: Method[Any], holding: Sequence[Cell], empty: list[str], runs: bool
 ) -> str:
     """Why the tables ``empty`` of ``method`` have no rows: no instance finished, (HAF) none
-    went past JUSTIFY, or none has a value of theirs."""
+    went past JUSTIFY, or none has a value for them."""
     where = "any cell"
     if runs:
         where = "this run" if len(holding) == 1 else "any of these runs"
@@ -252,7 +252,7 @@ def _empty_note(
             f"all {stops.total} finished instances")  # fmt: skip
         why = f"no instance went past JUSTIFY in {where} ({every} stopped there: {stops.reasons})"
     else:
-        why = f"no finished instance in {where} has a value of theirs"
+        why = f"no finished instance in {where} has a value for them"
         if method.name == _HAF:
             went_on = stops.total - stops.stopped
             why += f" ({went_on} of {stops.total} went past JUSTIFY)"
