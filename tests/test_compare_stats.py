@@ -18,6 +18,7 @@ from haf_tui.reports.comparison import (
     CONFIDENCE,
     N_RESAMPLES,
     SEED,
+    WILCOXON_MIN_PAIRS,
     mean_interval,
     overlap,
     paired_difference,
@@ -69,19 +70,33 @@ def test_too_few_values_give_no_interval() -> None:
 
 
 def test_the_paired_difference_against_hand_computed_values() -> None:
-    first = {"i1": 1.0, "i2": 2.0, "i3": 3.0, "i4": 4.0, "i5": 5.0, "only1": 0.1, "undef": 9.0}
-    second = {"i1": 2.0, "i2": 4.0, "i3": 6.0, "i4": 8.0, "i5": 4.5, "only2": 0.2, "undef": None}
+    first = {"i1": 1.0, "i2": 2.0, "i3": 3.0, "i4": 4.0, "i5": 5.0, "i6": 0.0, "only1": 0.1}
+    first["undef"] = 9.0
+    second = {"i1": 2.0, "i2": 4.0, "i3": 6.0, "i4": 8.0, "i5": 4.5, "i6": 6.0, "only2": 0.2}
+    second["undef"] = None
     found = paired_difference(first, second)
-    # differences second − first: 1, 2, 3, 4, −0.5 over the five common instances
-    assert found.n == 5
-    assert found.mean == pytest.approx((1 + 2 + 3 + 4 - 0.5) / 5)
-    # Wilcoxon by hand: ranks of |d| are 2, 3, 4, 5 (positive) and 1 (negative): W− = 1; with
-    # n = 5 the exact two-sided p is 2 · #{rank sets summing to ≤ 1} / 2⁵ = 2 · 2 / 32
+    # differences second − first: 1, 2, 3, 4, −0.5, 6 over the six common instances
+    assert found.n == 6 == WILCOXON_MIN_PAIRS
+    assert found.mean == pytest.approx((1 + 2 + 3 + 4 - 0.5 + 6) / 6)
+    # Wilcoxon by hand: ranks of |d| are 2, 3, 4, 5, 6 (positive) and 1 (negative): W− = 1;
+    # with n = 6 the exact two-sided p is 2 · #{rank sets summing to ≤ 1} / 2⁶ = 2 · 2 / 64
     assert found.statistic == 1.0
-    assert found.p_value == pytest.approx(0.125)
+    assert found.p_value == pytest.approx(0.0625)
     # the instances only one run defines: undefined in the second counts as only the first
     assert found.only_first == ("only1", "undef")
     assert found.only_second == ("only2",)
+
+
+@pytest.mark.parametrize("n_pairs", [1, 2, 5])
+def test_too_few_pairs_have_no_wilcoxon_p(n_pairs: int) -> None:
+    """On n pairs the smallest two-sided p is 2/2ⁿ: below 6 pairs no difference could reach
+    p < 0.05 (one pair: p = 1 whatever it is), so the test is not given; Δ still is."""
+    first = {f"i{k}": float(k) for k in range(n_pairs)}
+    second = {f"i{k}": float(k) + 1.0 + k for k in range(n_pairs)}
+    found = paired_difference(first, second)
+    assert found.n == n_pairs and found.mean is not None and found.mean > 0
+    assert found.p_value is None and found.statistic is None
+    assert 2 / 2**n_pairs > 0.05 >= 2 / 2**WILCOXON_MIN_PAIRS
 
 
 def test_the_paired_interval_resamples_instances_as_pairs() -> None:

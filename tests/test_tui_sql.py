@@ -14,12 +14,14 @@ from textual.widgets import Input, OptionList, Static, TextArea
 from haf_tui import reports
 from haf_tui.store import open_store
 from haf_tui.tui import create_app
+from haf_tui.tui.screens import sql_query
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.screens.sql import PAGE_SIZE, SqlScreen, cell_text, sql_params
 from haf_tui.tui.screens.sql_dialogs import ExportScreen
 from haf_tui.tui.widgets.result_table import ResultTable
 from haf_tui.tui.widgets.sql_params import ParamsForm
 from tests.support import settle
+from tests.test_tui_sql_workbench import timed
 
 FullRun = tuple[Path, str, list[str]]
 
@@ -74,12 +76,12 @@ async def test_typed_query_matches_the_store(full_run_db: FullRun) -> None:
         columns, rows = expected(db, editor.text)
         assert table_columns(screen) == columns == ["n"]
         assert table_rows(screen) == rows and int(rows[0][0]) > 0
-        assert line(screen, "#sql-status") == "rows 1–1"
+        assert timed(line(screen, "#sql-status")) == "1 row in T s"
 
         await run_sql(pilot, screen, sql + ";", key="f5")
         columns, rows = expected(db, sql)
         assert table_columns(screen) == columns and table_rows(screen) == rows
-        assert line(screen, "#sql-status") == f"rows 1–{len(rows)}"
+        assert timed(line(screen, "#sql-status")) == f"{len(rows)} rows in T s"
         await pilot.press("escape")
         assert isinstance(app.screen, HomeScreen)
 
@@ -156,18 +158,20 @@ async def test_paging_and_export(
         await run_sql(pilot, screen, "SELECT range AS i FROM range(1234) ORDER BY i")
         rows = table_rows(screen)
         assert len(rows) == PAGE_SIZE and rows[0] == ["0"] and rows[-1] == ["499"]
-        assert line(screen, "#sql-status").startswith("rows 1–500 of more")
+        status = timed(line(screen, "#sql-status"))
+        assert status.startswith("at least 501 rows in T s · rows 1–500")
         await pilot.press("ctrl+n")
         await settle(pilot)
         assert table_rows(screen)[0] == ["500"]
-        assert line(screen, "#sql-status").startswith("rows 501–1000 of more")
+        status = timed(line(screen, "#sql-status"))
+        assert status.startswith("at least 1001 rows in T s · rows 501–1000")
         await pilot.press("ctrl+n")
         await settle(pilot)
         assert len(table_rows(screen)) == 234
-        assert line(screen, "#sql-status").startswith("rows 1001–1234")
+        assert timed(line(screen, "#sql-status")).startswith("1234 rows in T s · rows 1001–1234")
         await pilot.press("ctrl+n")  # no further page
         await settle(pilot)
-        assert line(screen, "#sql-status").startswith("rows 1001–1234")
+        assert timed(line(screen, "#sql-status")).startswith("1234 rows in T s · rows 1001–1234")
         await pilot.press("ctrl+b")
         await settle(pilot)
         assert table_rows(screen)[0] == ["500"]
@@ -200,9 +204,13 @@ def test_sql_params_skip_comments_and_strings() -> None:
     assert cell_text(None) == "—" and cell_text("x" * 100).endswith("…")
 
 
-def test_sql_screen_snapshot(snap_compare: Any, tmp_path: Path) -> None:
+def test_sql_screen_snapshot(
+    snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = tmp_path / "empty.duckdb"
     open_store(db).close()  # an empty store: the snapshot needs no run
+    ticks = iter(range(1000))  # the query's time, held still: 0.25 s a reading
+    monkeypatch.setattr(sql_query, "query_clock", lambda: next(ticks) * 0.25)
 
     async def run_query(pilot: Pilot[Any]) -> None:
         screen = await open_sql(pilot)

@@ -15,7 +15,7 @@ from haf_tui.tui.screens.sql import PAGE_SIZE
 from tests import test_tui_sql_workbench
 from tests.support import settle
 from tests.test_tui_sql import table_rows
-from tests.test_tui_sql_workbench import editor_of, line, open_sql
+from tests.test_tui_sql_workbench import editor_of, line, open_sql, timed
 
 bench_db = test_tui_sql_workbench.bench_db
 """The workbench tests' small synthetic store (the same fixture)."""
@@ -49,15 +49,17 @@ async def test_the_screen_pages_through_several_statements(
         await settle(pilot)
         rows = table_rows(screen)
         assert len(rows) == PAGE_SIZE and rows[0] == ["0"] and rows[-1] == ["499"]
-        assert line(screen, "#sql-status").startswith("rows 1–500 of more")
+        assert timed(line(screen, "#sql-status")) == "at least 501 rows in T s · rows 1–500"
         await pilot.press("ctrl+n")
         await settle(pilot)
         assert table_rows(screen)[0] == ["500"] and table_rows(screen)[-1] == ["999"]
-        assert line(screen, "#sql-status").startswith("rows 501–1000 of more")
+        status = timed(line(screen, "#sql-status"))
+        assert status == "at least 1001 rows in T s · rows 501–1000"
         await pilot.press("ctrl+n")
         await settle(pilot)
         assert [row[0] for row in table_rows(screen)] == [str(i) for i in range(1000, 1234)]
-        assert line(screen, "#sql-status").startswith("rows 1001–1234")
-        await pilot.press("ctrl+b")
+        assert timed(line(screen, "#sql-status")) == "1234 rows in T s · rows 1001–1234"
+        await pilot.press("ctrl+b")  # the count is known now: no "at least" on page 2
         await settle(pilot)
+        assert timed(line(screen, "#sql-status")) == "1234 rows in T s · rows 501–1000"
         assert table_rows(screen)[0] == ["500"]

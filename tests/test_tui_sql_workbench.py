@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,13 @@ def results(screen: SqlScreen) -> ResultTable:
 def line(screen: Any, selector: str) -> str:
     widget = screen.query_one(selector, Static)
     return str(widget.render()) if widget.display else ""
+
+
+def timed(status: str) -> str:
+    """A status line with its query time (``in 0.04 s``: two decimals) as ``in T s``."""
+    found = re.fullmatch(r"(.*) in (\d+\.\d\d) s(.*)", status)
+    assert found is not None, status
+    return f"{found[1]} in T s{found[3]}"
 
 
 def rows_of(db: Path, sql: str, params: Any = None) -> tuple[list[str], list[list[str]]]:

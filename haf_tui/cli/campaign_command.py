@@ -47,7 +47,7 @@ from haf_tui.methods.registry import run_stages
 from haf_tui.pipeline.events import ProgressListener
 from haf_tui.pipeline.runner import RunSummary
 from haf_tui.pipeline.runs import StartedRun
-from haf_tui.store import Store, open_snapshot, open_store
+from haf_tui.store import Store, StoreError, default_db_path, open_snapshot, open_store
 
 GRID_KEYS = {
     "model": "name the models in models = [...]",
@@ -75,6 +75,12 @@ def campaign_command(args: argparse.Namespace, console: Console) -> int:
         base = grid_run_config(grid)
         with open_store(database, purpose=f"campaign {grid.name}") as store:
             return _run(args, grid, base, store, console)
+    stored = Path(database).expanduser() if database else default_db_path()
+    if not stored.is_file():  # (the store's own line says `haf run`: a campaign has its own)
+        raise StoreError(
+            f"no database at {stored}: campaign {grid.name} has not run yet; "
+            f"`haf campaign run {args.grid}` runs it (or pass --db where it ran)"
+        )
     reading = open_snapshot(database) if args.snapshot else open_store(database, read_only=True)
     with reading as store:
         if args.campaign_command == "status":

@@ -11,7 +11,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from haf_tui.reports.compared_metrics import run_metrics, with_values
-from haf_tui.reports.comparison import PairedDifference, mean_interval, paired_difference
+from haf_tui.reports.comparison import (
+    WILCOXON_TOO_FEW,
+    PairedDifference,
+    mean_interval,
+    paired_difference,
+)
 from haf_tui.reports.queries import Row
 from haf_tui.reports.query_running import run_named
 from haf_tui.reports.registry import Report, ReportResult, compare_side_by_side, register_report
@@ -115,5 +120,12 @@ register_report(
         "compare-ci",
         "Model comparison — means with 95 % bootstrap CIs, paired differences vs the first run",
         "model_comparison",
+        terms=(
+            (
+                "Wilcoxon p",
+                "two-sided p of Wilcoxon's signed-rank test on the n pairs (this run − the "
+                f"first on the same instances); {WILCOXON_TOO_FEW}, or when every pair is equal",
+            ),
+        ),
     )
 )

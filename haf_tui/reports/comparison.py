@@ -28,6 +28,15 @@ BATCH: Final = 100
 """Resamples drawn at once: bounds the memory (and is ~10× faster at 20k than all at once)."""
 SEED: Final = 18
 """The bootstrap generator's seed (issue 18): the same values give the same interval."""
+WILCOXON_MIN_PAIRS: Final = 6
+"""The fewest pairs Wilcoxon's signed-rank test is given for: on n pairs its smallest
+two-sided p is 2 / 2**n, so with 5 pairs or fewer no difference could ever reach p < 0.05
+(one pair gives p = 1 whatever the difference)."""
+WILCOXON_TOO_FEW: Final = (
+    f"— with fewer than {WILCOXON_MIN_PAIRS} pairs: on n pairs the smallest p is 2/2ⁿ, "
+    "so fewer could never reach p < 0.05"
+)
+"""Why a Wilcoxon p is "—" for too few pairs (the reports' legends and captions say it)."""
 
 Values = Mapping[str, float | None]
 """Instance id → a metric's value in one run (None or NaN: undefined there)."""
@@ -48,8 +57,9 @@ class MeanInterval:
 class PairedDifference:
     """``second − first`` over the instances where both runs define the metric: n pairs, the
     mean difference with its paired bootstrap interval, Wilcoxon's signed-rank statistic and
-    two-sided p (None when every difference is zero or there are no pairs), and the instances
-    where only one of the runs defines it."""
+    two-sided p (None when every difference is zero or there are fewer than
+    :data:`WILCOXON_MIN_PAIRS` pairs), and the instances where only one of the runs defines
+    it."""
 
     n: int
     mean: float | None
@@ -168,7 +178,7 @@ def paired_difference(
         )
         low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
     statistic = p_value = None
-    if np.any(y - x != 0):
+    if len(split.both) >= WILCOXON_MIN_PAIRS and np.any(y - x != 0):
         with warnings.catch_warnings():  # (a tie correction's note on small samples)
             warnings.simplefilter("ignore", RuntimeWarning)
             test = stats.wilcoxon(y, x)

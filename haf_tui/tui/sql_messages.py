@@ -25,11 +25,13 @@ class SqlFailed(Message):
 
 @dataclass
 class PageRead(Message):
-    """A page of the result was read (its cells' text as Arrow) and whether more follow."""
+    """A page of the result was read (its cells' text as Arrow), whether more follow, and how
+    long the query took (seconds)."""
 
     request: str
     page: ResultPage
     more: bool
+    seconds: float = 0.0
 
 
 @dataclass

@@ -46,7 +46,7 @@ def build_campaign_report(
     from haf_tui.campaign.report import figures
 
     found = campaign_cells(store, cells)
-    tables, reports, notes = campaign_tables(store, found)
+    tables, reports, notes = campaign_tables(store, found, runs=kind != "Campaign report")
     sensitivity = sensitivity_table(store, found)  # (cells re-scored with other g's)
     if sensitivity is not None:
         reports.append(sensitivity)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from haf_tui.campaign.report.model import CI_METHOD, Cell, RunTable
-from haf_tui.reports.comparison import mean_interval, paired_difference
+from haf_tui.reports.comparison import WILCOXON_TOO_FEW, mean_interval, paired_difference
 from haf_tui.store import Store
 from haf_tui.store.comparison_readers import HAF_METRICS, run_metric_values
 from haf_tui.store.derived_runs import children_of
@@ -54,6 +54,6 @@ def sensitivity_table(store: Store, cells: Sequence[Cell]) -> RunTable | None:
         "g) and re-scored from the same stored answers and tokens with each other g. Mean "
         f"over instances with its {CI_METHOD}; Δ: the paired difference from the first g over "
         "the instances both define, with its paired bootstrap interval and Wilcoxon's "
-        "signed-rank p."
+        f"signed-rank p ({WILCOXON_TOO_FEW})."
     )
     return RunTable("sensitivity-to-g", "Sensitivity to g", caption, list(COLUMNS), rows)

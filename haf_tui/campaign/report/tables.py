@@ -28,7 +28,10 @@ from haf_tui.reports.registry import PerInstance, Report, get_report
 from haf_tui.store import Store
 from haf_tui.store.comparison_readers import compared_runs, run_metric_values, run_suites
 from haf_tui.store.dataset_catalog import get_dataset
+from haf_tui.store.readers import run_stops
 
+_HAF = "haf"
+"""The suite whose instances stop after JUSTIFY (its empty tables say so)."""
 Keyed = dict[tuple[Cell, str, str], list[float]]
 """(cell, group, metric label) → the instance values."""
 
@@ -192,15 +195,26 @@ def _metrics_table(
     )
 
 
-def method_tables(store: Store, method: Method[Any], cells: Sequence[Cell]) -> list[Table]:
-    """The tables of one method for the cells whose run holds its suite (none: no table): its
-    summary reports with per-instance values, then its other per-instance metrics."""
+def method_tables(
+    store: Store, method: Method[Any], cells: Sequence[Cell], *, runs: bool = False
+) -> tuple[list[Table], list[str]]:
+    """The tables of one method for the cells whose run holds its suite: its summary reports
+    with per-instance values, then its other per-instance metrics; and a note for what has no
+    table (no cell ran the suite; a table with no rows, and why). ``runs``: the cells are
+    runs of a run report (the notes say "run", not "cell")."""
     suites = run_suites(store, [cell.run_id for cell in cells])
     holding = [cell for cell in cells if method.name in suites.get(cell.run_id, ())]
     if not holding:
-        return []
+        if not runs:
+            said = "no cell ran this suite"
+        elif len(cells) == 1:
+            said = "this run did not run this suite"
+        else:
+            said = "none of these runs ran this suite"
+        return [], [f"{method.title}: {said}; no table."]
     lacking = [cell for cell in cells if cell not in holding]
     tables: list[Table] = []
+    empty: list[str] = []
     covered: set[str] = set()
     for name in method.summary_reports:
         report = get_report(name)
@@ -211,9 +225,39 @@ def method_tables(store: Store, method: Method[Any], cells: Sequence[Cell]) -> l
         table = _report_table(store, method, report, holding, lacking)
         if table is not None:
             tables.append(table)
+        else:
+            empty.append(report.title.split(" — ")[0])
     rest = [s for s in method.metrics if s.per == "instance" and s.name not in covered]
     table = _metrics_table(store, method, rest, holding, lacking, bool(covered)) if rest else None
-    return [*tables, table] if table is not None else tables
+    if table is not None:
+        tables.append(table)
+    elif rest:
+        empty.append(f"the {'other ' if covered else ''}per-instance metrics")
+    return tables, ([_empty_note(store, method, holding, empty, runs)] if empty else [])
+
+
+def _empty_note(
+    store: Store, method: Method[Any], holding: Sequence[Cell], empty: list[str], runs: bool
+) -> str:
+    """Why the tables ``empty`` of ``method`` have no rows: no instance finished, (HAF) none
+    went past JUSTIFY, or none has a value for them."""
+    where = "any cell"
+    if runs:
+        where = "this run" if len(holding) == 1 else "any of these runs"
+    stops = run_stops(store, [cell.run_id for cell in holding])
+    if stops.total == 0:
+        why = f"no instance has finished in {where}"
+    elif method.name == _HAF and stops.stopped == stops.total:
+        every = "the one finished instance" if stops.total == 1 else (
+            f"all {stops.total} finished instances")  # fmt: skip
+        why = f"no instance went past JUSTIFY in {where} ({every} stopped there: {stops.reasons})"
+    else:
+        why = f"no finished instance in {where} has a value for them"
+        if method.name == _HAF:
+            went_on = stops.total - stops.stopped
+            why += f" ({went_on} of {stops.total} went past JUSTIFY)"
+    named = empty[0] if len(empty) == 1 else ", ".join(empty[:-1]) + " and " + empty[-1]
+    return f"{method.title}: {why}, so {named} {'has' if len(empty) == 1 else 'have'} no rows."
 
 
 _RUN_COLUMNS = ("model", "dataset", "run")
@@ -289,18 +333,17 @@ def without_gold(
 
 
 def campaign_tables(
-    store: Store, cells: Sequence[Cell]
+    store: Store, cells: Sequence[Cell], *, runs: bool = False
 ) -> tuple[list[Table], list[RunTable], list[str]]:
     """Every method's tables in registry order, its run-level reports, and a line for each
-    suite no cell ran."""
+    suite no cell ran and each table with no rows (why). ``runs``: the cells are the runs of
+    a run report (its lines say "run")."""
     tables: list[Table] = []
     reports: list[RunTable] = []
     notes: list[str] = []
     for method in methods().values():
-        found = method_tables(store, method, cells)
-        if found:
-            tables.extend(found)
-            reports.extend(run_tables(store, method, cells))
-        else:
-            notes.append(f"{method.title}: no cell ran this suite; no table.")
+        found, said = method_tables(store, method, cells, runs=runs)
+        tables.extend(found)
+        notes.extend(said)
+        reports.extend(run_tables(store, method, cells))  # (none where no cell ran it)
     return tables, reports, notes

@@ -130,29 +130,38 @@ class SqlScreen(OwnSqlHint, SqlFileActions, SqlQueryScreen):
 
     @on(QueryPicked)
     async def library_pick(self, message: QueryPicked) -> None:
-        """A highlighted query's title in the hint line; a chosen one into the editor."""
+        """A highlighted query's title in the hint line; a chosen one opened (the focus stays
+        in the library when it was clicked there)."""
         query = self.library.get(message.name)
         if message.chosen:
-            await self.pick_query(message.name)
+            await self.pick_query(message.name, stay=message.clicked)
         elif query is not None:
-            self.show_hint(f"{query.name}: {query.title} · enter puts it in the editor")
+            self.show_hint(f"{query.name}: {query.title} · enter opens it")
 
-    async def pick_query(self, name: str) -> None:
-        """Put a named query's SQL in the editor, and open the form for its parameters."""
+    async def pick_query(self, name: str, *, stay: bool = False) -> None:
+        """Open a named query's SQL, in a new buffer when the one shown holds the user's own
+        text (never over it), and the form for its parameters; the focus goes to the form or
+        the editor, or stays in the library (``stay``: it was clicked there)."""
         query = self.library.get(name)
         if query is None:
             return
         self.selected = query
         self.query_one(ParamsForm).close()
-        self.editor.load_text(query.sql)
-        self.editor.focus()
+        editor = self.editor
+        before = editor.buffers.current
+        opened = editor.open_text(query.sql, {q.sql for q in self.library.values()})
         run = (
             "enter / ctrl+r runs it with the parameters below" if query.params else "ctrl+r runs it"
         )
-        self.show_hint(f"{query.name}: {query.title} · {run}")
+        kept = f"your SQL is in buffer {before + 1} (f3) · " if opened else ""  # (first: whole)
+        self.show_hint(f"{kept}{query.name}: {query.title} · {run}")
         self.show_error("")
         if query.params:
             await self.ask_params(query.sql)
+        if stay:
+            self.query_one("#library").focus()
+        elif not query.params:
+            editor.focus()
 
     @on(NameChosen)
     async def insert_name(self, message: NameChosen) -> None:
@@ -197,7 +206,9 @@ class SqlScreen(OwnSqlHint, SqlFileActions, SqlQueryScreen):
         def take(sql: str | None) -> None:
             if sql is not None:
                 self.selected = None
-                self.editor.load_text(sql)
+                before = self.editor.buffers.current
+                if self.editor.open_text(sql, {q.sql for q in self.library.values()}):
+                    self.show_hint(f"from the history · your SQL is in buffer {before + 1} (f3)")
             self.editor.focus()
 
         self.app.push_screen(HistoryScreen(), take)

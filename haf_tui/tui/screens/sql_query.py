@@ -5,6 +5,7 @@ whole result; with the screen's error, hint and status lines."""
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,8 @@ from haf_tui.vocabulary import first_line
 PAGE_SIZE = 500
 """Rows shown per page."""
 EXPORT_DIR = Path("exports")
+query_clock = time.perf_counter
+"""What a query's time is read from (a snapshot test holds it still)."""
 
 
 class SqlQueryScreen(HafScreen[None]):
@@ -52,6 +55,8 @@ class SqlQueryScreen(HafScreen[None]):
         """The text last given for each parameter (the form starts with it)."""
         self.page_offset = 0
         self.more = False
+        self.total_rows: int | None = None
+        """The result's row count once its last page was read (None: not yet)."""
         self.busy = False
         self.running: StatementInterrupt | None = None
         """Stops the query being read (None when none runs)."""
@@ -131,6 +136,7 @@ class SqlQueryScreen(HafScreen[None]):
     def start_query(self, sql: str, params: dict[str, Any]) -> None:
         """Run ``sql`` with ``params`` from its first row (and add it to the history)."""
         self.result_sql, self.result_params = sql, params
+        self.total_rows = None
         self.load_page(0, record=True)
 
     def action_next_page(self) -> None:
@@ -199,15 +205,18 @@ class SqlQueryScreen(HafScreen[None]):
                     self.app.call_from_thread(self.notify, notice, severity="warning", timeout=12)
             with self.reader.reading() as store:
                 params = with_run_ids(store, params)
+                started = query_clock()
                 columns, rows = store.query_user_page(
                     sql, params or None, offset, PAGE_SIZE + 1, interrupt=interrupt
                 )
+                seconds = query_clock() - started
         except Exception as exc:
             cause = exc.__cause__ if exc.__cause__ is not None else exc
             self.post_message(SqlFailed(request, first_line(exc), str(cause)))
             return
         more = len(rows) > PAGE_SIZE
-        self.post_message(PageRead(request, result_page(columns, rows[:PAGE_SIZE]), more))
+        page = result_page(columns, rows[:PAGE_SIZE])
+        self.post_message(PageRead(request, page, more, seconds))
 
     @on(PageRead)
     def show_page(self, message: PageRead) -> None:
@@ -219,7 +228,9 @@ class SqlQueryScreen(HafScreen[None]):
         self.set_busy(False)
         self.page_offset = offset
         self.more = message.more
-        self.results.show_page(message.page, offset, self.more)
+        if not message.more:  # (the last page: the whole count is known)
+            self.total_rows = offset + message.page.data.num_rows
+        self.results.show_page(message.page, offset, self.more, message.seconds, self.total_rows)
 
     @on(SqlFailed)
     def show_failure(self, message: SqlFailed) -> None:

@@ -17,7 +17,13 @@ from rich.text import Text
 from haf_tui.methods.declare import MetricSpec
 from haf_tui.reports import format_number
 from haf_tui.reports.compare_report import better_of
-from haf_tui.reports.comparison import CONFIDENCE, MeanInterval, PairedDifference
+from haf_tui.reports.comparison import (
+    CONFIDENCE,
+    WILCOXON_MIN_PAIRS,
+    WILCOXON_TOO_FEW,
+    MeanInterval,
+    PairedDifference,
+)
 from haf_tui.store.comparison_readers import (
     REASON_METRICS,
     InstanceAcross,
@@ -159,6 +165,8 @@ def paired_parts(reference: RunStatistics, found: RunStatistics) -> list[Rendera
         table,
         counts,
     ]
+    if any(0 < found.paired[spec.name].n < WILCOXON_MIN_PAIRS for spec in compared([found])):
+        parts.append(Text(f"Wilcoxon p {WILCOXON_TOO_FEW}", style="dim"))
     for name, ids in ((reference.letter, split.only_first), (found.letter, split.only_second)):
         if ids:
             parts.append(Text(f"only {name}: {', '.join(ids)}", style="dim"))

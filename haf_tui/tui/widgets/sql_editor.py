@@ -6,6 +6,7 @@ closes)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -87,6 +88,17 @@ class SqlEditor(TextArea):
         self.buffers.buffers.append(sql_history.SqlBuffer(text=text, path=path))
         self._show(len(self.buffers.buffers) - 1)
         self.keep()
+
+    def open_text(self, text: str, disposable: Collection[str] = ()) -> bool:
+        """Show ``text`` without losing the user's: in the buffer shown when that holds nothing
+        of theirs (empty, or one of ``disposable`` unchanged, and no ``.sql`` file of its own),
+        else in a new buffer after the others. Returns whether a new buffer was opened."""
+        shown = self.text
+        if self.buffer.path is None and (not shown.strip() or shown in disposable):
+            self.load_text(text)
+            return False
+        self.new_buffer(text)
+        return True
 
     def next_buffer(self) -> None:
         """Show the next buffer (after the last: the first); an empty buffer left is closed."""

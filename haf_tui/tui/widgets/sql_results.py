@@ -12,11 +12,25 @@ from haf_tui.tui.sql_text import ErrorPosition
 from haf_tui.tui.widgets.result_table import ResultPage, ResultTable
 
 
-def status_text(offset: int, shown: int, more: bool) -> str:
-    """``rows 1–500 of more`` / ``rows 1–37`` / ``no rows``."""
-    if shown == 0:
-        return "no rows" if offset == 0 else f"no rows after row {offset}"
-    return f"rows {offset + 1}–{offset + shown}" + (" of more" if more else "")
+def status_text(
+    offset: int, shown: int, more: bool, seconds: float, total: int | None = None
+) -> str:
+    """How many rows the query gave and how long it took, and the rows shown when paged:
+    ``37 rows in 0.04 s``; ``at least 501 rows in 0.12 s · rows 1–500`` while the last page
+    is unread (a page reads one row more than it shows); ``1234 rows in …`` once it was read
+    (``total``)."""
+    if total is not None:
+        count = f"{total} row{'' if total == 1 else 's'}"
+    elif more:
+        count = f"at least {offset + shown + 1} rows"
+    else:
+        count = f"{offset + shown} row{'' if offset + shown == 1 else 's'}"
+    text = f"{count} in {seconds:.2f} s"
+    if shown == 0 and offset:
+        return f"{text} · none after row {offset}"
+    if more or offset:
+        text += f" · rows {offset + 1}–{offset + shown}"
+    return text
 
 
 def pointer_text(position: ErrorPosition) -> str:
@@ -54,14 +68,14 @@ class SqlResults(Vertical):
         """The status line."""
         self.query_one("#sql-status", Static).update(Text(message))
 
-    def show_page(self, page: ResultPage, offset: int, more: bool) -> None:
-        """A page of the result from row ``offset``; no error."""
+    def show_page(
+        self, page: ResultPage, offset: int, more: bool, seconds: float, total: int | None
+    ) -> None:
+        """A page of the result from row ``offset``, read in ``seconds``; no error."""
         self.query_one("#sql-results", ResultTable).show(page)
         self.show_error("")
-        status = status_text(offset, page.data.num_rows, more)
-        if more or offset:
-            status += " · ctrl+n / ctrl+b pages"
-        self.show_status(status)
+        # (one line at 80 columns: the footer shows ctrl+n / ctrl+b while there are pages)
+        self.show_status(status_text(offset, page.data.num_rows, more, seconds, total))
 
     def show_failure(self, message: str, position: ErrorPosition | None) -> None:
         """A failed query: no stale result, the error and where it points."""

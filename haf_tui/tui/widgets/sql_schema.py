@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
@@ -85,10 +85,31 @@ class SchemaTree(Tree[str]):
 
 @dataclass
 class QueryPicked(Message):
-    """A named query was highlighted (``chosen`` False) or chosen in the library."""
+    """A named query was highlighted (``chosen`` False) or chosen in the library, with the
+    mouse (``clicked``: the focus stays in the library) or with ``enter``."""
 
     name: str
     chosen: bool
+    clicked: bool = False
+
+
+class LibraryList(OptionList):
+    """The named-query library: an OptionList that remembers whether the option chosen last
+    was clicked (a click chooses, as ``enter`` does, but the focus stays where it was clicked)."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.clicked: int | None = None
+        """The option a click chose, until its choice is handled."""
+
+    async def _on_click(self, event: events.Click) -> None:
+        # (Textual calls OptionList's own handler after this one: it chooses the option)
+        self.clicked = event.style.meta.get("option")
+
+    def take_click(self, index: int) -> bool:
+        """Whether the choice of option ``index`` came from a click (said once)."""
+        clicked, self.clicked = self.clicked == index, None
+        return clicked
 
 
 class SqlSide(Horizontal):
@@ -114,7 +135,7 @@ class SqlSide(Horizontal):
         """The library (shown) and the schema browser (hidden)."""
         with Vertical(id="sql-library", classes="sql-side"):
             yield Static("Queries", classes="title")
-            yield OptionList(id="library")
+            yield LibraryList(id="library")
         with Vertical(id="sql-schema", classes="sql-side -hidden"):
             yield Static("Schema", classes="title")
             yield SchemaTree(id="schema")
@@ -154,5 +175,6 @@ class SqlSide(Horizontal):
 
     @on(OptionList.OptionSelected, "#library")
     def chosen(self, event: OptionList.OptionSelected) -> None:
-        """Say which query was chosen."""
-        self.post_message(QueryPicked(event.option.id or "", chosen=True))
+        """Say which query was chosen, and whether by a click."""
+        clicked = self.query_one("#library", LibraryList).take_click(event.option_index)
+        self.post_message(QueryPicked(event.option.id or "", chosen=True, clicked=clicked))
