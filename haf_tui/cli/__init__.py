@@ -30,6 +30,7 @@ from haf_tui.cli.serve_command import add_serve_parser
 from haf_tui.cli.settings_options import REFUSED_FLAGS
 from haf_tui.methods.loader import ensure_methods
 from haf_tui.methods.registry import left_out, methods
+from haf_tui.store.errors import StoppedWaitingError
 from haf_tui.vocabulary import HafError, error_line, first_line, shown_text
 
 if TYPE_CHECKING:
@@ -131,21 +132,23 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
     from haf_tui.cli.read_commands import export_command, query_command, runs_command
     from haf_tui.cli.report_command import report_command
     from haf_tui.cli.run_command import run_command
+    from haf_tui.cli.writer_open import open_writer
     from haf_tui.store import open_snapshot, open_store
 
-    if args.command == "run":
-        with open_store(args.db) as store:
+    wait = bool(getattr(args, "wait", False))
+    if args.command == "run":  # (the file checked, or waited for, before any model loads)
+        with open_writer(args.db, wait=wait, command="run") as store:
             return run_command(args, store, console)
     if args.command == "rescore":
         from haf_tui.cli.rescore_command import rescore_command
 
-        with open_store(args.db) as store:
+        with open_writer(args.db, wait=wait, command="rescore") as store:
             return rescore_command(args, store, console)
     own = method_commands().get(args.command)
     first = own.run_first(args) if own and own.run_first else None
     if first is not None:  # a method's command that runs first (one run path)
         run_args = build_parser().parse_args(first)
-        with open_store(args.db) as store:
+        with open_writer(args.db, wait=wait, command="run") as store:
             status = run_command(run_args, store, console)
         if status:
             return status
@@ -219,6 +222,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         _print_error(details)
         return 2
+    except StoppedWaitingError as exc:  # (Ctrl-C while waiting for the database: nothing started)
+        Console(stderr=True, soft_wrap=True).print(shown_text(str(exc)), markup=False)
+        return 130
     except (HafError, ValueError) as exc:  # every error of haf-tui's own, and bad values
         _print_error(first_line(exc))
         return 2

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from haf_tui.cli.writer_open import add_wait_option
+
 SIMILARITY_KINDS = ("bi-encoder", "cross-encoder")
 
 
@@ -31,3 +33,4 @@ def add_rescore_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     rescore.add_argument(
         "--similarity-device", default="cpu", metavar="DEVICE", help="where g runs (cpu, cuda)"
     )
+    add_wait_option(rescore)
