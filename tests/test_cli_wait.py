@@ -209,3 +209,36 @@ def test_rescore_wait_waits_for_the_holder_then_rescores(tmp_path: Path) -> None
         (derived,) = children_of(store, "parent")
         assert derived.status == "finished" and derived.similarity_model == str(second)
     assert not holder_note_path(db).exists()
+
+
+GRID = "models = ['embedded']\ndatasets = ['sample']\nsuites = ['classify']\nlimit = 2\n"
+
+
+def test_campaign_run_on_a_held_file_is_one_line_before_any_model_loads(
+    holder: tuple[Path, str, subprocess.Popen[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    db, _, child = holder
+    grid = db.with_name("grid.toml")
+    grid.write_text(GRID, encoding="utf-8")
+    loads: list[object] = []
+    monkeypatch.setattr("haf_tui.campaign.runner.load_models", lambda *a: loads.append(a))
+    monkeypatch.setattr(
+        "haf_tui.cli.campaign_command.check_similarities", lambda *a, **k: loads.append(a)
+    )
+    assert main(["campaign", "run", str(grid), "--db", str(db)]) == 2
+    line = one_line_error(capsys)
+    _held_line(line, db, child.pid)
+    assert "haf campaign run --wait waits for it" in line
+    assert loads == []
+
+
+def test_wait_in_a_grid_s_settings_is_refused_naming_the_option(tmp_path: Path) -> None:
+    from haf_tui.campaign import GridError, load_grid
+    from haf_tui.cli.campaign_command import grid_run_config
+
+    grid = tmp_path / "grid.toml"
+    grid.write_text(GRID + "[settings]\nwait = true\n", encoding="utf-8")
+    with pytest.raises(GridError, match=r"\[settings\] wait: give --wait to haf campaign run"):
+        grid_run_config(load_grid(grid))
