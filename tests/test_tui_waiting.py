@@ -240,11 +240,12 @@ def _stand_ins(monkeypatch: pytest.MonkeyPatch, fail: str = "") -> list[str]:
     starts: list[str] = []
 
     def start(store: Any, request: Any) -> Any:
-        starts.append(request.resume_run_id)
+        starts.append(request.resume_run_id or "new")
         if fail:
             raise HafError(fail)
         models = SimpleNamespace(backend=SimpleNamespace(close=lambda: None))
-        return SimpleNamespace(run_id=request.resume_run_id, config=None, models=models)
+        run_id = request.resume_run_id or store.list_runs()[0]["run_id"]  # (a new run: stand-in)
+        return SimpleNamespace(run_id=run_id, config=None, models=models)
 
     def execute(store: Any, run_id: str, config: Any, models: Any, **_: Any) -> Any:
         store.update_run(run_id, status="finished")
@@ -343,3 +344,48 @@ async def test_a_run_that_fails_keeps_its_whole_error_on_the_monitor(
         note = monitor_note(pilot)
         assert note.startswith(f"failed: {reason} · R resumes it here"), note
         assert whole_on_screen(pilot, note), screen_text(app)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "200x50"])
+async def test_the_wizard_says_the_file_is_held_and_its_start_waits_then_runs(
+    interrupted: tuple[Path, str],
+    hold: Callable[[Path], subprocess.Popen[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    size: tuple[int, int],
+) -> None:
+    """Through the wizard's four steps (no model: the calibration probe refused, the run a
+    stand-in): the review says who holds the file, ctrl+s queues the run on the monitor."""
+    from haf_tui.tui.screens import wizard_reading
+    from haf_tui.tui.screens.wizard import WizardScreen
+
+    def no_model(*_: Any, **__: Any) -> Any:
+        raise HafError("no model in this test")
+
+    monkeypatch.setenv("HAF_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(wizard_reading, "load_models", no_model)
+    starts = _stand_ins(monkeypatch)
+    db, _ = interrupted
+    app = create_app(db)
+    app.wait_poll_seconds = 0.2
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        holder = hold(db)
+        await pilot.press("n")
+        await settle(pilot)
+        wizard = app.screen
+        assert isinstance(wizard, WizardScreen)
+        await pilot.press("ctrl+n", "ctrl+n", "ctrl+n")
+        await settle(pilot)
+        assert str(wizard.query_one("#wz-body").current) == "review"
+        said = str(wizard.query_one("#wz-error", Static).render())
+        assert said.startswith(f"haf.duckdb — held by PID {holder.pid} (`haf_holder.py "), said
+        assert said.endswith(": Start queues the run; it starts once the file frees")
+        assert whole_on_screen(pilot, said), screen_text(app)
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, MonitorScreen))
+        await until(pilot, lambda: f"held by PID {holder.pid}" in monitor_note(pilot))
+        assert starts == []
+        let_go(holder)
+        await until(pilot, lambda: app.session is not None and not app.session.active)
+        assert len(starts) == 1 and app.session.runs[0].status == "finished"
