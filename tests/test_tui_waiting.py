@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import ContentSwitcher, DataTable, Input, Static
 
 from benchmarks.benchdata import build_bench_db
 from haf_tui.pipeline.rescore import load_rescore_similarity
@@ -377,7 +377,7 @@ async def test_the_wizard_says_the_file_is_held_and_its_start_waits_then_runs(
         assert isinstance(wizard, WizardScreen)
         await pilot.press("ctrl+n", "ctrl+n", "ctrl+n")
         await settle(pilot)
-        assert str(wizard.query_one("#wz-body").current) == "review"
+        assert str(wizard.query_one("#wz-body", ContentSwitcher).current) == "review"
         said = str(wizard.query_one("#wz-error", Static).render())
         assert said.startswith(f"haf.duckdb — held by PID {holder.pid} (`haf_holder.py "), said
         assert said.endswith(": Start queues the run; it starts once the file frees")
@@ -388,4 +388,5 @@ async def test_the_wizard_says_the_file_is_held_and_its_start_waits_then_runs(
         assert starts == []
         let_go(holder)
         await until(pilot, lambda: app.session is not None and not app.session.active)
-        assert len(starts) == 1 and app.session.runs[0].status == "finished"
+        session = app.session
+        assert len(starts) == 1 and session is not None and session.runs[0].status == "finished"
