@@ -82,7 +82,7 @@ def test_a_note_of_another_pid_is_not_told_as_the_lock_holder_s(
     mine = describe_holder(db, os.getpid())  # the lock says: this process holds it
     assert mine.startswith(f"PID {os.getpid()}") and "theirs" not in mine, mine
     theirs = describe_holder(db, child.pid)
-    assert theirs.startswith(f"PID {child.pid}") and "(theirs: writing, since " in theirs
+    assert theirs.startswith(f"PID {child.pid}") and ", theirs: writing, since " in theirs
 
 
 def test_a_live_holder_s_note_is_neither_changed_nor_removed_by_another_process(

@@ -246,7 +246,7 @@ def test_the_lock_error_names_the_holder_and_ignores_a_stale_note(tmp_path: Path
         assert time.monotonic() - started >= 0.5
         message = str(locked.value)
         assert message.startswith(f"database {db} is locked by PID {holder.pid} ")
-        assert '"haf_holder.py ' in message and "(run ab12cd: writing, since " in message
+        assert "(`haf_holder.py " in message and ", run ab12cd: writing, since " in message
         assert "\n" not in message and "gone-xyz" not in message
         with pytest.raises(StoreError, match=f"in use by PID {holder.pid} "):
             StoreReader(db).writable()  # the app starting a run says the same

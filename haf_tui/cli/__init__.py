@@ -25,6 +25,7 @@ from haf_tui.cli.command_table import (
 )
 from haf_tui.cli.help_format import OneLineErrorParser, use_haf_help
 from haf_tui.methods import ENTRY_POINT_GROUP
+from haf_tui.store.errors import StoppedWaitingError
 from haf_tui.vocabulary import HafError, error_line, first_line, shown_text
 
 if TYPE_CHECKING:
@@ -197,21 +198,23 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
     from haf_tui.cli.read_commands import export_command, query_command, runs_command
     from haf_tui.cli.report_command import report_command
     from haf_tui.cli.run_command import run_command
+    from haf_tui.cli.writer_open import open_writer
     from haf_tui.store import open_snapshot, open_store
 
-    if args.command == "run":
-        with open_store(args.db) as store:
+    wait = bool(getattr(args, "wait", False))
+    if args.command == "run":  # (the file checked, or waited for, before any model loads)
+        with open_writer(args.db, wait=wait, command="run") as store:
             return run_command(args, store, console)
     if args.command == "rescore":
         from haf_tui.cli.rescore_command import rescore_command
 
-        with open_store(args.db) as store:
+        with open_writer(args.db, wait=wait, command="rescore") as store:
             return rescore_command(args, store, console)
     own = method_commands().get(args.command)
     first = own.run_first(args) if own and own.run_first else None
     if first is not None:  # a method's command that runs first (one run path)
         run_args = build_parser().parse_args(first)
-        with open_store(args.db) as store:
+        with open_writer(args.db, wait=wait, command="run") as store:
             status = run_command(run_args, store, console)
         if status:
             return status
@@ -324,6 +327,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous_handler = signal.getsignal(signal.SIGINT)
     try:
         return _dispatch(args, console)
+    except StoppedWaitingError as exc:  # (Ctrl-C while waiting for the database: nothing started)
+        Console(stderr=True, soft_wrap=True).print(shown_text(str(exc)), markup=False)
+        return 130
     except (HafError, ValueError) as exc:  # every error of haf-tui's own, and bad values
         details = _validation_details(exc, args) if isinstance(exc, ValueError) else None
         _print_error(first_line(exc) if details is None else details)

@@ -42,6 +42,7 @@ from haf_tui.cli.run_command import (
     add_run_parser,
     progress_columns,
 )
+from haf_tui.cli.writer_open import open_writer
 from haf_tui.config import RunConfig
 from haf_tui.methods.registry import run_stages
 from haf_tui.pipeline.events import ProgressListener
@@ -63,6 +64,7 @@ GRID_KEYS = {
     "resume": "a campaign resumes its cells itself",
     "demo": "name the embedded model and the sample instead",
     "cells-at-once": "give cells_at_once at the top of the file",
+    "wait": "give --wait to haf campaign run",
 }
 """``haf run`` options a grid gives elsewhere than in ``[settings]``, and where."""
 
@@ -73,7 +75,9 @@ def campaign_command(args: argparse.Namespace, console: Console) -> int:
     database = args.db or grid.database
     if args.campaign_command == "run":
         base = grid_run_config(grid)
-        with open_store(database, purpose=f"campaign {grid.name}") as store:
+        with open_writer(
+            database, wait=args.wait, command="campaign run", purpose=f"campaign {grid.name}"
+        ) as store:
             return _run(args, grid, base, store, console)
     stored = Path(database).expanduser() if database else default_db_path()
     if not stored.is_file():  # (the store's own line says `haf run`: a campaign has its own)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from haf_tui.cli.writer_open import add_wait_option
+
 REPORT_FORMATS = ("markdown", "latex", "csv", "html")
 
 
@@ -46,6 +48,7 @@ def add_campaign_parser(commands: argparse._SubParsersAction[argparse.ArgumentPa
         "(models in this process: one at a time); default: the grid's cells_at_once, else one "
         "per model with servers plus one for the models in this process",
     )
+    add_wait_option(run)
     status = steps.add_parser("status", help="each cell's status, instances done, ETA")
     status.add_argument("grid", help="the grid file (grid.toml)")
     report = steps.add_parser("report", help="the campaign's tables and figures into a folder")

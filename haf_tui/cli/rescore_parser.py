@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from haf_tui.cli.plain_progress import HELP_NOTE as PLAIN_PROGRESS_NOTE
+from haf_tui.cli.writer_open import add_wait_option
 
 SIMILARITY_KINDS = ("bi-encoder", "cross-encoder")
 
@@ -34,3 +35,4 @@ def add_rescore_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     rescore.add_argument(
         "--similarity-device", default="cpu", metavar="DEVICE", help="where g runs (cpu, cuda)"
     )
+    add_wait_option(rescore)

@@ -22,6 +22,7 @@ from rich.progress import (
 from haf_tui.cli.dataset_parser import add_column_options
 from haf_tui.cli.plain_progress import HELP_NOTE as PLAIN_PROGRESS_NOTE
 from haf_tui.cli.settings_options import add_setting_options, settings_from_args
+from haf_tui.cli.writer_open import add_wait_option
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig, SimilaritySettings
 from haf_tui.defaults import (
     DEMO_MAX_NEW_TOKENS,
@@ -65,6 +66,7 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         f"{DEMO_SEED}, at most {DEMO_MAX_NEW_TOKENS} new tokens per answer (each unless given)",
     )
     run.add_argument("--resume", metavar="RUN_ID", help="continue a run where it stopped")
+    add_wait_option(run)
     run.add_argument("--model", help=f"a GGUF file (default: the embedded {EMBEDDED_MODEL_NAME})")
     run.add_argument(
         "--chat-format", help="gemma, chatml or llama-3 (default: the GGUF's own template)"

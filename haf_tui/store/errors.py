@@ -24,3 +24,8 @@ class StoreWriteError(StoreError):
 
 class QueryInterruptedError(StoreError):
     """A user's query was stopped (Ctrl-C, the SQL screen's cancel key)."""
+
+
+class StoppedWaitingError(StoreError):
+    """The wait for a database another process writes was stopped (Ctrl-C, a cancel key):
+    nothing was started."""

@@ -190,8 +190,8 @@ def update_holder_purpose(db_path: Path, purpose: str) -> None:
 
 
 def describe_holder(db_path: Path, pid: int | None) -> str:
-    """Who holds ``db_path``, in a few words: ``PID 4242 "haf run --model m.gguf" (run
-    ab12cd: writing, since 06:01:02)``; the part in brackets comes from its note."""
+    """Who holds ``db_path``, in a few words: ``PID 4242 (`haf run --model m.gguf`, run
+    ab12cd: writing, since 06:01:02)``; what follows the command comes from its note."""
     note = read_holder_note(db_path)
     if pid is None and note is not None:
         pid = note.pid
@@ -199,7 +199,14 @@ def describe_holder(db_path: Path, pid: int | None) -> str:
         return "another process"
     own = note if note is not None and note.pid == pid else None
     command = process_command(pid) or (own.command if own is not None else "")
-    text = f'PID {pid} "{command}"' if command else f"PID {pid}"
+    parts = [f"`{command}`"] if command else []
     if own is not None:
-        text += f" ({own.purpose}, since {own.started_at:%H:%M:%S})"
-    return text
+        parts.append(f"{own.purpose}, since {own.started_at:%H:%M:%S}")
+    return f"PID {pid} ({', '.join(parts)})" if parts else f"PID {pid}"
+
+
+def other_holder(db_path: Path) -> HolderNote | None:
+    """The note of another live process that holds ``db_path`` for writing (this process's
+    own, or none, or a stale one: None)."""
+    note = read_holder_note(db_path)
+    return note if note is not None and note.pid != os.getpid() else None

@@ -1,6 +1,10 @@
 """Runs started in the workbench (:class:`~haf_tui.tui.app.HafApp` is this app): jobs run one
 after another in a thread worker on the app's writer, their progress posted as
-:class:`RunUpdate` messages and applied to their live records, shown by the monitor."""
+:class:`RunUpdate` messages and applied to their live records, shown by the monitor.
+
+While another process writes the database the jobs wait, queued: the monitor shows "waiting
+for haf.duckdb — held by PID … (…)" until the file frees, then they start by themselves (C
+stops waiting: nothing started); an error stays on the monitor in full, not only in a toast."""
 
 from __future__ import annotations
 
@@ -13,6 +17,8 @@ from textual.worker import Worker
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.runs import RunRequest, execute_run, start_or_resume
 from haf_tui.store import Store, StoreError
+from haf_tui.store.errors import StoppedWaitingError
+from haf_tui.store.waiting import POLL_SECONDS, wait_for_writer
 from haf_tui.tui.live import EventBatcher, LiveSession, RunJob
 from haf_tui.tui.messages import RunUpdate, WorkFailed
 from haf_tui.tui.store_reader import StoreReader
@@ -21,6 +27,9 @@ from haf_tui.vocabulary import first_line
 
 class RunningApp(App[None]):
     """The app's runs: started, resumed, their progress applied, their monitor."""
+
+    wait_poll_seconds = POLL_SECONDS
+    """How often work waiting for the database looks at it again."""
 
     def __init__(self, reader: StoreReader):
         super().__init__()
@@ -49,12 +58,29 @@ class RunningApp(App[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="runs")
     def execute_session(self, session: LiveSession) -> None:
-        """Load, create (or resume) and run each job; posts :class:`RunUpdate` messages only."""
+        """Wait for the database (another process may write it), then load, create (or
+        resume) and run each job; posts :class:`RunUpdate` messages only."""
+        jobs = range(len(session.jobs))
+
+        def waiting(line: str) -> None:
+            for index in jobs:
+                self.post_message(RunUpdate(index, status="waiting", log=line, reason=line))
+
         try:
-            store = self.reader.writable("run: starting")
+            store = wait_for_writer(
+                lambda: self.reader.writable("run: starting", wait_seconds=0),
+                self.reader.path,
+                on_waiting=waiting,
+                stop=session.control.stop,
+                poll_seconds=self.wait_poll_seconds,
+            )
+        except StoppedWaitingError as exc:
+            for index in jobs:
+                self.post_message(RunUpdate(index, status="interrupted", log=str(exc), reason=""))
+            return
         except StoreError as exc:
-            for index in range(len(session.jobs)):
-                self.post_message(RunUpdate(index, status="failed", log=str(exc)))
+            for index in jobs:
+                self.post_message(RunUpdate(index, status="failed", log=str(exc), reason=str(exc)))
             self.post_message(WorkFailed(str(exc)))
             return
         try:  # (the file is held for writing only while the runs write)
@@ -68,7 +94,9 @@ class RunningApp(App[None]):
             if session.control.stop.is_set():
                 self.post_message(RunUpdate(index, status="interrupted", log="not started"))
                 continue
-            self.post_message(RunUpdate(index, status="loading", log=f"loading {job.label}"))
+            self.post_message(
+                RunUpdate(index, status="loading", log=f"loading {job.label}", reason="")
+            )
             try:
                 started = start_or_resume(store, job.request)
                 run_id, config, models = started.run_id, started.config, started.models
@@ -92,7 +120,9 @@ class RunningApp(App[None]):
                     models.backend.close()
             except Exception as exc:
                 line = first_line(exc)
-                self.post_message(RunUpdate(index, status="failed", log=f"failed: {line}"))
+                self.post_message(
+                    RunUpdate(index, status="failed", log=f"failed: {line}", reason=line)
+                )
                 self.post_message(WorkFailed(f"{job.label}: {line}"))
 
     def _post_events(self, index: int, events: list[ProgressEvent]) -> None:
@@ -111,6 +141,8 @@ class RunningApp(App[None]):
         live.seconds_before = message.seconds_before or live.seconds_before
         if message.log:
             live.add_log(message.log)
+        if message.reason is not None:
+            live.reason = message.reason
         if message.status is not None:
             live.status = message.status
             if message.status in {"finished", "interrupted", "failed"} and live.run_id:

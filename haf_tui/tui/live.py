@@ -19,7 +19,7 @@ from haf_tui.pipeline.runs import RunRequest
 
 OUTPUT_KEEP_CHARS = 4000
 LOG_KEEP_LINES = 500
-ACTIVE = frozenset({"queued", "loading", "running", "paused", "stopping"})
+ACTIVE = frozenset({"queued", "waiting", "loading", "running", "paused", "stopping"})
 
 
 @dataclass
@@ -62,6 +62,8 @@ class LiveRun:
     label: str
     run_id: str | None = None
     status: str = "queued"
+    reason: str = ""
+    """Why it waits (the database's holder) or failed, in full, as the monitor shows it."""
     instances_done: int = 0
     instances_total: int = 0
     generations_done: dict[str, int] = field(default_factory=dict)
@@ -127,7 +129,7 @@ class LiveRun:
 
     @property
     def active(self) -> bool:
-        """Queued, loading, running, paused or stopping."""
+        """Queued, waiting for the database, loading, running, paused or stopping."""
         return self.status in ACTIVE
 
     def elapsed(self) -> float:

@@ -41,6 +41,8 @@ class RunUpdate(Message):
     """What the monitor names the run by (a resumed run: its model file, once read)."""
     seconds_before: float | None = None
     """A resumed run's running time before this session."""
+    reason: str | None = None
+    """Why the run waits or failed, in full (the monitor shows it); "" clears it."""
 
     @classmethod
     def resumed(cls, job_index: int, record: RunRecord) -> RunUpdate:

@@ -20,6 +20,7 @@ from haf_tui.tui.screens.run_rescore import RunRescoreScreen, nested
 from haf_tui.tui.widgets.fit_columns import FitColumn, fit_widths
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.measured_table import MeasuredTable
+from haf_tui.vocabulary import shown_text
 
 COLUMNS = ("run", "status", "suites", "model", "dataset", "done", "started", "SoS", "RS")
 FIT_COLUMNS = (
@@ -72,13 +73,20 @@ class HomeScreen(RunRescoreScreen):
         Binding("D", "delete_run", "Delete"),
         Binding("plus", "all_columns", "All columns"),
         Binding("k", "campaigns", "Campaigns"),
-    ]
+        Binding("C", "cancel", show=False),  # (a re-score waiting for the database: its line
+    ]  # says so when it applies)
+    DEFAULT_CSS = """
+    HomeScreen #runs-work { height: auto; padding: 0 1; display: none; }
+    HomeScreen #runs-work.-shown { display: block; }
+    HomeScreen #runs-work.-failed { color: $error; }
+    """
 
     def compose(self) -> ComposeResult:
         """Header, a hint line, the runs table and the footer."""
         yield Header()
         yield Static("Runs", classes="title")
         yield Static("loading …", id="runs-hint", classes="hint")
+        yield Static("", id="runs-work", markup=False)  # (a re-score's state, in full)
         yield MeasuredTable(id="runs", cursor_type="row", zebra_stripes=True)
         yield KeyFooter()
 
@@ -171,6 +179,13 @@ class HomeScreen(RunRescoreScreen):
         self.query_one("#runs-hint", Static).update(
             hint if count else "no runs yet: n starts a new evaluation (or haf run --demo)"
         )
+
+    def show_work(self, text: str, *, failed: bool = False) -> None:
+        """The work line under the hint: a re-score's state, in full (it wraps)."""
+        work_line = self.query_one("#runs-work", Static)
+        work_line.update(shown_text(text))
+        work_line.set_class(bool(text), "-shown")
+        work_line.set_class(failed, "-failed")
 
     def pending_stored(self, stored: object) -> None:
         """Pending annotations were stored (the app's): read the list again."""

@@ -185,6 +185,11 @@ class MonitorScreen(HafScreen[None]):
 
     @staticmethod
     def _note(live: LiveRun) -> str:
+        if live.status == "waiting":  # (who holds the file, in full: it wraps)
+            return f"{live.reason} It starts by itself when the file frees · C stops waiting"
+        if live.status == "failed" and live.reason:
+            resume = f" · R resumes it here, or haf run --resume {live.run_id}"
+            return f"failed: {live.reason}{resume if live.run_id else ''}"
         if live.active:
             return (
                 "p pauses · C cancels (the run stays resumable) · quitting the app cancels it "
@@ -282,6 +287,8 @@ class MonitorScreen(HafScreen[None]):
         if session is None or not session.active:
             return
         question = "Stop the run now? The answer in flight is dropped; R resumes it later."
+        if session.current().status == "waiting":
+            question = "Stop waiting for the database? Nothing has started; n starts it again."
         self.app.push_screen(
             ConfirmScreen("Cancel the run?", question, yes="cancel it", no="keep running"),
             self._cancel_answered,

@@ -4,36 +4,46 @@ similarity model g (``haf rescore``: a derived run, listed under its parent with
 The model is named in a one-line box (a Hugging Face id in the local cache or a folder;
 ``cross-encoder:NAME`` for a cross-encoder) and loaded there, so a model that cannot be loaded
 is one line in the box, the text kept; the re-score then runs in a worker with the database
-open for writing, its progress on the list's hint line."""
+open for writing. Where it stands stays on the list's work line (``#runs-work``) after the box
+closes: waiting for the database, loading g, instances re-scored, done, or failed with the
+whole reason.
+
+While another process writes the database (issue 43 §2) the box loads nothing: the lock is
+checked before g loads. The re-score waits, queued, its line saying "waiting for haf.duckdb —
+held by PID … (…)", and starts by itself when the file frees (g loaded then); ``C`` stops the
+wait."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 from textual import on, work
 from textual.message import Message
-from textual.widgets import Static
 
 from haf_tui.pipeline.rescore import load_rescore_similarity, rescore_run
 from haf_tui.similarity import SimilarityKind, SimilarityModel
+from haf_tui.store.errors import StoppedWaitingError
+from haf_tui.store.holder import other_holder
 from haf_tui.store.readers import RunOverview
+from haf_tui.store.waiting import wait_for_writer
 from haf_tui.tui.screens.confirm import ConfirmScreen
 from haf_tui.tui.screens.run_admin import RunAdminScreen, RunChanged
 from haf_tui.tui.screens.text_editor import TextEditorScreen
-from haf_tui.tui.store_writes import write_store
-from haf_tui.vocabulary import HafError
+from haf_tui.vocabulary import HafError, first_line
 
 CROSS = "cross-encoder:"
 """The prefix that names a cross-encoder in the box."""
 
 
 @dataclass
-class RescoreProgress(Message):
-    """Instances re-scored so far."""
+class RescoreState(Message):
+    """Where the re-score asked for on the list stands, in full (``ended``: done, stopped or
+    failed; ``failed``: it failed)."""
 
-    run_id: str
-    done: int
-    total: int
+    text: str
+    ended: bool = False
+    failed: bool = False
 
 
 def similarity_named(text: str) -> tuple[str, SimilarityKind]:
@@ -65,10 +75,17 @@ def nested(overviews: list[RunOverview], parents: dict[str, str]) -> list[tuple[
 class RunRescoreScreen(RunAdminScreen):
     """The runs list's ``r``: see the module."""
 
+    _rescore_stop: threading.Event | None = None
+    """Set to stop the re-score waiting for the database (None: no re-score going)."""
+
     def action_refresh(self) -> None:
         """On a finished run: refresh, or re-score it (asked); else refresh."""
         run_id = self.selected_run()
         if run_id is None or self.selected_status() != "finished":
+            self.refresh_list()
+            return
+        if self._rescore_stop is not None:
+            self.notify("a re-score is going (see above the list): wait for it", severity="warning")
             self.refresh_list()
             return
         question = (
@@ -87,20 +104,22 @@ class RunRescoreScreen(RunAdminScreen):
         if not yes:
             self.refresh_list()
             return
-        loaded: list[tuple[SimilarityModel, SimilarityKind]] = []
+        loaded: list[SimilarityModel | None] = []
 
         def load(text: str) -> str:
             name, kind = similarity_named(text)
             if not name:
                 raise HafError("name a similarity model (a Hugging Face id or a folder)")
-            loaded.append((load_rescore_similarity(name, kind), kind))
-            return name
+            if other_holder(self.reader.path) is not None:  # (held: g loads once it frees)
+                loaded.append(None)
+            else:
+                loaded.append(load_rescore_similarity(name, kind))
+            return text
 
-        def loaded_then(name: str | None) -> None:
-            if name and loaded:
-                similarity, kind = loaded[-1]
-                self.notify(f"re-scoring run {run_id} with {name} …")
-                self.rescore_now(run_id, similarity, kind)
+        def loaded_then(text: str | None) -> None:
+            if text and loaded:
+                name, kind = similarity_named(text)
+                self.start_rescore(run_id, name, kind, loaded[-1])
 
         box = TextEditorScreen(
             f"Re-score run {run_id} with the similarity model",
@@ -110,32 +129,81 @@ class RunRescoreScreen(RunAdminScreen):
         )
         self.app.push_screen(box, loaded_then)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="rescore")
-    def rescore_now(self, run_id: str, similarity: SimilarityModel, kind: SimilarityKind) -> None:
-        """Re-score (thread worker: posts messages, touches no widget)."""
+    def start_rescore(
+        self, run_id: str, name: str, kind: SimilarityKind, similarity: SimilarityModel | None
+    ) -> None:
+        """Re-score ``run_id`` with g ``name`` (loaded already, or None: loaded once the
+        database is free), its state on the work line."""
+        self._rescore_stop = threading.Event()
+        self.show_work(f"re-score of run {run_id} with {name}: starting …")
+        self.rescore_now(run_id, name, kind, similarity, self._rescore_stop)
 
-        def progress(done: int, total: int) -> None:
-            self.post_message(RescoreProgress(run_id, done, total))
+    def action_cancel(self) -> None:
+        """Stop the re-score waiting for the database (one going on is left to finish)."""
+        if self._rescore_stop is not None:
+            self._rescore_stop.set()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="rescore")
+    def rescore_now(
+        self,
+        run_id: str,
+        name: str,
+        kind: SimilarityKind,
+        similarity: SimilarityModel | None,
+        stop: threading.Event,
+    ) -> None:
+        """Wait for the database, load g (if not yet), re-score (thread worker: posts
+        :class:`RescoreState` messages, touches no widget)."""
+        what = f"re-score of run {run_id} with {name}"
+
+        def say(text: str, *, ended: bool = False, failed: bool = False) -> None:
+            self.post_message(RescoreState(f"{what}: {text}", ended=ended, failed=failed))
 
         try:
-            summary = write_store(
-                self.reader,
-                lambda store: rescore_run(store, run_id, similarity, kind, on_progress=progress),
-                f"run {run_id}: re-scoring",
+            store = wait_for_writer(
+                lambda: self.reader.writable(f"run {run_id}: re-scoring", wait_seconds=0),
+                self.reader.path,
+                on_waiting=lambda line: say(
+                    f"{line} It starts by itself when the file frees · C stops waiting"
+                ),
+                stop=stop,
+                poll_seconds=self.haf_app.wait_poll_seconds,
             )
-        except HafError as exc:
-            self.post_message(RunChanged(f"run {run_id} not re-scored: {exc}", failed=True))
+        except StoppedWaitingError:
+            say("stopped waiting for the database; nothing was re-scored", ended=True)
             return
-        self.post_message(
-            RunChanged(
-                f"run {run_id} re-scored with {similarity.name} as run {summary.run_id} "
-                f"({summary.instances_done}/{summary.instances_total}, {summary.seconds:.1f} s)"
+        except Exception as exc:  # (one line, in full, on the work line)
+            say(f"failed: {first_line(exc)}", ended=True, failed=True)
+            return
+        try:
+            if similarity is None:
+                say(f"loading {name} …")
+                similarity = load_rescore_similarity(name, kind)
+            summary = rescore_run(
+                store,
+                run_id,
+                similarity,
+                kind,
+                on_progress=lambda done, total: say(f"{done}/{total} instances re-scored"),
             )
+        except Exception as exc:
+            say(f"failed: {first_line(exc)}", ended=True, failed=True)
+            return
+        finally:
+            self.reader.release_writer()
+        say(
+            f"done as run {summary.run_id} ({summary.instances_done}/{summary.instances_total} "
+            f"instances, {summary.seconds:.1f} s)",
+            ended=True,
         )
+        self.post_message(RunChanged(f"run {run_id} re-scored with {name}"))
 
-    @on(RescoreProgress)
-    def rescore_progress(self, message: RescoreProgress) -> None:
-        """The hint line says how far the re-score is."""
-        self.query_one("#runs-hint", Static).update(
-            f"re-scoring run {message.run_id}: {message.done}/{message.total} instances"
-        )
+    @on(RescoreState)
+    def rescore_state(self, message: RescoreState) -> None:
+        """The work line says where the re-score stands; an ended one lets the next begin."""
+        if message.ended:
+            self._rescore_stop = None
+        self.show_work(message.text, failed=message.failed)
+
+    def show_work(self, text: str, *, failed: bool = False) -> None:
+        """The list's work line (the runs list's: it wraps, so the whole line shows)."""

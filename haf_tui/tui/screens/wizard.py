@@ -26,6 +26,8 @@ from haf_tui.pipeline.choices import (
 from haf_tui.pipeline.estimate import TimeEstimate
 from haf_tui.pipeline.models import LoadedModels
 from haf_tui.pipeline.runs import RunRequest
+from haf_tui.store.holder import describe_holder, other_holder
+from haf_tui.store.waiting import held_line
 from haf_tui.tui.live import RunJob
 from haf_tui.tui.screens.confirm import ConfirmScreen
 from haf_tui.tui.screens.wizard_messages import (
@@ -41,6 +43,7 @@ from haf_tui.tui.widgets.model_picker import ModelPicker
 from haf_tui.tui.widgets.run_review import RunReview
 from haf_tui.tui.widgets.run_settings import RunSettingsForm
 from haf_tui.tui.wizard_answers import WizardAnswers, load_answers, save_answers
+from haf_tui.vocabulary import shown_text
 
 STEPS = ("models", "dataset", "settings", "review")
 STEP_TITLES = ("1 Models", "2 Dataset", "3 Settings", "4 Review")
@@ -60,6 +63,7 @@ class WizardScreen(WizardReading):
     WizardScreen #wz-steps { height: 1; padding: 0 1; }
     WizardScreen #wz-body { height: 1fr; }
     WizardScreen #wz-error { color: $error; padding: 0 1; height: auto; }
+    WizardScreen #wz-error.-held { color: $warning; }
     WizardScreen #wz-nav { height: auto; align-horizontal: right; }
     WizardScreen #wz-nav Button { margin: 0 1; min-width: 10; }
     WizardScreen #review { height: 1fr; }
@@ -178,7 +182,9 @@ class WizardScreen(WizardReading):
     # -- steps -----------------------------------------------------------------------------------
 
     def _error(self, text: str) -> None:
-        self.query_one("#wz-error", Static).update(text)
+        error = self.query_one("#wz-error", Static)
+        error.update(text)
+        error.remove_class("-held")
 
     def _show_step(self) -> None:
         line = Text()
@@ -308,6 +314,20 @@ class WizardScreen(WizardReading):
         runs = [(entry.label, config) for entry, config in self.configs()]
         review = self.query_one(RunReview)
         self.review_note = review.show(runs, self.dataset, self.estimates, self.estimate_errors)
+        self._say_held()
+
+    def _say_held(self) -> None:
+        """On the review: another process writing the database is said before Start (the
+        run then waits for it, queued, and starts by itself)."""
+        note = other_holder(self.reader.path)
+        if note is None:
+            return
+        line = held_line(self.reader.path, describe_holder(self.reader.path, note.pid))
+        error = self.query_one("#wz-error", Static)  # (as text: a command is never markup)
+        error.update(
+            Text(shown_text(f"{line}: Start queues the run; it starts once the file frees"))
+        )
+        error.add_class("-held")
 
     def action_start(self) -> None:
         """Queue one run per model and open the monitor (the answers are kept)."""
