@@ -12,6 +12,7 @@ Two kinds of exclusion are kept apart, and neither is silent:
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any, Final, NamedTuple
 
@@ -80,14 +81,21 @@ def has_undecodable(value: Any) -> bool:
     return isinstance(value, str) and _UNDECODABLE.search(value) is not None
 
 
+def text_key(text: str) -> bytes:
+    """What a duplicate text is told by: a 128-bit digest of the text, not the text (an
+    import keeps one per instance: a file's texts are never all held, issue 42 §6)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 class RowValidator:
-    """Checks rows one by one, remembering ids and texts to catch duplicates."""
+    """Checks rows one by one, remembering ids and texts (:func:`text_key`) to catch
+    duplicates."""
 
     def __init__(self, *, max_chars: int = DEFAULT_MAX_CHARS, label_required: bool = False):
         self.max_chars = max_chars
         self.label_required = label_required
         self._ids: set[str] = set()
-        self._texts: set[str] = set()
+        self._texts: set[bytes] = set()
 
     def reason(self, text: Any, instance_id: str, label: Any, *others: Any) -> str | None:
         """Why this row must be skipped, or None (then its id and text count as seen)."""
@@ -107,8 +115,9 @@ class RowValidator:
             return NO_LABEL
         if instance_id in self._ids:
             return DUPLICATE_ID
-        if value in self._texts:
+        key = text_key(value)
+        if key in self._texts:
             return DUPLICATE_TEXT
         self._ids.add(instance_id)
-        self._texts.add(value)
+        self._texts.add(key)
         return None
