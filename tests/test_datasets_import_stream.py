@@ -24,7 +24,10 @@ from haf_tui.datasets import (
     load_source,
     store_dataset,
 )
+from haf_tui.datasets.label_values import KEPT_KEYS, ColumnValues
+from haf_tui.datasets.labels import NotALabelError, guess_rule, stated_rule
 from haf_tui.datasets.streams import open_stream
+from haf_tui.datasets.validation import DUPLICATE_TEXT, RowValidator, text_key
 from haf_tui.store import open_store, run_rows
 from haf_tui.store.db import Store
 from haf_tui.store.records import InstanceRecord
@@ -310,3 +313,54 @@ def test_the_store_reads_rows_as_it_inserts_them(
     ]
     assert [r[1] for r in stored[1]] == [f"i{k}" for k in range(10)]
     assert stored[2] == [("d", 11, "empty text", "")]
+
+
+def test_the_label_rule_is_decided_over_the_whole_file_without_holding_it(tmp_path: Path) -> None:
+    path = tmp_path / "late.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "text", "label"])
+        writer.writerows([f"r{k}", f"row number {k}", k % 2] for k in range(1500))
+        writer.writerow(["late", "a score far past the first rows", "0.25"])
+    (dataset,) = load_source(str(path))
+    assert dataset.meta["label_rule"]["kind"] == "score"  # (not 0/1: the last row says so)
+    words = tmp_path / "words.csv"
+    with words.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "text", "label"])
+        writer.writerows(
+            [f"r{k}", f"row number {k}", ["toxic", "normal"][k % 2]] for k in range(1500)
+        )
+        writer.writerows([f"w{k}", f"a late word {k}", f"word{k}"] for k in range(25))
+    (dataset,) = load_source(str(words))
+    assert "label_rule" not in dataset.meta
+    assert "free text (27 different values" in dataset.meta["label_note"]
+
+
+def test_a_column_of_many_values_is_summed_up_in_bounded_memory() -> None:
+    values = [f"value {k}" for k in range(KEPT_KEYS + 50)]
+    seen = ColumnValues.of(values)
+    assert seen.more_keys and len(seen.keys) == KEPT_KEYS + 1 and seen.n_present == len(values)
+    with pytest.raises(NotALabelError, match=r"free text \(more than 10,000 different values"):
+        guess_rule(seen, "comment")
+    few = ColumnValues.of([*values[:KEPT_KEYS], None, "", "NaN"])  # (missing cells: none)
+    assert not few.more_keys and few.shown_count() == "10000" and few.n_present == KEPT_KEYS
+    with pytest.raises(
+        NotALabelError, match=r"free text \(10000 different values, e\.g\. 'value 0'"
+    ):
+        stated_rule(few, "comment", label_map=["toxic=value-1"])
+    numbers = ColumnValues.of(["0", 1, "1.0", True, "x", 0.0])
+    assert (numbers.n_numbers, numbers.low, numbers.high, numbers.only_01) == (4, 0.0, 1.0, True)
+    assert (numbers.any_bool, numbers.first_non_number, numbers.first) == (True, True, "0")
+
+
+def test_a_duplicate_text_is_the_same_text_exactly() -> None:
+    validator = RowValidator()
+    reasons = [
+        validator.reason(text, f"i{k}", None)
+        for k, text in enumerate(
+            ["a post", "a post ", "A post", "a post", "a p\u00f6st", "a po\u0308st"]
+        )
+    ]
+    assert reasons == [None, None, None, DUPLICATE_TEXT, None, None]
+    assert text_key("a post") == text_key("a post") != text_key("a post ")
