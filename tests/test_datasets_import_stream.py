@@ -27,7 +27,7 @@ from haf_tui.datasets import (
 from haf_tui.datasets.label_values import KEPT_KEYS, ColumnValues
 from haf_tui.datasets.labels import NotALabelError, guess_rule, stated_rule
 from haf_tui.datasets.streams import open_stream
-from haf_tui.datasets.validation import DUPLICATE_TEXT, RowValidator, text_key
+from haf_tui.datasets.validation import DUPLICATE_TEXT, DigestSet, RowValidator, text_key
 from haf_tui.store import open_store, run_rows
 from haf_tui.store.db import Store
 from haf_tui.store.records import InstanceRecord
@@ -364,3 +364,21 @@ def test_a_duplicate_text_is_the_same_text_exactly() -> None:
     ]
     assert reasons == [None, None, None, DUPLICATE_TEXT, None, None]
     assert text_key("a post") == text_key("a post") != text_key("a post ")
+
+
+def test_a_digest_set_keeps_every_digest_as_it_grows() -> None:
+    digests = DigestSet(slots=4)
+    keys = [text_key(f"text {k}") for k in range(3000)]  # (it doubles ten times)
+    for key in keys:
+        assert key not in digests
+        digests.add(key)
+    for key in keys[::7]:
+        digests.add(key)  # (again: nothing changes)
+    assert len(digests) == 3000 and all(key in digests for key in keys)
+    assert text_key("text 3000") not in digests
+    colliding = [bytes([1]) + bytes(14) + bytes([k]) for k in range(1, 40)]  # (one slot asked)
+    zero = bytes(16)  # (what marks an empty slot: kept aside)
+    assert zero not in digests
+    for key in [*colliding, zero]:
+        digests.add(key)
+    assert all(key in digests for key in [*keys, *colliding, zero]) and len(digests) == 3040
