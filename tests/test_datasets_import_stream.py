@@ -366,19 +366,23 @@ def test_a_duplicate_text_is_the_same_text_exactly() -> None:
     assert text_key("a post") == text_key("a post") != text_key("a post ")
 
 
+@pytest.mark.timeout(120)  # (a probe that never ends: a table that filled up)
 def test_a_digest_set_keeps_every_digest_as_it_grows() -> None:
     digests = DigestSet(slots=4)
-    keys = [text_key(f"text {k}") for k in range(3000)]  # (it doubles ten times)
+    keys = [text_key(f"text {k}") for k in range(5000)]  # (it doubles eleven times)
     for key in keys:
         assert key not in digests
         digests.add(key)
     for key in keys[::7]:
         digests.add(key)  # (again: nothing changes)
-    assert len(digests) == 3000 and all(key in digests for key in keys)
-    assert text_key("text 3000") not in digests
-    colliding = [bytes([1]) + bytes(14) + bytes([k]) for k in range(1, 40)]  # (one slot asked)
+    assert len(digests) == 5000 and all(key in digests for key in keys)
+    assert text_key("text 5000") not in digests
+    # digests that ask for one slot: the first and (past it, wrapping to the start) the last
+    first = [bytes([1]) + bytes(14) + bytes([k]) for k in range(1, 40)]
+    last = [bytes([255] * 8) + bytes(7) + bytes([k]) for k in range(1, 40)]
     zero = bytes(16)  # (what marks an empty slot: kept aside)
     assert zero not in digests
-    for key in [*colliding, zero]:
+    for key in [*first, *last, zero]:
         digests.add(key)
-    assert all(key in digests for key in [*keys, *colliding, zero]) and len(digests) == 3040
+    assert all(key in digests for key in [*keys, *first, *last, zero])
+    assert len(digests) == 5000 + 2 * 39 + 1
