@@ -16,18 +16,19 @@ from typing import Any
 import pytest
 
 from haf_tui.datasets import (
+    Dataset,
     DatasetError,
     StreamedDataset,
     file_rows,
+    files,
     import_dataset,
     load_file,
     load_source,
+    sample_dataset,
     store_dataset,
 )
-from haf_tui.datasets.label_values import KEPT_KEYS, ColumnValues
-from haf_tui.datasets.labels import NotALabelError, guess_rule, stated_rule
+from haf_tui.datasets.file_rows import sample_file
 from haf_tui.datasets.streams import open_stream
-from haf_tui.datasets.validation import DUPLICATE_TEXT, DigestSet, RowValidator, text_key
 from haf_tui.store import open_store, run_rows
 from haf_tui.store.db import Store
 from haf_tui.store.records import InstanceRecord
@@ -337,52 +338,34 @@ def test_the_label_rule_is_decided_over_the_whole_file_without_holding_it(tmp_pa
     assert "free text (27 different values" in dataset.meta["label_note"]
 
 
-def test_a_column_of_many_values_is_summed_up_in_bounded_memory() -> None:
-    values = [f"value {k}" for k in range(KEPT_KEYS + 50)]
-    seen = ColumnValues.of(values)
-    assert seen.more_keys and len(seen.keys) == KEPT_KEYS + 1 and seen.n_present == len(values)
-    with pytest.raises(NotALabelError, match=r"free text \(more than 10,000 different values"):
-        guess_rule(seen, "comment")
-    few = ColumnValues.of([*values[:KEPT_KEYS], None, "", "NaN"])  # (missing cells: none)
-    assert not few.more_keys and few.shown_count() == "10000" and few.n_present == KEPT_KEYS
-    with pytest.raises(
-        NotALabelError, match=r"free text \(10000 different values, e\.g\. 'value 0'"
-    ):
-        stated_rule(few, "comment", label_map=["toxic=value-1"])
-    numbers = ColumnValues.of(["0", 1, "1.0", True, "x", 0.0])
-    assert (numbers.n_numbers, numbers.low, numbers.high, numbers.only_01) == (4, 0.0, 1.0, True)
-    assert (numbers.any_bool, numbers.first_non_number, numbers.first) == (True, True, "0")
+def test_a_sampled_import_draws_what_it_drew_holding_only_the_drawn_instances(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _small_csv(tmp_path)
+    drawn = [("a10", "toxic"), ("a9", "non-toxic"), ("a8", "toxic"), ("11", "non-toxic")]
+    drawn += [("a1", "non-toxic"), ("a13", "non-toxic"), ("a2", "toxic"), ("a14", "toxic")]
+    order = [4, 3, 2, 5, 0, 6, 1, 7]  # (the code before stored these, seed 17)
+    held: list[int] = []  # (the instances the dataset a sample is drawn from holds)
+    draw = files.sampled
 
+    def recording(dataset: Dataset, drawn: list[InstanceRecord], *args: Any) -> Dataset:
+        held.append(len(dataset.instances))
+        return draw(dataset, drawn, *args)
 
-def test_a_duplicate_text_is_the_same_text_exactly() -> None:
-    validator = RowValidator()
-    reasons = [
-        validator.reason(text, f"i{k}", None)
-        for k, text in enumerate(
-            ["a post", "a post ", "A post", "a post", "a p\u00f6st", "a po\u0308st"]
-        )
-    ]
-    assert reasons == [None, None, None, DUPLICATE_TEXT, None, None]
-    assert text_key("a post") == text_key("a post") != text_key("a post ")
-
-
-@pytest.mark.timeout(120)  # (a probe that never ends: a table that filled up)
-def test_a_digest_set_keeps_every_digest_as_it_grows() -> None:
-    digests = DigestSet(slots=4)
-    keys = [text_key(f"text {k}") for k in range(5000)]  # (it doubles eleven times)
-    for key in keys:
-        assert key not in digests
-        digests.add(key)
-    for key in keys[::7]:
-        digests.add(key)  # (again: nothing changes)
-    assert len(digests) == 5000 and all(key in digests for key in keys)
-    assert text_key("text 5000") not in digests
-    # digests that ask for one slot: the first and (past it, wrapping to the start) the last
-    first = [bytes([1]) + bytes(14) + bytes([k]) for k in range(1, 40)]
-    last = [bytes([255] * 8) + bytes(7) + bytes([k]) for k in range(1, 40)]
-    zero = bytes(16)  # (what marks an empty slot: kept aside)
-    assert zero not in digests
-    for key in [*first, *last, zero]:
-        digests.add(key)
-    assert all(key in digests for key in [*keys, *first, *last, zero])
-    assert len(digests) == 5000 + 2 * 39 + 1
+    monkeypatch.setattr(files, "sampled", recording)
+    monkeypatch.setattr(file_rows, "sampled", recording)
+    for n in (5, 50):
+        (dataset,) = load_source(str(path), sample=n, seed=17)
+        size = min(n, 8)
+        assert isinstance(dataset, Dataset) and dataset.dataset_id == f"{CSV_ID}-n{size}-s17"
+        assert [(i.instance_id, i.position, i.label) for i in dataset.instances] == [
+            (instance_id, k, label) for k, (instance_id, label) in enumerate(drawn[:size])
+        ]
+        assert dataset.meta["sample"] == {
+            "seed": 17, "n": size, "population": 8, "indices": order[:size]
+        }  # fmt: skip
+        assert len(dataset.skipped) == 6 and dataset.meta["n_rows"] == 14
+        assert held.pop() == 0  # (only the drawn instances were kept)
+        assert dataset == sample_dataset(load_file(path), n, 17)
+    with pytest.raises(DatasetError, match="at least one instance, not 0"):
+        sample_file(path, n=0, seed=17)

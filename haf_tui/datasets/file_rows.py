@@ -7,7 +7,8 @@ values over the whole file, gathered into a :class:`ColumnValues` (never a list 
 dataset's id digests the file's bytes, read in chunks. The second (:meth:`FilePlan.rows`)
 reads the file again and gives each row, as it is read, as an instance or a skipped row:
 :func:`stream_file` hands them to the store as they come (``haf datasets import``),
-:func:`load_file` keeps them in a list (a run's file, a paper sample, a seeded sample).
+:func:`sample_file` keeps the ones a seeded sample draws (``--sample``), :func:`load_file` keeps
+them all in a list (a run's file, a paper sample).
 """
 
 from __future__ import annotations
@@ -20,7 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from haf_tui.datasets.files import RULE_ROWS, TEXT_COLUMNS, ColumnMapping, guess_mapping
+from haf_tui.datasets.files import (
+    RULE_ROWS,
+    TEXT_COLUMNS,
+    ColumnMapping,
+    check_sample_size,
+    guess_mapping,
+    sample_indices,
+    sampled,
+)
 from haf_tui.datasets.label_columns import guess_label, label_candidates, no_label_note
 from haf_tui.datasets.label_values import ColumnValues, is_missing
 from haf_tui.datasets.labels import LabelRule, NotALabelError, stated_rule
@@ -239,6 +248,33 @@ def stream_file(
     store takes them): the options are :func:`load_file`'s."""
     plan = read_plan(path, mapping, **options)
     return StreamedDataset(plan.dataset_id, plan.name, str(plan.path), plan.meta, plan.rows)
+
+
+def sample_file(
+    path: str | Path,
+    mapping: ColumnMapping | None = None,
+    *,
+    n: int,
+    seed: int,
+    **options: Any,
+) -> Dataset:
+    """The seeded sample of ``n`` of a file's instances that :func:`sample_dataset` draws from
+    :func:`load_file`'s, holding only those drawn (and the skipped rows): one pass counts the
+    instances, the next keeps the drawn ones. The options are :func:`load_file`'s."""
+    check_sample_size(n)
+    plan = read_plan(path, mapping, **options)
+    population = sum(isinstance(row, InstanceRecord) for row in plan.rows())
+    indices = sample_indices(population, n, seed)
+    wanted = set(indices)
+    picked: dict[int, InstanceRecord] = {}
+    skipped: list[SkippedRow] = []
+    for row in plan.rows():
+        if not isinstance(row, InstanceRecord):
+            skipped.append(row)
+        elif row.position in wanted:
+            picked[row.position] = row
+    whole = Dataset(plan.dataset_id, plan.name, str(plan.path), [], skipped, plan.meta)
+    return sampled(whole, [picked[i] for i in indices], indices, population, seed)
 
 
 def load_file(

@@ -26,6 +26,7 @@ from haf_tui.datasets.label_columns import (
 from haf_tui.datasets.model import Dataset, DatasetError
 from haf_tui.datasets.readers import BROKEN_LINE, Record
 from haf_tui.datasets.streams import read_table
+from haf_tui.store.records import InstanceRecord
 
 TEXT_COLUMNS: Final = (
     "text", "input_text", "comment_text", "comment", "content", "sentence", "post", "tweet",
@@ -174,16 +175,20 @@ def sample_indices(population: int, n: int, seed: int) -> list[int]:
     return [int(i) for i in drawn]
 
 
-def sample_dataset(dataset: Dataset, n: int, seed: int) -> Dataset:
-    """A seeded sample of ``n`` of a dataset's instances (positions renumbered in draw
-    order); the drawn positions are kept in ``meta['sample']``."""
+def check_sample_size(n: int) -> None:
+    """DatasetError for a sample size below one."""
     if n <= 0:
         raise DatasetError(f"a sample needs at least one instance, not {n}")
-    indices = sample_indices(len(dataset.instances), n, seed)
-    instances = [
-        dataset.instances[i].model_copy(update={"position": k}) for k, i in enumerate(indices)
-    ]
-    sample = {"seed": seed, "n": len(indices), "population": len(dataset.instances)}
+
+
+def sampled(
+    dataset: Dataset, drawn: list[InstanceRecord], indices: list[int], population: int, seed: int
+) -> Dataset:
+    """``dataset`` as the seeded sample that drew ``indices`` of its ``population`` instances:
+    ``drawn`` those instances in draw order (positions renumbered so); the drawn positions are
+    kept in ``meta['sample']``."""
+    instances = [instance.model_copy(update={"position": k}) for k, instance in enumerate(drawn)]
+    sample = {"seed": seed, "n": len(indices), "population": population}
     meta = {**dataset.meta, "sample": {**sample, "indices": indices}}
     return Dataset(
         f"{dataset.dataset_id}-n{len(indices)}-s{seed}",
@@ -193,3 +198,12 @@ def sample_dataset(dataset: Dataset, n: int, seed: int) -> Dataset:
         dataset.skipped,
         meta,
     )
+
+
+def sample_dataset(dataset: Dataset, n: int, seed: int) -> Dataset:
+    """A seeded sample of ``n`` of a dataset's instances (positions renumbered in draw
+    order); the drawn positions are kept in ``meta['sample']``."""
+    check_sample_size(n)
+    indices = sample_indices(len(dataset.instances), n, seed)
+    drawn = [dataset.instances[i] for i in indices]
+    return sampled(dataset, drawn, indices, len(dataset.instances), seed)

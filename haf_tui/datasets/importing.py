@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from haf_tui.datasets.file_rows import load_file, stream_file
+from haf_tui.datasets.file_rows import sample_file, stream_file
 from haf_tui.datasets.files import ColumnMapping, sample_dataset
 from haf_tui.datasets.formats import DatasetFormat, format_for
 from haf_tui.datasets.model import Dataset, DatasetError, StreamedDataset
@@ -99,9 +99,10 @@ def load_source(
                 "label_threshold": label_threshold,
                 "label_map": label_map,
             }
-            if not sample:  # (read as it is stored: a file's instances are never all held)
-                return [stream_file(path, mapping, **options)]
-            dataset = load_file(path, mapping, **options)
+            # (read as it is stored, or only the drawn instances kept: never all of them)
+            if sample:
+                return [sample_file(path, mapping, n=sample, seed=seed, **options)]
+            return [stream_file(path, mapping, **options)]
         return [sample_dataset(dataset, sample, seed) if sample else dataset]
     known = ", ".join(d.key for d in paper_datasets())
     raise DatasetError(f"no file or paper dataset {source!r} (paper datasets: {known})")
