@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -83,7 +82,7 @@ def import_command(args: argparse.Namespace, store: Store, console: Console) -> 
             highlight=False,
             soft_wrap=True,
         )
-        for line in label_lines(dataset.meta, Counter(i.label for i in dataset.instances)):
+        for line in label_lines(dataset.meta, label_counts(store, row.dataset_id)):
             console.print(line, highlight=False, soft_wrap=True, markup=False)
         if dataset.meta.get("matches_paper") is False:
             console.print(

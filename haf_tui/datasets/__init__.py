@@ -7,7 +7,8 @@ Rows that cannot be evaluated are skipped with their reason, never silently
 
 - :func:`paper_datasets` — the paper's datasets (key, title, Hub repository and revision);
 - :func:`preview_file` — a file's first rows, encoding and guessed :class:`ColumnMapping`;
-- :func:`load_file` — a file read through a mapping; :func:`sample_dataset` — a seeded sample;
+- :func:`load_file` — a file read through a mapping; :func:`stream_file` — the same, its rows
+  read as the store takes them (an import); :func:`sample_dataset` — a seeded sample;
 - :func:`load_paper_dataset` — a paper dataset preprocessed and sampled (Hub cache or files);
 - :func:`import_paper_sample` — one of the paper's sample CSVs;
 - :func:`load_source` — any of those from one name or path (``haf datasets import``);
@@ -15,18 +16,24 @@ Rows that cannot be evaluated are skipped with their reason, never silently
   :func:`find_stored`, :func:`load_stored` — the stored ones.
 """
 
+from haf_tui.datasets.file_rows import load_file, stream_file
 from haf_tui.datasets.files import (
     ColumnMapping,
     FilePreview,
     guess_mapping,
-    load_file,
     preview_file,
     sample_dataset,
     sample_indices,
     stated_mapping,
 )
 from haf_tui.datasets.importing import load_source
-from haf_tui.datasets.model import BUILTIN_SAMPLE_ID, Dataset, DatasetError, builtin_sample
+from haf_tui.datasets.model import (
+    BUILTIN_SAMPLE_ID,
+    Dataset,
+    DatasetError,
+    StreamedDataset,
+    builtin_sample,
+)
 from haf_tui.datasets.paper import (
     DEFAULT_SAMPLE,
     DEFAULT_SEED,
@@ -66,6 +73,7 @@ __all__ = [
     "FilePreview",
     "PaperDataset",
     "SkippedRow",
+    "StreamedDataset",
     "builtin_sample",
     "find_paper_dataset",
     "find_stored",
@@ -87,4 +95,5 @@ __all__ = [
     "sample_indices",
     "stated_mapping",
     "store_dataset",
+    "stream_file",
 ]

@@ -10,9 +10,6 @@ and :func:`sample_dataset` draws a seeded sample.
 
 from __future__ import annotations
 
-import hashlib
-import itertools
-import re
 from pathlib import Path
 from typing import Any, Final
 
@@ -26,18 +23,9 @@ from haf_tui.datasets.label_columns import (
     label_candidates,
     no_label_note,
 )
-from haf_tui.datasets.label_values import is_missing
-from haf_tui.datasets.labels import LabelRule, NotALabelError, stated_rule
 from haf_tui.datasets.model import Dataset, DatasetError
 from haf_tui.datasets.readers import BROKEN_LINE, Record
-from haf_tui.datasets.streams import open_stream, read_table
-from haf_tui.datasets.validation import (
-    BAD_LABEL,
-    DEFAULT_MAX_CHARS,
-    RowValidator,
-    SkippedRow,
-    excerpt,
-)
+from haf_tui.datasets.streams import read_table
 from haf_tui.store.records import InstanceRecord
 
 TEXT_COLUMNS: Final = (
@@ -173,188 +161,6 @@ def stated_mapping(
     )
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "dataset"
-
-
-def _value(record: Record, column: str | None) -> Any:
-    return None if column is None else record.get(column)
-
-
-def _label_rule(
-    values: list[Any],
-    mapping: ColumnMapping,
-    guessed: bool,
-    rule: LabelRule | None,
-    threshold: float | None,
-    label_map: tuple[str, ...],
-) -> tuple[ColumnMapping, LabelRule | None, str | None]:
-    """The mapping (without a guessed label column that is not a label: with a note why) and
-    the label rule: ``rule``, else stated by ``threshold``/``label_map``, else guessed."""
-    if mapping.label is None:
-        if threshold is not None or label_map:
-            raise DatasetError("--label-threshold and --label-map need a label column")
-        return mapping, None, None
-    if rule is not None:
-        return mapping, rule, None
-    try:
-        return (
-            mapping,
-            stated_rule(values, mapping.label, threshold=threshold, label_map=label_map),
-            None,
-        )
-    except NotALabelError as exc:
-        if not guessed:
-            raise
-        return mapping.model_copy(update={"label": None}), None, f"{exc}: no label column used"
-
-
-def _raw(value: Any) -> Any:
-    return value if isinstance(value, str | int | float | bool) else str(value)
-
-
-def _read_row(
-    number: int,
-    record: Record,
-    mapping: ColumnMapping,
-    rule: LabelRule | None,
-    validator: RowValidator,
-    instances: list[InstanceRecord],
-    skipped: list[SkippedRow],
-) -> None:
-    """Row ``number`` as an instance (appended to ``instances``), or skipped with why."""
-    if BROKEN_LINE in record:
-        skipped.append(SkippedRow(number, str(record[BROKEN_LINE]), excerpt(record.get("text"))))
-        return
-    text, label = _value(record, mapping.text), _value(record, mapping.label)
-    raw_id = _value(record, mapping.id)
-    instance_id = str(number) if raw_id is None or raw_id == "" else str(raw_id)
-    extras = {c: record.get(c) for c in mapping.extra}
-    gold, problem = (None, None)
-    if is_missing(label):
-        label = None  # (an empty or NaN cell: a row without gold, never a class)
-    elif rule is not None:
-        gold, problem = rule.stored(label)
-        extras["label_raw"] = _raw(label)
-    if problem:
-        skipped.append(SkippedRow(number, f"{BAD_LABEL}: {problem}", excerpt(text)))
-        return
-    reason = validator.reason(text, instance_id, label, *extras.values())
-    if reason:
-        skipped.append(SkippedRow(number, reason, excerpt(text)))
-        return
-    instances.append(
-        InstanceRecord(
-            instance_id=instance_id,
-            position=len(instances),
-            text=str(text),
-            label=gold,
-            extra=extras,
-        )
-    )
-
-
-def load_file(
-    path: str | Path,
-    mapping: ColumnMapping | None = None,
-    *,
-    name: str | None = None,
-    encoding: str | None = None,
-    max_chars: int = DEFAULT_MAX_CHARS,
-    label_required: bool | None = None,
-    label_rule: LabelRule | None = None,
-    label_threshold: float | None = None,
-    label_map: tuple[str, ...] = (),
-    guess_label_column: bool = True,
-) -> Dataset:
-    """Every evaluable row of a dataset file as instances; the others skipped with why.
-
-    Without ``mapping`` the columns are guessed (``text``/``input_text``, ``id``/``index``,
-    ``label``/``given_label``). With a label column, rows without a label are skipped unless
-    ``label_required`` is False; its values become gold labels through ``label_rule``, else
-    the rule ``label_threshold`` or ``label_map`` states, else the one its values call for
-    (:mod:`haf_tui.datasets.labels`: a LabelError when it cannot be guessed or the column is
-    not a label; a guessed label column that is not one is dropped, with a note in the meta);
-    each instance keeps its gold as its label and the value as read in ``extra["label_raw"]``,
-    a row whose value the rule does not read is skipped. A ``mapping`` without a label
-    column has one guessed unless ``guess_label_column`` is False. A file that cannot be read raises
-    one DatasetError.
-    """
-    file_path = Path(path).expanduser()
-    if not file_path.is_file():
-        raise DatasetError(f"dataset file not found: {file_path}")
-    with open_stream(file_path, encoding=encoding) as stream:  # (1: the columns, the rule)
-        columns, first_rows = stream.columns, list(itertools.islice(stream.rows, RULE_ROWS))
-        if not first_rows:
-            raise DatasetError(f"dataset file {file_path} has no rows")
-        first = [r for _, r in first_rows if BROKEN_LINE not in r]
-        guessed = mapping is None
-        if mapping is None:
-            mapping = guess_mapping(columns, first)
-            if mapping is None:
-                raise DatasetError(
-                    f"dataset file {file_path} has no text column (one of "
-                    f"{', '.join(TEXT_COLUMNS)}): name it with haf datasets import FILE "
-                    "--text-column NAME, then run --dataset NAME"
-                )
-        elif mapping.label is None and label_rule is None and guess_label_column:
-            # the text column named, the label column not: guessed as it would be (a
-            # well-known name with label-like values), said aloud as guessed
-            taken = (mapping.text, mapping.id, *mapping.extra)
-            found = guess_label([c for c in columns if c not in taken], first)
-            if found is not None:
-                mapping, guessed = mapping.model_copy(update={"label": found}), True
-        mapping.check(columns, file_path)
-        values: list[Any] = []
-        if mapping.label is not None and label_rule is None:
-            every = itertools.chain(first_rows, stream.rows)
-            values = [r.get(mapping.label) for _, r in every if BROKEN_LINE not in r]
-    mapping, rule, label_note = _label_rule(
-        values, mapping, guessed, label_rule, label_threshold, label_map
-    )
-    if mapping.label is None:
-        by_column = {c: [r.get(c) for r in first] for c in columns}
-        taken = (mapping.text, mapping.id, *mapping.extra)
-        note = no_label_note(label_candidates(by_column, taken))
-        label_note = f"{label_note}; {note}" if label_note else note
-    required = mapping.label is not None if label_required is None else label_required
-    validator = RowValidator(max_chars=max_chars, label_required=required)
-    instances: list[InstanceRecord] = []
-    skipped: list[SkippedRow] = []
-    n_rows = 0
-    with open_stream(file_path, encoding=encoding) as table:  # (2: the instances)
-        for number, record in table.rows:
-            n_rows += 1
-            _read_row(number, record, mapping, rule, validator, instances, skipped)
-    digest = hashlib.sha256()
-    with file_path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    digest.update(mapping.model_dump_json().encode() + f"|{max_chars}|{required}".encode())
-    if rule is not None:
-        digest.update(rule.key().encode())
-    meta = {
-        "kind": "file",
-        "format": table.format,
-        "encoding": table.encoding,
-        "mapping": mapping.model_dump(),
-        "max_chars": max_chars,
-        "n_rows": n_rows,
-    }
-    if rule is not None:
-        meta["label_rule"] = rule.model_dump()
-    if label_note:
-        meta["label_note"] = label_note
-    return Dataset(
-        f"{_slug(file_path.stem)}-{digest.hexdigest()[:12]}",
-        name or file_path.stem,
-        str(file_path),
-        instances,
-        skipped,
-        meta,
-    )
-
-
 def sample_indices(population: int, n: int, seed: int) -> list[int]:
     """The positions a seeded sample of ``n`` draws from ``population`` rows, in draw order.
 
@@ -369,16 +175,20 @@ def sample_indices(population: int, n: int, seed: int) -> list[int]:
     return [int(i) for i in drawn]
 
 
-def sample_dataset(dataset: Dataset, n: int, seed: int) -> Dataset:
-    """A seeded sample of ``n`` of a dataset's instances (positions renumbered in draw
-    order); the drawn positions are kept in ``meta['sample']``."""
+def check_sample_size(n: int) -> None:
+    """DatasetError for a sample size below one."""
     if n <= 0:
         raise DatasetError(f"a sample needs at least one instance, not {n}")
-    indices = sample_indices(len(dataset.instances), n, seed)
-    instances = [
-        dataset.instances[i].model_copy(update={"position": k}) for k, i in enumerate(indices)
-    ]
-    sample = {"seed": seed, "n": len(indices), "population": len(dataset.instances)}
+
+
+def sampled(
+    dataset: Dataset, drawn: list[InstanceRecord], indices: list[int], population: int, seed: int
+) -> Dataset:
+    """``dataset`` as the seeded sample that drew ``indices`` of its ``population`` instances:
+    ``drawn`` those instances in draw order (positions renumbered so); the drawn positions are
+    kept in ``meta['sample']``."""
+    instances = [instance.model_copy(update={"position": k}) for k, instance in enumerate(drawn)]
+    sample = {"seed": seed, "n": len(indices), "population": population}
     meta = {**dataset.meta, "sample": {**sample, "indices": indices}}
     return Dataset(
         f"{dataset.dataset_id}-n{len(indices)}-s{seed}",
@@ -388,3 +198,12 @@ def sample_dataset(dataset: Dataset, n: int, seed: int) -> Dataset:
         dataset.skipped,
         meta,
     )
+
+
+def sample_dataset(dataset: Dataset, n: int, seed: int) -> Dataset:
+    """A seeded sample of ``n`` of a dataset's instances (positions renumbered in draw
+    order); the drawn positions are kept in ``meta['sample']``."""
+    check_sample_size(n)
+    indices = sample_indices(len(dataset.instances), n, seed)
+    drawn = [dataset.instances[i] for i in indices]
+    return sampled(dataset, drawn, indices, len(dataset.instances), seed)

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from haf_tui.datasets.files import ColumnMapping, load_file, sample_dataset
+from haf_tui.datasets.file_rows import sample_file, stream_file
+from haf_tui.datasets.files import ColumnMapping, sample_dataset
 from haf_tui.datasets.formats import DatasetFormat, format_for
-from haf_tui.datasets.model import Dataset, DatasetError
+from haf_tui.datasets.model import Dataset, DatasetError, StreamedDataset
 from haf_tui.datasets.paper import (
     DEFAULT_SAMPLE,
     DEFAULT_SEED,
@@ -34,7 +36,7 @@ def load_source(
     label_threshold: float | None = None,
     label_map: tuple[str, ...] = (),
     formats: Sequence[DatasetFormat] = (),
-) -> list[Dataset]:
+) -> list[Dataset | StreamedDataset]:
     """The dataset(s) ``source`` names, read and validated (not stored yet).
 
     - a paper dataset's name (``civil_comments``, ``HateXplain``, ...): its paper
@@ -46,7 +48,8 @@ def load_source(
       with ``files`` (its file, or a folder holding it), or a file of its shape given without
       ``mapping``;
     - any other file: its rows through ``mapping`` (guessed when None), its labels through
-      the rule ``label_threshold`` or ``label_map`` states (else guessed), optionally sampled.
+      the rule ``label_threshold`` or ``label_map`` states (else guessed), optionally sampled;
+      unsampled, a :class:`StreamedDataset`: its rows read as they are stored.
     """
     path = Path(source).expanduser()
     stated = label_threshold is not None or bool(label_map)
@@ -89,15 +92,17 @@ def load_source(
         elif mapping is None and not stated and (own := format_for(formats, "", path)):
             dataset = own.read([path], name=name, encoding=encoding, max_chars=max_chars)
         else:
-            dataset = load_file(
-                path,
-                mapping,
-                name=name,
-                encoding=encoding,
-                max_chars=max_chars,
-                label_threshold=label_threshold,
-                label_map=label_map,
-            )
+            options: dict[str, Any] = {
+                "name": name,
+                "encoding": encoding,
+                "max_chars": max_chars,
+                "label_threshold": label_threshold,
+                "label_map": label_map,
+            }
+            # (read as it is stored, or only the drawn instances kept: never all of them)
+            if sample:
+                return [sample_file(path, mapping, n=sample, seed=seed, **options)]
+            return [stream_file(path, mapping, **options)]
         return [sample_dataset(dataset, sample, seed) if sample else dataset]
     known = ", ".join(d.key for d in paper_datasets())
     raise DatasetError(f"no file or paper dataset {source!r} (paper datasets: {known})")

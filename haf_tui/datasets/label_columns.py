@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-from haf_tui.datasets.label_values import is_missing, normalize, number
+from haf_tui.datasets.label_values import ColumnValues
 from haf_tui.datasets.labels import (
     MAX_LABEL_VALUES,
     NUMERIC_SHARE,
@@ -80,11 +80,10 @@ def _looks(values: list[Any], check: ColumnLabel) -> str | None:
         )
     if not check.asks:
         return None
-    present = [v for v in values if not is_missing(v)]
-    keys = {normalize(v) for v in present}
-    if not 1 < len(keys) <= MAX_LABEL_VALUES or len(keys) == len(present):
+    seen = ColumnValues.of(values)
+    if not 1 < len(seen.keys) <= MAX_LABEL_VALUES or len(seen.keys) == seen.n_present:
         return None  # (one value, many, or every value different: ids, texts)
-    numeric = sum(number(v) is not None for v in present) >= NUMERIC_SHARE * len(present)
+    numeric = seen.n_numbers >= NUMERIC_SHARE * seen.n_present
     return "numbers" if numeric else "few strings"
 
 

@@ -19,7 +19,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from haf_tui.datasets.label_values import is_missing, normalize, number
+from haf_tui.datasets.label_values import ColumnValues, is_missing, normalize, number
 from haf_tui.datasets.model import DatasetError
 
 Gold = Literal["toxic", "non-toxic"]
@@ -173,11 +173,11 @@ class LabelRule(BaseModel):
         return f"{text} ({self.origin}{why})"
 
 
-def _score_rule(numbers: list[float], column: str, threshold: float | None) -> LabelRule:
-    low, high = min(numbers), max(numbers)
+def _score_rule(seen: ColumnValues, column: str, threshold: float | None) -> LabelRule:
+    low, high = seen.low, seen.high
     if threshold is not None:
         return LabelRule(kind="score", threshold=threshold, origin="stated")
-    if set(numbers) <= {0.0, 1.0}:
+    if seen.only_01:
         return LabelRule(kind="binary")
     if low >= 0.0 and high <= 1.0:
         return LabelRule(kind="score", threshold=DEFAULT_THRESHOLD)
@@ -188,31 +188,35 @@ def _score_rule(numbers: list[float], column: str, threshold: float | None) -> L
     )
 
 
-def guess_rule(values: Iterable[Any], column: str, *, threshold: float | None = None) -> LabelRule:
-    """The rule a label column's values call for; LabelError when they are not a label (free
-    text, many values) or the rule cannot be guessed (then the line says what to state).
-    ``threshold``: the column is a score, toxic from this value up (0 too; NaN and
-    infinities are refused). Missing cells (:func:`is_missing`) are rows without gold."""
+def _summary(values: Iterable[Any] | ColumnValues) -> ColumnValues:
+    return values if isinstance(values, ColumnValues) else ColumnValues.of(values)
+
+
+def guess_rule(
+    values: Iterable[Any] | ColumnValues, column: str, *, threshold: float | None = None
+) -> LabelRule:
+    """The rule a label column's values (or their :class:`ColumnValues`) call for; LabelError
+    when they are not a label (free text, many values) or the rule cannot be guessed (then the
+    line says what to state). ``threshold``: the column is a score, toxic from this value up
+    (0 too; NaN and infinities are refused). Missing cells (:func:`is_missing`) are rows
+    without gold."""
     finite_threshold(threshold)
-    present = [v for v in values if not is_missing(v)]
-    if not present:
+    seen = _summary(values)
+    if not seen.n_present:
         raise NotALabelError(
             f"label column {column!r} is empty: map no label column, or another one"
         )
-    numbers = [n for n in (number(v) for v in present) if n is not None]
-    if len(numbers) >= NUMERIC_SHARE * len(present) and not any(
-        isinstance(v, bool) for v in present
-    ):
-        return _score_rule(numbers, column, threshold)
+    if seen.n_numbers >= NUMERIC_SHARE * seen.n_present and not seen.any_bool:
+        return _score_rule(seen, column, threshold)
     if threshold is not None:
-        bad = next(v for v in present if number(v) is None)
+        bad = seen.first_non_number
         raise LabelError(
             f"--label-threshold needs a column of scores; {column!r} holds {str(bad)[:40]!r}"
         )
-    keys = {normalize(v) for v in present}
+    keys = seen.keys
     if keys <= TRUE_WORDS | FALSE_WORDS:
         return LabelRule(kind="boolean")
-    refuse_free_text(present, column)
+    refuse_free_text(seen, column)
     if keys <= TOXIC_WORDS | NON_TOXIC_WORDS | NO_GOLD_WORDS:
         return LabelRule(
             kind="strings",
@@ -228,14 +232,14 @@ def guess_rule(values: Iterable[Any], column: str, *, threshold: float | None = 
     )
 
 
-def refuse_free_text(present: list[Any], column: str) -> None:
+def refuse_free_text(seen: ColumnValues, column: str) -> None:
     """LabelError when strings are free text: many different values, or long ones."""
-    keys = {normalize(v) for v in present}
-    if len(keys) > MAX_LABEL_VALUES or any(len(str(v)) > LONG_VALUE for v in present):
-        what = f"{len(keys)} different values" if len(keys) > MAX_LABEL_VALUES else "long texts"
+    many = len(seen.keys) > MAX_LABEL_VALUES
+    if many or seen.longest > LONG_VALUE:
+        what = f"{seen.shown_count()} different values" if many else "long texts"
         raise NotALabelError(
             f"column {column!r} is not a label: free text ({what}, e.g. "
-            f"{excerpt_value(present[0])!r}); a label is strings such as toxic/normal, "
+            f"{excerpt_value(seen.first)!r}); a label is strings such as toxic/normal, "
             "true/false, 0/1 or a score in 0..1"
         )
 
@@ -286,7 +290,7 @@ def parse_statement(text: str) -> tuple[float | None, tuple[str, ...]]:
 
 
 def stated_rule(
-    values: Iterable[Any],
+    values: Iterable[Any] | ColumnValues,
     column: str,
     *,
     threshold: float | None = None,
@@ -295,7 +299,7 @@ def stated_rule(
     """The rule for a column: from ``--label-map`` (the values one side names; the other
     side is every other value, or the values it names), from ``threshold``, else guessed.
     A value the map names that the column does not hold is refused (a typo would make every
-    row one class)."""
+    row one class). ``values``: the column's values, or their :class:`ColumnValues`."""
     specs = list(label_map)
     finite_threshold(threshold)
     if specs and threshold is not None:
@@ -303,13 +307,13 @@ def stated_rule(
     if not specs:
         return guess_rule(values, column, threshold=threshold)
     toxic, non_toxic = parse_label_map(specs)
-    present = [v for v in values if not is_missing(v)]
-    if not present:
+    seen = _summary(values)
+    if not seen.n_present:
         raise NotALabelError(
             f"label column {column!r} is empty: map no label column, or another one"
         )
-    refuse_free_text(present, column)
-    keys = {normalize(v) for v in present}
+    refuse_free_text(seen, column)
+    keys = seen.keys
     absent = (set(toxic) | set(non_toxic)) - keys
     if absent:
         raise LabelError(

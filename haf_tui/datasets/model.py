@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib.resources import files
 from typing import Any, Final
@@ -39,6 +40,20 @@ class Dataset:
     def skip_counts(self) -> dict[str, int]:
         """How many rows were skipped for each reason."""
         return dict(Counter(s.reason for s in self.skipped))
+
+
+@dataclass
+class StreamedDataset:
+    """A dataset stored as its file is read (``haf datasets import`` of a file: a file's
+    instances are never all held, issue 42 §6). Its id, name, source and ``meta`` are known
+    before its rows; ``rows()`` reads the file again at each call, giving each row as an
+    instance or a skipped row, and completes ``meta`` (its ``n_rows``) once read to the end."""
+
+    dataset_id: str
+    name: str
+    source: str
+    meta: dict[str, Any]
+    rows: Callable[[], Iterator[InstanceRecord | SkippedRow]]
 
 
 def builtin_sample() -> Dataset:

@@ -14,7 +14,8 @@ import re
 from pathlib import Path
 from typing import Final
 
-from haf_tui.datasets.files import ColumnMapping, load_file, sample_indices
+from haf_tui.datasets.file_rows import load_file
+from haf_tui.datasets.files import ColumnMapping, sample_indices
 from haf_tui.datasets.labels import PAPER_RULES
 from haf_tui.datasets.model import Dataset, DatasetError
 from haf_tui.datasets.paper import DEFAULT_SEED, find_paper_dataset

@@ -3,7 +3,10 @@ by name or id, and loading back as a :class:`Dataset` that a run can evaluate.""
 
 from __future__ import annotations
 
-from haf_tui.datasets.model import Dataset, DatasetError
+import itertools
+from collections.abc import Iterable
+
+from haf_tui.datasets.model import Dataset, DatasetError, StreamedDataset
 from haf_tui.datasets.validation import SkippedRow
 from haf_tui.store.dataset_catalog import (
     DatasetRow,
@@ -14,6 +17,7 @@ from haf_tui.store.dataset_catalog import (
     skipped_rows,
 )
 from haf_tui.store.db import Store
+from haf_tui.store.records import InstanceRecord
 
 __all__ = [
     "DatasetRow",
@@ -25,18 +29,23 @@ __all__ = [
 ]
 
 
-def store_dataset(store: Store, dataset: Dataset) -> DatasetRow:
-    """Save a dataset with its metadata and skipped rows (idempotent: a dataset already stored
-    under this id only gains the metadata keys it lacked)."""
-    meta = {**dataset.meta, "skipped": [list(s) for s in dataset.skipped]}
-    store.save_dataset(dataset.dataset_id, dataset.name, dataset.source, dataset.instances, meta)
+def store_dataset(store: Store, dataset: Dataset | StreamedDataset) -> DatasetRow:
+    """Save a dataset with its metadata and skipped rows, in one transaction (idempotent: a
+    dataset already stored under this id only gains the metadata keys it lacked). A
+    :class:`StreamedDataset`'s rows go to the store as its file is read, never all held."""
+    rows: Iterable[InstanceRecord | SkippedRow]
+    if isinstance(dataset, StreamedDataset):
+        rows = dataset.rows()
+    else:
+        rows = itertools.chain(dataset.instances, dataset.skipped)
+    store.save_dataset(dataset.dataset_id, dataset.name, dataset.source, rows, lambda: dataset.meta)
     merge_dataset_meta(store, dataset.dataset_id, dataset.meta)
     row = get_dataset(store, dataset.dataset_id)
     assert row is not None
     return row
 
 
-def import_dataset(store: Store, dataset: Dataset) -> tuple[DatasetRow, bool]:
+def import_dataset(store: Store, dataset: Dataset | StreamedDataset) -> tuple[DatasetRow, bool]:
     """Store a dataset under its name; returns its row and whether it is new. DatasetError
     when another dataset already has the name."""
     existing = get_dataset(store, dataset.dataset_id)

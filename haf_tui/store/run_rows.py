@@ -1,14 +1,17 @@
-"""The store's datasets and runs: a dataset and its instances stored once, a run's row
-created, read, updated, and the listing of runs with the ones whose writer is gone shown
-``interrupted`` (a part of :class:`~haf_tui.store.db.Store`)."""
+"""The store's datasets and runs: a dataset and its instances stored once (streamed in, in one
+transaction), a run's row created, read, updated, and the listing of runs with the ones whose
+writer is gone shown ``interrupted`` (a part of :class:`~haf_tui.store.db.Store`)."""
 
 from __future__ import annotations
 
 import json
 import os
 import socket
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
+
+import duckdb
 
 from haf_tui.store.connection import StoreError
 from haf_tui.store.holder import pid_alive, update_holder_purpose
@@ -16,8 +19,31 @@ from haf_tui.store.records import InstanceRecord, RunRecord
 from haf_tui.store.skips import skipped_payload, write_skipped
 from haf_tui.store.store_base import StoreBase
 
-INSTANCE_BATCH = 50_000
-"""Instances inserted by one statement."""
+INSTANCE_BATCH = 10_000
+"""Instances inserted by one statement (and held until it runs: at 50,000 a 200 MB CSV's
+import took 130 MB more, DuckDB's share of it too)."""
+
+
+def _insert_instances(
+    con: duckdb.DuckDBPyConnection, dataset_id: str, batch: Sequence[InstanceRecord]
+) -> int:
+    """Insert a batch of a dataset's instances (inside a transaction); returns how many."""
+    if batch:
+        # one statement of arrays (executemany is row by row, and slow); a batch at a time:
+        # the arrays of a million instances at once took gigabytes (issue 42 §6)
+        con.execute(
+            "INSERT INTO instances SELECT ?, unnest(?::VARCHAR[]), unnest(?::INTEGER[]), "
+            "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[])::JSON",
+            [
+                dataset_id,
+                [i.instance_id for i in batch],
+                [i.position for i in batch],
+                [i.text for i in batch],
+                [i.label for i in batch],
+                [json.dumps(i.extra) for i in batch],
+            ],
+        )
+    return len(batch)
 
 
 class RunRows(StoreBase):
@@ -28,37 +54,47 @@ class RunRows(StoreBase):
         dataset_id: str,
         name: str,
         source: str,
-        instances: Sequence[InstanceRecord],
-        meta: dict[str, Any] | None = None,
-    ) -> None:
-        """Store a dataset and its instances once (a second save of the same id is a no-op);
-        ``meta['skipped']`` (rows ``(row, reason[, excerpt])``) goes to ``skipped_rows``."""
-        rest, skipped = skipped_payload(meta or {})
+        rows: Iterable[InstanceRecord | Sequence[Any]],
+        meta: dict[str, Any] | Callable[[], dict[str, Any]] | None = None,
+    ) -> bool:
+        """Store a dataset and its rows once, in one transaction; False when the id is stored
+        already (then ``rows`` are not read). ``rows``: its instances and its skipped rows
+        ``(row, reason[, excerpt])``, in any order, read as they come and inserted
+        :data:`INSTANCE_BATCH` at a time (a file's rows are never all held: issue 42 §6); an
+        error or Ctrl-C while they are read leaves nothing. ``meta`` (or what it returns once
+        ``rows`` are read), with the skipped rows it lists (``meta['skipped']``), is the
+        dataset's metadata; ``skipped_counts`` counts every skipped row by reason."""
         with self.transaction() as con:
             if con.execute("SELECT 1 FROM datasets WHERE dataset_id = ?", [dataset_id]).fetchone():
-                return
+                return False
+            instances: list[InstanceRecord] = []
+            skipped: list[Sequence[Any]] = []
+            counts: Counter[str] = Counter()
+            n_instances = 0
+            for row in rows:
+                if isinstance(row, InstanceRecord):
+                    instances.append(row)
+                    if len(instances) >= INSTANCE_BATCH:
+                        n_instances += _insert_instances(con, dataset_id, instances)
+                        instances = []
+                else:
+                    skipped.append(row)
+                    counts[str(row[1])] += 1
+                    if len(skipped) >= INSTANCE_BATCH:
+                        write_skipped(con, dataset_id, skipped)
+                        skipped = []
+            n_instances += _insert_instances(con, dataset_id, instances)
+            rest, listed = skipped_payload(meta() if callable(meta) else meta or {})
+            write_skipped(con, dataset_id, [*skipped, *listed])
+            every = Counter(str(s[1]) for s in listed) + counts
+            if every:
+                rest["skipped_counts"] = dict(every)
             con.execute(
                 "INSERT INTO datasets (dataset_id, name, source, created_at, n_instances, meta) "
                 "VALUES (?, ?, ?, current_timestamp, ?, ?)",
-                [dataset_id, name, source, len(instances), json.dumps(rest)],
+                [dataset_id, name, source, n_instances, json.dumps(rest)],
             )
-            write_skipped(con, dataset_id, skipped)
-            # statements of arrays (executemany is row by row, and slow), a batch at a time:
-            # the arrays of a million instances at once took gigabytes (issue 42 §6)
-            for start in range(0, len(instances), INSTANCE_BATCH):
-                batch = instances[start : start + INSTANCE_BATCH]
-                con.execute(
-                    "INSERT INTO instances SELECT ?, unnest(?::VARCHAR[]), unnest(?::INTEGER[]), "
-                    "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[])::JSON",
-                    [
-                        dataset_id,
-                        [i.instance_id for i in batch],
-                        [i.position for i in batch],
-                        [i.text for i in batch],
-                        [i.label for i in batch],
-                        [json.dumps(i.extra) for i in batch],
-                    ],
-                )
+        return True
 
     def instances(self, dataset_id: str, limit: int | None = None) -> list[InstanceRecord]:
         """A dataset's instances in order (the first ``limit``)."""
