@@ -7,6 +7,8 @@ takes another database's (nor drops them as "no run")."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -130,6 +132,24 @@ def test_a_store_opened_without_the_variable_gets_the_default(
     number, unit = shown.split()
     mib = float(number) * {"KiB": 1 / 1024, "MiB": 1, "GiB": 1024, "TiB": 1024**2}[unit]
     assert mib == pytest.approx(expected_mib, rel=0.05), shown  # (shown to 0.1 GiB)
+
+
+def test_duckdb_draws_no_progress_bar_over_the_terminal(tmp_path: Path) -> None:
+    """A statement over 2 s drew DuckDB's progress bar into ``haf datasets import``'s output
+    (and would into the workbench's screen): every store connection turns it off. In a fresh
+    interpreter, since DuckDB's default differs under pytest."""
+    script = (
+        "import sys\n"
+        "from haf_tui.store import open_store\n"
+        "with open_store(sys.argv[1]) as store:\n"
+        "    raw = store.connection.execute(\"SELECT current_setting('enable_progress_bar')\")\n"
+        "    print(raw.fetchone()[0])\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "p.duckdb")],
+        capture_output=True, text=True, check=True, timeout=300,
+    )  # fmt: skip
+    assert shown.stdout.strip() == "False", shown.stderr
 
 
 # ------------------------------------------------------------------ pending annotations

@@ -153,6 +153,7 @@ def lock_down(
     if folders:
         connection.execute("SET allowed_directories = ?", [folders])
     connection.execute("SET enable_external_access = false")
+    connection.execute("SET enable_progress_bar = false")  # (it drew over the terminal)
     connection.execute("SET lock_configuration = true")
 
 
