@@ -164,7 +164,8 @@ class HomeScreen(RunRescoreScreen):
     def _show_hint(self, count: int) -> None:
         reader = self.reader
         snapshot = " (snapshot: another process writes; read again every few s)"
-        hint = f"{count} runs in {reader.path.name}{snapshot if reader.snapshot else ''}"
+        runs = "run" if count == 1 else "runs"
+        hint = f"{count} {runs} in {reader.path.name}{snapshot if reader.snapshot else ''}"
         kept = self._pending_count
         if kept:
             hint += f" · ⧗ {kept} annotation{'s' if kept > 1 else ''} pending (stored once free)"

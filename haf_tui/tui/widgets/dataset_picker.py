@@ -39,7 +39,7 @@ BUILTIN_SOURCE = "builtin:"
 DEMO_SOURCE = "demo:"
 """The first texts of the built-in sample, in order (the demo's): the sample size is how many."""
 FIXED_SOURCES: tuple[tuple[str, str], ...] = (
-    (f"the demo's texts: the built-in sample's first {DEMO_LIMIT} (make run)", DEMO_SOURCE),
+    (f"demo: the built-in sample's first {DEMO_LIMIT} texts, in order", DEMO_SOURCE),
     ("built-in sample (16 texts)", BUILTIN_SOURCE),
 )
 PAPER_PREFIX = "paper:"

@@ -1,0 +1,125 @@
+"""Whole at 80×24 and 200×50 (issue 43 §7): what the workbench says is said whole and true —
+the runs count in the singular for one run, the wizard looking for models until it has listed
+them (not "no GGUF models found" above a table that lists one), the demo's dataset saying what
+it runs, the placeholders and help lines whole. Pilot; read from the screen as drawn."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from rich.cells import cell_len
+from textual.widgets import Input, Select
+
+from benchmarks.benchdata import build_bench_db
+from haf_tui.defaults import DEMO_LIMIT, DEMO_MAX_TEXTS, DEMO_UNTIL_COMPLETE
+from haf_tui.inference import model_catalog
+from haf_tui.tui import create_app
+from haf_tui.tui.screens.wizard import WizardScreen
+from haf_tui.tui.widgets.model_picker import ModelPicker
+from haf_tui.tui.widgets.run_review import EMBEDDED_FORMAT_NOTE
+from tests.support import settle, static_text, until
+from tests.test_tui_width import screen_text
+
+SIZES = [(80, 24), (200, 50)]
+SIZE_IDS = ["80x24", "200x50"]
+
+
+@pytest.fixture(autouse=True)
+def _private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wizard keeps its last answers under the HAF home: this test's own."""
+    monkeypatch.setenv("HAF_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("HAF_MODELS_PATH", raising=False)
+
+
+@pytest.fixture(scope="module")
+def one_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("one-run") / "template.duckdb"
+    build_bench_db(path, n_instances=4, n_runs=1, seed=7)
+    return path
+
+
+def whole_placeholder(field: Input) -> bool:
+    """Whether the field's placeholder shows whole (the cursor takes a cell)."""
+    return cell_len(field.placeholder) <= field.content_region.width - 1
+
+
+# ---------------------------------------------------------------- the runs list
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+async def test_one_run_is_counted_in_the_singular(
+    one_run: Path, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    db = tmp_path / "haf.duckdb"
+    shutil.copyfile(one_run, db)
+    async with create_app(db).run_test(size=size) as pilot:
+        await settle(pilot)
+        lines = screen_text(pilot.app)
+        assert any(line.strip() == "1 run in haf.duckdb" for line in lines), lines[:4]
+
+
+# ---------------------------------------------------------------- the wizard
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+async def test_next_before_the_models_are_listed_says_it_is_looking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]
+) -> None:
+    """ctrl+n while the model folders are still read: "looking for models…", then the list
+    (it said "no GGUF models found" above a table listing the embedded model)."""
+    listed = threading.Event()
+    real = model_catalog.discover_models
+
+    def slow_discovery(*args: object, **kwargs: object) -> list[model_catalog.ModelEntry]:
+        listed.wait(60)  # (until the test has pressed ctrl+n)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("haf_tui.tui.screens.wizard_reading.discover_models", slow_discovery)
+    async with create_app(tmp_path / "haf.duckdb").run_test(size=size) as pilot:
+        await pilot.pause()
+        await pilot.press("n")
+        await until(pilot, lambda: isinstance(pilot.app.screen, WizardScreen))
+        wizard = pilot.app.screen
+        assert isinstance(wizard, WizardScreen)
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert static_text(wizard, "#wz-error") == "looking for models…"
+        assert not any("no GGUF" in line for line in screen_text(pilot.app))
+        listed.set()
+        await settle(pilot)
+        assert wizard.query_one(ModelPicker).entries  # the embedded model, listed
+        assert static_text(wizard, "#wz-error") == ""  # (what it was looking for is there)
+        await pilot.press("ctrl+n")  # and the step goes on
+        await settle(pilot)
+        assert wizard.step == 1
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+async def test_the_demo_dataset_says_what_the_wizard_runs(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """The first dataset offered is the built-in sample's first texts in order: it said "(make
+    run)" while make run goes on until 3 texts went through, at most 16."""
+    async with create_app(tmp_path / "haf.duckdb").run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        wizard = pilot.app.screen
+        source = wizard.query_one("#ds-source", Select)
+        shown = " ".join(line.strip() for line in screen_text(pilot.app))
+        chosen = f"the built-in sample's first {DEMO_LIMIT} texts, in order"
+        assert chosen in shown, shown
+        assert "make run" not in str(source._options[0][0])
+
+
+def test_the_reviews_demo_note_says_what_make_run_runs() -> None:
+    """The review's note before an embedded-model run: the wizard's first texts, and make
+    run's own rule (it said "the first 8 texts …, as make run")."""
+    note = " ".join(EMBEDDED_FORMAT_NOTE.split())
+    assert f"the first {DEMO_LIMIT} texts of the built-in sample" in note
+    assert f"until {DEMO_UNTIL_COMPLETE} went through every stage, at most {DEMO_MAX_TEXTS}" in note
