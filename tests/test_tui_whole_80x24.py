@@ -8,16 +8,22 @@ from __future__ import annotations
 import shutil
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.cells import cell_len
+from textual.pilot import Pilot
 from textual.widgets import Input, Select
 
 from benchmarks.benchdata import build_bench_db
+from haf_tui.datasets.readers import FORMATS
 from haf_tui.defaults import DEMO_LIMIT, DEMO_MAX_TEXTS, DEMO_UNTIL_COMPLETE
 from haf_tui.inference import model_catalog
 from haf_tui.tui import create_app
+from haf_tui.tui.screens.confirm import ConfirmScreen
+from haf_tui.tui.screens.text_editor import TextEditorScreen
 from haf_tui.tui.screens.wizard import WizardScreen
+from haf_tui.tui.widgets.dataset_picker import FILE_SOURCE
 from haf_tui.tui.widgets.model_picker import ModelPicker
 from haf_tui.tui.widgets.run_review import EMBEDDED_FORMAT_NOTE
 from tests.support import settle, static_text, until
@@ -123,3 +129,61 @@ def test_the_reviews_demo_note_says_what_make_run_runs() -> None:
     note = " ".join(EMBEDDED_FORMAT_NOTE.split())
     assert f"the first {DEMO_LIMIT} texts of the built-in sample" in note
     assert f"until {DEMO_UNTIL_COMPLETE} went through every stage, at most {DEMO_MAX_TEXTS}" in note
+
+
+async def open_file_choice(pilot: Pilot[Any]) -> WizardScreen:
+    """The wizard's dataset step with "a local file" chosen."""
+    await settle(pilot)
+    await pilot.press("n")
+    await settle(pilot)
+    await pilot.press("ctrl+n")
+    await settle(pilot)
+    wizard = pilot.app.screen
+    assert isinstance(wizard, WizardScreen)
+    wizard.query_one("#ds-source", Select).value = FILE_SOURCE
+    await settle(pilot)
+    return wizard
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+async def test_the_file_fields_show_whole_placeholders_and_every_accepted_suffix(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """The file's placeholder omitted .json (and .tab, .ndjson); the label rule's was cut
+    ("… or T (a score's threshold), or"): each placeholder whole, what they accept whole on a
+    line of its own."""
+    async with create_app(tmp_path / "haf.duckdb").run_test(size=size) as pilot:
+        wizard = await open_file_choice(pilot)
+        for selector in ("#ds-path", "#ds-label-rule"):
+            field = wizard.query_one(selector, Input)
+            assert field.placeholder and whole_placeholder(field), (selector, field.placeholder)
+        wizard.query_one("#ds-label-rule", Input).focus()  # (the step scrolls to the field)
+        wizard.query_one("#ds-label-help").scroll_visible(animate=False)
+        await settle(pilot)
+        shown = " ".join(" ".join(line.split()) for line in screen_text(pilot.app))
+        for suffix in FORMATS:
+            assert f"{suffix} " in shown or f"{suffix}," in shown, suffix
+        assert "T (a score's threshold" in shown and "toxic=A,B" in shown
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+async def test_the_rescore_box_says_every_kind_of_model_whole(
+    one_run: Path, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """The re-score box lost ``cross-encoder:NAME`` off its placeholder even at 200 columns."""
+    db = tmp_path / "haf.duckdb"
+    shutil.copyfile(one_run, db)
+    async with create_app(db).run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(pilot.app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await settle(pilot)
+        box = pilot.app.screen
+        assert isinstance(box, TextEditorScreen)
+        field = box.query_one(Input)
+        assert whole_placeholder(field), field.placeholder
+        lines = [line.replace("│", " ") for line in screen_text(pilot.app)]  # (the box's sides)
+        shown = " ".join(" ".join(line.split()) for line in lines)
+        assert "a Hugging Face id in the local cache, a folder, or cross-encoder:NAME" in shown
