@@ -14,13 +14,16 @@ import pytest
 from rich.cells import cell_len
 from textual.pilot import Pilot
 from textual.widgets import Input, Select
+from textual.widgets._tabbed_content import ContentTab
 
 from benchmarks.benchdata import build_bench_db
 from haf_tui.datasets.readers import FORMATS
 from haf_tui.defaults import DEMO_LIMIT, DEMO_MAX_TEXTS, DEMO_UNTIL_COMPLETE
 from haf_tui.inference import model_catalog
 from haf_tui.tui import create_app
+from haf_tui.tui.metrics_data import panel_specs
 from haf_tui.tui.screens.confirm import ConfirmScreen
+from haf_tui.tui.screens.metrics import MetricsScreen
 from haf_tui.tui.screens.text_editor import TextEditorScreen
 from haf_tui.tui.screens.wizard import WizardScreen
 from haf_tui.tui.widgets.dataset_picker import FILE_SOURCE
@@ -187,3 +190,32 @@ async def test_the_rescore_box_says_every_kind_of_model_whole(
         lines = [line.replace("│", " ") for line in screen_text(pilot.app)]  # (the box's sides)
         shown = " ".join(" ".join(line.split()) for line in lines)
         assert "a Hugging Face id in the local cache, a folder, or cross-encoder:NAME" in shown
+
+
+# ---------------------------------------------------------------- the metrics screen
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+async def test_every_metrics_tab_is_whole(
+    one_run: Path, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """The tab bar ended at "7 Rati" at 80 columns: every tab whole, with its key's number
+    (the short titles where the full ones do not fit)."""
+    db = tmp_path / "haf.duckdb"
+    shutil.copyfile(one_run, db)
+    async with create_app(db).run_test(size=size) as pilot:
+        await settle(pilot)
+        pilot.app.push_screen(MetricsScreen())
+        await settle(pilot)
+        tabs = list(pilot.app.screen.query(ContentTab))
+        specs = panel_specs()
+        assert len(tabs) == len(specs)
+        lines = screen_text(pilot.app)
+        first = (f" 1 {specs[0].title} ", f" 1 {specs[0].tab} ")
+        row = next(line for line in lines if any(label in line for label in first))
+        for number, (tab, spec) in enumerate(zip(tabs, specs, strict=True), start=1):
+            assert tab.label_text in (f"{number} {spec.title}", f"{number} {spec.tab}")
+            assert f" {tab.label_text} " in f"{row} ", (tab.label_text, row)
+            assert tab.region.right <= size[0]
+        if size[0] >= 120:  # (room: the full titles)
+            assert all(f" {spec.title} " in f"{row} " for spec in specs), row

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.cells import cell_len
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -68,6 +69,12 @@ class PanelDrawn(Message):
 
     key: DrawKey
     lines: list[Strip]
+
+
+def tab_label(number: int, spec: PanelSpec, *, short: bool = False) -> str:
+    """A panel's tab: its key's number (the first :data:`NUMBERED`) and its title."""
+    title = spec.tab if short else spec.title
+    return f"{number} {title}" if number <= NUMBERED else title
 
 
 class MetricsScreen(HafScreen[None]):
@@ -126,8 +133,7 @@ class MetricsScreen(HafScreen[None]):
                 yield Static("loading …", id="mx-status")
                 with TabbedContent(initial=self.initial_panel, id="mx-tabs"):
                     for number, spec in enumerate(self.panels.values(), start=1):
-                        shown = f"{number} {spec.title}" if number <= NUMBERED else spec.title
-                        with TabPane(shown, id=spec.key):
+                        with TabPane(tab_label(number, spec), id=spec.key):
                             yield PanelView(id=f"mx-body-{spec.key}")
                 yield Legend(MARKS, metrics=self.legend_of(self.initial_panel), id="mx-legend")
         yield KeyFooter()
@@ -296,8 +302,23 @@ class MetricsScreen(HafScreen[None]):
         self.redraw()
 
     def on_resize(self) -> None:
-        """Redraw at the new width once the layout has it."""
+        """Redraw at the new width once the layout has it; the tabs' titles fitted to it."""
+        self.call_after_refresh(self.fit_tabs)
         self.call_after_refresh(self.redraw)
+
+    def fit_tabs(self) -> None:
+        """Every tab whole: the full titles where they all fit in the tab bar's width, else
+        the short ones (the bar cut its last tab, "7 Rati", at 80 columns)."""
+        tabbed = self.query_one("#mx-tabs", TabbedContent)
+        numbered = list(enumerate(self.panels.items(), start=1))
+        labels = {key: tab_label(number, spec) for number, (key, spec) in numbered}
+        short = {key: tab_label(number, spec, short=True) for number, (key, spec) in numbered}
+        width = tabbed.size.width or self.size.width
+        fits = sum(cell_len(label) + 2 for label in labels.values()) <= width  # (1 cell a side)
+        for key, label in (labels if fits else short).items():
+            tab = tabbed.get_tab(key)
+            if tab.label_text != label:
+                tab.label = label
 
     # -- actions ---------------------------------------------------------------------------------
 
