@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 from rich.cells import cell_len
 from textual.pilot import Pilot
@@ -20,13 +21,16 @@ from benchmarks.benchdata import build_bench_db
 from haf_tui.datasets.readers import FORMATS
 from haf_tui.defaults import DEMO_LIMIT, DEMO_MAX_TEXTS, DEMO_UNTIL_COMPLETE
 from haf_tui.inference import model_catalog
+from haf_tui.reports import format_number
 from haf_tui.tui import create_app
 from haf_tui.tui.metrics_data import panel_specs
 from haf_tui.tui.screens.confirm import ConfirmScreen
+from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.screens.metrics import MetricsScreen
 from haf_tui.tui.screens.text_editor import TextEditorScreen
 from haf_tui.tui.screens.wizard import WizardScreen
 from haf_tui.tui.widgets.dataset_picker import FILE_SOURCE
+from haf_tui.tui.widgets.instance_list import InstanceList
 from haf_tui.tui.widgets.model_picker import ModelPicker
 from haf_tui.tui.widgets.run_review import EMBEDDED_FORMAT_NOTE
 from tests.support import settle, static_text, until
@@ -219,3 +223,65 @@ async def test_every_metrics_tab_is_whole(
             assert tab.region.right <= size[0]
         if size[0] >= 120:  # (room: the full titles)
             assert all(f" {spec.title} " in f"{row} " for spec in specs), row
+
+
+# ---------------------------------------------------------------- the explorer
+
+TWITTER = "11790550045539{}_twitter"
+"""HateXplain's ids: 27 characters (``1179055004553900032_twitter``)."""
+
+
+@pytest.fixture(scope="module")
+def long_ids(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The synthetic store with HateXplain-long instance ids."""
+    path = tmp_path_factory.mktemp("long-ids") / "template.duckdb"
+    run_id = build_bench_db(path, n_instances=12, n_runs=1, seed=7)[0]
+    with duckdb.connect(str(path)) as con:
+        tables = con.execute(
+            "SELECT DISTINCT table_name FROM information_schema.columns "
+            "WHERE column_name = 'instance_id'"
+        ).fetchall()
+        for (table,) in tables:
+            con.execute(
+                f"UPDATE {table} SET instance_id = replace(?, '{{}}', substr(instance_id, 2))",
+                [TWITTER],
+            )
+        con.execute(
+            "UPDATE instance_results SET stopped = 'JUSTIFY: no stance' WHERE rowid % 3 = 0"
+        )
+    return path, run_id
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+async def test_the_explorer_list_shows_its_numbers_and_headings_whole(
+    long_ids: tuple[Path, str], tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """Long ids pushed SoS 0.623 to "0.6" at the list's edge, and the heading "stopped" to
+    "stoppe": a number and a heading are drawn whole or not at all, the id is cut in its
+    middle first (whole in the instance's header)."""
+    db = tmp_path / "haf.duckdb"
+    shutil.copyfile(long_ids[0], db)
+    async with create_app(db).run_test(size=size) as pilot:
+        await settle(pilot)
+        pilot.app.push_screen(ExplorerScreen(long_ids[1]))
+        await settle(pilot)
+        await pilot.press("o")  # sorted by SoS: the sort's column, then by DiS: one more
+        await pilot.press("o")
+        await settle(pilot)
+        listed = pilot.app.screen.query_one("#ex-instances", InstanceList)
+        width = listed.size.width
+        lines = [listed.render_line(y).text for y in range(min(listed.size.height, 8))]
+        heading = lines[0].split()
+        assert set(heading) <= {"id", "stance", "#r", "SoS", "DiS", "U!", "stopped"}, heading
+        assert {"id", "SoS", "DiS"} <= set(heading), heading  # the numbers kept
+        shown = round(listed.scroll_y)
+        for line, row in zip(lines[1:], listed.rows[shown:], strict=False):
+            for metric in ("sos", "dis"):
+                assert f" {format_number(row[metric])} " in f"{line} ", (metric, line)
+            instance_id = str(row["instance_id"])
+            assert instance_id in line or (
+                "…" in line and instance_id.endswith(line.split()[0].split("…")[1])
+            ), line
+            assert len(line) <= width
+        if size[0] >= 120:
+            assert "stopped" in heading and any("JUSTIFY: no" in line for line in lines)
