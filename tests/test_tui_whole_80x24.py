@@ -5,6 +5,7 @@ it runs, the placeholders and help lines whole. Pilot; read from the screen as d
 
 from __future__ import annotations
 
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 import duckdb
 import pytest
 from rich.cells import cell_len
+from rich.style import Style
 from textual.pilot import Pilot
 from textual.widgets import Input, Select
 from textual.widgets._tabbed_content import ContentTab
@@ -33,11 +35,13 @@ from haf_tui.tui.widgets.dataset_picker import FILE_SOURCE
 from haf_tui.tui.widgets.instance_list import InstanceList
 from haf_tui.tui.widgets.model_picker import ModelPicker
 from haf_tui.tui.widgets.run_review import EMBEDDED_FORMAT_NOTE
+from haf_tui.tui.widgets.stance_tree import StanceTree
 from tests.support import settle, static_text, until
 from tests.test_tui_width import screen_text
 
 SIZES = [(80, 24), (200, 50)]
 SIZE_IDS = ["80x24", "200x50"]
+DECIMAL = re.compile(r"\d+\.\d+")
 
 
 @pytest.fixture(autouse=True)
@@ -285,3 +289,30 @@ async def test_the_explorer_list_shows_its_numbers_and_headings_whole(
             assert len(line) <= width
         if size[0] >= 120:
             assert "stopped" in heading and any("JUSTIFY: no" in line for line in lines)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+async def test_every_number_of_the_tree_is_within_its_width(
+    one_run: Path, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """The per-reason numbers ``(C=0.38, SoS term 0.36)`` and UPHOLD-STANCE's ``RS1=…`` were
+    off-screen to the right at 80 columns: every number of every row is within the tree's
+    width (the row drawn at the tree's width has each number the whole row has)."""
+    db = tmp_path / "haf.duckdb"
+    shutil.copyfile(one_run, db)
+    async with create_app(db).run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        tree = pilot.app.screen.query_one(StanceTree)
+        width = tree.scrollable_content_region.width
+        checked = 0
+        for instance in range(4):
+            for y in range(len(tree._tree_lines)):
+                whole = tree._render_line(y, 0, 1000, Style()).text
+                shown = tree._render_line(y, 0, width, Style()).text
+                assert DECIMAL.findall(shown) == DECIMAL.findall(whole), (instance, whole, width)
+                checked += len(DECIMAL.findall(whole))
+            await pilot.press("right_square_bracket")
+            await settle(pilot)
+        assert checked > 20
