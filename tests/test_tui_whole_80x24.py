@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shutil
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,16 @@ from benchmarks.benchdata import build_bench_db
 from haf_tui.datasets.readers import FORMATS
 from haf_tui.defaults import DEMO_LIMIT, DEMO_MAX_TEXTS, DEMO_UNTIL_COMPLETE
 from haf_tui.inference import model_catalog
+from haf_tui.pipeline.runs import RunRequest
 from haf_tui.reports import format_number
 from haf_tui.tui import create_app
+from haf_tui.tui.app import HafApp
+from haf_tui.tui.live import LiveRun, LiveSession, RunJob
 from haf_tui.tui.metrics_data import panel_specs
 from haf_tui.tui.screens.confirm import ConfirmScreen
 from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.screens.metrics import MetricsScreen
+from haf_tui.tui.screens.monitor import MonitorScreen
 from haf_tui.tui.screens.text_editor import TextEditorScreen
 from haf_tui.tui.screens.wizard import WizardScreen
 from haf_tui.tui.widgets.dataset_picker import FILE_SOURCE
@@ -316,3 +321,38 @@ async def test_every_number_of_the_tree_is_within_its_width(
             await pilot.press("right_square_bracket")
             await settle(pilot)
         assert checked > 20
+
+
+# ---------------------------------------------------------------- the monitor
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+async def test_the_monitors_elapsed_time_is_whole(
+    one_run: Path, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """The line of rates, estimate and elapsed time was one line high: at 80 columns its end,
+    the elapsed time, was cut."""
+    db = tmp_path / "haf.duckdb"
+    shutil.copyfile(one_run, db)
+    app = create_app(db)
+    assert isinstance(app, HafApp)
+    live = LiveRun(
+        "SmolLM2-135M-Instruct · sample",
+        run_id="20261129-092618-dca7",
+        status="running",
+        instances_done=3,
+        instances_total=16,
+        rates={"justify": 2.5, "individual": 11.25},
+        estimate="2 min – 5 min",
+        started=time.monotonic() - 65,
+        seconds_before=3600.0,
+    )
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        app.session = LiveSession([RunJob(live.label, RunRequest())], [live])
+        app.push_screen(MonitorScreen())
+        await settle(pilot)
+        stats = pilot.app.screen.query_one("#mon-stats")
+        shown = " ".join(stats.render_line(y).text.strip() for y in range(stats.size.height))
+        whole = re.compile(r"elapsed 1 h \d\d min \(\d+ min \d\d s since the resume\)$")
+        assert whole.search(shown), shown
