@@ -30,11 +30,13 @@ from haf_tui.store.readers import suites_text
 from haf_tui.tui.definitions import legend_specs
 from haf_tui.tui.messages import FullValueRequested
 from haf_tui.tui.metrics_data import (
+    NUMBERED,
     MetricsData,
     RunInfo,
     load_metrics_data,
     panel_specs,
     run_prompts,
+    tab_label,
 )
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
@@ -52,8 +54,6 @@ YIELD = 0.005
 """Seconds the drawing worker pauses between panels: the event loop shows the one drawn."""
 MARKS = ("—", "◆", "low", "≠ stance")
 """The marks the panels draw (the legend explains them)."""
-NUMBERED = 9
-"""Panels with a number key (1–9); the others are reached with ``]`` / ``[``."""
 
 
 @dataclass
@@ -69,12 +69,6 @@ class PanelDrawn(Message):
 
     key: DrawKey
     lines: list[Strip]
-
-
-def tab_label(number: int, spec: PanelSpec, *, short: bool = False) -> str:
-    """A panel's tab: its key's number (the first :data:`NUMBERED`) and its title."""
-    title = spec.tab if short else spec.title
-    return f"{number} {title}" if number <= NUMBERED else title
 
 
 class MetricsScreen(HafScreen[None]):
