@@ -260,8 +260,8 @@ class InstanceList(ScrollView, can_focus=True):
         bookmarked = row is not None and row.get("bookmarked")  # (★: kept by the researcher)
         segments = [Segment("★", style + flag) if bookmarked else Segment(" ", style)]
         for index, (text, size) in enumerate(zip(self._cells(row), self._fit(width), strict=True)):
-            if size is None or (row is None and cell_len(text) > size):
-                continue  # (left out; a heading wider than its values: none)
+            if size is None:  # (left out; a heading fits its width: fit_widths)
+                continue
             cell = str(elide(text, size, middle=index == 0)).ljust(size)
             cell_style = style
             if row is not None and text in ("U", "!", "U!"):  # the flags
