@@ -111,3 +111,19 @@ def test_a_bad_option_or_value_is_one_line(
     err = capsys.readouterr().err
     assert exited.value.code == 2 and len(err.splitlines()) == 1, err
     assert err.startswith(says) and err.rstrip().endswith("--help lists the options)")
+
+
+def test_run_help_says_what_decides_a_setting_left_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A setting whose default is worked out when the run is created says so in words (issue 43
+    §7: three options printed "None: set at run creation")."""
+    monkeypatch.setenv("COLUMNS", "80")
+    run = next(p for p in _parsers() if p.prog == "haf run")
+    flat = " ".join(run.format_help().split())
+    assert "None" not in flat
+    for flag, default in (
+        ("--rationale-ratio", "default: the dataset's mean |HARD|/n"),
+        ("--rationale-tolerance", "default: 0.05"),
+        ("--rationale-attributions", "default: all four"),
+    ):
+        action = next(a for a in run._actions if flag in a.option_strings)
+        assert action.help is not None and default in " ".join(action.help.split()), flag

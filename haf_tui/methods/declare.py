@@ -117,8 +117,8 @@ class PanelSpec:
     draws (``enter`` shows them whole), the metrics of its legend (and of ``?``), how it
     draws (None: its histograms, then each report as a table of the chosen runs' rows),
     whether the pooling rule applies (``g``), the reports it reads besides (``also_reads``),
-    the instance metrics it bins into histograms (``d`` steps through them) and what else
-    it reads (``load``)."""
+    the instance metrics it bins into histograms (``d`` steps through them), what else it
+    reads (``load``) and its tab's title on a narrow screen (``short``)."""
 
     key: str
     title: str
@@ -129,6 +129,13 @@ class PanelSpec:
     also_reads: tuple[str, ...] = ()
     histograms: tuple[str, ...] = ()
     load: PanelLoader | None = None
+    short: str = ""
+    """The tab's title where the full titles do not all fit in one line (default: ``title``)."""
+
+    @property
+    def tab(self) -> str:
+        """The short title (``short``, else ``title``)."""
+        return self.short or self.title
 
 
 LOW_MASS: Final = 0.5

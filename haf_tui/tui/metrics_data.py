@@ -82,6 +82,17 @@ def panel_specs() -> list[PanelSpec]:
     return [panel for _, panel in panels()]
 
 
+NUMBERED = 9
+"""Panels with a number key (1–9); the others are reached with ``]`` / ``[``."""
+
+
+def tab_label(number: int, spec: PanelSpec, *, short: bool = False) -> str:
+    """A panel's tab: its key's number (the first :data:`NUMBERED`) and its title (``short``:
+    its short one, where the full titles do not all fit)."""
+    title = spec.tab if short else spec.title
+    return f"{number} {title}" if number <= NUMBERED else title
+
+
 def reports_read(specs: list[PanelSpec]) -> list[str]:
     """The reports ``specs`` name or read, each once, in order."""
     names: list[str] = []

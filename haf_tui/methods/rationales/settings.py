@@ -44,7 +44,8 @@ class RationaleSettings(BaseModel):
         None,
         gt=0.0,
         le=1.0,
-        description="Top-Ratio's ratio; None: the dataset's mean |HARD|/n, set at run creation",
+        description="Top-Ratio's ratio (default: the dataset's mean |HARD|/n, worked out when "
+        "the run is created)",
     )
     removal: Literal["delete", "underscore"] = Field(
         "delete",
@@ -66,8 +67,9 @@ class RationaleSettings(BaseModel):
         le=1.0,
         description="adaptive RANDOM (an adaptation of P2's 100 seeds): masks are asked in "
         "rounds of random_min_seeds until the 95% half-width of the instance's RANDOM comp and "
-        "flip means is at most this; 0: every seed; None: set at run creation to "
-        f"{DEFAULT_RANDOM_TOLERANCE} (a run stored without it used every seed)",
+        "flip means is at most this; 0: every seed (default: "
+        f"{DEFAULT_RANDOM_TOLERANCE}, fixed when the run is created; a run stored without it "
+        "used every seed)",
         json_schema_extra={"flag": "--rationale-tolerance", "label": "RANDOM tolerance"},
     )
     random_min_seeds: int = Field(
@@ -93,8 +95,8 @@ class RationaleSettings(BaseModel):
         None,
         description="the attribution rationales computed: leave-one-out (occlusion) and P2's "
         "attention, saliency and input_x_gradient (the run's GGUF in torch: one forward and "
-        "one backward pass a post); None: set at run creation to all four (a run stored "
-        "without it computed occlusion only)",
+        "one backward pass a post) (default: all four, fixed when the run is created; a run "
+        "stored without it computed occlusion only)",
         json_schema_extra={
             "flag": "--rationale-attributions",
             "choices": list(ATTRIBUTIONS),

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import ClassVar
 
+from rich.cells import cell_len
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -28,16 +31,26 @@ FIT_COLUMNS = (
     FitColumn("status", rank=1),
     FitColumn("suites", min_width=8, rank=2),
     FitColumn("model", min_width=10, rank=3),
-    FitColumn("dataset", min_width=8, rank=4),
-    FitColumn("done", rank=5),
+    FitColumn("dataset", min_width=8, rank=7),
+    FitColumn("done", rank=4),
     FitColumn("started", rank=8),
-    FitColumn("SoS", rank=6),
-    FitColumn("RS", rank=7),
+    FitColumn("SoS", rank=5),
+    FitColumn("RS", rank=6),
 )
 """The runs list's columns as they give way on a narrow screen: the long ones cut with "…"
-(a run's name in its middle, so an id keeps its unique end), then started, RS, SoS … left
-out (``+`` shows every column in full; the list is newest first); the suites tell a HAF run
-from a judge run of the same model."""
+(a run's name in its middle; its id never: :func:`fit_columns`), then started, the dataset,
+RS, SoS … left out (``+`` shows every column in full; the list is newest first); the suites
+tell a HAF run from a judge run of the same model."""
+
+
+def fit_columns(run_ids: Sequence[str]) -> tuple[FitColumn, ...]:
+    """:data:`FIT_COLUMNS` with the run's column cut no narrower than the longest run id: an id
+    whole (it was cut to ``20261…-dca7`` at 80 columns), a label beside it cut instead."""
+    widest = max((cell_len(run_id) for run_id in run_ids), default=0)
+    run = replace(FIT_COLUMNS[0], min_width=max(widest, FIT_COLUMNS[0].min_width or 0))
+    return (run, *FIT_COLUMNS[1:])
+
+
 POLL_SECONDS = 3.0
 """How often the runs list reads the database again while it is shown (a CLI run appears)."""
 
@@ -149,13 +162,14 @@ class HomeScreen(RunRescoreScreen):
             for _, title, status, suites, model, dataset, done, planned, started, sos, rs in rows
         ]  # fmt: skip
         shown = full
-        widths = fit_widths(FIT_COLUMNS, full, 10_000)  # (every column, as wide as its values)
-        if not self._all_columns and table.fit_widths(FIT_COLUMNS, full) != widths:
-            shown = [compact_row(row) for row in full]  # (something cut: compact values first)
-            widths = table.fit_widths(FIT_COLUMNS, shown)
-        keep = self.selected_run()
         keys = [str(row[0]) for row in rows]  # (run: label (id) #tags: L labels, T tags it)
-        table.fill_fitted(FIT_COLUMNS, shown, keys, widths=widths)
+        columns = fit_columns(keys)
+        widths = fit_widths(columns, full, 10_000)  # (every column, as wide as its values)
+        if not self._all_columns and table.fit_widths(columns, full) != widths:
+            shown = [compact_row(row) for row in full]  # (something cut: compact values first)
+            widths = table.fit_widths(columns, shown)
+        keep = self.selected_run()
+        table.fill_fitted(columns, shown, keys, widths=widths)
         if keep is not None and keep in table.rows:  # (the cursor stays on its run)
             table.move_cursor(row=table.get_row_index(keep), animate=False)
 
@@ -172,7 +186,8 @@ class HomeScreen(RunRescoreScreen):
     def _show_hint(self, count: int) -> None:
         reader = self.reader
         snapshot = " (snapshot: another process writes; read again every few s)"
-        hint = f"{count} runs in {reader.path.name}{snapshot if reader.snapshot else ''}"
+        runs = "run" if count == 1 else "runs"
+        hint = f"{count} {runs} in {reader.path.name}{snapshot if reader.snapshot else ''}"
         kept = self._pending_count
         if kept:
             hint += f" · ⧗ {kept} annotation{'s' if kept > 1 else ''} pending (stored once free)"

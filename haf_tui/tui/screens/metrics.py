@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.cells import cell_len
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -29,11 +30,13 @@ from haf_tui.store.readers import suites_text
 from haf_tui.tui.definitions import legend_specs
 from haf_tui.tui.messages import FullValueRequested
 from haf_tui.tui.metrics_data import (
+    NUMBERED,
     MetricsData,
     RunInfo,
     load_metrics_data,
     panel_specs,
     run_prompts,
+    tab_label,
 )
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
@@ -51,8 +54,6 @@ YIELD = 0.005
 """Seconds the drawing worker pauses between panels: the event loop shows the one drawn."""
 MARKS = ("—", "◆", "low", "≠ stance")
 """The marks the panels draw (the legend explains them)."""
-NUMBERED = 9
-"""Panels with a number key (1–9); the others are reached with ``]`` / ``[``."""
 
 
 @dataclass
@@ -126,8 +127,7 @@ class MetricsScreen(HafScreen[None]):
                 yield Static("loading …", id="mx-status")
                 with TabbedContent(initial=self.initial_panel, id="mx-tabs"):
                     for number, spec in enumerate(self.panels.values(), start=1):
-                        shown = f"{number} {spec.title}" if number <= NUMBERED else spec.title
-                        with TabPane(shown, id=spec.key):
+                        with TabPane(tab_label(number, spec), id=spec.key):
                             yield PanelView(id=f"mx-body-{spec.key}")
                 yield Legend(MARKS, metrics=self.legend_of(self.initial_panel), id="mx-legend")
         yield KeyFooter()
@@ -296,8 +296,23 @@ class MetricsScreen(HafScreen[None]):
         self.redraw()
 
     def on_resize(self) -> None:
-        """Redraw at the new width once the layout has it."""
+        """Redraw at the new width once the layout has it; the tabs' titles fitted to it."""
+        self.call_after_refresh(self.fit_tabs)
         self.call_after_refresh(self.redraw)
+
+    def fit_tabs(self) -> None:
+        """Every tab whole: the full titles where they all fit in the tab bar's width, else
+        the short ones (the bar cut its last tab, "7 Rati", at 80 columns)."""
+        tabbed = self.query_one("#mx-tabs", TabbedContent)
+        numbered = list(enumerate(self.panels.items(), start=1))
+        labels = {key: tab_label(number, spec) for number, (key, spec) in numbered}
+        short = {key: tab_label(number, spec, short=True) for number, (key, spec) in numbered}
+        width = tabbed.size.width or self.size.width
+        fits = sum(cell_len(label) + 2 for label in labels.values()) <= width  # (1 cell a side)
+        for key, label in (labels if fits else short).items():
+            tab = tabbed.get_tab(key)
+            if tab.label_text != label:
+                tab.label = label
 
     # -- actions ---------------------------------------------------------------------------------
 

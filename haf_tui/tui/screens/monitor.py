@@ -57,7 +57,7 @@ class MonitorScreen(HafScreen[None]):
     ]
     DEFAULT_CSS = """
     MonitorScreen #mon-jobs { height: auto; max-height: 6; }
-    MonitorScreen #mon-stats { height: auto; padding: 0 1; }
+    MonitorScreen #mon-stats { height: auto; padding: 0 1; }  /* (wraps: elapsed whole) */
     MonitorScreen #mon-note { height: auto; padding: 0 1; color: $text-muted; }
     MonitorScreen #mon-panes { height: 1fr; min-height: 6; }
     MonitorScreen #mon-output-box { width: 1fr; border: round $primary; }

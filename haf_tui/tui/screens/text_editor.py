@@ -76,10 +76,10 @@ class TextEditorScreen(ModalScreen[str | None]):
             if self.multiline:
                 yield TextArea(self.original, id="editor-text", soft_wrap=True)
             else:
-                yield Input(self.original, placeholder=self.hint, id="editor-text")
+                yield Input(self.original, id="editor-text")
             yield Static("", id="editor-error", classes="editor-error -empty", markup=False)
             keys = "ctrl+s save" + ("" if self.multiline else " (or enter)") + " · esc close"
-            hint = f"{self.hint} · " if self.hint and self.multiline else ""  # (else: placeholder)
+            hint = f"{self.hint} · " if self.hint else ""  # (wrapped whole: no placeholder)
             yield Static(f"{hint}{keys}", classes="editor-keys")
 
     def on_mount(self) -> None:

@@ -39,7 +39,7 @@ from haf_tui.tui.screens.wizard_messages import (
 from haf_tui.tui.screens.wizard_reading import WizardReading
 from haf_tui.tui.widgets.dataset_picker import DatasetPicker
 from haf_tui.tui.widgets.key_footer import KeyFooter
-from haf_tui.tui.widgets.model_picker import ModelPicker
+from haf_tui.tui.widgets.model_picker import LOOKING, ModelPicker
 from haf_tui.tui.widgets.run_review import RunReview
 from haf_tui.tui.widgets.run_settings import RunSettingsForm
 from haf_tui.tui.wizard_answers import WizardAnswers, load_answers, save_answers
@@ -128,6 +128,8 @@ class WizardScreen(WizardReading):
     @on(ModelsFound)
     def _models_found(self, message: ModelsFound) -> None:
         self.query_one(ModelPicker).set_entries(message.entries, pick=message.pick)
+        if str(self.query_one("#wz-error", Static).render()) == LOOKING:
+            self._error("")  # (what it was looking for is listed: the step may go on)
         self.query_one(DatasetPicker).set_sources(message.sources)
         self.query_one(RunSettingsForm).show_offload(message.offload_supported)
         self._follow_models()

@@ -21,6 +21,7 @@ from textual.markup import escape
 from textual.message import Message
 from textual.widgets import DataTable, Input, Label, ProgressBar, Select, Static
 
+from haf_tui.datasets.readers import FORMATS
 from haf_tui.defaults import DEMO_LIMIT
 from haf_tui.pipeline.choices import (
     DEFAULT_SAMPLE,
@@ -39,9 +40,11 @@ BUILTIN_SOURCE = "builtin:"
 DEMO_SOURCE = "demo:"
 """The first texts of the built-in sample, in order (the demo's): the sample size is how many."""
 FIXED_SOURCES: tuple[tuple[str, str], ...] = (
-    (f"the demo's texts: the built-in sample's first {DEMO_LIMIT} (make run)", DEMO_SOURCE),
+    (f"demo: the built-in sample's first {DEMO_LIMIT} texts, in order", DEMO_SOURCE),
     ("built-in sample (16 texts)", BUILTIN_SOURCE),
 )
+FILE_HELP = f"a {' '.join(list(FORMATS)[:-1])} or {list(FORMATS)[-1]} file with a column of texts"
+"""What the file field takes (every suffix the readers read), under it: whole at 80 columns."""
 PAPER_PREFIX = "paper:"
 NO_COLUMN = "(none)"
 
@@ -129,7 +132,8 @@ class DatasetPicker(VerticalScroll):
         with Vertical(id="file-box"):
             with Horizontal():
                 yield Label("file", classes="field-label")
-                yield Input(placeholder="path to .csv/.tsv/.jsonl/.parquet, enter", id="ds-path")
+                yield Input(placeholder="the file's path, then enter", id="ds-path")
+            yield Static(FILE_HELP, id="ds-path-help", classes="hint")
             with Horizontal(id="mapping"):
                 for role in ("text", "id", "label"):
                     yield Select[str]([], prompt=f"{role} column", id=f"ds-col-{role}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -19,6 +20,12 @@ from textual.strip import Strip
 from haf_tui.methods.declare import LOW_MASS, LOW_MASS_SIGN, ListColumn
 from haf_tui.reports import format_number
 from haf_tui.tui.filters import DEFAULT_SCHEMA, ListSchema, Row
+from haf_tui.tui.widgets.fit_columns import FitColumn, elide, fit_widths
+
+ID_MIN_WIDTH = 8
+"""The narrowest an instance id is cut to (in its middle: ``117…witter``)."""
+TEXT_MIN_WIDTH = 6
+"""The narrowest a text column (HAF's stance) is cut to, with "…"."""
 
 
 class InstanceList(ScrollView, can_focus=True):
@@ -74,6 +81,8 @@ class InstanceList(ScrollView, can_focus=True):
         self.schema: ListSchema = DEFAULT_SCHEMA
         """The run's columns (:meth:`set_rows` is given them)."""
         self._id_width = 4
+        self._stopped_width = 0
+        self._fitted: tuple[object, list[int | None]] | None = None
         self._styles = (Style(), Style(), Style(), Style())
         self._lines: dict[tuple[str, bool, int], Strip] = {}
         self._sizes: tuple[Size, Size, Size] | None = None
@@ -119,6 +128,9 @@ class InstanceList(ScrollView, can_focus=True):
         shown = {column.name for column in self.schema.shown}
         self.rows, self.extra = rows, None if extra in shown else extra
         self._id_width = max([4, *(len(str(r["instance_id"])) for r in rows[:2000])])
+        self._stopped_width = max(
+            [0, *(cell_len(str(r.get("stopped") or "")) for r in rows[:2000])]
+        )
         self._lines.clear()
         self.virtual_size = Size(0, len(rows) + 1)
         index = next((i for i, r in enumerate(rows) if r["instance_id"] == keep), 0)
@@ -165,23 +177,50 @@ class InstanceList(ScrollView, can_focus=True):
         extra = self.schema.column(self.extra) if self.extra else None
         return [*self.schema.shown, *([extra] if extra else [])]
 
-    def _cells(self, row: Row | None) -> list[tuple[str, int]]:
+    def _fit(self, width: int) -> list[int | None]:
+        """Each cell's width in ``width`` cells (None: left out): the id, the columns, the
+        flags and why it stopped, as they fit. A number and a heading are drawn whole or not
+        at all (0.623 showed as "0.6", "stopped" as "stoppe" at the list's edge): the id gives
+        way first (cut in its middle: whole in the instance's header), then the text columns
+        (cut with "…"), then the columns least asked for (why it stopped, the flags, the text
+        columns, the numbers from the last; the sort's own column last of all)."""
+        key = (width, self.schema, self.extra, self._id_width, self._stopped_width)
+        if self._fitted is not None and self._fitted[0] == key:
+            return self._fitted[1]
+        columns = self._columns()
+        sort = len(columns) - 1 if self.extra else None
+        numbers = [i for i, c in enumerate(columns) if c.digits is not None and i != sort]
+        texts = [i for i, c in enumerate(columns) if c.digits is None and i != sort]
+        rank = {index: place for place, index in enumerate([*numbers, *texts], start=2)}
+        fits = [FitColumn("id", min_width=ID_MIN_WIDTH, rank=0, cut_middle=True)]
+        natural = ["x" * self._id_width]
+        for index, column in enumerate(columns):
+            cut = TEXT_MIN_WIDTH if column.digits is None else None
+            fits.append(FitColumn(column.label, min_width=cut, rank=rank.get(index, 1)))
+            natural.append("x" * column.width)
+        fits.append(FitColumn("U!", rank=len(columns) + 2))
+        natural.append("xx")
+        fits.append(FitColumn("stopped", min_width=0, rank=len(columns) + 3))
+        natural.append("x" * self._stopped_width)
+        widths = fit_widths(fits, [natural], width - 1, padding=1)  # (★ takes a cell)
+        self._fitted = (key, widths)
+        return widths
+
+    def _cells(self, row: Row | None) -> list[str]:
         columns = self._columns()
         if row is None:
-            cells = [("id", self._id_width), *((c.label, c.width) for c in columns)]
-            return [*cells, ("U!", 2), ("stopped", 0)]
+            return ["id", *(c.label for c in columns), "U!", "stopped"]
         flags = ("U" if row.get("n_unclear") else "") + ("!" if row.get("n_contradictions") else "")
-        cells = [(str(row["instance_id"]), self._id_width)]
+        cells = [str(row["instance_id"])]
         for column in columns:
             value = row.get(column.metric)
             if column.digits is None:
-                cells.append((str(value or "—"), column.width))
+                cells.append(str(value or "—"))
             else:
                 mass = row.get(column.mass) if column.mass else None
                 low = isinstance(mass, int | float) and mass < LOW_MASS  # (NaN: not low)
-                text = format_number(value, column.digits) + (LOW_MASS_SIGN if low else "")
-                cells.append((text, column.width))
-        return [*cells, (flags, 2), (str(row.get("stopped") or ""), 0)]
+                cells.append(format_number(value, column.digits) + (LOW_MASS_SIGN if low else ""))
+        return [*cells, flags, str(row.get("stopped") or "")]
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """Look the styles up once per frame (not per line); drop the cached lines when they
@@ -220,10 +259,12 @@ class InstanceList(ScrollView, can_focus=True):
     def _draw(self, row: Row | None, style: Style, flag: Style, width: int) -> Strip:
         bookmarked = row is not None and row.get("bookmarked")  # (★: kept by the researcher)
         segments = [Segment("★", style + flag) if bookmarked else Segment(" ", style)]
-        for text, size in self._cells(row):
-            cell = text if not size else text[:size].ljust(size)
+        for index, (text, size) in enumerate(zip(self._cells(row), self._fit(width), strict=True)):
+            if size is None:  # (left out; a heading fits its width: fit_widths)
+                continue
+            cell = str(elide(text, size, middle=index == 0)).ljust(size)
             cell_style = style
-            if row is not None and size == 2 and text in ("U", "!", "U!"):  # the flags
+            if row is not None and text in ("U", "!", "U!"):  # the flags
                 cell_style += flag
             segments.append(Segment(cell + " ", cell_style))
         return Strip(segments).crop_extend(0, width, style)

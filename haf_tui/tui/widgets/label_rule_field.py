@@ -13,7 +13,9 @@ from textual.widgets import Input, Label, Static
 
 from haf_tui.pipeline.choices import ColumnLabel, label_check, no_label_line, parse_statement
 
-PLACEHOLDER = "guessed from the values; or T (a score's threshold), or toxic=A,B"
+PLACEHOLDER = "empty: guessed from the values"
+HELP = "or state it: T (a score's threshold: above it is toxic), or toxic=A,B (the toxic values)"
+"""What the field takes, on a line under it (whole at 80 columns; a placeholder was cut)."""
 
 
 class LabelRuleField(Vertical):
@@ -39,6 +41,7 @@ class LabelRuleField(Vertical):
         with Horizontal():
             yield Label("label rule", classes="field-label")
             yield Input(placeholder=PLACEHOLDER, id="ds-label-rule")
+        yield Static(HELP, id="ds-label-help", classes="hint")
         yield Static("", id="ds-label-line")
 
     def statement(self) -> str:

@@ -18,6 +18,8 @@ from haf_tui.tui.messages import DownloadProgress
 from haf_tui.tui.widgets.fit_columns import Cell, FitColumn
 from haf_tui.tui.widgets.measured_table import MeasuredTable
 
+LOOKING = "looking for models…"
+"""What the models step says when asked to go on before the model folders were read."""
 COLUMNS = ("use", "file", "size", "arch", "quant", "ctx", "template")
 FIT_COLUMNS = (
     FitColumn("use", rank=0),
@@ -67,6 +69,8 @@ class ModelPicker(Vertical):
         super().__init__(id=id)
         self.entries: list[ModelEntry] = []
         self.chosen: set[str] = set()
+        self.listed = False
+        """Whether the model folders were read (until then the list is empty, not none)."""
 
     def compose(self) -> ComposeResult:
         """The table, a hint, the download form and its progress bar."""
@@ -86,7 +90,7 @@ class ModelPicker(Vertical):
 
     def set_entries(self, entries: list[ModelEntry], *, pick: str | None = None) -> None:
         """Show ``entries``; the embedded default (or ``pick``) is picked when none is."""
-        self.entries = entries
+        self.entries, self.listed = entries, True
         paths = {str(e.path) for e in entries}
         self.chosen &= paths
         if pick is not None and pick in paths:
@@ -168,6 +172,8 @@ class ModelPicker(Vertical):
 
     def validate(self) -> str | None:
         """Why the step cannot go on, or None."""
+        if not self.listed:
+            return LOOKING
         if not self.entries:
             return "no GGUF models found: put one into models/ or download one"
         if not self.selected():

@@ -13,7 +13,14 @@ from textual.widgets import Static
 
 from haf_tui.config import RunConfig
 from haf_tui.datasets import Dataset
-from haf_tui.defaults import DEMO_LIMIT, DEMO_MAX_NEW_TOKENS, DEMO_SEED, EMBEDDED_MODEL_NAME
+from haf_tui.defaults import (
+    DEMO_LIMIT,
+    DEMO_MAX_NEW_TOKENS,
+    DEMO_MAX_TEXTS,
+    DEMO_SEED,
+    DEMO_UNTIL_COMPLETE,
+    EMBEDDED_MODEL_NAME,
+)
 from haf_tui.methods.registry import methods_of, run_stages
 from haf_tui.pipeline.estimate import TimeEstimate
 from haf_tui.pipeline.planning import plan_run
@@ -23,8 +30,9 @@ EMBEDDED_FORMAT_NOTE = (
     f"{EMBEDDED_MODEL_NAME} follows HAF's answer format only sometimes: an instance whose "
     "JUSTIFY answer has no clear stance with listed reasons stops there, and its metrics show —. "
     f"The demo's settings (the first {DEMO_LIMIT} texts of the built-in sample, seed {DEMO_SEED}, "
-    f"{DEMO_MAX_NEW_TOKENS} tokens, as make run) were chosen so that several go on; with others, "
-    "often none does."
+    f"{DEMO_MAX_NEW_TOKENS} tokens; make run takes the same seed and tokens, and texts in order "
+    f"until {DEMO_UNTIL_COMPLETE} went through every stage, at most {DEMO_MAX_TEXTS}) were chosen "
+    "so that several go on; with others, often none does."
 )
 """What the review says before a run of the embedded model (docs/demo.md, "The demo")."""
 

@@ -226,8 +226,11 @@ class StanceTree(Tree[NodeRef | None]):
             test = str(row.test or "SUF")
             inner, score = ("I_S", "RS") if test == "SUF" else ("I_N", "RN")
             child = node.add(
+                Text(f"{test} r{j + 1} → {row.decision}"), data=NodeRef("individual", j)
+            )
+            child.add_leaf(  # (their own line: within 80 columns, unlike the node's end)
                 Text(
-                    f"{test} r{j + 1} → {row.decision}, C(Y{j + 1})={fmt(_metric(own, 'c_y'))}, "
+                    f"C(Y{j + 1})={fmt(_metric(own, 'c_y'))}, "
                     f"{inner}={fmt(_metric(own, inner.lower()))}, "
                     f"{score}{j + 1}={fmt(_metric(own, score.lower()))}"
                 ),
@@ -320,16 +323,15 @@ def _add_reason_leaves(
     *,
     width: int = 48,
 ) -> None:
-    """One leaf per reason: "r1 text… (C=…, SoS term …)"; ``term`` is (label, metric column)."""
+    """One leaf per reason: "r1 (C=…, SoS term …) text…", the numbers before the text (after
+    it they were off-screen at 80 columns); ``term`` is (label, metric column)."""
     for reason in reasons:
         index = int(reason.reason_index or 0)
         text = _short(reason.reason_text, width)
         extra = f", {term[0]} term {fmt(reason.metric(term[1]))}" if term else ""
-        after = f" (C={fmt(reason.reason_confidence)}{extra})"
-        leaf = node.add_leaf(
-            Text(f"{prefix}{index + 1} {text}{after}"), data=NodeRef(stage, sub_index, index)
-        )
+        numbers = f"{prefix}{index + 1} (C={fmt(reason.reason_confidence)}{extra})"
+        leaf = node.add_leaf(Text(f"{numbers} {text}"), data=NodeRef(stage, sub_index, index))
         tree = node.tree
         if isinstance(tree, StanceTree):
             whole = " ".join(str(reason.reason_text or "").split())
-            tree.full_texts[leaf.id] = f"{prefix}{index + 1} {whole}{after}"
+            tree.full_texts[leaf.id] = f"{numbers} {whole}"
