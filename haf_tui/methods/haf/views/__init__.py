@@ -23,9 +23,15 @@ HAF_PANELS: Final[tuple[PanelSpec, ...]] = (
     PanelSpec("table1", "Table 1", ("table1",), SIX, table1_panel, pooled=True, short="T1"),
     PanelSpec("table2", "Table 2", ("table2",), SIX, table2_panel, short="T2"),
     PanelSpec("table4", "Table 4", ("table4",), SIX, table4_panel, pooled=True, short="T4"),
-    PanelSpec("figure2", "Figure 2", ("figure2",), SIX, figure2_panel, load=figure2_bands, short="Fig 2"),
     PanelSpec(
-        "distributions", "Distributions", (), SIX, histograms=(*SIX, JUSTIFY_CONFIDENCE.name),
+        "figure2", "Figure 2", ("figure2",), SIX, figure2_panel, load=figure2_bands, short="Fig 2"
+    ),
+    PanelSpec(
+        "distributions",
+        "Distributions",
+        (),
+        SIX,
+        histograms=(*SIX, JUSTIFY_CONFIDENCE.name),
         short="Dist.",
     ),
     PanelSpec("stances", "Stances", ("stances", "unclear", "contradictions"), SIX, stances_panel),
