@@ -140,9 +140,15 @@ class MetricsScreen(HafScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="metrics-load")
     def load_data(self) -> None:
-        """Read the reports and bin the values; post them."""
+        """Read what the panel shown first needs and post it; then the other panels' (reports
+        already read are kept) and post everything."""
         with self.reader.reading() as store:
-            data = load_metrics_data(store)
+            first = load_metrics_data(store, [self.initial_panel])
+        self.post_message(MetricsLoaded(first))
+        if get_current_worker().is_cancelled:
+            return
+        with self.reader.reading() as store:
+            data = load_metrics_data(store, known=first)
         self.post_message(MetricsLoaded(data))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -156,7 +162,12 @@ class MetricsScreen(HafScreen[None]):
 
     @on(MetricsLoaded)
     def data_loaded(self, message: MetricsLoaded) -> None:
-        """Fill the run list (the constructor's runs chosen, else all) and draw."""
+        """Fill the run list (the constructor's runs chosen, else all) and draw (the rest of
+        the panels' data coming after the first panel's: only draw)."""
+        if self.data is not None:
+            self.data = message.data
+            self.redraw()
+            return
         self.data = message.data
         wanted = [
             run.run_id
@@ -217,8 +228,11 @@ class MetricsScreen(HafScreen[None]):
         self.update_status()
         active = self.query_one("#mx-tabs", TabbedContent).active
         order = [active] + [pane for pane in self.panels if pane != active]
+        order = [pane for pane in order if self.data.holds(pane)]  # (the rest still read)
+        if not order:
+            return
         keys = [self.draw_key(pane) for pane in order]
-        if keys[0] in self.drawn:
+        if order[0] == active and keys[0] in self.drawn:
             self.query_one(f"#mx-body-{active}", PanelView).show(self.drawn[keys[0]])
         missing = [key for key in keys if key not in self.drawn]
         if missing:
@@ -371,6 +385,8 @@ class MetricsScreen(HafScreen[None]):
         if self.data is None:
             return
         pane = self.query_one("#mx-tabs", TabbedContent).active
+        if not self.data.holds(pane):
+            return
         title = f"{self.panels[pane].title} — every value in full"
         value = full_values(pane, self.data, self.chosen_runs(), self.pooling)
         self.post_message(FullValueRequested(title, value))
