@@ -2,9 +2,9 @@
 then ``]`` / ``[``) of the stored runs, with the runs to compare chosen side by side, and
 under them the shown panel's legend.
 
-One thread worker reads every report (all runs) and bins the instance values once
-(:func:`~haf_tui.tui.metrics_data.load_metrics_data`); the handlers only filter those
-prepared rows by the chosen runs and draw them, so a key press never waits on the database.
+One thread worker reads the shown panel's reports (all runs) first, then the others', and bins
+the values once (:func:`~haf_tui.tui.metrics_data.load_metrics_data`); the handlers only
+filter those rows by the chosen runs and draw them: a key press never waits on the database.
 """
 
 from __future__ import annotations
@@ -162,8 +162,8 @@ class MetricsScreen(HafScreen[None]):
 
     @on(MetricsLoaded)
     def data_loaded(self, message: MetricsLoaded) -> None:
-        """Fill the run list (the constructor's runs chosen, else all) and draw (the rest of
-        the panels' data coming after the first panel's: only draw)."""
+        """Fill the run list (the constructor's runs chosen, else all) and draw (then only draw
+        when the other panels' data follows)."""
         if self.data is not None:
             self.data = message.data
             self.redraw()
@@ -228,11 +228,9 @@ class MetricsScreen(HafScreen[None]):
         self.update_status()
         active = self.query_one("#mx-tabs", TabbedContent).active
         order = [active] + [pane for pane in self.panels if pane != active]
-        order = [pane for pane in order if self.data.holds(pane)]  # (the rest still read)
-        if not order:
-            return
+        order = [pane for pane in order if self.data.holds(pane)]  # (the rest: still read)
         keys = [self.draw_key(pane) for pane in order]
-        if order[0] == active and keys[0] in self.drawn:
+        if order and order[0] == active and keys[0] in self.drawn:
             self.query_one(f"#mx-body-{active}", PanelView).show(self.drawn[keys[0]])
         missing = [key for key in keys if key not in self.drawn]
         if missing:
