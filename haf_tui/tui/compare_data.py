@@ -8,6 +8,7 @@ from __future__ import annotations
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -82,10 +83,28 @@ def declared_metrics(suites: Sequence[str] | None) -> list[MetricSpec]:
     return [spec for spec in metric_specs(suites).values() if spec.per == "instance"]
 
 
-def compared_metrics(runs: Sequence[ComparedRun], values: RunValues) -> list[MetricSpec]:
-    """The metrics of the suites every one of ``runs`` holds that some of them has a value of."""
+def compared_metrics(
+    runs: Sequence[ComparedRun],
+    values: RunValues,
+    versions: dict[str, RunVersion] | None = None,
+    database: str = "",
+) -> list[MetricSpec]:
+    """The metrics of the suites every one of ``runs`` holds that some of them has a value of
+    (with ``versions`` and ``database``: which metrics a run has values of kept per version)."""
     declared = declared_metrics(shared_suites(run.suites for run in runs))
-    return with_values(declared, values, [run.run_id for run in runs])
+    defined: set[str] = set()
+    for run in runs:
+        version = (versions or {}).get(run.run_id)
+        of_run = {run.run_id: values.get(run.run_id, {})}
+        defined.update(
+            spec.name
+            for spec in _kept(
+                ("defined", database, run.run_id, version, tuple(s.name for s in declared)),
+                partial(with_values, declared, of_run),
+                version is not None and bool(database),
+            )
+        )
+    return [spec for spec in declared if spec.name in defined]
 
 
 def load_compare_data(store: Store, database: str = "") -> CompareData:
@@ -156,7 +175,9 @@ def run_statistics(
         names = [s.name for s in declared_metrics(shared_suites(run.suites for run in runs))]
     else:
         names = list(metrics)
-    shown = tuple(spec for spec in compared_metrics(runs, values) if spec.name in names)
+    shown = tuple(
+        spec for spec in compared_metrics(runs, values, versions, database) if spec.name in names
+    )
     found: list[RunStatistics] = []
     reference = runs[0] if runs else None
     for index, run in enumerate(runs):

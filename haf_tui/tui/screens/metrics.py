@@ -52,6 +52,7 @@ YIELD = 0.005
 MARKS = ("—", "◆", "low", "≠ stance")
 """The marks the panels draw (the legend explains them)."""
 NUMBERED = 9
+DRAW = "metrics: draw panels"  # (not Textual's repr of every value it is handed)
 """Panels with a number key (1–9); the others are reached with ``]`` / ``[``."""
 
 
@@ -236,7 +237,7 @@ class MetricsScreen(HafScreen[None]):
         if missing:
             self.draw_panels(self.data, self.chosen_runs(), missing)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="metrics-draw")
+    @work(thread=True, exclusive=True, exit_on_error=False, group="metrics-draw", description=DRAW)
     def draw_panels(self, data: MetricsData, runs: list[RunInfo], keys: list[DrawKey]) -> None:
         """Render each panel of ``keys`` to lines, in order; stop when superseded."""
         worker = get_current_worker()
