@@ -20,7 +20,7 @@ from haf_tui.store import Store, open_store
 from haf_tui.store.comparison_readers import run_metric_values
 from haf_tui.tui import create_app
 from haf_tui.tui.compare_data import CompareData, RunStatistics, load_compare_data
-from haf_tui.tui.run_cache import RUN_CACHE
+from haf_tui.tui.run_cache import RUN_CACHE, RunCache
 from haf_tui.tui.screens import compare
 from haf_tui.tui.screens.compare import CompareScreen
 from haf_tui.tui.widgets.panel_view import PanelView
@@ -137,3 +137,14 @@ async def test_opening_again_computes_nothing_and_a_run_with_new_rows_anew(
     assert after == expected
     assert after["means"][run2] != first["means"][run2]  # (the new row changed run2's means)
     assert after["means"][run1] == first["means"][run1]
+
+
+def test_the_cache_keeps_its_bound_forgetting_the_least_recently_used() -> None:
+    cache = RunCache(2)
+    cache.put("a", 1)
+    cache.put("b", 2)
+    assert cache.get("a") == 1  # (a is now the most recently used)
+    cache.put("c", 3)
+    assert cache.get("b") is None and cache.get("a") == 1 and cache.get("c") == 3
+    assert cache.computed_once("d", lambda: 4) == 4 and cache.computed == 1
+    assert cache.computed_once("d", lambda: 5) == 4 and cache.computed == 1  # kept

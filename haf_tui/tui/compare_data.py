@@ -35,7 +35,7 @@ from haf_tui.store.comparison_readers import (
     run_metric_values,
     run_versions,
 )
-from haf_tui.tui.run_cache import RUN_CACHE
+from haf_tui.tui.run_cache import RUN_CACHE, VALUES_CACHE
 
 BOOTSTRAP: tuple[int, int, float] = (SEED, N_RESAMPLES, CONFIDENCE)
 """What an interval depends on besides the values: the seed, resamples and confidence (part of
@@ -109,7 +109,7 @@ def compared_metrics(
 
 def load_compare_data(store: Store, database: str = "") -> CompareData:
     """Read the runs and their instance values (thread worker); with ``database`` (the file's
-    path) a run's values read before at its version are taken from :data:`RUN_CACHE` instead."""
+    path) a run's values read before at its version are taken from :data:`VALUES_CACHE`."""
     versions = run_versions(store)  # (first: the values read after it are at least as new)
     runs = compared_runs(store)
     held = list(dict.fromkeys(suite for run in runs for suite in run.suites))
@@ -120,7 +120,7 @@ def load_compare_data(store: Store, database: str = "") -> CompareData:
 
     values: RunValues = {}
     for run in runs:
-        found = RUN_CACHE.get(key(run.run_id)) if database else None
+        found = VALUES_CACHE.get(key(run.run_id)) if database else None
         if isinstance(found, dict):
             values[run.run_id] = found
     missing = [run.run_id for run in runs if run.run_id not in values]
@@ -129,7 +129,7 @@ def load_compare_data(store: Store, database: str = "") -> CompareData:
         for run_id in missing:
             values[run_id] = read[run_id]
             if database:
-                RUN_CACHE.put(key(run_id), read[run_id])
+                VALUES_CACHE.put(key(run_id), read[run_id])
     return CompareData(runs, {run.run_id: values[run.run_id] for run in runs}, versions, database)
 
 

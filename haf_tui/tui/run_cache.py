@@ -69,4 +69,7 @@ class RunCache:
 
 
 RUN_CACHE: Final = RunCache()
-"""The program's one cache (every screen and app in this process)."""
+"""What is computed from runs, for every screen and app in this process (small values)."""
+VALUES_CACHE: Final = RunCache(64)
+"""Runs' instance values as read (large: every finished instance's metrics), fewer kept: a run
+written while the screen is opened again and again leaves one entry per version."""
