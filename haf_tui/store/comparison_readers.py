@@ -43,6 +43,12 @@ LEFT JOIN instance_metrics m ON m.run_id = f.run_id AND m.instance_id = f.instan
 WHERE list_contains($run_ids::VARCHAR[], f.run_id)
 ORDER BY f.run_id, i.position, f.instance_id
 """
+_VERSIONS_SQL = """
+SELECT r.run_id, r.status, CAST(r.updated_at AS VARCHAR),
+       (SELECT count(*) FROM instance_results f WHERE f.run_id = r.run_id),
+       (SELECT count(*) FROM instance_metrics m WHERE m.run_id = r.run_id)
+FROM runs r
+"""
 _ANSWERS_SQL = """
 SELECT u.run_id, f.instance_id IS NOT NULL AS finished, coalesce(f.stance, g.decision) AS stance,
        f.stopped, g.decision_confidence, i.text, i.label, i.instance_id IS NOT NULL AS in_dataset
@@ -124,6 +130,11 @@ class InstanceAcross:
     answers: list[RunAnswer]
 
 
+RunVersion = tuple[str, str, int, int]
+"""What tells one state of a run's stored results from another: its status, when its row last
+changed, its instance results and its instance metric rows (a resumed or re-scored run only
+adds rows, so a run's values change only with this)."""
+
 RunValues = dict[str, dict[str, dict[str, float | None]]]
 """Run id → instance id (finished, dataset order) → metric → value (None: undefined)."""
 
@@ -143,6 +154,15 @@ def compared_runs(store: Store) -> list[ComparedRun]:
         for run_id, model, quant, dataset, planned, done, created, status, suites, label
         in store.query(_RUNS_SQL)[1]
     ]  # fmt: skip
+
+
+def run_versions(store: Store) -> dict[str, RunVersion]:
+    """Every run's :data:`RunVersion`, by run id (read before its values: values read after it
+    are at least as new)."""
+    return {
+        str(run_id): (str(status), str(updated), int(results), int(metric_rows))
+        for run_id, status, updated, results, metric_rows in store.query(_VERSIONS_SQL)[1]
+    }
 
 
 def run_suites(store: Store, run_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:

@@ -6,14 +6,19 @@ paired difference on their common instances, and the order instances are stepped
 from __future__ import annotations
 
 import string
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from haf_tui.methods.declare import MetricSpec
 from haf_tui.methods.registry import metric_specs
 from haf_tui.reports.compared_metrics import shared_suites, with_values
 from haf_tui.reports.comparison import (
+    CONFIDENCE,
+    N_RESAMPLES,
+    SEED,
     MeanInterval,
     Overlap,
     PairedDifference,
@@ -25,9 +30,18 @@ from haf_tui.store import Store
 from haf_tui.store.comparison_readers import (
     ComparedRun,
     RunValues,
+    RunVersion,
     compared_runs,
     run_metric_values,
+    run_versions,
 )
+from haf_tui.tui.run_cache import RUN_CACHE, VALUES_CACHE
+
+BOOTSTRAP: tuple[int, int, float] = (SEED, N_RESAMPLES, CONFIDENCE)
+"""What an interval depends on besides the values: the seed, resamples and confidence (part of
+every kept interval's key)."""
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -37,6 +51,10 @@ class CompareData:
 
     runs: list[ComparedRun]
     values: RunValues
+    versions: dict[str, RunVersion] = field(default_factory=dict)
+    """Each run's version when its values were read (what its kept statistics are keyed by)."""
+    database: str = ""
+    """The database file read (with the versions, the key of what is kept)."""
 
 
 @dataclass(frozen=True)
@@ -65,18 +83,54 @@ def declared_metrics(suites: Sequence[str] | None) -> list[MetricSpec]:
     return [spec for spec in metric_specs(suites).values() if spec.per == "instance"]
 
 
-def compared_metrics(runs: Sequence[ComparedRun], values: RunValues) -> list[MetricSpec]:
-    """The metrics of the suites every one of ``runs`` holds that some of them has a value of."""
+def compared_metrics(
+    runs: Sequence[ComparedRun],
+    values: RunValues,
+    versions: dict[str, RunVersion] | None = None,
+    database: str = "",
+) -> list[MetricSpec]:
+    """The metrics of the suites every one of ``runs`` holds that some of them has a value of
+    (with ``versions`` and ``database``: which metrics a run has values of kept per version)."""
     declared = declared_metrics(shared_suites(run.suites for run in runs))
-    return with_values(declared, values, [run.run_id for run in runs])
+    defined: set[str] = set()
+    for run in runs:
+        version = (versions or {}).get(run.run_id)
+        of_run = {run.run_id: values.get(run.run_id, {})}
+        defined.update(
+            spec.name
+            for spec in _kept(
+                ("defined", database, run.run_id, version, tuple(s.name for s in declared)),
+                partial(with_values, declared, of_run),
+                version is not None and bool(database),
+            )
+        )
+    return [spec for spec in declared if spec.name in defined]
 
 
-def load_compare_data(store: Store) -> CompareData:
-    """Read the runs and their instance values (thread worker)."""
+def load_compare_data(store: Store, database: str = "") -> CompareData:
+    """Read the runs and their instance values (thread worker); with ``database`` (the file's
+    path) a run's values read before at its version are taken from :data:`VALUES_CACHE`."""
+    versions = run_versions(store)  # (first: the values read after it are at least as new)
     runs = compared_runs(store)
     held = list(dict.fromkeys(suite for run in runs for suite in run.suites))
-    names = [spec.name for spec in declared_metrics(held)]
-    return CompareData(runs, run_metric_values(store, [run.run_id for run in runs], names))
+    names = tuple(spec.name for spec in declared_metrics(held))
+
+    def key(run_id: str) -> tuple[object, ...]:
+        return ("values", database, run_id, versions.get(run_id), names)
+
+    values: RunValues = {}
+    for run in runs:
+        found = VALUES_CACHE.get(key(run.run_id)) if database else None
+        if isinstance(found, dict):
+            values[run.run_id] = found
+    missing = [run.run_id for run in runs if run.run_id not in values]
+    if missing:
+        read = run_metric_values(store, missing, names)
+        for run_id in missing:
+            values[run_id] = read[run_id]
+            if database:
+                VALUES_CACHE.put(key(run_id), read[run_id])
+    return CompareData(runs, {run.run_id: values[run.run_id] for run in runs}, versions, database)
 
 
 def sharing_a_suite(runs: Sequence[ComparedRun], around: str) -> list[str]:
@@ -105,31 +159,72 @@ def letter(index: int) -> str:
 
 
 def run_statistics(
-    runs: Sequence[ComparedRun], values: RunValues, metrics: Sequence[str] | None = None
+    runs: Sequence[ComparedRun],
+    values: RunValues,
+    metrics: Sequence[str] | None = None,
+    *,
+    versions: dict[str, RunVersion] | None = None,
+    database: str = "",
 ) -> list[RunStatistics]:
     """Means with intervals for each of ``runs`` of the ``metrics`` (stored names; None: every
     metric of the suites the runs share; those shown: :func:`compared_metrics`); each run
     after the first, on the same dataset, paired with the first (thread worker: the bootstrap
-    takes a moment at 20k)."""
+    takes a moment at 20k). With ``versions`` and ``database`` (the data's), an interval
+    computed before for a run at its version is taken from :data:`RUN_CACHE`."""
     if metrics is None:
         names = [s.name for s in declared_metrics(shared_suites(run.suites for run in runs))]
     else:
         names = list(metrics)
-    shown = tuple(spec for spec in compared_metrics(runs, values) if spec.name in names)
+    shown = tuple(
+        spec for spec in compared_metrics(runs, values, versions, database) if spec.name in names
+    )
     found: list[RunStatistics] = []
     reference = runs[0] if runs else None
     for index, run in enumerate(runs):
         of_run = values.get(run.run_id, {})
-        means = {m: mean_interval(_metric(of_run, m)) for m in names}
+        version = (versions or {}).get(run.run_id)
+        means = {
+            m: _kept(
+                ("mean", database, run.run_id, version, m, BOOTSTRAP),
+                _mean_of(of_run, m),
+                version is not None and bool(database),
+            )
+            for m in names
+        }
         paired = split = None
         if reference is not None and index and run.dataset_id == reference.dataset_id:
             of_reference = values.get(reference.run_id, {})
             split = overlap(of_reference, of_run)
+            pair = (reference.run_id, (versions or {}).get(reference.run_id), run.run_id, version)
             paired = {
-                m: paired_difference(_metric(of_reference, m), _metric(of_run, m)) for m in names
+                m: _kept(
+                    ("paired", database, *pair, m, BOOTSTRAP),
+                    _paired_of(of_reference, of_run, m),
+                    None not in pair and bool(database),
+                )
+                for m in names
             }
         found.append(RunStatistics(run, letter(index), means, paired, split, shown))
     return found
+
+
+def _kept(key: tuple[object, ...], compute: Callable[[], T], keep: bool) -> T:
+    """``compute()``, kept in :data:`RUN_CACHE` under ``key`` when ``keep``."""
+    return RUN_CACHE.computed_once(key, compute) if keep else compute()
+
+
+def _mean_of(of_run: dict[str, dict[str, float | None]], metric: str) -> Callable[[], MeanInterval]:
+    """What computes a run's interval of ``metric`` (called only when it is not kept)."""
+    return lambda: mean_interval(_metric(of_run, metric))
+
+
+def _paired_of(
+    of_reference: dict[str, dict[str, float | None]],
+    of_run: dict[str, dict[str, float | None]],
+    metric: str,
+) -> Callable[[], PairedDifference]:
+    """What computes a run's paired difference with the reference (called when not kept)."""
+    return lambda: paired_difference(_metric(of_reference, metric), _metric(of_run, metric))
 
 
 def _metric(of_run: dict[str, dict[str, float | None]], metric: str) -> dict[str, float | None]:

@@ -75,6 +75,12 @@ class MetricsData:
     reports: dict[str, ReportResult]
     histograms: dict[tuple[str, str], charts.Histogram] = field(default_factory=dict)
     extra: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    loaded: frozenset[str] | None = None
+    """The panes whose data this holds (None: every pane's)."""
+
+    def holds(self, pane: str) -> bool:
+        """Whether ``pane``'s data was read."""
+        return self.loaded is None or pane in self.loaded
 
 
 def panel_specs() -> list[PanelSpec]:
@@ -126,24 +132,48 @@ def bin_values(
     return histograms
 
 
-def load_metrics_data(store: Store) -> MetricsData:
+def load_metrics_data(
+    store: Store, panes: Sequence[str] | None = None, known: MetricsData | None = None
+) -> MetricsData:
     """Read the runs, every report the panels name or read, bin their histogram metrics
-    (:func:`bin_values`) and call each panel's loader. Runs in a thread worker."""
-    specs = panel_specs()
-    runs = [
-        RunInfo(
-            run.run_id,
-            run.model_file,
-            run.dataset_id,
-            run.status,
-            run.done,
-            run.suites,
-            run.label,
-            run.planned,
-        )
-        for run in run_overviews(store)
-    ]
-    reports = {name: run_report(store, name) for name in reports_read(specs)}
-    histograms = bin_values(store, runs, histogram_metrics(specs))
-    extra = {spec.key: spec.load(store, reports) for spec in specs if spec.load is not None}
-    return MetricsData(runs, reports, histograms, extra)
+    (:func:`bin_values`) and call each panel's loader. Runs in a thread worker.
+
+    ``panes`` (pane ids): only what those panels need (the one shown first; the rest after
+    it is on screen), with ``loaded`` saying which; ``known``: data read before for other
+    panes, taken as it is (reports and histograms already there are not read again)."""
+    specs = [s for s in panel_specs() if panes is None or s.key in panes]
+    runs = (
+        known.runs
+        if known is not None
+        else [  # (the panes read first: the same runs)
+            RunInfo(
+                run.run_id,
+                run.model_file,
+                run.dataset_id,
+                run.status,
+                run.done,
+                run.suites,
+                run.label,
+                run.planned,
+            )
+            for run in run_overviews(store)
+        ]
+    )
+    reports = dict(known.reports) if known is not None else {}
+    reports.update(
+        (name, run_report(store, name)) for name in reports_read(specs) if name not in reports
+    )
+    histograms = dict(known.histograms) if known is not None else {}
+    wanted = [m for m in histogram_metrics(specs) if not any(k[1] == m for k in histograms)]
+    histograms.update(bin_values(store, runs, wanted) if wanted else {})
+    extra = dict(known.extra) if known is not None else {}
+    extra.update(
+        (spec.key, spec.load(store, reports))
+        for spec in specs
+        if spec.load is not None and spec.key not in extra
+    )
+    loaded = None
+    if panes is not None:
+        before = known.loaded if known is not None and known.loaded is not None else frozenset()
+        loaded = frozenset(panes) | before
+    return MetricsData(runs, reports, histograms, extra, loaded)

@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import DataTable, Header, Input, Static, TabbedContent, TabPane
 
-from haf_tui.store.comparison_readers import ComparedRun, RunValues, instance_across
+from haf_tui.store.comparison_readers import ComparedRun, instance_across
 from haf_tui.store.readers import suites_text
 from haf_tui.tui.compare_data import (
     CompareData,
@@ -55,6 +55,9 @@ run's name in its middle; then the date, the quantisation … left out)."""
 CHOSEN, NOT_CHOSEN = "●", "○"
 MAX_RUN_ROWS = 5
 """Runs shown at once (the list scrolls): the panes below keep the height."""
+DRAW = "compare: statistics or instance"
+"""The drawing workers' description (else Textual writes one from the repr of their arguments,
+every instance value: 0.12 s on the event loop at 5,000 × 4)."""
 
 
 @dataclass
@@ -140,25 +143,31 @@ class CompareScreen(HafScreen[None]):
     def load_data(self) -> None:
         """Read the runs and every finished instance's metrics (posts them)."""
         with self.reader.reading() as store:
-            data = load_compare_data(store)
+            data = load_compare_data(store, str(self.reader.path.resolve()))
         self.post_message(CompareLoaded(data))
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="compare-stats")
+    @work(thread=True, exclusive=True, exit_on_error=False, group="compare-stats", description=DRAW)
     def compute_statistics(
         self,
         runs: list[ComparedRun],
-        values: RunValues,
+        data: CompareData,
         width: int,
         known: list[RunStatistics] | None = None,
     ) -> None:
         """Bootstrap intervals and paired tests of the chosen runs (``known``: computed
         already, only to draw again), drawn (posts them)."""
-        stats = known if known is not None else run_statistics(runs, values)
+        stats = known
+        if stats is None:  # (kept per run version: computed once while the runs do not change)
+            stats = run_statistics(
+                runs, data.values, versions=data.versions, database=data.database
+            )
         lines = render_strips(statistics_parts(stats), width)
         key = (tuple(run.run_id for run in runs), width)
         self.post_message(StatisticsDrawn(key, stats, lines))
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="compare-instance")
+    @work(
+        thread=True, exclusive=True, exit_on_error=False, group="compare-instance", description=DRAW
+    )
     def read_instance(
         self, stats: list[RunStatistics], instance_id: str, position: str, width: int
     ) -> None:
@@ -247,7 +256,7 @@ class CompareScreen(HafScreen[None]):
         known = self.stats if [f.run.run_id for f in self.stats] == ids else None
         self.update_status("" if known is not None else "computing …")
         width = self.view_width("#cmp-stats-view")
-        self.compute_statistics(runs, self.data.values, width, known)
+        self.compute_statistics(runs, self.data, width, known)
 
     def update_status(self, doing: str = "") -> None:
         """The line under the runs."""

@@ -2,9 +2,9 @@
 then ``]`` / ``[``) of the stored runs, with the runs to compare chosen side by side, and
 under them the shown panel's legend.
 
-One thread worker reads every report (all runs) and bins the instance values once
-(:func:`~haf_tui.tui.metrics_data.load_metrics_data`); the handlers only filter those
-prepared rows by the chosen runs and draw them, so a key press never waits on the database.
+One thread worker reads the shown panel's reports (all runs) first, then the others', and bins
+the values once (:func:`~haf_tui.tui.metrics_data.load_metrics_data`); the handlers only
+filter those rows by the chosen runs and draw them: a key press never waits on the database.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ YIELD = 0.005
 """Seconds the drawing worker pauses between panels: the event loop shows the one drawn."""
 MARKS = ("—", "◆", "low", "≠ stance")
 """The marks the panels draw (the legend explains them)."""
+DRAW = "metrics: draw panels"  # (not Textual's repr of every value it is handed)
 
 
 @dataclass
@@ -140,9 +141,15 @@ class MetricsScreen(HafScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="metrics-load")
     def load_data(self) -> None:
-        """Read the reports and bin the values; post them."""
+        """Read what the panel shown first needs and post it; then the other panels' (reports
+        already read are kept) and post everything."""
         with self.reader.reading() as store:
-            data = load_metrics_data(store)
+            first = load_metrics_data(store, [self.initial_panel])
+        self.post_message(MetricsLoaded(first))
+        if get_current_worker().is_cancelled:
+            return
+        with self.reader.reading() as store:
+            data = load_metrics_data(store, known=first)
         self.post_message(MetricsLoaded(data))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -156,7 +163,12 @@ class MetricsScreen(HafScreen[None]):
 
     @on(MetricsLoaded)
     def data_loaded(self, message: MetricsLoaded) -> None:
-        """Fill the run list (the constructor's runs chosen, else all) and draw."""
+        """Fill the run list (the constructor's runs chosen, else all) and draw (then only draw
+        when the other panels' data follows)."""
+        if self.data is not None:
+            self.data = message.data
+            self.redraw()
+            return
         self.data = message.data
         wanted = [
             run.run_id
@@ -217,14 +229,15 @@ class MetricsScreen(HafScreen[None]):
         self.update_status()
         active = self.query_one("#mx-tabs", TabbedContent).active
         order = [active] + [pane for pane in self.panels if pane != active]
+        order = [pane for pane in order if self.data.holds(pane)]  # (the rest: still read)
         keys = [self.draw_key(pane) for pane in order]
-        if keys[0] in self.drawn:
+        if order and order[0] == active and keys[0] in self.drawn:
             self.query_one(f"#mx-body-{active}", PanelView).show(self.drawn[keys[0]])
         missing = [key for key in keys if key not in self.drawn]
         if missing:
             self.draw_panels(self.data, self.chosen_runs(), missing)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="metrics-draw")
+    @work(thread=True, exclusive=True, exit_on_error=False, group="metrics-draw", description=DRAW)
     def draw_panels(self, data: MetricsData, runs: list[RunInfo], keys: list[DrawKey]) -> None:
         """Render each panel of ``keys`` to lines, in order; stop when superseded."""
         worker = get_current_worker()
@@ -386,6 +399,8 @@ class MetricsScreen(HafScreen[None]):
         if self.data is None:
             return
         pane = self.query_one("#mx-tabs", TabbedContent).active
+        if not self.data.holds(pane):
+            return
         title = f"{self.panels[pane].title} — every value in full"
         value = full_values(pane, self.data, self.chosen_runs(), self.pooling)
         self.post_message(FullValueRequested(title, value))

@@ -1,0 +1,97 @@
+"""How long a screen takes to show its data on a large store (issue 44 §2: under 300 ms at
+5,000 instances × 4 runs): from posting the opening key on the runs list until the screen's
+first data is on screen (compare: the statistics pane with its intervals; metrics: the shown
+panel drawn), and until everything it started has finished (:func:`tui_latency.settle`:
+the other panels read and drawn, the first instance shown).
+
+Each round is a fresh app in this one process, so round 1 is a first opening and later rounds
+find what the first kept (:mod:`haf_tui.tui.run_cache`). ``python -m benchmarks.screen_open
+--db FILE compare metrics --rounds 2`` (the store: ``benchmarks.tui_latency``'s, built with
+``--out``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from textual.css.query import NoMatches
+
+from benchmarks.tui_latency import _key_event, settle
+from haf_tui.tui import create_app
+
+DEADLINE_SECONDS = 300.0
+
+
+def _compare_filled(screen: Any) -> bool:
+    return bool(screen.stats) and "CI" in str(screen.query_one("#cmp-stats-view").text())
+
+
+def _metrics_filled(screen: Any) -> bool:
+    active = screen.query_one("#mx-tabs").active
+    return str(screen.query_one(f"#mx-body-{active}").text()).strip() not in ("loading …", "")
+
+
+SCREENS: dict[str, tuple[str, str, Callable[[Any], bool]]] = {
+    "compare": ("c", "CompareScreen", _compare_filled),
+    "metrics": ("m", "MetricsScreen", _metrics_filled),
+}
+"""Screen → (opening key, screen class, whether its first data is shown)."""
+
+
+async def time_open(db: str, screen: str) -> tuple[float, float]:
+    """(ms until the data is shown, ms until the app has settled) for one opening."""
+    key, class_name, filled = SCREENS[screen]
+    app = create_app(db)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await pilot.pause()
+        await settle(pilot)
+        event = _key_event(key)
+        event.set_sender(app)
+        started = time.perf_counter()
+        app.post_message(event)
+        while True:
+            shown = False
+            if type(app.screen).__name__ == class_name:
+                with contextlib.suppress(NoMatches):  # (not composed yet)
+                    shown = filled(app.screen)
+            if shown:
+                break
+            if time.perf_counter() - started > DEADLINE_SECONDS:
+                raise TimeoutError(f"{screen} showed no data in {DEADLINE_SECONDS:.0f} s")
+            await asyncio.sleep(0.002)
+        data_ms = (time.perf_counter() - started) * 1000
+        await settle(pilot)
+        return data_ms, (time.perf_counter() - started) * 1000
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Print one line per screen and round."""
+    from haf_tui.methods.loader import ensure_methods
+
+    ensure_methods()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", required=True)
+    parser.add_argument("screens", nargs="+", choices=sorted(SCREENS))
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="haf-bench-home-") as home:
+        os.environ["HAF_HOME"] = home  # (the user's wizard answers and SQL buffers left alone)
+        for screen in args.screens:
+            for round_ in range(1, args.rounds + 1):
+                data_ms, settled_ms = asyncio.run(time_open(args.db, screen))
+                print(
+                    f"{screen} round {round_}: data shown {data_ms:.0f} ms, "
+                    f"everything done {settled_ms:.0f} ms",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()

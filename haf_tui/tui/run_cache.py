@@ -1,0 +1,75 @@
+"""What the workbench computes from a run's stored results and keeps while the program runs:
+a run's instance values and their bootstrap intervals (seeded, so the same values give the same
+interval) do not change until the run's rows do, so a screen opened again, or opened by another
+screen, shows them without reading or resampling them again.
+
+Every entry is keyed by the database file, the run's id and its
+:data:`~haf_tui.store.comparison_readers.RunVersion` (status, last change of its row, its
+result and metric rows), and by what else the value depends on (the metric, the bootstrap's
+seed, resamples and confidence). A run resumed or re-scored adds rows, so its version changes
+and what was kept for the old version is never read again (it ages out, oldest first). Thread
+workers share the one cache: a lock guards it; values are computed outside it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Final, TypeVar
+
+T = TypeVar("T")
+
+CACHE_ENTRIES: Final = 4096
+"""Entries kept (a run's values and one interval per metric each count one)."""
+
+
+class RunCache:
+    """A bounded map from keys (database, run, version, …) to what was computed from them."""
+
+    def __init__(self, entries: int = CACHE_ENTRIES) -> None:
+        self.entries = entries
+        self._found: OrderedDict[Hashable, object] = OrderedDict()
+        self._lock = threading.Lock()
+        self.computed = 0
+        """How many values were computed (a miss): what tests read to see it was kept."""
+
+    def get(self, key: Hashable) -> object | None:
+        """The value kept under ``key`` (None: none kept)."""
+        with self._lock:
+            if key not in self._found:
+                return None
+            self._found.move_to_end(key)
+            return self._found[key]
+
+    def put(self, key: Hashable, value: object) -> None:
+        """Keep ``value`` under ``key`` (the oldest entry goes when full)."""
+        with self._lock:
+            self._found[key] = value
+            self._found.move_to_end(key)
+            while len(self._found) > self.entries:
+                self._found.popitem(last=False)
+
+    def computed_once(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """The value under ``key``, computed (outside the lock) and kept when missing."""
+        found = self.get(key)
+        if found is not None:
+            return found  # type: ignore[return-value]  # (put under this key by this function)
+        value = compute()
+        with self._lock:
+            self.computed += 1
+        self.put(key, value)
+        return value
+
+    def clear(self) -> None:
+        """Forget everything."""
+        with self._lock:
+            self._found.clear()
+            self.computed = 0
+
+
+RUN_CACHE: Final = RunCache()
+"""What is computed from runs, for every screen and app in this process (small values)."""
+VALUES_CACHE: Final = RunCache(64)
+"""Runs' instance values as read (large: every finished instance's metrics), fewer kept: a run
+written while the screen is opened again and again leaves one entry per version."""
