@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 from rich.progress import Progress
 
-from haf_tui.cli.run_command import _ProgressBars
+from haf_tui.cli.progress_bars import ProgressBars
 from haf_tui.config import RunConfig
 from haf_tui.messages import ChatMessage
 from haf_tui.methods.base import Reply, Task
@@ -161,7 +161,7 @@ def test_a_method_registered_at_runtime_gets_its_unit(
     # the CLI's bars: one per stage, titled from the registry, with the unit's rate
     console = Console(record=True, width=120)
     with Progress(console=console) as progress:
-        bars = _ProgressBars(progress, ["toy"])
+        bars = ProgressBars(progress, ["toy"])
         bars.show(events[-1])
         instances, stage = progress.tasks
     assert stage.description.strip() == "toy scores" and stage.fields["count"] == "3/3"

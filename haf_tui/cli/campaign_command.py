@@ -35,12 +35,11 @@ from haf_tui.cli.campaign_parser import add_campaign_parser as add_campaign_pars
 from haf_tui.cli.campaign_progress import CellLines
 from haf_tui.cli.fit_table import Column, fit_table
 from haf_tui.cli.plain_table import print_plain_table
+from haf_tui.cli.progress_bars import ProgressBars, progress_columns
 from haf_tui.cli.run_command import (
     _config,
     _CtrlC,
-    _ProgressBars,
     add_run_parser,
-    progress_columns,
 )
 from haf_tui.cli.writer_open import open_writer
 from haf_tui.config import RunConfig
@@ -253,7 +252,7 @@ def _hooks(console: Console, lines: CellLines | None = None) -> CampaignHooks:
                 yield listener
             return
         with Progress(*progress_columns(), console=console, transient=True) as bars:
-            yield _ProgressBars(bars, run_stages(started.config)).show
+            yield ProgressBars(bars, run_stages(started.config)).show
 
     def done(cell: PlannedCell, summary: RunSummary) -> None:
         mark = ("✓", "green") if summary.status == "finished" else ("…", "yellow")

@@ -10,14 +10,6 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    Progress,
-    ProgressColumn,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from haf_tui.cli.dataset_parser import add_column_options
 from haf_tui.cli.plain_progress import HELP_NOTE as PLAIN_PROGRESS_NOTE
@@ -39,8 +31,6 @@ from haf_tui.methods.registry import (
     run_stages,
     stage_titles,
 )
-from haf_tui.pipeline.events import ProgressEvent
-from haf_tui.pipeline.progress_text import rate_text, stage_total
 
 if TYPE_CHECKING:
     from haf_tui.pipeline.runner import RunSummary
@@ -331,21 +321,13 @@ def run_command(args: argparse.Namespace, store: Store, console: Console) -> int
     return 0
 
 
-def progress_columns() -> tuple[ProgressColumn, ...]:
-    """A run's progress bars' columns: what, the bar, done/planned, time, rates and ETA."""
-    return (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.fields[count]}"),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[detail]}"),
-    )
-
-
 def _run_with_progress(
     store: Store, run_id: str, config: RunConfig, models: object, console: Console
 ) -> RunSummary:
+    from rich.progress import Progress
+
     from haf_tui.cli.plain_progress import plain_lines
+    from haf_tui.cli.progress_bars import ProgressBars, progress_columns
     from haf_tui.pipeline.runs import execute_run
 
     plain = plain_lines(console, stage_titles(), run_stages(config))  # (no terminal: lines)
@@ -356,46 +338,6 @@ def _run_with_progress(
             run_id,
             config,
             models,  # type: ignore[arg-type]
-            listener=plain or _ProgressBars(progress, run_stages(config)).show,
+            listener=plain or ProgressBars(progress, run_stages(config)).show,
             stop_event=cc.event,
         )
-
-
-class _ProgressBars:
-    """One bar for the instances (with the rate in each unit of the run's stages and the
-    ETA) and one per stage of the run: done / planned (``≥``: may still grow, ``≈``:
-    estimated)."""
-
-    def __init__(self, progress: Progress, stages: list[str]):
-        self.progress = progress
-        self.instances = progress.add_task("instances", total=None, count="", detail="")
-        titles = stage_titles()
-        self.stages: dict[str, TaskID] = {
-            stage: progress.add_task(
-                f"  {titles.get(stage, stage)}", total=None, count="", detail=""
-            )
-            for stage in stages
-        }
-
-    def show(self, event: ProgressEvent) -> None:
-        """Draw one progress event."""
-        eta = f" · ETA {event.eta_seconds:.0f}s" if event.eta_seconds is not None else ""
-        rates = rate_text(event.rates) or "measuring…"
-        self.progress.update(
-            self.instances,
-            completed=event.instances_done,
-            total=event.instances_total,
-            count=f"{event.instances_done}/{event.instances_total}",
-            detail=f"{rates}{eta}",
-        )
-        for stage, task in self.stages.items():
-            done = event.generations_done.get(stage, 0)
-            total = stage_total(
-                stage, event.generations_planned, event.growing, event.generations_expected
-            )
-            self.progress.update(
-                task,
-                completed=done,
-                total=max(total.total, done) if total.total else None,
-                count=total.count(done),
-            )

@@ -6,9 +6,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from textual.message import Message
+from textual.strip import Strip
 
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.store.records import RunRecord
+from haf_tui.tui.metrics_data import MetricsData
 
 
 @dataclass
@@ -64,3 +66,22 @@ class FullValueRequested(Message):
 
     title: str
     value: str
+
+
+DrawKey = tuple[str, tuple[str, ...], str, int, int]
+"""What a drawn panel depends on: pane, runs, pooling, histogram metric, width."""
+
+
+@dataclass
+class MetricsLoaded(Message):
+    """The worker's prepared data."""
+
+    data: MetricsData
+
+
+@dataclass
+class PanelDrawn(Message):
+    """A panel rendered to lines off the event loop."""
+
+    key: DrawKey
+    lines: list[Strip]

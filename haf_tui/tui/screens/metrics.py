@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.cells import cell_len
@@ -19,7 +18,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import Header, SelectionList, Static, TabbedContent, TabPane
 from textual.widgets.selection_list import Selection
@@ -28,7 +26,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from haf_tui.methods.declare import MetricSpec, PanelSpec
 from haf_tui.store.readers import suites_text
 from haf_tui.tui.definitions import legend_specs
-from haf_tui.tui.messages import FullValueRequested
+from haf_tui.tui.messages import DrawKey, FullValueRequested, MetricsLoaded, PanelDrawn
 from haf_tui.tui.metrics_data import (
     NUMBERED,
     MetricsData,
@@ -46,8 +44,6 @@ from haf_tui.tui.widgets.metric_panels import POOLING_MODES, histogram_specs, re
 from haf_tui.tui.widgets.panel_values import full_values
 from haf_tui.tui.widgets.panel_view import PanelView, render_strips
 
-DrawKey = tuple[str, tuple[str, ...], str, int, int]
-"""What a drawn panel depends on: pane, runs, pooling, histogram metric, width."""
 CACHE_SIZE = 24
 """Drawn panels kept (a switch back to one of them costs nothing)."""
 YIELD = 0.005
@@ -55,21 +51,6 @@ YIELD = 0.005
 MARKS = ("—", "◆", "low", "≠ stance")
 """The marks the panels draw (the legend explains them)."""
 DRAW = "metrics: draw panels"  # (not Textual's repr of every value it is handed)
-
-
-@dataclass
-class MetricsLoaded(Message):
-    """The worker's prepared data."""
-
-    data: MetricsData
-
-
-@dataclass
-class PanelDrawn(Message):
-    """A panel rendered to lines off the event loop."""
-
-    key: DrawKey
-    lines: list[Strip]
 
 
 class MetricsScreen(HafScreen[None]):
