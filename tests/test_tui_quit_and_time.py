@@ -411,6 +411,27 @@ async def test_the_monitor_says_measuring_then_shows_the_observed_rate_and_eta(
         app.session.runs[0].status = "finished"
 
 
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
+async def test_the_monitor_shows_every_job_row_at_both_sizes(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """The jobs table took the app's ``DataTable { height: 1fr }`` over the monitor's own
+    ``height: auto``: at 80×24 it shrank to its header, no job's row on screen."""
+    app = create_app(tmp_path / "haf.duckdb")
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        assert isinstance(app, HafApp)
+        jobs = [RunJob(f"model-{k}", RunRequest(), estimate="3 min – 6 min") for k in range(3)]
+        app.session = LiveSession.of(jobs)
+        app.session.runs[0].status = "running"
+        app.action_monitor()
+        await settle(pilot)
+        table = app.screen.query_one("#mon-jobs")
+        assert table.region.height >= 1 + len(jobs), table.region  # (the header and each job)
+        assert table.region.bottom <= size[1]
+        app.session.runs[0].status = "finished"
+
 # -- §4: the estimate itself --------------------------------------------------------------------
 
 

@@ -56,7 +56,6 @@ class MonitorScreen(HafScreen[None]):
         Binding("m", "metrics", "Metrics"),
     ]
     DEFAULT_CSS = """
-    MonitorScreen #mon-jobs { height: auto; max-height: 6; }
     MonitorScreen #mon-stats { height: auto; padding: 0 1; }  /* (wraps: elapsed whole) */
     MonitorScreen #mon-note { height: auto; padding: 0 1; color: $text-muted; }
     MonitorScreen #mon-panes { height: 1fr; min-height: 6; }
