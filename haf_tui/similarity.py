@@ -169,10 +169,16 @@ class BiEncoderSimilarity:
         *,
         device: str | None = "cpu",
         batch_size: int = 64,
+        encoder: Any = None,
     ):
+        """``encoder``: one already loaded (anything with sentence-transformers' ``encode``),
+        used as it is; otherwise ``model`` is loaded."""
         self.name = model
         self.batch_size = batch_size
         self._embeddings: dict[str, Any] = {}
+        if encoder is not None:
+            self._model = encoder
+            return
         location = resolve_model_location(model)
         try:
             from sentence_transformers import SentenceTransformer

@@ -84,7 +84,7 @@ def test_a_rescore_equals_the_run_made_from_scratch_with_that_g(
     stored: Store, models: tuple[Path, Path]
 ) -> None:
     before = _counts(stored)
-    summary = rescore_run(stored, "parent", load_similarity(str(models[1])))
+    summary = rescore_run(stored, "parent", load_similarity(str(models[1])), score_ahead=0)
     assert summary.status == "finished" and summary.instances_done == 4
     assert parent_run(stored, summary.run_id) == "parent"
     _assert_same(stored, summary.run_id, "scratch", 1e-9)
@@ -107,7 +107,7 @@ def test_a_rescore_equals_the_run_made_from_scratch_with_that_g(
 def test_rescoring_with_the_runs_own_g_gives_back_its_values(
     stored: Store, models: tuple[Path, Path]
 ) -> None:
-    summary = rescore_run(stored, "parent", load_similarity(str(models[0])))
+    summary = rescore_run(stored, "parent", load_similarity(str(models[0])), score_ahead=0)
     _assert_same(stored, summary.run_id, "parent", 0.0)
 
 
@@ -126,13 +126,13 @@ def test_a_stopped_rescore_resumes_to_the_same_values(
 
     monkeypatch.setattr(stored, "save_instance_result", killed_on_the_second)
     with pytest.raises(KeyboardInterrupt):
-        rescore_run(stored, "parent", second)
+        rescore_run(stored, "parent", second, score_ahead=0)
     monkeypatch.setattr(stored, "save_instance_result", saved)
     (derived,) = children_of(stored, "parent")
     assert stored.get_run(derived.run_id).status == "stopped"
     with pytest.raises(StoreError, match="is a re-score of run parent: go on with haf rescore"):
         run_config_of(stored, derived.run_id)  # (haf run --resume would generate into it)
-    summary = rescore_run(stored, "parent", second)
+    summary = rescore_run(stored, "parent", second, score_ahead=0)
     assert summary.resumed and summary.run_id == derived.run_id
     assert summary.status == "finished" and summary.instances_done == 4
     _assert_same(stored, summary.run_id, "scratch", 1e-9)
@@ -292,7 +292,8 @@ def test_a_grid_with_several_gs_rescores_its_cells_and_reports_the_sensitivity(
     hooks = RescoreHooks(loading=lambda entry: loaded.append(entry.label))
     ((_, entry, summary),) = rescore_campaign(stored, grid, hooks=hooks)
     assert loaded == ["tiny-2"] and entry.model == second and summary.instances_done == 4
-    _assert_same(stored, summary.run_id, "scratch", 1e-9)
+    # (scored ahead, g embeds the texts in other batches than the run's: float32's last bits)
+    _assert_same(stored, summary.run_id, "scratch", 1e-6)
     assert rescore_campaign(stored, grid, hooks=hooks) == [] and loaded == ["tiny-2"]
 
     report = build_campaign_report(stored, "g", [("embedded", "sample", "parent")])
@@ -302,9 +303,9 @@ def test_a_grid_with_several_gs_rescores_its_cells_and_reports_the_sensitivity(
     assert [row["run"] for row in sos] == ["parent", summary.run_id]
     values = run_metric_values(stored, ["parent", "scratch"], ["sos"])
     of = {run: {i: v.get("sos") for i, v in values[run].items()} for run in values}
-    assert sos[1]["mean"] == pytest.approx(mean_interval(of["scratch"]).mean, abs=1e-9)
+    assert sos[1]["mean"] == pytest.approx(mean_interval(of["scratch"]).mean, abs=1e-6)
     expected = paired_difference(of["parent"], of["scratch"])
-    assert sos[1]["Δ vs first g"] == pytest.approx(expected.mean, abs=1e-9)
+    assert sos[1]["Δ vs first g"] == pytest.approx(expected.mean, abs=1e-6)
     assert sos[1]["n pairs"] == expected.n == 3 and sos[0]["Δ vs first g"] is None
 
     for bad, says in (

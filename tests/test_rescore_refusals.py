@@ -136,8 +136,9 @@ def test_refused_gs_leave_no_derived_run(
     assert children_of(stored, "parent") == []
 
 
+@pytest.mark.parametrize(("score_ahead", "after"), [(0, 3), (16, 1)])
 def test_a_nan_inside_the_run_fails_the_derived_run(
-    stored: Store, models: tuple[Path, Path]
+    stored: Store, models: tuple[Path, Path], score_ahead: int, after: int
 ) -> None:
     from haf_tui.methods.haf.suite.suite import HAF  # noqa: F401  (the suite's g calls)
 
@@ -157,7 +158,7 @@ def test_a_nan_inside_the_run_fails_the_derived_run(
             return scores if self.calls <= self.after else [math.nan] * len(scores)
 
     with pytest.raises(RescoreError) as failed:
-        rescore_run(stored, "parent", CachedSimilarity(NanOnThe(after=3)))
+        rescore_run(stored, "parent", CachedSimilarity(NanOnThe(after)), score_ahead=score_ahead)
     line = _one_line(str(failed.value))
     (derived,) = children_of(stored, "parent")
     assert f"re-score {derived.run_id} of run parent failed at instance" in line

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from haf_tui.config import RunConfig, SimilaritySettings
 from haf_tui.inference.base import Generation
-from haf_tui.methods.base import Answer, SuiteContext, Task
+from haf_tui.methods.base import Answer, SuiteContext, SuiteOutcome, Task
 from haf_tui.methods.haf.suite.suite import HAF
 from haf_tui.pipeline.models import package_versions
 from haf_tui.similarity import (
@@ -41,7 +41,7 @@ from haf_tui.store.derived_runs import (
     save_rescored_generation,
     source_generations,
 )
-from haf_tui.store.records import InstanceRecord, InstanceResult
+from haf_tui.store.records import GenerationRecord, InstanceRecord, InstanceResult
 from haf_tui.vocabulary import HafError, first_line
 
 RescoreProgress = Callable[[int, int], None]
@@ -64,6 +64,12 @@ class RescoreSummary:
     status: str
     seconds: float
     resumed: bool
+
+
+INSTANCES_PER_BATCH = 16
+"""How many instances' pairs g scores in one batch before they are recorded: every distinct
+sentence of the batch encoded once, in one call (a bi-encoder's per-call cost, paid per
+follow-up decision and per span, was most of a re-score's time)."""
 
 
 def load_rescore_similarity(
@@ -110,10 +116,15 @@ def rescore_run(
     on_progress: RescoreProgress | None = None,
     stop_event: threading.Event | None = None,
     new_run_id: Callable[[], str] | None = None,
+    score_ahead: int = INSTANCES_PER_BATCH,
 ) -> RescoreSummary:
     """Re-score the finished run ``run_id`` (a derived run: its parent) with ``similarity``:
     a new derived run, or the unfinished one with this g, resumed. Stops between instances
-    when ``stop_event`` is set; Ctrl-C leaves the instances done stored and the run stopped."""
+    when ``stop_event`` is set; Ctrl-C leaves the instances done stored and the run stopped.
+
+    g scores the pairs of ``score_ahead`` instances at a time in one batch (0: each pair when
+    the suite asks for it, in the batches the run itself used: a bi-encoder's float32
+    embeddings differ in their last bits with their batch, about 1e-7)."""
     parent_id = generation_source(store, store.get_run(run_id).run_id)
     parent = store.get_run(parent_id)
     parent_config = RunConfig.model_validate_json(parent.config_json)
@@ -172,21 +183,35 @@ def rescore_run(
     status = "stopped"
     error: str | None = None
     try:
-        for instance in todo:
+        for chunk_start in range(0, len(todo), max(1, score_ahead)):
+            chunk = todo[chunk_start : chunk_start + max(1, score_ahead)]
             if stop_event is not None and stop_event.is_set():
                 break
             try:
-                _rescore_instance(store, context, parent_id, instance)
-            except (SimilarityError, RescoreError) as exc:  # (g's scores unusable: failed,
-                status, error = "failed", first_line(exc)  # never "finished" with NULLs)
+                sources = {i.instance_id: _sources(store, parent_id, i) for i in chunk}
+                if score_ahead > 0:
+                    _score_ahead(context, chunk, sources)
+            except (SimilarityError, RescoreError) as exc:
+                status, error = "failed", first_line(exc)
                 raise RescoreError(
-                    f"re-score {derived_id} of run {parent_id} failed at instance "
-                    f"{instance.instance_id}: {error}"
+                    f"re-score {derived_id} of run {parent_id} failed at instances "
+                    f"{chunk[0].instance_id}…{chunk[-1].instance_id}: {error}"
                 ) from exc
-            finished += 1
-            if on_progress is not None:
-                on_progress(finished, total)
-        else:
+            for instance in chunk:
+                if stop_event is not None and stop_event.is_set():
+                    break
+                try:
+                    _rescore_instance(store, context, instance, sources[instance.instance_id])
+                except (SimilarityError, RescoreError) as exc:  # (g's scores unusable: failed,
+                    status, error = "failed", first_line(exc)  # never "finished" with NULLs)
+                    raise RescoreError(
+                        f"re-score {derived_id} of run {parent_id} failed at instance "
+                        f"{instance.instance_id}: {error}"
+                    ) from exc
+                finished += 1
+                if on_progress is not None:
+                    on_progress(finished, total)
+        if finished == total:
             status = "finished"
     finally:
         seconds = time.perf_counter() - started
@@ -212,28 +237,81 @@ def probe_similarity(similarity: SimilarityModel) -> None:
         ) from exc
 
 
+Source = tuple[Task, int, Generation]
+"""A stored generation as the suite records it: its task, its seed and the answer."""
+
+
+class PairCollector:
+    """A similarity model that scores nothing: it writes down every pair asked of it, in
+    order, and answers 0.5. The suite's code run over an instance with it names the pairs
+    the instance will ask of g (a follow-up decided by similarity may ask a few others once
+    scored with g's real values: those are scored when asked)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.pairs: dict[tuple[str, str], None] = {}
+
+    def similarities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        self.pairs.update(dict.fromkeys(pairs))
+        return [0.5] * len(pairs)
+
+
+def _score_ahead(
+    context: SuiteContext,
+    instances: Sequence[InstanceRecord],
+    sources: dict[str, list[Source]],
+) -> None:
+    """Every pair ``instances`` will ask of g, scored in one batch (g keeps the scores: a
+    cached g by pair, a bi-encoder its embeddings by sentence)."""
+    collector = PairCollector(context.similarity.name)
+    ahead = SuiteContext(context.run_id, context.config, collector)
+    for instance in instances:
+        _scored(ahead, instance, sources[instance.instance_id])
+    if collector.pairs:
+        context.similarity.similarities(list(collector.pairs))
+
+
+def _sources(store: Store, parent_id: str, instance: InstanceRecord) -> list[Source]:
+    """The parent's stored HAF generations of ``instance``, in stage order."""
+    stored = source_generations(store, parent_id, instance.instance_id, HAF.stages)
+    if not stored:
+        raise RescoreError(f"instance {instance.instance_id} of run {parent_id} has no answers")
+    return [
+        (
+            Task(source.stage, source.sub_index, source.test, ()),
+            source.seed,
+            Generation(
+                source.prompt_text,
+                source.prompt_tokens,
+                source.output_text,
+                list(source.tokens),
+                source.finish_reason,
+                source.seconds,
+            ),
+        )
+        for source in stored
+    ]
+
+
+def _scored(
+    context: SuiteContext, instance: InstanceRecord, sources: Sequence[Source]
+) -> tuple[list[GenerationRecord], SuiteOutcome]:
+    """Every generation recorded with the context's g, and the instance's outcome."""
+    records = [
+        HAF.record(context, instance, task, seed, generation, None)
+        for task, seed, generation in sources
+    ]
+    return records, HAF.finish(context, instance, [Answer.of_record(r) for r in records])
+
+
 def _rescore_instance(
-    store: Store, context: SuiteContext, parent_id: str, instance: InstanceRecord
+    store: Store, context: SuiteContext, instance: InstanceRecord, sources: Sequence[Source]
 ) -> None:
     """One instance: every stored HAF generation recorded again with the new g (stored
     without its texts and tokens), then its results from those answers."""
-    answers = []
-    for source in source_generations(store, parent_id, instance.instance_id, HAF.stages):
-        generation = Generation(
-            source.prompt_text,
-            source.prompt_tokens,
-            source.output_text,
-            list(source.tokens),
-            source.finish_reason,
-            source.seconds,
-        )
-        task = Task(source.stage, source.sub_index, source.test, ())
-        record = HAF.record(context, instance, task, source.seed, generation, None)
-        save_rescored_generation(store, record, len(source.tokens))
-        answers.append(Answer.of_record(record))
-    if not answers:
-        raise RescoreError(f"instance {instance.instance_id} of run {parent_id} has no answers")
-    outcome = HAF.finish(context, instance, answers)
+    records, outcome = _scored(context, instance, sources)
+    for record, (_, _, generation) in zip(records, sources, strict=True):
+        save_rescored_generation(store, record, len(generation.tokens))
     result = InstanceResult(
         context.run_id, instance.instance_id, outcome.stance, outcome.n_reasons, outcome.stopped
     )
