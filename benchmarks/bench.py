@@ -27,6 +27,8 @@ table. Measured in one run, so the ratios compare like with like:
 - CLI start-up: CPU and wall seconds of ``haf --help``, ``haf run --help``, ``haf runs --help``
   and ``haf query --help`` in fresh processes (:mod:`benchmarks.cli_startup`; ``--only cli``,
   ``--cli-baseline CHECKOUT`` for the same commands from another checkout, interleaved);
+- ``--only rescore``: ``haf rescore``'s sentences/s against g's own batched encoder on the same
+  sentences (:mod:`benchmarks.rescore_speed`; ``--rescore-model`` names g);
 - TUI keypress latency per screen on a synthetic store of 5,000 instances × 4 runs
   (:mod:`benchmarks.tui_latency`, in a fresh process as ``haf`` would be).
 """
@@ -269,7 +271,7 @@ def main() -> None:
     parser.add_argument("--shared", default=str(Path.cwd().parent / "shared"))
     parser.add_argument(
         "--only",
-        choices=("rationales", "cli"),
+        choices=("rationales", "cli", "rescore"),
         help="run one part alone (its figures go to bench-results/<part>.json and .md)",
     )
     parser.add_argument(
@@ -277,8 +279,16 @@ def main() -> None:
         type=Path,
         help="with --only cli: another checkout whose haf is timed in the same rounds",
     )
+    parser.add_argument(
+        "--rescore-model",
+        default="all-MiniLM-L6-v2",
+        help="with --only rescore: the bi-encoder g to re-score with (a name or a folder)",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
+    if args.only == "rescore":
+        _rescore_only(args)
+        return
     if args.only == "rationales":
         _rationales_only(args, started)
         return
@@ -436,6 +446,19 @@ def _cli_only(args: argparse.Namespace) -> None:
     (out / "cli_startup.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = cli_markdown(result)
     (out / "cli_startup.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def _rescore_only(args: argparse.Namespace) -> None:
+    """``--only rescore``: a re-score against g's encoder, to ``rescore.json`` and ``.md``."""
+    from benchmarks.rescore_speed import bench_rescore, rescore_markdown
+
+    result = bench_rescore(args.rescore_model, max(args.rounds, 5))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "rescore.json").write_text(json.dumps(result, indent=2) + "\n")
+    lines = rescore_markdown(result)
+    (out / "rescore.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
