@@ -411,7 +411,6 @@ async def test_the_monitor_says_measuring_then_shows_the_observed_rate_and_eta(
         app.session.runs[0].status = "finished"
 
 
-
 @pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
 async def test_the_monitor_shows_every_job_row_at_both_sizes(
     tmp_path: Path, size: tuple[int, int]
@@ -431,6 +430,7 @@ async def test_the_monitor_shows_every_job_row_at_both_sizes(
         assert table.region.height >= 1 + len(jobs), table.region  # (the header and each job)
         assert table.region.bottom <= size[1]
         app.session.runs[0].status = "finished"
+
 
 # -- §4: the estimate itself --------------------------------------------------------------------
 
