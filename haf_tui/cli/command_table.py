@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from haf_tui.methods import BUILT_IN_COMMANDS
+
 if TYPE_CHECKING:
     from haf_tui.methods.declare import MethodCommand
 
@@ -140,12 +142,8 @@ COMMANDS_BEFORE_METHODS: tuple[CommandEntry, ...] = (
 )
 """The sub-commands listed before the methods' own, in ``haf --help``'s order."""
 
-BUILT_IN_METHOD_COMMANDS: tuple[CommandEntry, ...] = (
-    CommandEntry(
-        "judge",
-        "the judge suite's meta-evaluation and sensitivity to edits",
-        _add_method_command("judge"),
-    ),
+BUILT_IN_METHOD_COMMANDS: tuple[CommandEntry, ...] = tuple(
+    CommandEntry(name, summary, _add_method_command(name)) for name, summary in BUILT_IN_COMMANDS
 )
 """The built-in methods' own commands (their ``Method.commands``), listed without loading
 the methods; when a registry is known already (a plug-in is installed, or a program loaded

@@ -1,6 +1,7 @@
 """Where a program loads the methods, once, as it starts (``haf``'s main, the workbench, the
-test session): the built-in methods, imported here by name, and every installed package's
-method from the entry point group ``haf_tui.methods``, gathered into one
+test session): the built-in methods, imported here from their modules' names
+(``haf_tui.methods.BUILT_IN_MODULES``), and every installed package's method from the entry
+point group ``haf_tui.methods``, gathered into one
 :class:`~haf_tui.methods.registry.MethodRegistry` and installed.
 
 The one place that imports the methods' packages: the layers below never load a method (a
@@ -10,23 +11,22 @@ contract in ``pyproject.toml`` forbids ``importlib`` of haf's own modules anywhe
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from importlib import metadata
 from typing import Any, Final, cast
 
-from haf_tui.methods import ENTRY_POINT_GROUP
+from haf_tui.methods import BUILT_IN_MODULES, ENTRY_POINT_GROUP
 from haf_tui.methods.base import Suite
-from haf_tui.methods.classify.method import METHOD as CLASSIFY
 from haf_tui.methods.declare import Method
 from haf_tui.methods.guard import GuardedSuite, guarded
-from haf_tui.methods.haf.method import METHOD as HAF
-from haf_tui.methods.judge.method import METHOD as JUDGE
-from haf_tui.methods.rationales.method import METHOD as RATIONALES
 from haf_tui.methods.registry import MethodLoadError, MethodRegistry, installed
 from haf_tui.vocabulary import first_line
 
-BUILT_IN: Final[tuple[Method[Any], ...]] = (HAF, CLASSIFY, RATIONALES, JUDGE)
-"""The built-in methods, in the order a run schedules them; methods from entry points come
-after them, by name."""
+BUILT_IN: Final[tuple[Method[Any], ...]] = tuple(
+    cast(Method[Any], importlib.import_module(module).METHOD) for module in BUILT_IN_MODULES
+)
+"""The built-in methods (:data:`haf_tui.methods.BUILT_IN_MODULES`), in the order a run
+schedules them; methods from entry points come after them, by name."""
 
 
 def load_methods(*, install: bool = True) -> MethodRegistry:
