@@ -277,18 +277,21 @@ def test_the_explorer_draws_each_method_s_scores_beside_the_prompted_and_human_w
     )  # fmt: skip
     lines = attribution_lines(data, 300, DEFAULT_PALETTE)
     text = [line.plain for line in lines]
-    labels = [t.split(":")[0] for t in text[1:5]]
+    word_lines = [lines[k] for k in (1, 2, 3, 5)]  # (a scored line has its values under it)
+    labels = [line.plain.split(":")[0] for line in word_lines]
     assert labels == ["prompted", "HUMAN", "attention", "saliency"]  # (in the methods' order)
-    for line in lines[1:5]:
+    for line in word_lines:
         assert line.plain.split()[1:] == list(TOKENS)  # every word, in order, on one line
-    saliency = lines[4]
+    for values in (text[4], text[6]):
+        assert len(values.split()) == len(TOKENS)  # (a value under each word)
+    saliency = lines[5]
     # the heat follows the scores: the favoured words are drawn stronger than the others
     styles = {span.style for span in saliency.spans}
     assert len(styles) > 2
     start = saliency.plain.index(" idiot ") + 1
     underlined = [s for s in saliency.spans if s.start == start]
     assert underlined and "underline" in str(underlined[0].style)  # (its top-2)
-    assert "saliency 1.50" in text[5] and "-0.012" in text[6]
+    assert "saliency 1.50" in text[7] and "-0.012" in text[8]
     assert attribution_lines(RationaleData("p1", tuple(TOKENS), tuple(rows[:1])), 80,
                              DEFAULT_PALETTE) == []  # fmt: skip
     narrow = attribution_lines(data, 40, DEFAULT_PALETTE)
