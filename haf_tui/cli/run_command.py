@@ -94,8 +94,8 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     run.add_argument(
         "--temperature",
         type=float,
-        help=f"sampling temperature; 0: greedy (default: {decoding.temperature:g}, the paper's; "
-        f"{DEMO_TEMPERATURE:g} with --demo)",
+        help=f"sampling temperature, 0: greedy ({DEMO_TEMPERATURE:g} with --demo) "
+        f"(default: {decoding.temperature:g})",
     )
     run.add_argument("--top-p", type=float, default=decoding.top_p, help="nucleus sampling mass")
     run.add_argument(
