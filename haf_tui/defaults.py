@@ -21,9 +21,10 @@ DEMO_TEMPERATURE = 0.0
 """The demo's run seed, decoding and size on the embedded model (the wizard's defaults for that
 model). Greedy decoding (temperature 0) for the demo alone, real runs keep the paper's 0.6:
 llama.cpp's CPU kernels sum in a CPU-dependent order, and a sampled answer turns on the last
-bits of every token's probabilities, so which texts went on under temperature 0.6 changed with
-the thread count and the batch (docs/demo.md); the greedy answers were the same, byte for
-byte, under every perturbation measured. The seed is then unused (kept for a run's record)."""
+bits of every token's probabilities, so which texts went on at temperature 0.6 changed from one
+CPU to the next (5 of the first 8 on one AMD VM, 1 on Xeons: docs/demo.md); a greedy answer
+changes only where its two likeliest tokens are closer than that. The seed is then unused
+(kept in the run's record, and for ``--temperature``)."""
 DEMO_UNTIL_COMPLETE = 3
 DEMO_MAX_TEXTS = 16
 """``haf run --demo`` (``make run``) evaluates the built-in sample's texts in order until
