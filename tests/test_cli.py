@@ -22,7 +22,7 @@ FOLLOW_UPS = ("internal", "external", "individual")
 @pytest.fixture(scope="module")
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A database holding one finished ``haf run --demo``, exactly as ``make run`` runs it
-    (texts in order until 3 went through every stage, seed 23, 256 new tokens: a few minutes
+    (texts in order until 3 went through every stage, greedy, 256 new tokens: a few minutes
     here)."""
     db = tmp_path_factory.mktemp("cli") / "haf.duckdb"
     assert main(["--db", str(db), "run", "--demo"]) == 0
@@ -49,6 +49,7 @@ def test_demo_run_is_stored(demo_db: Path) -> None:
         )
         decoding = json.loads(record.config_json)["decoding"]
         assert decoding["max_new_tokens"] == 256 and decoding["seed"] == 23
+        assert decoding["temperature"] == 0.0  # greedy: the demo alone (docs/demo.md)
         config = json.loads(record.config_json)
         assert config["until_complete"] == 3 and config["limit"] == run["n_done"]
 

@@ -45,7 +45,7 @@ MORE_REASONS = (
     "2. The tone would make anyone reading it feel unwelcome.\n"
 )
 ENOUGH = "My decision is no: the reasons given are enough."
-STOPS = "Shut your stupid mouth"
+STOPS = "If I ever see you at the meeting"
 """The second text of the sample: answered without a stance, so it stops after JUSTIFY."""
 POLITE = "Thanks for the detailed write-up"
 """The fourth text of the sample: answered as not toxic (RN, not RS, is then defined)."""

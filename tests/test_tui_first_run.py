@@ -104,6 +104,7 @@ async def test_the_embedded_model_starts_from_the_demo_and_the_estimate_says_mea
         assert wizard.query_one("#ds-source", Select).value == DEMO_SOURCE
         assert wizard.query_one("#set-seed", Input).value == "23"
         assert wizard.query_one("#set-max-new", Input).value == "256"
+        assert wizard.query_one("#set-temperature", Input).value == "0.0"  # greedy: the demo's
         [(_, config)] = wizard.configs()
         demo = demo_config()  # (the wizard's demo texts: the first 8, not haf run --demo's rule)
         texts = {"model", "limit", "until_complete"}
@@ -152,6 +153,7 @@ async def test_another_model_keeps_the_papers_settings(tmp_path: Path) -> None:
         paper = DecodingSettings()
         assert wizard.query_one("#set-seed", Input).value == str(paper.seed)
         assert wizard.query_one("#set-max-new", Input).value == str(paper.max_new_tokens)
+        assert wizard.query_one("#set-temperature", Input).value == str(paper.temperature)
         await pilot.press("ctrl+b", "ctrl+b")
         await pilot.press("up", "space", "down", "space")  # the embedded model alone again
         await pilot.press("ctrl+n", "ctrl+n")

@@ -20,6 +20,7 @@ from haf_tui.defaults import (
     DEMO_MAX_NEW_TOKENS,
     DEMO_MAX_TEXTS,
     DEMO_SEED,
+    DEMO_TEMPERATURE,
     DEMO_UNTIL_COMPLETE,
     EMBEDDED_MODEL_NAME,
 )
@@ -53,7 +54,8 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         action="store_true",
         help=f"the embedded model ({EMBEDDED_MODEL_NAME}) on the built-in sample's texts in order "
         f"until {DEMO_UNTIL_COMPLETE} went through every stage (at most {DEMO_MAX_TEXTS}), seed "
-        f"{DEMO_SEED}, at most {DEMO_MAX_NEW_TOKENS} new tokens per answer (each unless given)",
+        f"{DEMO_SEED}, temperature {DEMO_TEMPERATURE:g} (greedy), at most "
+        f"{DEMO_MAX_NEW_TOKENS} new tokens per answer (each unless given)",
     )
     run.add_argument("--resume", metavar="RUN_ID", help="continue a run where it stopped")
     add_wait_option(run)
@@ -90,7 +92,10 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     add_setting_options(run)
     run.add_argument(
-        "--temperature", type=float, default=decoding.temperature, help="sampling temperature"
+        "--temperature",
+        type=float,
+        help=f"sampling temperature, 0: greedy ({DEMO_TEMPERATURE:g} with --demo) "
+        f"(default: {decoding.temperature:g})",
     )
     run.add_argument("--top-p", type=float, default=decoding.top_p, help="nucleus sampling mass")
     run.add_argument(
@@ -176,10 +181,17 @@ def _config(args: argparse.Namespace) -> RunConfig:
             "--demo runs the embedded model: drop --model, or drop --demo (--dataset sample "
             "evaluates the built-in sample with your model)"
         )
-    demo = {"max_new_tokens": DEMO_MAX_NEW_TOKENS, "seed": DEMO_SEED} if args.demo else {}
-    given = {"max_new_tokens": args.max_new_tokens, "seed": args.seed}
+    demo = (
+        {"max_new_tokens": DEMO_MAX_NEW_TOKENS, "seed": DEMO_SEED, "temperature": DEMO_TEMPERATURE}
+        if args.demo
+        else {}
+    )
+    given = {
+        "max_new_tokens": args.max_new_tokens,
+        "seed": args.seed,
+        "temperature": args.temperature,
+    }
     decoding = DecodingSettings(
-        temperature=args.temperature,
         top_p=args.top_p,
         top_k=args.top_k,
         top_logprobs=args.top_logprobs,

@@ -29,10 +29,10 @@ from haf_tui.vocabulary import STAGES
 EMBEDDED_FORMAT_NOTE = (
     f"{EMBEDDED_MODEL_NAME} follows HAF's answer format only sometimes: an instance whose "
     "JUSTIFY answer has no clear stance with listed reasons stops there, and its metrics show —. "
-    f"The demo's settings (the first {DEMO_LIMIT} texts of the built-in sample, seed {DEMO_SEED}, "
-    f"{DEMO_MAX_NEW_TOKENS} tokens; make run takes the same seed and tokens, and texts in order "
-    f"until {DEMO_UNTIL_COMPLETE} went through every stage, at most {DEMO_MAX_TEXTS}) were chosen "
-    "so that several go on; with others, often none does."
+    f"The demo's settings (the first {DEMO_LIMIT} texts of the built-in sample, greedy decoding, "
+    f"seed {DEMO_SEED}, {DEMO_MAX_NEW_TOKENS} tokens; make run takes the same decoding, and texts "
+    f"in order until {DEMO_UNTIL_COMPLETE} went through every stage, at most {DEMO_MAX_TEXTS}) "
+    "were chosen so that 3 go on (docs/demo.md); with others, often none does."
 )
 """What the review says before a run of the embedded model (docs/demo.md, "The demo")."""
 

@@ -17,7 +17,7 @@ from textual.widgets import Input, Label, Select, SelectionList, Static, Switch
 from textual.widgets.select import InvalidSelectValueError
 
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig, SimilaritySettings
-from haf_tui.defaults import DEMO_MAX_NEW_TOKENS, DEMO_SEED
+from haf_tui.defaults import DEMO_MAX_NEW_TOKENS, DEMO_SEED, DEMO_TEMPERATURE
 from haf_tui.methods.registry import default_suites, methods, preferred_parallel
 from haf_tui.tui.widgets.marked_selection import MarkedSelectionList
 from haf_tui.tui.widgets.method_fields import MethodFields, MethodSettingsError
@@ -37,9 +37,15 @@ NUMBER_FIELDS: tuple[tuple[str, str, str, str], ...] = (
 PAPER_DECODING = {
     "set-seed": DecodingSettings().seed,
     "set-max-new": DecodingSettings().max_new_tokens,
+    "set-temperature": DecodingSettings().temperature,
 }
-"""The paper's run seed and answer length (the form's defaults for any model but the embedded)."""
-DEMO_DECODING = {"set-seed": DEMO_SEED, "set-max-new": DEMO_MAX_NEW_TOKENS}
+"""The paper's run seed, answer length and temperature (the form's defaults for any model but
+the embedded)."""
+DEMO_DECODING = {
+    "set-seed": DEMO_SEED,
+    "set-max-new": DEMO_MAX_NEW_TOKENS,
+    "set-temperature": DEMO_TEMPERATURE,
+}
 """The demo's (``haf run --demo``): the form's defaults when the embedded model runs alone."""
 
 
@@ -144,8 +150,9 @@ class RunSettingsForm(VerticalScroll):
         self._auto_parallel = wanted
 
     def follow_models(self, embedded_only: bool) -> None:
-        """The seed and answer length the picked models start with: the demo's for the embedded
-        model alone, else the paper's (a field the user changed keeps its value)."""
+        """The seed, answer length and temperature the picked models start with: the demo's
+        (greedy) for the embedded model alone, else the paper's (a field the user changed keeps
+        its value)."""
         wanted = DEMO_DECODING if embedded_only else PAPER_DECODING
         other = PAPER_DECODING if embedded_only else DEMO_DECODING
         for input_id, value in wanted.items():
