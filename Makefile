@@ -41,8 +41,9 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# make bench ONLY=rescore (or cli, rationales, …) runs one part; make cannot take --only itself.
 bench: install
-	$(BIN)/python -m benchmarks --out bench-results
+	$(BIN)/python -m benchmarks --out bench-results $(if $(ONLY),--only $(ONLY))
 
 # llama.cpp's own llama-server (optional: make install does not need it; haf serve uses it when
 # it is there): built with CMake from the vendored llama.cpp of the pinned llama-cpp-python
