@@ -6,6 +6,7 @@ not offered to judge."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,13 @@ def explanations(count: int = 2) -> Dataset:
     return Dataset("run:r1", "explanations of run r1", "run:r1", instances)
 
 
+def prompt_range(instances: Sequence[InstanceRecord]) -> str:
+    """The prompted rationale's generations: one per instance, and a second one when the
+    model's ŷ differs from a gold label (none without gold: an ambiguous text)."""
+    gold = sum(instance.label in ("toxic", "non-toxic") for instance in instances)
+    return f"{len(instances)}–{len(instances) + gold}"
+
+
 def test_a_rationales_run_is_planned_from_its_own_texts() -> None:
     sample = builtin_sample()
     plan = plan_run(RATIONALES, sample)
@@ -56,7 +64,7 @@ def test_a_rationales_run_is_planned_from_its_own_texts() -> None:
     counts = {stage: count.text() for stage, count in plan.counts.items()}
     assert counts["rationale_classify"] == str(3 * SPELLS), counts
     assert counts["rationale_occlusion"] == str(words * SPELLS), counts  # one text per word
-    assert counts["rationale_prompt"] == "3–6", counts  # ŷ = gold: one prompt, else two
+    assert counts["rationale_prompt"] == prompt_range(sample.instances[:3]), counts
     least, most = plan.counts["rationale_perturb"].least, plan.counts["rationale_perturb"].most
     assert least > 0 and most is not None and most > least, (least, most)
     assert plan.generations["rationale_occlusion"] == words * SPELLS
@@ -133,7 +141,8 @@ async def test_the_review_of_a_rationales_run_speaks_of_rationales_only() -> Non
         row = next(strip.text for strip in lines if "embedded" in strip.text)
         plans = [RationalePlan(i, RATIONALES) for i in builtin_sample().instances[:3]]
         words = sum(len(plan.tokens) for plan in plans)
-        assert f" {words * SPELLS} " in row and " 3–6 " in row, row
+        prompts = prompt_range(builtin_sample().instances[:3])
+        assert f" {words * SPELLS} " in row and f" {prompts} " in row, row
         assert "reasons per instance" not in note and "HAF's answer format" not in note, note
         assert "rationales: one rationale prompt" in note, note
         judged = review.show([("embedded", JUDGE)], explanations(3), {}, {})
