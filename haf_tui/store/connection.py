@@ -137,7 +137,20 @@ def lock_down(
     connection: duckdb.DuckDBPyConnection, *, allow_read: Sequence[Path] = (), spill: bool = True
 ) -> None:
     """No file but the database (and the folders in ``allow_read``), no extensions, settings
-    locked. ``spill=False`` also keeps DuckDB from writing temporary files."""
+    locked. ``spill=False`` also keeps DuckDB from writing temporary files. One thread at a
+    time: two connections of this process to one file share its settings, and another
+    thread's lock between the check and the settings failed the second opening."""
+    with _LOCKING_DOWN:
+        _lock_down(connection, allow_read=allow_read, spill=spill)
+
+
+_LOCKING_DOWN = threading.Lock()
+"""Held while a connection is locked down (the check and the settings as one step)."""
+
+
+def _lock_down(
+    connection: duckdb.DuckDBPyConnection, *, allow_read: Sequence[Path], spill: bool
+) -> None:
     locked = connection.execute("SELECT current_setting('lock_configuration')").fetchone()
     if locked and locked[0]:
         return  # another connection of this process to the same file locked it down already
