@@ -209,7 +209,7 @@ async def wait_for(pilot: Any, condition: Any, seconds: float = 120.0) -> None:
 async def test_cancel_leaves_a_resumable_run_and_r_resumes_it(
     tmp_path: Path, embedded_backend: Any, minilm: Any
 ) -> None:
-    from haf_tui.config import DecodingSettings, ModelSettings, RunConfig
+    from haf_tui.config import ModelSettings, RunConfig
     from haf_tui.datasets import builtin_sample
     from haf_tui.pipeline.models import LoadedModels
     from haf_tui.pipeline.runs import RunRequest
