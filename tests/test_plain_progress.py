@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from haf_tui.cli.plain_progress import EVERY_INSTANCES, EVERY_SECONDS, PlainProgress, RunLines
 from haf_tui.pipeline.events import ProgressEvent
 
@@ -123,3 +125,31 @@ def test_haf_run_into_a_pipe_prints_progress_lines_as_it_goes(tmp_path: Path) ->
     ], done.stdout
     assert all("classify" in line and "elapsed" in line for line in progress)
     assert "finished: 9/9 instances" in done.stdout
+
+
+def test_campaign_run_into_a_pipe_prints_each_cells_progress_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``haf campaign run`` with its output no terminal (captured here): each cell's plain
+    lines, started with the cell's label, as ``haf run``'s are (its bars drew nothing)."""
+    from haf_tui.cli import main
+    from tests.test_campaign_hostile import _scripted_models
+
+    monkeypatch.setattr("haf_tui.campaign.runner.load_models", _scripted_models)
+    monkeypatch.setattr("haf_tui.cli.plain_progress.EVERY_INSTANCES", 2)
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        'name = "g"\nmodels = [{path = "embedded", label = "m"}]\n'
+        'datasets = [{label = "one", name = "sample"}, {label = "two", name = "sample"}]\n'
+        'suites = ["classify"]\nlimit = 5\n',
+        encoding="utf-8",
+    )
+    assert main(["campaign", "run", str(grid), "--db", str(tmp_path / "c.duckdb")]) == 0
+    out = capsys.readouterr().out
+    heads = [line.split(" · ")[0] for line in out.splitlines() if "progress: " in line]
+    for cell in ("m × one", "m × two"):
+        assert [h for h in heads if h.startswith(cell)] == [
+            f"{cell}: progress: 2/5 instances",
+            f"{cell}: progress: 4/5 instances",
+            f"{cell}: progress: 5/5 instances",
+        ], out

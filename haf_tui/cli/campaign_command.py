@@ -34,6 +34,7 @@ from haf_tui.cli.campaign_parser import REPORT_FORMATS as REPORT_FORMATS
 from haf_tui.cli.campaign_parser import add_campaign_parser as add_campaign_parser
 from haf_tui.cli.campaign_progress import CellLines
 from haf_tui.cli.fit_table import Column, fit_table
+from haf_tui.cli.plain_progress import plain_lines
 from haf_tui.cli.plain_table import print_plain_table
 from haf_tui.cli.progress_bars import ProgressBars, progress_columns
 from haf_tui.cli.run_command import (
@@ -43,7 +44,7 @@ from haf_tui.cli.run_command import (
 )
 from haf_tui.cli.writer_open import open_writer
 from haf_tui.config import RunConfig
-from haf_tui.methods.registry import run_stages
+from haf_tui.methods.registry import run_stages, stage_titles
 from haf_tui.pipeline.events import ProgressListener
 from haf_tui.pipeline.runner import RunSummary
 from haf_tui.pipeline.runs import StartedRun
@@ -247,12 +248,20 @@ def _hooks(console: Console, lines: CellLines | None = None) -> CampaignHooks:
     def progress(cell: PlannedCell, started: StartedRun) -> Iterator[ProgressListener]:
         how = "resuming" if cell.run is not None else "new"
         console.print(_line(f"{cell.label}: run ", (started.run_id, "bold"), f" ({how})"))
+        stages = run_stages(started.config)
+        plain = plain_lines(console, stage_titles(), stages, prefix=f"{cell.label}: ")
+        if plain is not None:  # (no terminal: rich's bars would show nothing until the end)
+            try:
+                yield plain
+            finally:
+                plain.printer.close()
+            return
         if lines is not None:
             with lines.cell(cell.label) as listener:
                 yield listener
             return
         with Progress(*progress_columns(), console=console, transient=True) as bars:
-            yield ProgressBars(bars, run_stages(started.config)).show
+            yield ProgressBars(bars, stages).show
 
     def done(cell: PlannedCell, summary: RunSummary) -> None:
         mark = ("✓", "green") if summary.status == "finished" else ("…", "yellow")

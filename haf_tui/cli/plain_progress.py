@@ -1,7 +1,8 @@
-"""Progress as plain lines, for ``haf run`` and ``haf rescore`` when their output is no
-terminal (a log file, a job scheduler's): rich's bars draw nothing there until the end, so a
-line is printed every :data:`EVERY_INSTANCES` instances finished or every
-:data:`EVERY_SECONDS` seconds, whichever comes first, and one at the end.
+"""Progress as plain lines, for ``haf run``, ``haf rescore`` and ``haf campaign run`` (a
+cell's lines start with its label) when their output is no terminal (a log file, a job
+scheduler's): rich's bars draw nothing there until the end, so a line is printed every
+:data:`EVERY_INSTANCES` instances finished or every :data:`EVERY_SECONDS` seconds, whichever
+comes first, and one at the end.
 
 A line: ``progress: 12/40 instances · JUSTIFY 13/40 · 38.2 tok/s · ETA about 6 min ·
 elapsed 3 min 12 s``. Pure but for the clock it is handed (tests hand their own)."""
@@ -141,13 +142,14 @@ class RunLines:
 
 
 def plain_lines(
-    console: Console, titles: Mapping[str, str], stages: Sequence[str]
+    console: Console, titles: Mapping[str, str], stages: Sequence[str], prefix: str = ""
 ) -> RunLines | None:
     """A run's plain progress lines on ``console`` when it is no terminal (a log file: rich's
-    bars would show nothing there until the end), else None."""
+    bars would show nothing there until the end), else None. ``prefix`` starts each line
+    (a campaign's cell label, so that side-by-side cells' lines tell apart)."""
     if console.is_terminal:
         return None
     printer = PlainProgress(
-        lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True)
+        lambda line: console.print(prefix + line, highlight=False, markup=False, soft_wrap=True)
     )
     return RunLines(printer, titles, stages)
