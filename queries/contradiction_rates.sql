@@ -12,7 +12,8 @@ WITH selected AS (
 with_reasons AS (
     SELECT DISTINCT run_id, instance_id, stage, sub_index
     FROM reasons
-    WHERE stage <> 'justify' AND run_id IN (SELECT run_id FROM selected)
+    WHERE stage IN ('internal', 'external', 'individual')  -- HAF's follow-ups alone
+      AND run_id IN (SELECT run_id FROM selected)
 ),
 rates AS (
     SELECT g.run_id, g.stage, g.test,
@@ -24,7 +25,8 @@ rates AS (
     LEFT JOIN with_reasons w
       ON w.run_id = g.run_id AND w.instance_id = g.instance_id
      AND w.stage = g.stage AND w.sub_index = g.sub_index
-    WHERE g.stage <> 'justify' AND g.run_id IN (SELECT run_id FROM selected)
+    WHERE g.stage IN ('internal', 'external', 'individual')
+      AND g.run_id IN (SELECT run_id FROM selected)
     GROUP BY ALL
 )
 SELECT s.run_id,

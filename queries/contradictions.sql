@@ -14,7 +14,8 @@ new_reasons AS (
            count(*) AS n_new_reasons,
            arg_min(text, reason_index) AS first_reason
     FROM reasons
-    WHERE stage <> 'justify' AND run_id IN (SELECT run_id FROM selected)
+    WHERE stage IN ('internal', 'external', 'individual')  -- HAF's follow-ups alone
+      AND run_id IN (SELECT run_id FROM selected)
     GROUP BY ALL
 )
 SELECT s.run_id,
@@ -35,6 +36,6 @@ JOIN new_reasons n
   ON n.run_id = g.run_id AND n.instance_id = g.instance_id
  AND n.stage = g.stage AND n.sub_index = g.sub_index
 LEFT JOIN instances i ON i.dataset_id = s.dataset_id AND i.instance_id = g.instance_id
-WHERE g.stage <> 'justify' AND g.decision = 'NO'
+WHERE g.stage IN ('internal', 'external', 'individual') AND g.decision = 'NO'
 ORDER BY s.dataset_id, s.model_file, s.run_id, i.position, g.instance_id,
          CASE g.stage WHEN 'internal' THEN 1 WHEN 'external' THEN 2 ELSE 3 END, g.sub_index

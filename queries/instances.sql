@@ -26,7 +26,7 @@ metric_values AS (
 new_reasons AS (
     SELECT instance_id, stage, sub_index
     FROM reasons
-    WHERE run_id = $run_id AND stage <> 'justify'
+    WHERE run_id = $run_id AND stage IN ('internal', 'external', 'individual')
     GROUP BY ALL
 ),
 flags AS (
@@ -38,6 +38,7 @@ flags AS (
     LEFT JOIN new_reasons n
       ON n.instance_id = g.instance_id AND n.stage = g.stage AND n.sub_index = g.sub_index
     WHERE g.run_id = $run_id
+      AND g.stage IN ('justify', 'internal', 'external', 'individual')  -- HAF's stages alone
     GROUP BY g.instance_id
 )
 SELECT i.position,

@@ -23,6 +23,7 @@ unclear AS (
            count(*) AS of_n
     FROM generations
     WHERE run_id IN (SELECT run_id FROM selected)
+      AND stage IN ('justify', 'internal', 'external', 'individual')  -- HAF's stages alone
     GROUP BY ALL
 ),
 finished AS (
