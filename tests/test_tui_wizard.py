@@ -265,9 +265,12 @@ async def test_cancel_leaves_a_resumable_run_and_r_resumes_it(
         assert done == [(8,)]
 
 
-def store_running_run(db: Path, writer_pid: int) -> str:
+def store_running_run(db: Path, writer_pid: int, still_clock: bool = False) -> str:
     """A database holding a run marked 'running' by ``writer_pid`` on this host, nothing
-    generated yet."""
+    generated yet. ``still_clock``: its row written an hour ahead, so the running time the
+    monitor shows (stored time plus the seconds since the row was written, none when that is
+    negative) is 0 s however long the test takes to get there (a snapshot of it read "0 s" or
+    "1 s" with the machine's pace)."""
     import socket
 
     from haf_tui.config import RunConfig
@@ -292,11 +295,13 @@ def store_running_run(db: Path, writer_pid: int) -> str:
         store.connection.execute(
             "UPDATE runs SET writer_pid = ?, writer_host = ?", [writer_pid, socket.gethostname()]
         )
+        if still_clock:
+            store.connection.execute("UPDATE runs SET updated_at = now() + INTERVAL 1 HOUR")
     return "20261122-000000-orph"
 
 
 @contextlib.contextmanager
-def run_going_elsewhere(db: Path) -> Iterator[str]:
+def run_going_elsewhere(db: Path, still_clock: bool = False) -> Iterator[str]:
     """A run that another live process writes: it holds the file open for writing (as
     ``haf run`` does), so the app reads a snapshot, and the run's writer is alive."""
     code = (
@@ -307,7 +312,7 @@ def run_going_elsewhere(db: Path) -> Iterator[str]:
         [sys.executable, "-c", code, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
     try:
-        run_id = store_running_run(db, process.pid)
+        run_id = store_running_run(db, process.pid, still_clock)
         assert process.stdin is not None and process.stdout is not None
         process.stdin.write(b"go\n")
         process.stdin.flush()
@@ -347,7 +352,17 @@ async def test_a_killed_writers_run_is_interrupted_and_opens_the_explorer(tmp_pa
         assert isinstance(app.screen, ExplorerScreen)
 
 
-def test_monitor_snapshot_in_watch_mode(snap_compare: Any, tmp_path: Path) -> None:
+def test_monitor_snapshot_in_watch_mode(
+    snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watched run's running time reads 0 s whatever the machine's pace: its row is written
+    ahead (``still_clock``) and the monitor's own clock for it stands still."""
+    import types
+
+    from haf_tui.tui import live
+
+    still = types.SimpleNamespace(monotonic=lambda: 1000.0)
+    monkeypatch.setattr(live, "time", still)
     db = tmp_path / "haf.duckdb"
 
     async def open_monitor(pilot: Any) -> None:
@@ -355,7 +370,7 @@ def test_monitor_snapshot_in_watch_mode(snap_compare: Any, tmp_path: Path) -> No
         await pilot.press("enter")
         await settle(pilot)
 
-    with run_going_elsewhere(db):
+    with run_going_elsewhere(db, still_clock=True):
         assert snap_compare(create_app(db), terminal_size=(80, 24), run_before=open_monitor)
 
 
