@@ -22,8 +22,10 @@ from haf_tui.store.comparison_readers import run_metric_values
 from haf_tui.tui import create_app
 from haf_tui.tui.compare_data import (
     RunStatistics,
+    kept_statistics,
     list_runs,
     load_compare_data,
+    run_statistics,
 )
 from haf_tui.tui.run_cache import RUN_CACHE, RunCache
 from haf_tui.tui.screens import compare
@@ -216,3 +218,25 @@ def test_the_cache_keeps_its_bound_forgetting_the_least_recently_used() -> None:
     assert cache.get("b") is None and cache.get("a") == 1 and cache.get("c") == 3
     assert cache.computed_once("d", lambda: 4) == 4 and cache.computed == 1
     assert cache.computed_once("d", lambda: 5) == 4 and cache.computed == 1  # kept
+
+
+async def test_an_opening_computes_the_statistics_once(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+
+    def counted(name: str, real: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls.append(name)
+            return real(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(compare, "kept_statistics", counted("kept", kept_statistics))
+    monkeypatch.setattr(compare, "run_statistics", counted("computed", run_statistics))
+    await _open_compare(db)  # (nothing kept: looked for once, then computed once the values came)
+    assert calls == ["kept", "computed"]  # (the screen's first resize draws nothing again)
+    calls.clear()
+    _a_new_process()
+    await _open_compare(db)
+    assert calls == ["kept"]  # (the kept statistics shown; the values' arrival computes nothing)

@@ -135,6 +135,19 @@ def sharing_a_suite(runs: Sequence[ComparedRun], around: str) -> list[str]:
     return [around]
 
 
+def first_choice(
+    runs: Sequence[ComparedRun], asked: Sequence[str], around: str | None
+) -> list[str]:
+    """The runs a comparison opens with: those whose id starts with one ``asked``, else those
+    sharing a suite with run ``around`` (:func:`sharing_a_suite`), else every finished run
+    (every run if fewer than two finished)."""
+    wanted = [run.run_id for run in runs if any(run.run_id.startswith(a) for a in asked)]
+    if not wanted and around is not None:
+        wanted = sharing_a_suite(runs, around)
+    finished = [run.run_id for run in runs if run.status == "finished"]
+    return wanted or (finished if len(finished) > 1 else [run.run_id for run in runs])
+
+
 def letter(index: int) -> str:
     """A, B, …, Z, then A2, B2, …: the short name of the ``index``-th chosen run."""
     letters = string.ascii_uppercase
