@@ -66,8 +66,7 @@ run's name in its middle; then the date, the quantisation … left out)."""
 MAX_RUN_ROWS = 5
 """Runs shown at once (the list scrolls): the panes below keep the height."""
 FIRST_DRAW_WAIT = 5.0
-"""How long the values' read waits for the kept statistics to be drawn first (seconds; it only
-keeps the two from sharing the interpreter at the start, and catches "never")."""
+"""Seconds the values' read waits for the first statistics drawn (only catches "never")."""
 DRAW = "compare: statistics or instance"
 """The drawing workers' description (else Textual writes one from the repr of their arguments,
 every instance value: 0.12 s on the event loop at 5,000 × 4)."""
@@ -90,7 +89,7 @@ class CompareScreen(HafScreen[None]):
 
     DEFAULT_CSS = """
     CompareScreen #cmp-runs { height: 3; }
-    CompareScreen #cmp-status { height: 1; padding: 0 1; color: $text-muted; }
+    CompareScreen #cmp-status { height: 1; width: 1fr; padding: 0 1; color: $text-muted; }
     CompareScreen #cmp-tabs { height: 1fr; }
     CompareScreen #cmp-tabs TabPane { padding: 0; height: 1fr; }
     CompareScreen #cmp-search { dock: bottom; display: none; }
@@ -267,7 +266,8 @@ class CompareScreen(HafScreen[None]):
         line = f"runs {len(self.chosen)}/{total} chosen (space, a)"
         if self.instances:
             line += f" · instance {self.instance_index + 1}/{len(self.instances)} (] [ /)"
-        self.query_one("#cmp-status", Static).update(f"{line} {doing}".rstrip())
+        status = self.query_one("#cmp-status", Static)
+        status.update(f"{line} {doing}".rstrip(), layout=False)  # (one line, the full width)
 
     @on(StatisticsDrawn)
     def statistics_drawn(self, message: StatisticsDrawn) -> None:
