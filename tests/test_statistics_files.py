@@ -205,6 +205,11 @@ def _written_with(tmp_path: Path, change: Any) -> StatisticsFiles:
         lambda f: f["paired"]["sos"].__setitem__(2, float("nan")),
         lambda f: f["paired"]["sos"].__setitem__(6, [1]),  # (an id that is no text)
         lambda f: f["paired"]["sos"].pop(),  # (a field missing)
+        lambda f: f["paired"]["sos"].__setitem__(2, 0.9),  # (a low above its high)
+        lambda f: f["paired"]["sos"].__setitem__(3, None),  # (an interval half gone)
+        lambda f: f["paired"]["sos"].__setitem__(0, 0),  # (a mean over no pair)
+        lambda f: f["paired"]["sos"].__setitem__(5, 1.5),  # (a p above 1)
+        lambda f: f["paired"]["sos"].__setitem__(4, None),  # (a p without its statistic)
         lambda f: f.__setitem__("overlap", [[], []]),
         lambda f: f.__setitem__("paired", []),
         lambda f: f.pop("paired"),

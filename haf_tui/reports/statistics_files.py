@@ -15,9 +15,11 @@ with it the key, changes), and the bootstrap's seed, resamples and confidence. T
 is a digest of the key; what is read is used only when its stored key equals the one asked
 for. What is read is hostile until checked: only a regular file (``O_NONBLOCK``: a FIFO never
 blocks; a symlink is not followed), at most :data:`FILE_LIMIT` bytes, JSON of exactly the
-expected shape and types; anything else is ignored and written over by the next computation
-(a cache: nothing is lost). Writes are atomic (a temporary file renamed into place), and a
-write that fails (a read-only or full disk) is left out: the values shown were computed anyway.
+expected shape and types, each mean and interval as they can be (none over no value, no
+interval over one, a low not above its high, a p between 0 and 1); anything else is ignored
+and written over by the next computation (a cache: nothing is lost). Writes are atomic (a
+temporary file renamed into place), and a write that fails (a read-only or full disk) is left
+out: the values shown were computed anyway.
 The folder keeps the :data:`MAX_FILES` newest files.
 """
 
@@ -217,10 +219,23 @@ def _named(value: object) -> dict[str, Any]:
     return value
 
 
+def _interval(n: object, mean: object, low: object, high: object) -> None:
+    """Check what a mean and its interval can be: none over no value, no interval over one,
+    all three over more, the interval's low not above its high (ValueError if not)."""
+    count, numbers = _count(n), (_number(mean), _number(low), _number(high))
+    present = tuple(number is not None for number in numbers)
+    expected = (False, False, False) if count == 0 else (True, count > 1, count > 1)
+    if present != expected:
+        raise ValueError(f"a mean over {count} values cannot be {numbers}")
+    if numbers[1] is not None and numbers[2] is not None and numbers[1] > numbers[2]:
+        raise ValueError("an interval whose low is above its high")
+
+
 def _means_from(found: Mapping[str, Any]) -> dict[str, MeanInterval]:
     means: dict[str, MeanInterval] = {}
     for metric, stored in _named(found["means"]).items():
         n, mean, low, high = _fields(stored, 4)
+        _interval(n, mean, low, high)
         means[metric] = MeanInterval(_count(n), _number(mean), _number(low), _number(high))
     return means
 
@@ -229,6 +244,10 @@ def _pair_from(found: Mapping[str, Any]) -> PairStatistics:
     paired: dict[str, PairedDifference] = {}
     for metric, stored in _named(found["paired"]).items():
         n, mean, low, high, statistic, p_value, only_first, only_second = _fields(stored, 8)
+        _interval(n, mean, low, high)
+        p = _number(p_value)
+        if (p is None) != (_number(statistic) is None) or (p is not None and not 0 <= p <= 1):
+            raise ValueError(f"not a test's statistic and p: {statistic!r}, {p_value!r}")
         paired[metric] = PairedDifference(
             _count(n), _number(mean), _number(low), _number(high), _number(statistic),
             _number(p_value), _ids(only_first), _ids(only_second),
