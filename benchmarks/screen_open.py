@@ -7,7 +7,10 @@ the other panels read and drawn, the first instance shown).
 Each round is a fresh app in this one process, so round 1 is a first opening and later rounds
 find what the first kept (:mod:`haf_tui.tui.run_cache`). ``python -m benchmarks.screen_open
 --db FILE compare metrics --rounds 2`` (the store: ``benchmarks.tui_latency``'s, built with
-``--out``).
+``--out``). The HAF home is a new empty folder unless ``--home DIR`` names one: then what the
+screens keep on disk (the comparison's intervals, :mod:`haf_tui.reports.statistics_files`)
+stays there, and a second command with the same ``--home`` times a first opening in a new
+process that finds what the first kept.
 """
 
 from __future__ import annotations
@@ -80,8 +83,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--db", required=True)
     parser.add_argument("screens", nargs="+", choices=sorted(SCREENS))
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--home", help="the HAF home to use and keep (default: a new empty one)")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="haf-bench-home-") as home:
+    with contextlib.ExitStack() as stack:
+        home = args.home or stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="haf-bench-home-")
+        )
         os.environ["HAF_HOME"] = home  # (the user's wizard answers and SQL buffers left alone)
         for screen in args.screens:
             for round_ in range(1, args.rounds + 1):

@@ -14,8 +14,8 @@ from haf_tui.reports.compared_metrics import run_metrics, with_values
 from haf_tui.reports.comparison import (
     WILCOXON_TOO_FEW,
     PairedDifference,
-    mean_interval,
-    paired_difference,
+    mean_intervals,
+    paired_differences,
 )
 from haf_tui.reports.queries import Row
 from haf_tui.reports.query_running import run_named
@@ -67,13 +67,23 @@ class StatisticsReport(Report):
         for metric in with_values(declared, values):
             name = metric.name
             of_first = {i: v.get(name) for i, v in values.get(first or "", {}).items()}
+            of_runs = {
+                run_id: {i: v.get(name) for i, v in values[run_id].items()} for run_id in runs
+            }
+            paired_ids = [
+                run_id
+                for run_id, (_, dataset) in runs.items()
+                if run_id != first and first is not None and dataset == runs[first][1]
+            ]
+            means = dict(zip(runs, mean_intervals(list(of_runs.values())), strict=True))
+            pairs = [(of_first, of_runs[run_id]) for run_id in paired_ids]
+            paired = dict(zip(paired_ids, paired_differences(pairs), strict=True))
             for run_id, (model, dataset) in runs.items():
-                of_run = {i: v.get(name) for i, v in values[run_id].items()}
-                mean = mean_interval(of_run)
+                mean = means[run_id]
                 row: list[Any] = [metric.label, run_id, model, dataset, mean.mean, mean.low,
                                   mean.high, mean.n]  # fmt: skip
-                if run_id != first and first is not None and dataset == runs[first][1]:
-                    d = paired_difference(of_first, of_run)
+                if run_id in paired:
+                    d = paired[run_id]
                     row += [d.mean, d.low, d.high, d.p_value, d.n, len(d.only_first),
                             len(d.only_second), better_of(metric.better, d)]  # fmt: skip
                 else:

@@ -6,7 +6,9 @@ Pure: numbers in, numbers out (no I/O, no store, no textual). The unit resampled
 instance: a run's value of a metric is the mean of its instances' values (the "instance mean"
 rule of Table 1); instances where the metric is undefined (None or NaN) are left out and
 counted apart. Intervals are percentile intervals from a seeded generator, so the same values
-give the same interval.
+give the same interval (:mod:`haf_tui.reports.bootstrap`: scipy's percentile bootstrap, the
+samples of one size computed together, :func:`mean_intervals` and
+:func:`paired_differences`).
 """
 
 from __future__ import annotations
@@ -15,17 +17,14 @@ import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-if TYPE_CHECKING:
-    import numpy as np
+from haf_tui.reports.bootstrap import percentile_intervals
 
 CONFIDENCE: Final = 0.95
 """The confidence level of every interval."""
 N_RESAMPLES: Final = 999
 """Bootstrap resamples: enough for a 95 % percentile interval, fast at 20k instances."""
-BATCH: Final = 100
-"""Resamples drawn at once: bounds the memory (and is ~10× faster at 20k than all at once)."""
 SEED: Final = 18
 """The bootstrap generator's seed (issue 18): the same values give the same interval."""
 WILCOXON_MIN_PAIRS: Final = 6
@@ -96,19 +95,6 @@ def overlap(first: Iterable[str], second: Iterable[str]) -> Overlap:
     )
 
 
-def _rng(seed: int) -> np.random.Generator:
-    import numpy as np
-
-    return np.random.default_rng(seed)
-
-
-def _mean_of_differences(first: Any, second: Any, axis: int = -1) -> Any:
-    """The statistic of the paired bootstrap (vectorised over resamples)."""
-    import numpy as np
-
-    return np.mean(second - first, axis=axis)
-
-
 def mean_interval(
     values: Sequence[float] | Values,
     *,
@@ -117,29 +103,41 @@ def mean_interval(
     seed: int = SEED,
 ) -> MeanInterval:
     """The mean of the defined ``values`` with its percentile bootstrap interval."""
-    import numpy as np  # numpy and scipy here, not at the top: ``haf --help`` stays light
-    from scipy import stats
+    found = mean_intervals([values], confidence=confidence, n_resamples=n_resamples, seed=seed)
+    return found[0]
 
-    found = list(defined(values).values()) if isinstance(values, Mapping) else list(values)
-    found = [v for v in found if not math.isnan(v)]
-    if not found:
-        return MeanInterval(0, None, None, None)
-    data = np.asarray(found, dtype=float)
-    mean = float(data.mean())
-    if len(found) < 2:
-        return MeanInterval(1, mean, None, None)
-    result = stats.bootstrap(
-        (data,),
-        np.mean,
-        confidence_level=confidence,
-        n_resamples=n_resamples,
-        method="percentile",
-        vectorized=True,
-        batch=BATCH,
-        rng=_rng(seed),
+
+def mean_intervals(
+    samples: Sequence[Sequence[float] | Values],
+    *,
+    confidence: float = CONFIDENCE,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = SEED,
+) -> list[MeanInterval]:
+    """:func:`mean_interval` of each of ``samples``, computed together (those of one size share
+    their resamples' indices, as each alone would draw them: the same numbers, faster)."""
+    import numpy as np  # numpy here, not at the top: ``haf --help`` stays light
+
+    kept: list[list[float]] = []
+    for values in samples:
+        found = list(defined(values).values()) if isinstance(values, Mapping) else list(values)
+        kept.append([v for v in found if not math.isnan(v)])
+    resampled = [found for found in kept if len(found) >= 2]
+    intervals = iter(
+        percentile_intervals(resampled, confidence=confidence, n_resamples=n_resamples, seed=seed)
     )
-    interval = result.confidence_interval
-    return MeanInterval(len(found), mean, float(interval.low), float(interval.high))
+    out: list[MeanInterval] = []
+    for found in kept:
+        if not found:
+            out.append(MeanInterval(0, None, None, None))
+            continue
+        mean = float(np.asarray(found, dtype=float).mean())
+        if len(found) < 2:
+            out.append(MeanInterval(1, mean, None, None))
+            continue
+        low, high = next(intervals)
+        out.append(MeanInterval(len(found), mean, low, high))
+    return out
 
 
 def paired_difference(
@@ -151,38 +149,58 @@ def paired_difference(
     seed: int = SEED,
 ) -> PairedDifference:
     """``second − first`` on the instances where both define the metric (see the class)."""
+    found = paired_differences(
+        [(first, second)], confidence=confidence, n_resamples=n_resamples, seed=seed
+    )
+    return found[0]
+
+
+def paired_differences(
+    pairs: Sequence[tuple[Values, Values]],
+    *,
+    confidence: float = CONFIDENCE,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = SEED,
+) -> list[PairedDifference]:
+    """:func:`paired_difference` of each pair, computed together (as :func:`mean_intervals`):
+    the paired bootstrap of ``second − first`` is the bootstrap of the differences."""
     import numpy as np
     from scipy import stats
 
-    a, b = defined(first), defined(second)
-    split = overlap(a, b)
-    if not split.both:
-        return PairedDifference(
-            0, None, None, None, None, None, split.only_first, split.only_second
-        )
-    x = np.asarray([a[i] for i in split.both], dtype=float)
-    y = np.asarray([b[i] for i in split.both], dtype=float)
-    mean = float(np.mean(y - x))
-    low = high = None
-    if len(split.both) >= 2:
-        result = stats.bootstrap(
-            (x, y),
-            _mean_of_differences,
-            confidence_level=confidence,
-            n_resamples=n_resamples,
-            method="percentile",
-            paired=True,
-            vectorized=True,
-            batch=BATCH,
-            rng=_rng(seed),
-        )
-        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
-    statistic = p_value = None
-    if len(split.both) >= WILCOXON_MIN_PAIRS and np.any(y - x != 0):
-        with warnings.catch_warnings():  # (a tie correction's note on small samples)
-            warnings.simplefilter("ignore", RuntimeWarning)
-            test = stats.wilcoxon(y, x)
-        statistic, p_value = float(test.statistic), float(test.pvalue)
-    return PairedDifference(
-        len(split.both), mean, low, high, statistic, p_value, split.only_first, split.only_second
+    splits: list[tuple[Overlap, Any]] = []
+    for first, second in pairs:
+        a, b = defined(first), defined(second)
+        split = overlap(a, b)
+        x = np.asarray([a[i] for i in split.both], dtype=float)
+        y = np.asarray([b[i] for i in split.both], dtype=float)
+        splits.append((split, (x, y)))
+    resampled = [y - x for split, (x, y) in splits if len(split.both) >= 2]
+    intervals = iter(
+        percentile_intervals(resampled, confidence=confidence, n_resamples=n_resamples, seed=seed)
     )
+    out: list[PairedDifference] = []
+    for split, (x, y) in splits:
+        if not split.both:
+            out.append(
+                PairedDifference(
+                    0, None, None, None, None, None, split.only_first, split.only_second
+                )
+            )
+            continue
+        mean = float(np.mean(y - x))
+        low = high = None
+        if len(split.both) >= 2:
+            low, high = next(intervals)
+        statistic = p_value = None
+        if len(split.both) >= WILCOXON_MIN_PAIRS and np.any(y - x != 0):
+            with warnings.catch_warnings():  # (a tie correction's note on small samples)
+                warnings.simplefilter("ignore", RuntimeWarning)
+                test = stats.wilcoxon(y, x)
+            statistic, p_value = float(test.statistic), float(test.pvalue)
+        out.append(
+            PairedDifference(
+                len(split.both), mean, low, high, statistic, p_value, split.only_first,
+                split.only_second,
+            )
+        )  # fmt: skip
+    return out

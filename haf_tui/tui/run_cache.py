@@ -8,7 +8,9 @@ Every entry is keyed by the database file, the run's id and its
 result and metric rows), and by what else the value depends on (the metric, the bootstrap's
 seed, resamples and confidence). A run resumed or re-scored adds rows, so its version changes
 and what was kept for the old version is never read again (it ages out, oldest first). Thread
-workers share the one cache: a lock guards it; values are computed outside it.
+workers share the one cache: a lock guards it; values are computed outside it. The comparison's
+statistics are also kept on disk, across processes
+(:mod:`haf_tui.reports.statistics_files`); this cache stands in front of those files.
 """
 
 from __future__ import annotations
@@ -60,6 +62,11 @@ class RunCache:
             self.computed += 1
         self.put(key, value)
         return value
+
+    def count_computed(self, values: int) -> None:
+        """Count ``values`` computed by their caller (a miss it computed and then kept)."""
+        with self._lock:
+            self.computed += values
 
     def clear(self) -> None:
         """Forget everything."""

@@ -3,37 +3,48 @@ and status (chosen ones marked ●; the columns fitted to the width), each metri
 with a bootstrap interval, each run against the first chosen one as a paired difference with
 Wilcoxon's test, and one instance across the chosen runs side by side.
 
-Thread workers read the runs and their instance values once, compute the statistics when the
-choice changes, and read one instance when it changes; each posts a message, and the handlers
-only draw what they are given.
+Thread workers read the runs, then their instance values; compute the statistics when the
+choice changes (those kept from an earlier opening, in any process, are shown before the values
+are read: :func:`~haf_tui.tui.compare_data.kept_statistics`); read one instance when it
+changes. Each posts a message; the handlers only draw what they are given.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.message import Message
-from textual.strip import Strip
 from textual.widgets import DataTable, Header, Input, Static, TabbedContent, TabPane
 
 from haf_tui.store.comparison_readers import ComparedRun, instance_across
-from haf_tui.store.readers import suites_text
 from haf_tui.tui.compare_data import (
     CompareData,
     RunStatistics,
+    first_choice,
     instance_order,
-    letter,
+    kept_statistics,
+    list_runs,
     load_compare_data,
     run_statistics,
-    sharing_a_suite,
 )
 from haf_tui.tui.screens.base import HafScreen
-from haf_tui.tui.widgets.compare_tables import instance_parts, metric_definitions, statistics_parts
+from haf_tui.tui.screens.compare_messages import (
+    CompareLoaded,
+    InstanceDrawn,
+    RunsListed,
+    StatisticsDrawn,
+)
+from haf_tui.tui.widgets.compare_tables import (
+    instance_parts,
+    metric_definitions,
+    run_rows,
+    statistics_parts,
+)
 from haf_tui.tui.widgets.fit_columns import FitColumn
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.measured_table import MeasuredTable
@@ -52,36 +63,13 @@ RUN_COLUMNS = (
 )
 """The runs table's columns as they give way on a narrow screen (long values cut with "…", a
 run's name in its middle; then the date, the quantisation … left out)."""
-CHOSEN, NOT_CHOSEN = "●", "○"
 MAX_RUN_ROWS = 5
 """Runs shown at once (the list scrolls): the panes below keep the height."""
+FIRST_DRAW_WAIT = 5.0
+"""Seconds the values' read waits for the first statistics drawn (only catches "never")."""
 DRAW = "compare: statistics or instance"
 """The drawing workers' description (else Textual writes one from the repr of their arguments,
 every instance value: 0.12 s on the event loop at 5,000 × 4)."""
-
-
-@dataclass
-class CompareLoaded(Message):
-    """The runs and their instance values."""
-
-    data: CompareData
-
-
-@dataclass
-class StatisticsDrawn(Message):
-    """The statistics of the chosen runs, drawn at a width."""
-
-    key: tuple[tuple[str, ...], int]
-    stats: list[RunStatistics]
-    lines: list[Strip]
-
-
-@dataclass
-class InstanceDrawn(Message):
-    """One instance across the chosen runs, drawn at a width."""
-
-    key: tuple[tuple[str, ...], str, int]
-    lines: list[Strip]
 
 
 class CompareScreen(HafScreen[None]):
@@ -101,7 +89,7 @@ class CompareScreen(HafScreen[None]):
 
     DEFAULT_CSS = """
     CompareScreen #cmp-runs { height: 3; }
-    CompareScreen #cmp-status { height: 1; padding: 0 1; color: $text-muted; }
+    CompareScreen #cmp-status { height: 1; width: 1fr; padding: 0 1; color: $text-muted; }
     CompareScreen #cmp-tabs { height: 1fr; }
     CompareScreen #cmp-tabs TabPane { padding: 0; height: 1fr; }
     CompareScreen #cmp-search { dock: bottom; display: none; }
@@ -118,6 +106,10 @@ class CompareScreen(HafScreen[None]):
         self.instances: list[str] = []
         self.instance_index = 0
         self.stats: list[RunStatistics] = []
+        self.asked_width = 0  # (the width the statistics were last asked to be drawn at)
+        self.first_drawn = threading.Event()
+        """Set when the first statistics are drawn, or found not kept: the values are read then
+        (their read, mostly Python, would slow the drawing of what is kept)."""
 
     def compose(self) -> ComposeResult:
         """Header; runs; a status line; the two panes; the search box; the footer."""
@@ -141,9 +133,12 @@ class CompareScreen(HafScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare-load")
     def load_data(self) -> None:
-        """Read the runs and every finished instance's metrics (posts them)."""
+        """Read the runs (posts them), then every finished instance's metrics (posts them)."""
         with self.reader.reading() as store:
-            data = load_compare_data(store, str(self.reader.path.resolve()))
+            listed = list_runs(store, str(self.reader.path.resolve()))
+            self.post_message(RunsListed(listed))
+            self.first_drawn.wait(FIRST_DRAW_WAIT)
+            data = load_compare_data(store, listed.database, listed)
         self.post_message(CompareLoaded(data))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare-stats", description=DRAW)
@@ -155,8 +150,14 @@ class CompareScreen(HafScreen[None]):
         known: list[RunStatistics] | None = None,
     ) -> None:
         """Bootstrap intervals and paired tests of the chosen runs (``known``: computed
-        already, only to draw again), drawn (posts them)."""
+        already, only to draw again), drawn (posts them); before the values are read, only
+        those kept (none kept: nothing posted, the values' arrival computes them)."""
         stats = known
+        if stats is None and not data.values_read:
+            stats = kept_statistics(runs, data.versions, data.database)
+            if stats is None:
+                self.first_drawn.set()  # (nothing kept: the values are read to compute them)
+                return
         if stats is None:  # (kept per run version: computed once while the runs do not change)
             stats = run_statistics(
                 runs, data.values, versions=data.versions, database=data.database
@@ -181,22 +182,13 @@ class CompareScreen(HafScreen[None]):
 
     # -- handlers --------------------------------------------------------------------------------
 
-    @on(CompareLoaded)
-    def data_loaded(self, message: CompareLoaded) -> None:
+    @on(RunsListed)
+    def runs_listed(self, message: RunsListed) -> None:
         """Choose the runs asked for (else those sharing a suite with the run the runs list's
         cursor was on; else every finished run; every run if fewer than two finished) and show
-        them, the cursor on that run."""
+        them, the cursor on that run (their kept statistics, if any, come next)."""
         self.data = message.data
-        runs = self.data.runs
-        wanted = [
-            run.run_id
-            for run in runs
-            if any(run.run_id.startswith(given) for given in self.initial_run_ids)
-        ]
-        if not wanted and self.around is not None:
-            wanted = sharing_a_suite(runs, self.around)
-        finished = [run.run_id for run in runs if run.status == "finished"]
-        self.chosen = wanted or (finished if len(finished) > 1 else [r.run_id for r in runs])
+        self.chosen = first_choice(self.data.runs, self.initial_run_ids, self.around)
         self.fill_runs()
         table = self.query_one("#cmp-runs", DataTable)
         if self.around is not None and self.around in table.rows:
@@ -204,28 +196,29 @@ class CompareScreen(HafScreen[None]):
         table.focus()
         self.choice_changed()
 
+    @on(CompareLoaded)
+    def data_loaded(self, message: CompareLoaded) -> None:
+        """The instance values: the instances to step through, and the statistics of the chosen
+        runs computed where they were not kept."""
+        if self.data is None:  # (the runs' message comes first; this only if it went astray)
+            self.runs_listed(RunsListed(message.data))
+            return
+        self.data = message.data
+        ids = [run.run_id for run in self.chosen_runs()]
+        if [found.run.run_id for found in self.stats] != ids:
+            self.choice_changed()  # (not kept: computed now)
+            return
+        self.order_instances(ids)  # (the kept statistics are shown: only the instances come)
+        self.update_status()
+        self.show_instance()
+
     def fill_runs(self) -> None:
         """The runs table, with the chosen runs marked and lettered."""
         if self.data is None:
             return
         table = self.query_one("#cmp-runs", MeasuredTable)
         row = table.cursor_row
-        order = self.chosen_runs()
-        letters = {run.run_id: letter(index) for index, run in enumerate(order)}
-        rows = [
-            (
-                f"{CHOSEN} {letters[run.run_id]}" if run.run_id in letters else NOT_CHOSEN,
-                f"{run.label} ({run.run_id})" if run.label else run.run_id,
-                suites_text(run.suites),
-                run.model_file.removesuffix(".gguf"),
-                run.dataset_id,
-                f"{run.n_done}/{run.n_planned}",
-                run.status,
-                run.model_quant or "?",
-                f"{run.created_at:%Y-%m-%d %H:%M}",
-            )
-            for run in self.data.runs
-        ]
+        rows = run_rows(self.data.runs, self.chosen_runs())
         table.fill_fitted(RUN_COLUMNS, rows, [run.run_id for run in self.data.runs])
         table.styles.height = min(table.row_count, MAX_RUN_ROWS) + 2  # (header, scrollbar)
         if table.row_count:
@@ -242,20 +235,29 @@ class CompareScreen(HafScreen[None]):
         view = self.query_one(view_id, PanelView)
         return max(40, (view.size.width or self.size.width) - 4)
 
+    def order_instances(self, ids: Sequence[str]) -> None:
+        """The instances of the runs ``ids`` to step through (the current one kept)."""
+        if self.data is None:
+            return
+        current = self.current_instance()
+        self.instances = instance_order(ids, self.data.values)
+        self.instance_index = (
+            self.instances.index(current) if current in self.instances else 0
+        )  # fmt: skip
+
     def choice_changed(self) -> None:
         """Recompute the statistics and the instance order, and say what is chosen."""
         if self.data is None:
             return
         runs = self.chosen_runs()
         ids = [run.run_id for run in runs]
-        current = self.current_instance()
-        self.instances = instance_order(ids, self.data.values)
-        self.instance_index = (
-            self.instances.index(current) if current in self.instances else 0
-        )  # fmt: skip
+        self.order_instances(ids)
         known = self.stats if [f.run.run_id for f in self.stats] == ids else None
-        self.update_status("" if known is not None else "computing …")
-        width = self.view_width("#cmp-stats-view")
+        doing = "" if known is not None else "computing …"
+        if not self.data.values_read:
+            doing = "reading instances …"
+        self.update_status(doing)
+        width = self.asked_width = self.view_width("#cmp-stats-view")
         self.compute_statistics(runs, self.data, width, known)
 
     def update_status(self, doing: str = "") -> None:
@@ -264,7 +266,8 @@ class CompareScreen(HafScreen[None]):
         line = f"runs {len(self.chosen)}/{total} chosen (space, a)"
         if self.instances:
             line += f" · instance {self.instance_index + 1}/{len(self.instances)} (] [ /)"
-        self.query_one("#cmp-status", Static).update(f"{line} {doing}".rstrip())
+        status = self.query_one("#cmp-status", Static)
+        status.update(f"{line} {doing}".rstrip(), layout=False)  # (one line, the full width)
 
     @on(StatisticsDrawn)
     def statistics_drawn(self, message: StatisticsDrawn) -> None:
@@ -272,8 +275,10 @@ class CompareScreen(HafScreen[None]):
         if message.key[0] != tuple(run.run_id for run in self.chosen_runs()):
             return
         self.stats = message.stats
+        self.first_drawn.set()
         self.query_one("#cmp-stats-view", PanelView).show(message.lines, from_top=True)
-        self.update_status()
+        reading = self.data is not None and not self.data.values_read
+        self.update_status("reading instances …" if reading else "")
         self.show_instance()
 
     def current_instance(self) -> str | None:
@@ -286,6 +291,9 @@ class CompareScreen(HafScreen[None]):
         """Read and draw the current instance across the chosen runs."""
         instance_id = self.current_instance()
         view = self.query_one("#cmp-instance-view", PanelView)
+        if self.data is not None and not self.data.values_read:
+            view.show(render_strips(Text("loading …"), self.view_width("#cmp-stats-view")))
+            return
         if instance_id is None or not self.stats:
             view.show(
                 render_strips(statistics_parts([]), self.view_width("#cmp-stats-view")),
@@ -309,7 +317,13 @@ class CompareScreen(HafScreen[None]):
     def on_resize(self) -> None:
         """Fit the runs' columns and draw again at the new width."""
         self.call_after_refresh(self.fill_runs)
-        self.call_after_refresh(self.choice_changed)
+        self.call_after_refresh(self.width_changed)
+
+    def width_changed(self) -> None:
+        """Draw again if the panes' width is not the one last asked for (the screen's first
+        resize, as it is laid out, asks for none: a second drawing would slow the first)."""
+        if self.asked_width != self.view_width("#cmp-stats-view"):
+            self.choice_changed()
 
     def definitions_markdown(self) -> str:
         """The compared metrics' definitions (the ``?`` help shows them on this screen)."""

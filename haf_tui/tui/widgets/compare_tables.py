@@ -26,12 +26,13 @@ from haf_tui.reports.comparison import (
 )
 from haf_tui.store.comparison_readers import (
     REASON_METRICS,
+    ComparedRun,
     InstanceAcross,
     ReasonValues,
     RunAnswer,
 )
 from haf_tui.store.readers import suites_text
-from haf_tui.tui.compare_data import RunStatistics
+from haf_tui.tui.compare_data import RunStatistics, letter
 from haf_tui.vocabulary import METRIC_LABELS
 
 CONFIDENCE_LABEL = "C(JUSTIFY)"
@@ -42,6 +43,30 @@ RUN_COLUMN_WIDTH = 38
 table's #, SoS, RS and RN (5 cells each, 2 between columns: 25) and 13 for the reason (so
 four runs fit 200 columns; more, or a narrower screen, scroll sideways)."""
 _LABELS: dict[str, str] = {str(k): v for k, v in METRIC_LABELS.items()}
+
+
+CHOSEN, NOT_CHOSEN = "●", "○"
+"""How the runs table marks a chosen run (with its letter) and one not chosen."""
+
+
+def run_rows(runs: Sequence[ComparedRun], chosen: Sequence[ComparedRun]) -> list[tuple[str, ...]]:
+    """The runs table's rows: mark and letter, name, suites, model, dataset, size, status,
+    quantisation and date of each of ``runs`` (``chosen``: in their order, lettered A, B, …)."""
+    letters = {run.run_id: letter(index) for index, run in enumerate(chosen)}
+    return [
+        (
+            f"{CHOSEN} {letters[run.run_id]}" if run.run_id in letters else NOT_CHOSEN,
+            f"{run.label} ({run.run_id})" if run.label else run.run_id,
+            suites_text(run.suites),
+            run.model_file.removesuffix(".gguf"),
+            run.dataset_id,
+            f"{run.n_done}/{run.n_planned}",
+            run.status,
+            run.model_quant or "?",
+            f"{run.created_at:%Y-%m-%d %H:%M}",
+        )
+        for run in runs
+    ]
 
 
 def _interval(found: MeanInterval | PairedDifference) -> str:
