@@ -1,8 +1,8 @@
 """How long a screen takes to show its data on a large store (issue 44 §2: under 300 ms at
 5,000 instances × 4 runs): from posting the opening key on the runs list until the screen's
 first data is on screen (compare: the statistics pane with its intervals; metrics: the shown
-panel drawn), and until everything it started has finished (:func:`tui_latency.settle`:
-the other panels read and drawn, the first instance shown).
+panel drawn; wizard: the model files listed), and until everything it started has finished
+(:func:`tui_latency.settle`: the other panels read and drawn, the first instance shown).
 
 Each round is a fresh app in this one process, so round 1 is a first opening and later rounds
 find what the first kept (:mod:`haf_tui.tui.run_cache`). ``python -m benchmarks.screen_open
@@ -41,9 +41,14 @@ def _metrics_filled(screen: Any) -> bool:
     return str(screen.query_one(f"#mx-body-{active}").text()).strip() not in ("loading …", "")
 
 
+def _wizard_filled(screen: Any) -> bool:
+    return bool(screen.query_one("DataTable#models").row_count)
+
+
 SCREENS: dict[str, tuple[str, str, Callable[[Any], bool]]] = {
     "compare": ("c", "CompareScreen", _compare_filled),
     "metrics": ("m", "MetricsScreen", _metrics_filled),
+    "wizard": ("n", "WizardScreen", _wizard_filled),
 }
 """Screen → (opening key, screen class, whether its first data is shown)."""
 

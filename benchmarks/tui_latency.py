@@ -285,12 +285,15 @@ def run_benchmark(
     n_runs: int = 4,
     seed: int = 0,
     rounds: int = 2,
+    *,
+    scenarios: Sequence[Scenario] | None = None,
 ) -> dict[str, Any]:
-    """Build (or reuse) the synthetic store under ``out`` and time every screen on it."""
+    """Build (or reuse) the synthetic store under ``out`` and time every screen on it (or
+    ``scenarios``)."""
     from benchmarks.benchdata import cached_bench_db
 
     path, run_ids, build_seconds = cached_bench_db(out, n_instances, n_runs, seed)
-    result = measure_keypress_latency(path, rounds=rounds)
+    result = measure_keypress_latency(path, scenarios, rounds=rounds)
     database = {
         "path": str(path),
         "instances": n_instances,
@@ -301,9 +304,11 @@ def run_benchmark(
     return {"database": database, **result}
 
 
-def run_on_database(db: str | Path, rounds: int = 2) -> dict[str, Any]:
-    """Time every screen on an existing database (a campaign's, say) instead of the synthetic
-    store; it is only read."""
+def run_on_database(
+    db: str | Path, rounds: int = 2, scenarios: Sequence[Scenario] | None = None
+) -> dict[str, Any]:
+    """Time every screen (or ``scenarios``) on an existing database (a campaign's, say) instead
+    of the synthetic store; it is only read."""
     from haf_tui.store import open_store
 
     path = Path(db)
@@ -313,7 +318,7 @@ def run_on_database(db: str | Path, rounds: int = 2) -> dict[str, Any]:
     with open_store(path, read_only=True) as store:
         instances = store.query("SELECT count(*) FROM instance_results")[1][0][0]
         runs = store.query("SELECT count(*) FROM runs")[1][0][0]
-    result = measure_keypress_latency(path, rounds=rounds)
+    result = measure_keypress_latency(path, scenarios, rounds=rounds)
     database = {
         "path": str(path),
         "instances": int(instances),
@@ -344,11 +349,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--db", help="time the screens on this database (read only) instead of the synthetic one"
     )
+    parser.add_argument(
+        "--screens",
+        nargs="+",
+        metavar="SCREEN",
+        choices=[scenario.screen for scenario in SCENARIOS],
+        help="time only these screens (e.g. 'new-run wizard')",
+    )
     args = parser.parse_args(argv)
+    chosen = None if args.screens is None else [s for s in SCENARIOS if s.screen in args.screens]
     if args.db:
-        result = run_on_database(args.db, args.rounds)
+        result = run_on_database(args.db, args.rounds, chosen)
     else:
-        result = run_benchmark(args.out, args.instances, args.runs, args.seed, args.rounds)
+        result = run_benchmark(
+            args.out, args.instances, args.runs, args.seed, args.rounds, scenarios=chosen
+        )
     if args.write:
         Path(args.write).write_text(json.dumps(result, indent=2) + "\n")
     print(markdown(result), end="")

@@ -90,7 +90,13 @@ SCENARIOS: list[Scenario] = [
     Scenario(
         "new-run wizard",
         ("n",),
-        (("move", ("down", "up") * 3 + ("tab", "shift+tab")),),
+        (
+            ("move", ("down", "up") * 3 + ("tab", "shift+tab")),
+            # models → dataset → settings and back, then on to the settings again (never
+            # past them: the review loads the model to time it)
+            ("steps ctrl+n / ctrl+b", ("ctrl+n", "ctrl+n", "ctrl+b", "ctrl+b", "ctrl+n", "ctrl+n")),
+            ("settings: tab, typing", ("tab", "tab", "5", "backspace", "shift+tab", "shift+tab")),
+        ),
         module="haf_tui.tui.screens.wizard",
         screen_class="WizardScreen",
     ),

@@ -20,18 +20,23 @@ def _string(text: str) -> bytes:
     return struct.pack("<Q", len(raw)) + raw
 
 
-def write_tiny_gguf(path: Path, *, tensor_elements: int = 64, data: bool = True) -> Path:
-    """A minimal GGUF v3: a few metadata keys and one F32 tensor."""
+def _strings(texts: list[str]) -> bytes:
+    return struct.pack("<IQ", 8, len(texts)) + b"".join(_string(text) for text in texts)
+
+
+def write_tiny_gguf(
+    path: Path, *, tensor_elements: int = 64, data: bool = True, tokens: int = 2
+) -> Path:
+    """A minimal GGUF v3: a few metadata keys (a vocabulary of ``tokens`` strings among them,
+    and a list that is kept) and one F32 tensor."""
+    vocabulary = [chr(ord("a") + i % 26) * (1 + i % 7) for i in range(tokens)]
     kvs = [
         (_string("general.architecture"), 8, _string("llama")),
         (_string("general.name"), 8, _string("tiny")),
         (_string("general.file_type"), 4, struct.pack("<I", 15)),
+        (_string("tokenizer.ggml.tokens"), 9, _strings(vocabulary)),
+        (_string("general.tags"), 9, _strings(["tiny", "test"])),
         (_string("llama.context_length"), 4, struct.pack("<I", 2048)),
-        (
-            _string("tokenizer.ggml.tokens"),
-            9,
-            struct.pack("<IQ", 8, 2) + _string("a") + _string("b"),
-        ),
     ]
     body = b"GGUF" + struct.pack("<IQQ", 3, 1, len(kvs))
     for key, kind, value in kvs:
@@ -49,6 +54,22 @@ def test_gguf_metadata_read_without_weights(tmp_path: Path) -> None:
     assert (info.architecture, info.name, info.quantization) == ("llama", "tiny", "Q4_K_M")
     assert info.context_length == 2048 and not info.has_chat_template
     assert info.metadata["tokenizer.ggml.tokens"] == "<array of 2>"
+
+
+def test_a_vocabulary_is_stepped_over_and_a_file_cut_inside_it_is_truncated(
+    tmp_path: Path,
+) -> None:
+    whole = write_tiny_gguf(tmp_path / "m.gguf", tokens=300)
+    info = read_gguf_info(whole)
+    assert info.metadata["tokenizer.ggml.tokens"] == "<array of 300>"
+    # what follows the vocabulary is read where it lies
+    assert info.metadata["general.tags"] == ["tiny", "test"] and info.context_length == 2048
+    raw = whole.read_bytes()
+    start = raw.index(b"tokenizer.ggml.tokens")
+    for cut in (start + 40, start + 41, start + 600, start + 1200):  # (inside the vocabulary)
+        (tmp_path / "cut.gguf").write_bytes(raw[:cut])
+        with pytest.raises(InferenceError, match="truncated GGUF file"):
+            read_gguf_info(tmp_path / "cut.gguf")
 
 
 def test_gguf_errors_are_one_clear_line(tmp_path: Path) -> None:

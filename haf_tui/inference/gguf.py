@@ -26,6 +26,8 @@ _SCALAR_FORMATS = {
     12: "d",
 }
 _STRING, _ARRAY = 8, 9
+_LENGTH = struct.Struct("<Q")
+"""A string's length, before its bytes."""
 # general.file_type -> quantization name (llama.cpp's llama_ftype).
 FILE_TYPES = {
     0: "F32",
@@ -141,6 +143,17 @@ class _Reader:
         self.offset += length
         return raw.decode("utf-8", errors="replace")
 
+    def skip_strings(self, count: int) -> None:
+        """Step over ``count`` strings unread (a vocabulary's 100,000 tokens and merges in
+        milliseconds: decoding each took the wizard's model list 0.2 s per file)."""
+        buffer, offset, end = self.buffer, self.offset, len(self.buffer)
+        length_at = _LENGTH.unpack_from
+        for _ in range(count):
+            if offset + 8 > end:
+                raise InferenceError(f"truncated GGUF file: {self.path} ends inside its header")
+            offset += 8 + length_at(buffer, offset)[0]
+        self.offset = offset  # (past the end: the next read says the file is truncated)
+
     def value(self, value_type: int, keep: bool) -> Any:
         if value_type == _STRING:
             return self.string()
@@ -148,6 +161,9 @@ class _Reader:
             item_type, count = self.take("I"), self.take("Q")
             if item_type in _SCALAR_FORMATS and not keep:
                 self.offset += count * struct.calcsize(_SCALAR_FORMATS[item_type])
+                return f"<array of {count}>"
+            if item_type == _STRING and not keep:
+                self.skip_strings(count)
                 return f"<array of {count}>"
             items = [self.value(item_type, keep) for _ in range(count)]
             return items if keep else f"<array of {count}>"

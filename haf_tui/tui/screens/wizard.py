@@ -2,9 +2,11 @@
 
 Keyboard-first: ctrl+n / ctrl+b (or the buttons) go to the next / previous step; each step is
 validated before the next opens, with the same pydantic models ``haf run`` uses, and errors
-are shown in place. A paper dataset is looked for in the local cache at once (ctrl+g downloads
-it, with progress; ctrl+g or escape cancels). escape on a wizard with answers asks first; the
-answers are kept under the HAF home and offered the next time.
+are shown in place. The models step shows first; the dataset and settings steps are mounted
+after it (:mod:`~haf_tui.tui.screens.wizard_steps`). A paper dataset is looked for in the
+local cache at once (ctrl+g downloads it, with progress; ctrl+g or escape cancels). escape on
+a wizard with answers asks first; the answers are kept under the HAF home and offered the next
+time.
 """
 
 from __future__ import annotations
@@ -35,21 +37,22 @@ from haf_tui.tui.screens.wizard_messages import (
     ModelsFound,
     ModelTimed,
     PreviewReady,
+    SourcesFound,
 )
-from haf_tui.tui.screens.wizard_reading import WizardReading
+from haf_tui.tui.screens.wizard_steps import WizardSteps
 from haf_tui.tui.widgets.dataset_picker import DatasetPicker
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.model_picker import LOOKING, ModelPicker
 from haf_tui.tui.widgets.run_review import RunReview
 from haf_tui.tui.widgets.run_settings import RunSettingsForm
-from haf_tui.tui.wizard_answers import WizardAnswers, load_answers, save_answers
+from haf_tui.tui.wizard_answers import load_answers, save_answers
 from haf_tui.vocabulary import shown_text
 
 STEPS = ("models", "dataset", "settings", "review")
 STEP_TITLES = ("1 Models", "2 Dataset", "3 Settings", "4 Review")
 
 
-class WizardScreen(WizardReading):
+class WizardScreen(WizardSteps):
     """Four steps to a new run (one run per picked model)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -78,16 +81,13 @@ class WizardScreen(WizardReading):
         self.preloaded: LoadedModels | None = None
         self.probe_key: object = None
         self.review_note = ""
-        self.baseline: WizardAnswers | None = None
 
     def compose(self) -> ComposeResult:
         """Step line, the step's pane, the error line and the buttons."""
         yield Header()
         yield Static("", id="wz-steps")
         with ContentSwitcher(initial="models", id="wz-body"):
-            yield ModelPicker(id="models")
-            yield DatasetPicker(id="dataset")
-            yield RunSettingsForm(id="settings")
+            yield ModelPicker(id="models")  # (the dataset and settings: mounted after it)
             with VerticalScroll(id="review"):
                 yield RunReview(id="review-text")
         yield Static("", id="wz-error")
@@ -103,25 +103,10 @@ class WizardScreen(WizardReading):
         last, notice = load_answers()  # (a file that cannot be read: set aside, said once)
         self._say(notice)
         if last is not None:
+            self.kept = last
             self.query_one(ModelPicker).restore(last.models)
-            self.query_one(DatasetPicker).restore(last.dataset.model_dump())
-            self.query_one(RunSettingsForm).restore(last.settings)
         self._show_step()
         self.scan()
-
-    # -- answers ---------------------------------------------------------------------------------
-
-    def answers(self) -> WizardAnswers:
-        """What the steps hold now."""
-        return WizardAnswers(
-            models=self.query_one(ModelPicker).chosen_paths(),
-            dataset=self.query_one(DatasetPicker).answers(),
-            settings=self.query_one(RunSettingsForm).answers(),
-        )
-
-    def edited(self) -> bool:
-        """Whether the answers differ from those the wizard opened with."""
-        return self.baseline is not None and self.answers() != self.baseline
 
     # -- messages --------------------------------------------------------------------------------
 
@@ -130,11 +115,23 @@ class WizardScreen(WizardReading):
         self.query_one(ModelPicker).set_entries(message.entries, pick=message.pick)
         if str(self.query_one("#wz-error", Static).render()) == LOOKING:
             self._error("")  # (what it was looking for is listed: the step may go on)
-        self.query_one(DatasetPicker).set_sources(message.sources)
-        self.query_one(RunSettingsForm).show_offload(message.offload_supported)
         self._follow_models()
         if self.baseline is None:
             self.baseline = self.answers()
+
+    @on(SourcesFound)
+    def _sources_found(self, message: SourcesFound) -> None:
+        first = self.sources is None
+        self.sources, self.offload_supported = message.sources, message.offload_supported
+        if "dataset" in self.mounted_steps:  # (gone to before the database was read)
+            unedited = self._step_unedited("dataset")
+            self.query_one(DatasetPicker).set_sources(message.sources)
+            if unedited:
+                self._rebaseline("dataset")  # (the kept source, chosen now it is listed)
+        if "settings" in self.mounted_steps:
+            self.query_one(RunSettingsForm).show_offload(message.offload_supported)
+        if first:
+            self.call_after_refresh(self.mount_later)  # (the models list drawn first)
 
     @on(ModelPicker.DownloadEnded)
     def _model_downloaded(self, message: ModelPicker.DownloadEnded) -> None:
@@ -223,12 +220,6 @@ class WizardScreen(WizardReading):
             return self.query_one(RunSettingsForm).validate()
         return None
 
-    def _follow_models(self) -> None:
-        """The embedded model alone starts from the demo's seed and answer length."""
-        picked = self.query_one(ModelPicker).selected()
-        embedded_only = bool(picked) and all(entry.embedded for entry in picked)
-        self.query_one(RunSettingsForm).follow_models(embedded_only)
-
     def configs(self) -> list[tuple[ModelEntry, RunConfig]]:
         """One validated config per picked model."""
         form = self.query_one(RunSettingsForm)
@@ -238,8 +229,8 @@ class WizardScreen(WizardReading):
             for entry in self.query_one(ModelPicker).selected()
         ]
 
-    def action_next(self) -> None:
-        """Validate this step, then open the next."""
+    async def action_next(self) -> None:
+        """Validate this step, then open the next (mounted the first time)."""
         if self.step >= len(STEPS) - 1:
             return
         error = self._step_error()
@@ -248,6 +239,7 @@ class WizardScreen(WizardReading):
             return
         if STEPS[self.step] == "models":
             self._follow_models()
+        await self._mount_step(STEPS[self.step + 1])
         self.step += 1
         self._show_step()
         if STEPS[self.step] == "review":
@@ -267,7 +259,7 @@ class WizardScreen(WizardReading):
     def action_back_out(self) -> None:
         """Cancel a dataset download; else leave, asking first when answers were edited (they
         are kept for the next time either way)."""
-        if self.query_one(DatasetPicker).cancel_download():
+        if "dataset" in self.mounted_steps and self.query_one(DatasetPicker).cancel_download():
             return
         if not self.edited():
             self._leave(True)
@@ -354,8 +346,8 @@ class WizardScreen(WizardReading):
         app.start_runs(jobs)
 
     @on(Button.Pressed, "#wz-next")
-    def _next_pressed(self) -> None:
-        self.action_next()
+    async def _next_pressed(self) -> None:
+        await self.action_next()
 
     @on(Button.Pressed, "#wz-back")
     def _back_pressed(self) -> None:

@@ -18,9 +18,16 @@ class ModelsFound(Message):
     """The model folders were scanned (``pick``: a just-downloaded file to pick)."""
 
     entries: list[ModelEntry]
+    pick: str | None = None
+
+
+@dataclass
+class SourcesFound(Message):
+    """The datasets were listed (the stored ones read from the database), and the llama.cpp
+    build asked whether it offloads to a GPU (what the later steps show)."""
+
     sources: list[tuple[str, str]]
     offload_supported: bool
-    pick: str | None = None
 
 
 @dataclass

@@ -1,9 +1,10 @@
 """What the new-run wizard (:class:`~haf_tui.tui.screens.wizard.WizardScreen`) reads in the
-background, in thread workers that only post messages: the GGUF files and stored datasets
-(:class:`ModelsFound`), a dataset file's first rows (:class:`PreviewReady`), and for the
-review the dataset read and each model's time estimated (:class:`DatasetRead`,
-:class:`ModelTimed`: from the store's finished runs of its file, else a short calibration
-decode)."""
+background, in thread workers that only post messages: the GGUF files (:class:`ModelsFound`,
+first: the first step shows them), then the stored datasets and whether llama.cpp offloads to
+a GPU (:class:`SourcesFound`, for the later steps), a dataset file's first rows
+(:class:`PreviewReady`), and for the review the dataset read and each model's time estimated
+(:class:`DatasetRead`, :class:`ModelTimed`: from the store's finished runs of its file, else a
+short calibration decode)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from haf_tui.tui.screens.wizard_messages import (
     ModelsFound,
     ModelTimed,
     PreviewReady,
+    SourcesFound,
 )
 from haf_tui.vocabulary import first_line
 
@@ -37,12 +39,11 @@ class WizardReading(HafScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="wizard-scan")
     def scan(self, pick: str | None = None) -> None:
-        """GGUF files (metadata only) and the datasets stored in the database."""
-        entries = discover_models()
-        reader = self.reader
-        with reader.reading_if_exists() as store:
+        """GGUF files (metadata only), then the datasets stored in the database."""
+        self.post_message(ModelsFound(discover_models(), pick))
+        with self.reader.reading_if_exists() as store:
             sources = dataset_sources(store)  # (no database yet: the paper datasets)
-        self.post_message(ModelsFound(entries, sources, gpu_offload_supported(), pick))
+        self.post_message(SourcesFound(sources, gpu_offload_supported()))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="wizard-preview")
     def read_preview(self, path: str) -> None:

@@ -64,6 +64,10 @@ def option_value(option: SettingOption, widget: Widget) -> Any:
         return text
 
 
+UNUSED_NOTE = "not picked in suites: its {count} settings show when it is"
+"""Under the heading of a method not picked (its fields hidden: nothing to lay out or draw)."""
+
+
 class MethodSettingsError(ValueError):
     """A method's settings are invalid: one line, and the field to mark (None: no field)."""
 
@@ -73,7 +77,8 @@ class MethodSettingsError(ValueError):
 
 
 class MethodFields(Vertical):
-    """The heading and fields of one method's settings."""
+    """The heading and fields of one method's settings (hidden while its suite is not
+    picked: a line says so)."""
 
     DEFAULT_CSS = """
     MethodFields { height: auto; }
@@ -82,7 +87,9 @@ class MethodFields(Vertical):
         padding: 1 1 0 1; text-style: bold; text-wrap: nowrap; text-overflow: ellipsis;
     }
     MethodFields.-unused .method-heading { text-style: none; color: $text-muted; }
-    MethodFields.-unused > Horizontal { opacity: 60%; }
+    MethodFields .method-unused { display: none; padding: 0 1; color: $text-muted; }
+    MethodFields.-unused .method-unused { display: block; }
+    MethodFields.-unused > Horizontal { display: none; }
     """
 
     def __init__(self, method: Method[Any]) -> None:
@@ -94,6 +101,7 @@ class MethodFields(Vertical):
         """The heading (title and description), then a labelled row per option."""
         method = self.method
         yield Static(f"{method.title} — {method.description}", classes="method-heading")
+        yield Static(UNUSED_NOTE.format(count=len(self.options)), classes="method-unused")
         for option in self.options:
             definition = definition_line(method, option)
             with Horizontal():
