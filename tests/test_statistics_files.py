@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -261,3 +262,18 @@ def test_the_folder_keeps_the_newest_files(tmp_path: Path, monkeypatch: pytest.M
     assert sorted(p.name for p in tmp_path.glob("*.json")) == sorted(
         k.file_name() for k in keys[-3:]
     )
+
+
+def test_a_write_removes_temporaries_left_by_a_process_killed_mid_write(tmp_path: Path) -> None:
+    """A temporary older than an hour was a dead writer's: the next write removes it; a young
+    one (another process's write under way) and other files stay."""
+    files = StatisticsFiles(tmp_path)
+    old, young, other = tmp_path / ".a.json.x1.tmp", tmp_path / ".b.json.x2.tmp", tmp_path / "n.txt"
+    for path in (old, young, other):
+        path.write_text("{", encoding="utf-8")
+    hours_ago = time.time() - statistics_files.STALE_TEMPORARY_SECONDS - 60
+    os.utime(old, (hours_ago, hours_ago))
+    os.utime(other, (hours_ago, hours_ago))
+    files.write_means(_key(), {"sos": MeanInterval(1, 0.5, None, None)})
+    assert not old.exists() and young.exists() and other.exists()
+    assert files.read_means(_key()) is not None

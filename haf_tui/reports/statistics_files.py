@@ -31,6 +31,7 @@ import json
 import math
 import os
 import stat
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,9 @@ FILE_LIMIT: Final = 16 << 20
 for 100,000 instances."""
 MAX_FILES: Final = 2048
 """Files kept in the folder (the oldest are removed when a write passes it)."""
+STALE_TEMPORARY_SECONDS: Final = 3600.0
+"""A temporary file (a write's, before its rename) older than this was left by a process that
+died mid-write: removed at the next write (a younger one may be another process's, writing)."""
 
 Kind = Literal["means", "paired"]
 
@@ -154,6 +158,11 @@ class StatisticsFiles:
             return  # (a cache: what was computed is shown all the same)
 
     def _prune(self) -> None:
+        now = time.time()
+        for temporary in self.folder.glob(".*.tmp"):
+            with contextlib.suppress(OSError):
+                if now - temporary.lstat().st_mtime > STALE_TEMPORARY_SECONDS:
+                    temporary.unlink()
         files = [path for path in self.folder.glob("*.json") if path.is_file()]
         if len(files) <= MAX_FILES:
             return
