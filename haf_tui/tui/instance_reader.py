@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypeVar
 from textual.message import Message
 
 from haf_tui.config import RunConfig
+from haf_tui.reports import first_with_reasons
 from haf_tui.store import Store
 from haf_tui.store.instance_readers import (
     DetailRow,
@@ -55,6 +56,9 @@ class InstancesLoaded(Message):
     its explanations; a judge run: itself), as the method's part of the explorer says."""
     schema: ListSchema = DEFAULT_SCHEMA
     """What its list shows, sorts and filters by (from its methods' declarations)."""
+    reading: tuple[str, ...] = ()
+    """Instances the worker that posted this reads next (their :class:`InstancesRead`
+    follows): the one the list opens on and its neighbours."""
 
 
 @dataclass
@@ -171,3 +175,18 @@ def read_instances(
             data.tokens.setdefault((t.stage, t.sub_index), []).append(token)
         found.append(data)
     return found
+
+
+def opening_ids(
+    rows: Sequence[Mapping[str, Any]], around: tuple[int, int] = (3, 1)
+) -> tuple[str, ...]:
+    """The instance the explorer opens on with every filter off (the first with reasons, in
+    dataset order) and the rows read with it (``around``: how many after and before it, as a
+    key's read of an uncached one); none when no instance went on after JUSTIFY."""
+    first = first_with_reasons(rows)
+    if first is None:
+        return ()
+    at = next(i for i, row in enumerate(rows) if str(row["instance_id"]) == first)
+    after, before = around
+    near = [*rows[at + 1 : at + 1 + after], *rows[max(at - before, 0) : at][::-1]]
+    return (first, *(str(row["instance_id"]) for row in near))

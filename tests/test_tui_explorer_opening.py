@@ -1,0 +1,81 @@
+"""The explorer's opening (issue 44 §2: the list and the first instance under 300 ms at 5,000
+instances): the worker that reads the list reads the instance the list opens on too, with its
+neighbours, so no second read waits for the list to be shown first; what it shows is what a
+key's read shows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import Static
+
+from benchmarks.benchdata import build_bench_db
+from benchmarks.tui_latency import settle
+from haf_tui.reports import first_with_reasons, instance_rows
+from haf_tui.store import open_store
+from haf_tui.tui import create_app
+from haf_tui.tui.instance_reader import opening_ids, read_instances
+from haf_tui.tui.screens.explorer import ExplorerScreen
+from haf_tui.tui.screens.explorer_detail import DetailScreen
+from haf_tui.tui.widgets.stance_tree import StanceTree
+
+Row = dict[str, Any]
+
+
+def row(instance_id: str, *, reasons: int = 2, stopped: str | None = None) -> Row:
+    return {"instance_id": instance_id, "n_reasons": reasons, "stopped": stopped}
+
+
+def test_the_opening_ids_are_the_first_with_reasons_and_the_rows_around_it() -> None:
+    rows = [row("a", stopped="no reasons", reasons=0), row("b"), row("c"), row("d"), row("e")]
+    assert opening_ids(rows, (2, 1)) == ("b", "c", "d", "a")
+    assert opening_ids(rows, (3, 1)) == ("b", "c", "d", "e", "a")
+    assert opening_ids(rows[:2], (3, 1)) == ("b", "a")  # (none after it)
+    assert opening_ids([row("x")], (3, 1)) == ("x",)
+    assert opening_ids([row("a", stopped="no reasons")], (3, 1)) == ()
+    assert opening_ids([], (3, 1)) == ()
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    path = tmp_path_factory.mktemp("opening") / "haf.duckdb"
+    run_id, _ = build_bench_db(path, n_instances=40, n_runs=2, seed=11)
+    return path, run_id
+
+
+async def test_the_list_worker_reads_the_opening_instance_and_no_key_read_repeats_it(
+    synth: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, run_id = synth
+    asked: list[list[str]] = []
+    real_batch = DetailScreen.load_batch
+
+    def counted(self: DetailScreen, ids: list[str]) -> Any:
+        asked.append(list(ids))
+        return real_batch(self, ids)
+
+    monkeypatch.setattr(DetailScreen, "load_batch", counted)
+    with open_store(db, read_only=True) as store:
+        rows = instance_rows(store, run_id)
+        first = first_with_reasons(rows)
+        assert first is not None
+        expected = read_instances(store, run_id, [first])[0]
+    async with create_app(db).run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        pilot.app.push_screen(ExplorerScreen(run_id))
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, ExplorerScreen)
+        assert screen.current == first and first in screen.cache
+        assert first in str(screen.query_one("#ex-input", Static).render())
+        assert screen.query_one("#ex-tree", StanceTree).root.children  # (its tree drawn)
+        assert asked == []  # the opening instance: read once, by the list's worker
+        assert not screen.reading
+        assert screen.cache[first].detail == expected.detail
+        assert screen.cache[first].tokens == expected.tokens
+        # a key still reads what is not cached
+        screen.instance_list.move_cursor(30)
+        await settle(pilot)
+        assert asked and screen.current in screen.cache
