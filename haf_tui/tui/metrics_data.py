@@ -15,7 +15,8 @@ from haf_tui.methods.declare import PanelSpec
 from haf_tui.methods.registry import panels
 from haf_tui.reports import ReportResult, charts, run_report
 from haf_tui.store import Store
-from haf_tui.store.readers import defined_metric_values, run_overviews, suites_text
+from haf_tui.store.comparison_readers import compared_runs
+from haf_tui.store.readers import defined_metric_values, suites_text
 
 
 @dataclass(frozen=True)
@@ -145,18 +146,18 @@ def load_metrics_data(
     runs = (
         known.runs
         if known is not None
-        else [  # (the panes read first: the same runs)
+        else [  # (the panes read first: the same runs; without the runs list's means)
             RunInfo(
                 run.run_id,
                 run.model_file,
                 run.dataset_id,
                 run.status,
-                run.done,
+                run.n_done,
                 run.suites,
                 run.label,
-                run.planned,
+                run.n_planned,
             )
-            for run in run_overviews(store)
+            for run in compared_runs(store)
         ]
     )
     reports = dict(known.reports) if known is not None else {}
