@@ -29,6 +29,7 @@ from haf_tui.tui.metrics_data import (
     panel_specs,
     reports_read,
 )
+from haf_tui.tui.run_cache import DatabaseState
 from haf_tui.tui.screens import metrics
 from haf_tui.tui.screens.metrics import MetricsScreen
 from haf_tui.tui.widgets.metric_panels import render_panel
@@ -76,12 +77,15 @@ async def test_the_first_panel_is_drawn_before_the_others_are_read(
     asked: list[Sequence[str] | None] = []
 
     def held(
-        store: Store, panes: Sequence[str] | None = None, known: MetricsData | None = None
+        store: Store,
+        panes: Sequence[str] | None = None,
+        known: MetricsData | None = None,
+        state: DatabaseState | None = None,
     ) -> MetricsData:
         asked.append(panes)
         release = first_read if panes is not None else rest_read
         assert release.wait(DEADLINE_SECONDS), "the test never let the read go"
-        return load_metrics_data(store, panes, known)
+        return load_metrics_data(store, panes, known, state)
 
     monkeypatch.setattr(metrics, "load_metrics_data", held)
     panes = [spec.key for spec in panel_specs()]
