@@ -5,6 +5,9 @@ key's read shows."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +17,9 @@ from textual.widgets import Static
 from benchmarks.benchdata import build_bench_db
 from benchmarks.tui_latency import settle
 from haf_tui.reports import first_with_reasons, instance_rows
-from haf_tui.store import open_store
-from haf_tui.tui import create_app
+from haf_tui.store import Store, open_store
+from haf_tui.store.instance_readers import run_answers
+from haf_tui.tui import create_app, instance_reader
 from haf_tui.tui.instance_reader import opening_ids, read_instances
 from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.screens.explorer_detail import DetailScreen
@@ -79,3 +83,59 @@ async def test_the_list_worker_reads_the_opening_instance_and_no_key_read_repeat
         screen.instance_list.move_cursor(30)
         await settle(pilot)
         assert asked and screen.current in screen.cache
+
+
+def _aged(path: Path, at: float) -> None:
+    os.utime(path, (at, at))
+
+
+async def _open(db: Path, run_id: str) -> tuple[list[str], str]:
+    """The list's ids and its first row's SoS as the explorer opens (what the screen adds to
+    its rows stays its own: never in the next opening's)."""
+    async with create_app(db).run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        pilot.app.push_screen(ExplorerScreen(run_id))
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, ExplorerScreen)
+        first = screen.instance_list.rows[0]
+        assert "added here" not in first
+        first["added here"] = True  # (as the notes and the answers are added to the rows)
+        return screen.instance_list.row_ids, repr(first.get("sos"))
+
+
+async def test_opened_again_the_list_is_not_read_until_the_database_is_written(
+    synth: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "haf.duckdb"
+    shutil.copyfile(synth[0], db)
+    run_id = synth[1]
+    at_rest = time.time() - 600.0
+    _aged(db, at_rest)
+    read: list[str] = []
+    answered: list[str] = []
+
+    def counted_rows(store: Store, run: str) -> list[dict[str, Any]]:
+        read.append(run)
+        return instance_rows(store, run)
+
+    def counted_answers(store: Store, run: str) -> dict[str, str]:
+        answered.append(run)
+        return run_answers(store, run)
+
+    monkeypatch.setattr(instance_reader, "instance_rows", counted_rows)
+    monkeypatch.setattr(instance_reader, "run_answers", counted_answers)
+    first = await _open(db, run_id)
+    assert read == [run_id] and answered == [run_id]
+    assert await _open(db, run_id) == first  # the same list, kept: nothing read
+    assert read == [run_id] and answered == [run_id]
+    with open_store(db) as store:  # the first instance's SoS re-scored
+        store.connection.execute(
+            "UPDATE instance_metrics SET value = 0.987654 WHERE run_id = ? AND metric = 'sos' "
+            "AND instance_id = ?",
+            [run_id, first[0][0]],
+        )
+    _aged(db, at_rest + 1.0)
+    again = await _open(db, run_id)
+    assert read == [run_id, run_id] and answered == [run_id, run_id]  # read anew
+    assert again == (first[0], "0.987654")

@@ -39,9 +39,8 @@ from textual.widgets import Header, Input, Static, TextArea
 from haf_tui.config import RunConfig
 from haf_tui.methods.declare import LOW_MASS_SIGN, Method, MetricSpec
 from haf_tui.methods.registry import methods_of
-from haf_tui.reports import first_with_reasons, instance_rows
+from haf_tui.reports import first_with_reasons
 from haf_tui.store.annotations import instance_notes
-from haf_tui.store.instance_readers import metric_values_of, run_answers
 from haf_tui.tui.filters import (
     InstanceFilter,
     ListSchema,
@@ -52,9 +51,12 @@ from haf_tui.tui.instance_reader import (
     InstanceCache,
     InstanceData,
     InstancesLoaded,
+    kept_answers,
     opening_ids,
+    run_rows,
 )
 from haf_tui.tui.method_parts import NodeRef
+from haf_tui.tui.run_cache import database_state
 from haf_tui.tui.screens.explorer_detail import WITH_MISSING, DetailScreen
 from haf_tui.tui.screens.explorer_filters import TYPING_PAUSE
 from haf_tui.tui.screens.instance_notes import add_notes, notes_and_pending
@@ -181,12 +183,13 @@ class ExplorerScreen(DetailScreen):
         """Read the run's instances (and its full id: the screen may have been given a prefix),
         then, once the list is posted, the instance it opens on with its neighbours (the
         same read a key would start, without waiting for the list to be shown first), then
-        the answers the search reads."""
+        the answers the search reads. Rows and answers read before from the database as it is
+        now (no write since) are not read again; the notes are."""
+        state = database_state(self.reader.path)  # (before reading: what is read is as new)
         with self.reader.reading() as store:
             run = store.get_run(self.run_id)
             notes = instance_notes(store, run.run_id)
             notes = notes_and_pending(notes, run.run_id, self.reader.path)
-            rows = add_notes(instance_rows(store, run.run_id), notes)
             suites = RunConfig.model_validate_json(run.config_json).suites
             related = {
                 name: part.related(store, run.run_id, suites)
@@ -195,10 +198,7 @@ class ExplorerScreen(DetailScreen):
             }
             methods = methods_of(RunConfig(suites=suites))
             schema = ListSchema.of(methods)
-            missing = [m for m in schema.row_metrics() if not rows or m not in rows[0]]
-            values = metric_values_of(store, run.run_id, missing)
-        for row in rows:  # (the metrics the columns show that the instances query has not)
-            row.update(dict.fromkeys(missing) | values.get(str(row["instance_id"]), {}))
+            rows = add_notes(run_rows(store, run.run_id, schema, state), notes)
         ids = opening_ids(rows, WITH_MISSING)
         loaded = InstancesLoaded(prepare(rows), run.run_id, suites, related, schema, ids)
         self.post_message(loaded)
@@ -206,7 +206,7 @@ class ExplorerScreen(DetailScreen):
             metrics = [spec.name for m in methods for spec in m.metrics]
             self._read(list(ids), run.run_id, self._attached(related), metrics)
         with self.reader.reading() as store:  # (after the list shows: the search reads them)
-            self.post_message(AnswersRead(run.run_id, run_answers(store, run.run_id)))
+            self.post_message(AnswersRead(run.run_id, kept_answers(store, run.run_id, state)))
 
     # -- handlers --------------------------------------------------------------------------------
 
