@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from textual.widgets import TabbedContent
 
-from haf_tui.reports import ReportResult, run_report
+from haf_tui.reports import ReportResult, get_report, load_queries, run_report
 from haf_tui.reports.charts import Histogram
 from haf_tui.store import Store, open_store
 from haf_tui.tui import create_app, metrics_data
-from haf_tui.tui.metrics_data import RunInfo, bin_values
+from haf_tui.tui.metrics_data import RunInfo, bin_values, kept_report
 from haf_tui.tui.run_cache import RECENT_SECONDS, RUN_CACHE, database_state
 from haf_tui.tui.screens.metrics import MetricsScreen
 from tests.support import settle
@@ -119,3 +119,20 @@ async def test_opened_again_reads_nothing_until_the_database_is_written(
     RUN_CACHE.clear()
     read.clear()
     assert await _opened(db) == again  # what a fresh read shows
+
+
+def test_a_report_whose_query_was_edited_is_read_again(db: Path) -> None:
+    RUN_CACHE.clear()
+    state = database_state(db)
+    library = load_queries()
+    name = get_report("table1").query
+    edited = {**library, name: library[name].model_copy(update={"sql": library[name].sql + " "})}
+    with open_store(db, read_only=True) as store:
+        first = kept_report(store, "table1", state, library)
+        computed = RUN_CACHE.computed
+        assert kept_report(store, "table1", state, library) == first
+        assert RUN_CACHE.computed == computed  # kept
+        assert kept_report(store, "table1", state, edited) == first  # (the same numbers)
+        assert RUN_CACHE.computed == computed + 1  # read again: its SQL is another
+        assert kept_report(store, "table1", None, library) == first
+        assert RUN_CACHE.computed == computed + 1  # (no state: read, not kept)

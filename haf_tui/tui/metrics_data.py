@@ -13,7 +13,14 @@ from rich.text import Text
 
 from haf_tui.methods.declare import PanelSpec
 from haf_tui.methods.registry import panels
-from haf_tui.reports import ReportResult, charts, get_query, get_report, run_report
+from haf_tui.reports import (
+    NamedQuery,
+    ReportResult,
+    charts,
+    get_report,
+    load_queries,
+    run_report,
+)
 from haf_tui.store import Store
 from haf_tui.store.comparison_readers import compared_runs
 from haf_tui.store.readers import defined_metric_values, suites_text
@@ -134,14 +141,20 @@ def bin_values(
     return histograms
 
 
-def kept_report(store: Store, name: str, state: DatabaseState | None) -> ReportResult:
+def kept_report(
+    store: Store,
+    name: str,
+    state: DatabaseState | None,
+    library: Mapping[str, NamedQuery] | None = None,
+) -> ReportResult:
     """Report ``name`` as read before from the database in the same ``state``
-    (:func:`~haf_tui.tui.run_cache.database_state`) with the same SQL, else read (and kept;
-    ``state`` None: read, nothing kept)."""
-    if state is None:
+    (:func:`~haf_tui.tui.run_cache.database_state`) with the same SQL (its query in
+    ``library``, the named queries as loaded for this read), else read (and kept; ``state``
+    None, or its query not in ``library``: read, nothing kept)."""
+    query = (library or {}).get(get_report(name).query)
+    if state is None or query is None:
         return run_report(store, name)
-    sql = get_query(get_report(name).query).sql
-    key = ("metrics report", state, name, sql)
+    key = ("metrics report", state, name, query.sql)
     return RUN_CACHE.computed_once(key, lambda: run_report(store, name))
 
 
@@ -178,8 +191,9 @@ def load_metrics_data(
         ]
     )
     reports = dict(known.reports) if known is not None else {}
+    library = load_queries() if state is not None else None  # (once: every report's SQL)
     reports.update(
-        (name, kept_report(store, name, state))
+        (name, kept_report(store, name, state, library))
         for name in reports_read(specs)
         if name not in reports
     )
