@@ -16,7 +16,7 @@ from textual.widgets import Static
 
 from benchmarks.benchdata import build_bench_db
 from benchmarks.tui_latency import settle
-from haf_tui.reports import first_with_reasons, instance_rows
+from haf_tui.reports import first_with_reasons, instance_rows, queries
 from haf_tui.store import Store, open_store
 from haf_tui.store.instance_readers import run_answers
 from haf_tui.tui import create_app, instance_reader
@@ -139,3 +139,15 @@ async def test_opened_again_the_list_is_not_read_until_the_database_is_written(
     again = await _open(db, run_id)
     assert read == [run_id, run_id] and answered == [run_id, run_id]  # read anew
     assert again == (first[0], "0.987654")
+
+
+async def test_the_app_reads_the_named_queries_in_the_background_at_start(
+    synth: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """So that a screen's first report only looks at the query files (issue 44 §2)."""
+    monkeypatch.setattr(queries, "_READ", {})
+    async with create_app(synth[0]).run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.app.workers.wait_for_complete()
+        read = set(queries._READ)
+    assert read and read >= set(queries.queries_dir().glob("*.sql"))
