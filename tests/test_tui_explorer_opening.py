@@ -17,10 +17,11 @@ from textual.widgets import Static
 from benchmarks.benchdata import build_bench_db
 from benchmarks.tui_latency import settle
 from haf_tui.reports import first_with_reasons, instance_rows, queries
-from haf_tui.store import Store, open_store
+from haf_tui.store import Store, StoreError, open_store
 from haf_tui.store.instance_readers import run_answers
 from haf_tui.tui import create_app, instance_reader
 from haf_tui.tui.instance_reader import opening_ids, read_instances
+from haf_tui.tui.screens import explorer_detail
 from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.screens.explorer_detail import DetailScreen
 from haf_tui.tui.widgets.stance_tree import StanceTree
@@ -151,3 +152,25 @@ async def test_the_app_reads_the_named_queries_in_the_background_at_start(
         await pilot.app.workers.wait_for_complete()
         read = set(queries._READ)
     assert read and read >= set(queries.queries_dir().glob("*.sql"))
+
+
+async def test_a_failed_opening_read_leaves_the_list_searchable_by_the_answers(
+    synth: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, run_id = synth
+
+    def failing(*_: Any, **__: Any) -> Any:
+        raise StoreError("the instance could not be read")
+
+    monkeypatch.setattr(explorer_detail, "read_instances", failing)
+    with open_store(db, read_only=True) as store:
+        answers = run_answers(store, run_id)
+    async with create_app(db).run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        pilot.app.push_screen(ExplorerScreen(run_id))
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, ExplorerScreen)
+        assert not screen.reading  # (the failed read said what it no longer brings)
+        row = next(r for r in screen.instances if answers.get(str(r["instance_id"])))
+        assert answers[str(row["instance_id"])].lower() in row["_haystack"]

@@ -202,11 +202,14 @@ class ExplorerScreen(DetailScreen):
         ids = opening_ids(rows, WITH_MISSING)
         loaded = InstancesLoaded(prepare(rows), run.run_id, suites, related, schema, ids)
         self.post_message(loaded)
-        if ids:
-            metrics = [spec.name for m in methods for spec in m.metrics]
-            self._read(list(ids), run.run_id, self._attached(related), metrics)
-        with self.reader.reading() as store:  # (after the list shows: the search reads them)
-            self.post_message(AnswersRead(run.run_id, kept_answers(store, run.run_id, state)))
+        try:
+            if ids:
+                metrics = [spec.name for m in methods for spec in m.metrics]
+                self._read(list(ids), run.run_id, self._attached(related), metrics)
+        finally:  # (the search reads them, even if that instance could not be read)
+            with self.reader.reading() as store:
+                answers = kept_answers(store, run.run_id, state)
+            self.post_message(AnswersRead(run.run_id, answers))
 
     # -- handlers --------------------------------------------------------------------------------
 
