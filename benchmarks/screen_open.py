@@ -1,7 +1,8 @@
 """How long a screen takes to show its data on a large store (issue 44 §2: under 300 ms at
 5,000 instances × 4 runs): from posting the opening key on the runs list until the screen's
 first data is on screen (compare: the statistics pane with its intervals; metrics: the shown
-panel drawn; wizard: the model files listed), and until everything it started has finished
+panel drawn; wizard: the model files listed; explorer: the instance list and the first
+instance; sql: the query library), and until everything it started has finished
 (:func:`tui_latency.settle`: the other panels read and drawn, the first instance shown).
 
 Each round is a fresh app in this one process, so round 1 is a first opening and later rounds
@@ -45,10 +46,21 @@ def _wizard_filled(screen: Any) -> bool:
     return bool(screen.query_one("DataTable#models").row_count)
 
 
+def _explorer_filled(screen: Any) -> bool:
+    listed = "instances shown" in str(screen.query_one("#ex-shown").render())
+    return listed and not str(screen.query_one("#ex-input").render()).startswith("loading")
+
+
+def _sql_filled(screen: Any) -> bool:
+    return bool(screen.query_one("#library").option_count > 0)
+
+
 SCREENS: dict[str, tuple[str, str, Callable[[Any], bool]]] = {
     "compare": ("c", "CompareScreen", _compare_filled),
     "metrics": ("m", "MetricsScreen", _metrics_filled),
     "wizard": ("n", "WizardScreen", _wizard_filled),
+    "explorer": ("e", "ExplorerScreen", _explorer_filled),
+    "sql": ("s", "SqlScreen", _sql_filled),
 }
 """Screen → (opening key, screen class, whether its first data is shown)."""
 

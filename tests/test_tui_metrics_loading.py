@@ -18,6 +18,7 @@ from textual.worker import WorkerState
 
 from haf_tui.reports import run_report
 from haf_tui.store import Store, open_store
+from haf_tui.store.readers import run_overviews
 from haf_tui.tui import create_app
 from haf_tui.tui.metrics_data import (
     MetricsData,
@@ -28,6 +29,7 @@ from haf_tui.tui.metrics_data import (
     panel_specs,
     reports_read,
 )
+from haf_tui.tui.run_cache import DatabaseState
 from haf_tui.tui.screens import metrics
 from haf_tui.tui.screens.metrics import MetricsScreen
 from haf_tui.tui.widgets.metric_panels import render_panel
@@ -75,12 +77,15 @@ async def test_the_first_panel_is_drawn_before_the_others_are_read(
     asked: list[Sequence[str] | None] = []
 
     def held(
-        store: Store, panes: Sequence[str] | None = None, known: MetricsData | None = None
+        store: Store,
+        panes: Sequence[str] | None = None,
+        known: MetricsData | None = None,
+        state: DatabaseState | None = None,
     ) -> MetricsData:
         asked.append(panes)
         release = first_read if panes is not None else rest_read
         assert release.wait(DEADLINE_SECONDS), "the test never let the read go"
-        return load_metrics_data(store, panes, known)
+        return load_metrics_data(store, panes, known, state)
 
     monkeypatch.setattr(metrics, "load_metrics_data", held)
     panes = [spec.key for spec in panel_specs()]
@@ -111,3 +116,39 @@ async def test_the_first_panel_is_drawn_before_the_others_are_read(
         for pane in panes:
             expected = plain(render_panel(pane, at_once, runs, width=100))
             assert plain(render_panel(pane, screen.data, runs, width=100)) == expected, pane
+
+
+def test_the_screens_runs_are_the_runs_lists(toy_db: Path) -> None:
+    """The screen reads its runs without the runs list's means (the cheaper read, issue 44
+    §2); every field it shows is the runs list's, in its order: a label, suites, a run whose
+    writer is gone (interrupted), one with no finished instance."""
+    with open_store(toy_db) as store:
+        first = store.list_runs()[0]["run_id"]
+        store.connection.execute(
+            "INSERT INTO runs (run_id, created_at, status, dataset_id, n_planned, config, "
+            "model_file, similarity_model, similarity_kind, label, writer_pid, writer_host) "
+            "SELECT 'gone-run', TIMESTAMP '2030-01-01', 'running', dataset_id, 7, "
+            '\'{"suites": ["haf", "classify"]}\', \'other.gguf\', similarity_model, '
+            "similarity_kind, 'mine', NULL, NULL FROM runs LIMIT 1"
+        )
+        store.connection.execute("UPDATE runs SET label = 'named' WHERE run_id = ?", [first])
+    with open_store(toy_db, read_only=True) as store:
+        expected = [
+            RunInfo(
+                run.run_id,
+                run.model_file,
+                run.dataset_id,
+                run.status,
+                run.done,
+                run.suites,
+                run.label,
+                run.planned,
+            )
+            for run in run_overviews(store)
+        ]
+        read = load_metrics_data(store, [panel_specs()[0].key]).runs
+    assert read == expected
+    assert read[0].run_id == "gone-run"
+    assert read[0].status == "interrupted" and read[0].suites == ("haf", "classify")
+    assert read[0].n_done == 0 and read[0].n_planned == 7 and read[0].run_label == "mine"
+    assert next(run for run in read if run.run_id == first).run_label == "named"

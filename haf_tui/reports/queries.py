@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
@@ -269,14 +270,45 @@ def load_queries(directory: Path | None = None) -> dict[str, NamedQuery]:
 
 
 _PARSED: dict[tuple[Path, str], NamedQuery] = {}
-"""Query files parsed, by (path, text): a file is read each time but parsed again only when
-its text changed (every report reads the library: parsing it each time was about half of the
-metrics screen's opening at 5,000 instances)."""
+"""Query files parsed, by (path, text): a file is parsed again only when its text changed
+(every report reads the library: parsing it each time was about half of the metrics screen's
+opening at 5,000 instances)."""
+
+SETTLED_SECONDS: Final = 2.0
+"""A file changed longer ago than this when it was read is not read again while its times,
+size and inode stay the same (one changed more recently is read each time: a write in the same
+tick of the file system's clock could leave them as they were)."""
+
+_READ: dict[Path, tuple[tuple[int, int, int, int], str, bool]] = {}
+"""Query files read: (their mtime, ctime, size and inode then, their text, whether they had
+settled, :data:`SETTLED_SECONDS`). A screen's first report read the library's 31 files while
+the screen was being drawn, 40-70 ms waiting for the interpreter lock on every read; a look at
+each file's times costs a quarter of that."""
+
+
+clock = time.time
+"""What "now" is read from (a test moves it on)."""
+
+
+def _text(path: Path) -> str:
+    """The file's text: read, or as read before when it had settled then and has not changed
+    (any write changes its ctime, which no tool sets back)."""
+    stat = path.stat()
+    seen = (stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino)
+    found = _READ.get(path)
+    if found is not None and found[0] == seen and found[2]:
+        return found[1]
+    text = path.read_text(encoding="utf-8")
+    settled = clock() - max(stat.st_mtime_ns, stat.st_ctime_ns) / 1e9 >= SETTLED_SECONDS
+    if len(_READ) >= 1024:  # (a folder of many files, or many folders: start over)
+        _READ.clear()
+    _READ[path] = (seen, text, settled)
+    return text
 
 
 def _parsed(path: Path) -> NamedQuery:
     """The query file at ``path``, parsed once per text it has had."""
-    key = (path, path.read_text(encoding="utf-8"))
+    key = (path, _text(path))
     found = _PARSED.get(key)
     if found is None:
         found = parse_query(key[1], path)

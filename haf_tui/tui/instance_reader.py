@@ -14,15 +14,18 @@ from typing import Any, Protocol, TypeVar
 from textual.message import Message
 
 from haf_tui.config import RunConfig
+from haf_tui.reports import first_with_reasons, get_query, instance_rows
 from haf_tui.store import Store
 from haf_tui.store.instance_readers import (
     DetailRow,
     instance_parts,
     instance_tokens,
     metric_values_of,
+    run_answers,
 )
 from haf_tui.store.instance_readers import detail_rows as pivot_detail
 from haf_tui.tui.filters import DEFAULT_SCHEMA, ListSchema
+from haf_tui.tui.run_cache import VALUES_CACHE, DatabaseState
 from haf_tui.tui.widgets.token_view import Span, Token
 
 GenKey = tuple[str, int]
@@ -55,6 +58,9 @@ class InstancesLoaded(Message):
     its explanations; a judge run: itself), as the method's part of the explorer says."""
     schema: ListSchema = DEFAULT_SCHEMA
     """What its list shows, sorts and filters by (from its methods' declarations)."""
+    reading: tuple[str, ...] = ()
+    """Instances the worker that posted this reads next (their :class:`InstancesRead`
+    follows): the one the list opens on and its neighbours."""
 
 
 @dataclass
@@ -171,3 +177,50 @@ def read_instances(
             data.tokens.setdefault((t.stage, t.sub_index), []).append(token)
         found.append(data)
     return found
+
+
+def opening_ids(
+    rows: Sequence[Mapping[str, Any]], around: tuple[int, int] = (3, 1)
+) -> tuple[str, ...]:
+    """The instance the explorer opens on with every filter off (the first with reasons, in
+    dataset order) and the rows read with it (``around``: how many after and before it, as a
+    key's read of an uncached one); none when no instance went on after JUSTIFY."""
+    first = first_with_reasons(rows)
+    if first is None:
+        return ()
+    at = next(i for i, row in enumerate(rows) if str(row["instance_id"]) == first)
+    after, before = around
+    near = [*rows[at + 1 : at + 1 + after], *rows[max(at - before, 0) : at][::-1]]
+    return (first, *(str(row["instance_id"]) for row in near))
+
+
+def run_rows(
+    store: Store, run_id: str, schema: ListSchema, state: DatabaseState | None
+) -> list[dict[str, Any]]:
+    """A run's instances as the explorer lists them: the ``instances`` query's rows with the
+    metrics ``schema``'s columns show that the query has not. As read before from the database
+    in the same ``state`` (:func:`~haf_tui.tui.run_cache.database_state`; copies: the explorer
+    adds to its rows), else read (and kept unless ``state`` is None)."""
+    wanted = schema.row_metrics()
+
+    def read() -> list[dict[str, Any]]:
+        rows = instance_rows(store, run_id)
+        missing = [m for m in wanted if not rows or m not in rows[0]]
+        values = metric_values_of(store, run_id, missing)
+        for row in rows:
+            row.update(dict.fromkeys(missing) | values.get(str(row["instance_id"]), {}))
+        return rows
+
+    if state is None:
+        return read()
+    key = ("explorer rows", state, run_id, wanted, get_query("instances").sql)
+    return [dict(row) for row in VALUES_CACHE.computed_once(key, read)]
+
+
+def kept_answers(store: Store, run_id: str, state: DatabaseState | None) -> dict[str, str]:
+    """The model's answers to a run's instances (what the search reads), kept as
+    :func:`run_rows` keeps the rows."""
+    if state is None:
+        return run_answers(store, run_id)
+    key = ("explorer answers", state, run_id)
+    return VALUES_CACHE.computed_once(key, lambda: run_answers(store, run_id))

@@ -13,9 +13,18 @@ from rich.text import Text
 
 from haf_tui.methods.declare import PanelSpec
 from haf_tui.methods.registry import panels
-from haf_tui.reports import ReportResult, charts, run_report
+from haf_tui.reports import (
+    NamedQuery,
+    ReportResult,
+    charts,
+    get_report,
+    load_queries,
+    run_report,
+)
 from haf_tui.store import Store
-from haf_tui.store.readers import defined_metric_values, run_overviews, suites_text
+from haf_tui.store.comparison_readers import compared_runs
+from haf_tui.store.readers import defined_metric_values, suites_text
+from haf_tui.tui.run_cache import RUN_CACHE, DatabaseState
 
 
 @dataclass(frozen=True)
@@ -132,40 +141,69 @@ def bin_values(
     return histograms
 
 
+def kept_report(
+    store: Store,
+    name: str,
+    state: DatabaseState | None,
+    library: Mapping[str, NamedQuery] | None = None,
+) -> ReportResult:
+    """Report ``name`` as read before from the database in the same ``state``
+    (:func:`~haf_tui.tui.run_cache.database_state`) with the same SQL (its query in
+    ``library``, the named queries as loaded for this read), else read (and kept; ``state``
+    None, or its query not in ``library``: read, nothing kept)."""
+    query = (library or {}).get(get_report(name).query)
+    if state is None or query is None:
+        return run_report(store, name)
+    key = ("metrics report", state, name, query.sql)
+    return RUN_CACHE.computed_once(key, lambda: run_report(store, name))
+
+
 def load_metrics_data(
-    store: Store, panes: Sequence[str] | None = None, known: MetricsData | None = None
+    store: Store,
+    panes: Sequence[str] | None = None,
+    known: MetricsData | None = None,
+    state: DatabaseState | None = None,
 ) -> MetricsData:
     """Read the runs, every report the panels name or read, bin their histogram metrics
     (:func:`bin_values`) and call each panel's loader. Runs in a thread worker.
 
     ``panes`` (pane ids): only what those panels need (the one shown first; the rest after
     it is on screen), with ``loaded`` saying which; ``known``: data read before for other
-    panes, taken as it is (reports and histograms already there are not read again)."""
+    panes, taken as it is (reports and histograms already there are not read again);
+    ``state``: the database's state taken before this read: reports read and histograms
+    binned from it before are not read again (:func:`kept_report`)."""
     specs = [s for s in panel_specs() if panes is None or s.key in panes]
     runs = (
         known.runs
         if known is not None
-        else [  # (the panes read first: the same runs)
+        else [  # (the panes read first: the same runs; without the runs list's means)
             RunInfo(
                 run.run_id,
                 run.model_file,
                 run.dataset_id,
                 run.status,
-                run.done,
+                run.n_done,
                 run.suites,
                 run.label,
-                run.planned,
+                run.n_planned,
             )
-            for run in run_overviews(store)
+            for run in compared_runs(store)
         ]
     )
     reports = dict(known.reports) if known is not None else {}
+    library = load_queries() if state is not None else None  # (once: every report's SQL)
     reports.update(
-        (name, run_report(store, name)) for name in reports_read(specs) if name not in reports
+        (name, kept_report(store, name, state, library))
+        for name in reports_read(specs)
+        if name not in reports
     )
     histograms = dict(known.histograms) if known is not None else {}
     wanted = [m for m in histogram_metrics(specs) if not any(k[1] == m for k in histograms)]
-    histograms.update(bin_values(store, runs, wanted) if wanted else {})
+    if wanted and state is not None:  # (binned from the runs and values of this state)
+        key = ("metrics histograms", state, tuple(wanted), tuple(runs))
+        histograms.update(RUN_CACHE.computed_once(key, lambda: bin_values(store, runs, wanted)))
+    elif wanted:
+        histograms.update(bin_values(store, runs, wanted))
     extra = dict(known.extra) if known is not None else {}
     extra.update(
         (spec.key, spec.load(store, reports))

@@ -11,13 +11,19 @@ and what was kept for the old version is never read again (it ages out, oldest f
 workers share the one cache: a lock guards it; values are computed outside it. The comparison's
 statistics are also kept on disk, across processes
 (:mod:`haf_tui.reports.statistics_files`); this cache stands in front of those files.
+
+What depends on more than a run's rows (the metrics screen's reports, over every run and every
+table) is keyed by the database's state on disk instead (:func:`database_state`): any commit
+changes it.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from pathlib import Path
 from typing import Final, TypeVar
 
 T = TypeVar("T")
@@ -80,3 +86,37 @@ RUN_CACHE: Final = RunCache()
 VALUES_CACHE: Final = RunCache(64)
 """Runs' instance values as read (large: every finished instance's metrics), fewer kept: a run
 written while the screen is opened again and again leaves one entry per version."""
+
+
+RECENT_SECONDS: Final = 2.0
+"""A database file changed this recently is not trusted to look changed after its next write
+(a write in the same tick of the file system's clock can leave its time and size as they were),
+so nothing read from it is kept (:func:`database_state`)."""
+
+DatabaseState = tuple[str, tuple[tuple[int, int] | None, ...]]
+"""A database file and its write-ahead log as they are on disk: (path, ((mtime, size) or
+None for each))."""
+
+
+def database_state(path: str | Path, *, now: float | None = None) -> DatabaseState | None:
+    """What tells this database's contents from every other state of it: the file and its
+    write-ahead log's times and sizes (every commit appends to the log, and a checkpoint writes
+    the file and empties the log). Taken before reading, so what is read is at least this new.
+    None when either changed within :data:`RECENT_SECONDS` of ``now`` (a run writing, say):
+    keep nothing read then."""
+    file = Path(path)
+    states: list[tuple[int, int] | None] = []
+    newest = 0
+    for part in (file, file.with_name(file.name + ".wal")):
+        try:
+            stat = part.stat()
+        except OSError:
+            states.append(None)
+            continue
+        states.append((stat.st_mtime_ns, stat.st_size))
+        newest = max(newest, stat.st_mtime_ns)
+    if states[0] is None:
+        return None
+    if (time.time() if now is None else now) - newest / 1e9 < RECENT_SECONDS:
+        return None
+    return str(file.resolve()), tuple(states)

@@ -39,9 +39,8 @@ from textual.widgets import Header, Input, Static, TextArea
 from haf_tui.config import RunConfig
 from haf_tui.methods.declare import LOW_MASS_SIGN, Method, MetricSpec
 from haf_tui.methods.registry import methods_of
-from haf_tui.reports import first_with_reasons, instance_rows
+from haf_tui.reports import first_with_reasons
 from haf_tui.store.annotations import instance_notes
-from haf_tui.store.instance_readers import metric_values_of, run_answers
 from haf_tui.tui.filters import (
     InstanceFilter,
     ListSchema,
@@ -52,11 +51,13 @@ from haf_tui.tui.instance_reader import (
     InstanceCache,
     InstanceData,
     InstancesLoaded,
-    InstancesRead,
-    read_instances,
+    kept_answers,
+    opening_ids,
+    run_rows,
 )
 from haf_tui.tui.method_parts import NodeRef
-from haf_tui.tui.screens.explorer_detail import LOADING_DELAY, DetailScreen
+from haf_tui.tui.run_cache import database_state
+from haf_tui.tui.screens.explorer_detail import WITH_MISSING, DetailScreen
 from haf_tui.tui.screens.explorer_filters import TYPING_PAUSE
 from haf_tui.tui.screens.instance_notes import add_notes, notes_and_pending
 from haf_tui.tui.widgets.instance_list import InstanceList
@@ -65,12 +66,6 @@ from haf_tui.tui.widgets.legend import Legend
 from haf_tui.tui.widgets.stance_tree import StanceTree, fmt
 from haf_tui.tui.widgets.token_view import TokenView
 
-AHEAD, BEHIND = 8, 3
-"""The shown rows after and before the cursor read ahead while the instance under it shows
-(one read of several instances costs little more than one of a single instance), so that
-stepping finds them cached."""
-WITH_MISSING = 3, 1
-"""The rows after and before an uncached instance read with it (a few: it is waited for)."""
 EXPLORER_MARKS = ("U", "!", "★", "—")
 """The marks the legend explains (a run with related runs adds their parts' marks)."""
 
@@ -130,8 +125,6 @@ class ExplorerScreen(DetailScreen):
         self.instances: list[dict[str, Any]] = []
         self.by_id: dict[str, dict[str, Any]] = {}
         self.cache = InstanceCache()
-        self.reading: set[str] = set()
-        """Ids a read under way will bring (none is asked for twice)."""
         self.current: str | None = None
         self.filter = InstanceFilter()
         self.loaded = False
@@ -187,45 +180,36 @@ class ExplorerScreen(DetailScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-list")
     def load_instances(self) -> None:
-        """Read the run's instances (and its full id: the screen may have been given a prefix)."""
+        """Read the run's instances (and its full id: the screen may have been given a prefix),
+        then, once the list is posted, the instance it opens on with its neighbours (the
+        same read a key would start, without waiting for the list to be shown first), then
+        the answers the search reads. Rows and answers read before from the database as it is
+        now (no write since) are not read again; the notes are."""
+        state = database_state(self.reader.path)  # (before reading: what is read is as new)
         with self.reader.reading() as store:
             run = store.get_run(self.run_id)
             notes = instance_notes(store, run.run_id)
             notes = notes_and_pending(notes, run.run_id, self.reader.path)
-            rows = add_notes(instance_rows(store, run.run_id), notes)
             suites = RunConfig.model_validate_json(run.config_json).suites
             related = {
                 name: part.related(store, run.run_id, suites)
                 for name, part in self.parts.items()
                 if part.related is not None
             }
-            schema = ListSchema.of(methods_of(RunConfig(suites=suites)))
-            missing = [m for m in schema.row_metrics() if not rows or m not in rows[0]]
-            values = metric_values_of(store, run.run_id, missing)
-        for row in rows:  # (the metrics the columns show that the instances query has not)
-            row.update(dict.fromkeys(missing) | values.get(str(row["instance_id"]), {}))
-        self.post_message(InstancesLoaded(prepare(rows), run.run_id, suites, related, schema))
-        with self.reader.reading() as store:  # (after the list shows: the search reads them)
-            self.post_message(AnswersRead(run.run_id, run_answers(store, run.run_id)))
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-instance")
-    def load_batch(self, ids: list[str]) -> None:
-        """Read instances (the one under the cursor first in ``ids``, then its neighbours)."""
-        self._read(ids)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-prefetch")
-    def prefetch(self, ids: list[str]) -> None:
-        """Read the shown neighbours of the cursor before they are asked for."""
-        self._read(ids)
-
-    def _read(self, ids: list[str]) -> None:
-        found: list[InstanceData] = []
+            methods = methods_of(RunConfig(suites=suites))
+            schema = ListSchema.of(methods)
+            rows = add_notes(run_rows(store, run.run_id, schema, state), notes)
+        ids = opening_ids(rows, WITH_MISSING)
+        loaded = InstancesLoaded(prepare(rows), run.run_id, suites, related, schema, ids)
+        self.post_message(loaded)
         try:
+            if ids:
+                metrics = [spec.name for m in methods for spec in m.metrics]
+                self._read(list(ids), run.run_id, self._attached(related), metrics)
+        finally:  # (the search reads them, even if that instance could not be read)
             with self.reader.reading() as store:
-                metrics = [spec.name for m in self.methods for spec in m.metrics]
-                found = read_instances(store, self.run_id, ids, self._attached(), metrics)
-        finally:  # even a failed read says what it no longer brings
-            self.post_message(InstancesRead(found, ids))
+                answers = kept_answers(store, run.run_id, state)
+            self.post_message(AnswersRead(run.run_id, answers))
 
     # -- handlers --------------------------------------------------------------------------------
 
@@ -246,6 +230,7 @@ class ExplorerScreen(DetailScreen):
         self.query_one("#ex-legend", Legend).show(EXPLORER_MARKS + shown, legend)
         self.by_id = {str(row["instance_id"]): row for row in message.rows}
         self.loaded = True
+        self.reading.update(message.reading)  # (their read is under way: not asked twice)
         start = None if self.current else first_with_reasons(self.visible_instances())
         self.fill_table(keep=start)
         if start is not None:  # the cursor was put there without a Highlighted message
@@ -294,60 +279,6 @@ class ExplorerScreen(DetailScreen):
             self.set_timer(TYPING_PAUSE, lambda: self._read_later(instance_id))
         else:
             self._read_now(instance_id)
-
-    def _read_now(self, instance_id: str) -> None:
-        # "loading" only if the read is slow: a quick one shows the instance in one frame
-        self.set_timer(LOADING_DELAY, lambda: self._loading(instance_id))
-        if instance_id not in self.reading:
-            ids = [instance_id, *self.neighbours(instance_id, *WITH_MISSING)]
-            self.reading.update(ids)
-            self.load_batch(ids)
-
-    def neighbours(self, instance_id: str, ahead: int = AHEAD, behind: int = BEHIND) -> list[str]:
-        """The shown rows near ``instance_id`` (after it first) not cached or being read."""
-        rows = self.instance_list.rows
-        at = self.instance_list.cursor_row
-        if not rows or str(rows[min(at, len(rows) - 1)]["instance_id"]) != instance_id:
-            return []
-        near = [*rows[at + 1 : at + 1 + ahead], *rows[max(at - behind, 0) : at][::-1]]
-        ids = (str(row["instance_id"]) for row in near)
-        return [i for i in ids if i not in self.cache and i not in self.reading]
-
-    def read_neighbours(self, instance_id: str) -> None:
-        """Read ahead when the next or previous shown row is not cached (one read at a time:
-        a read under way is never given up)."""
-        missing = self.neighbours(instance_id)
-        rows, at = self.instance_list.rows, self.instance_list.cursor_row
-        close = {str(r["instance_id"]) for r in rows[max(at - 1, 0) : at + 3]}
-        if missing and not self.reading and close.intersection(missing):
-            self.reading.update(missing)
-            self.prefetch(missing)
-
-    def _loading(self, instance_id: str) -> None:
-        if self.current == instance_id and instance_id not in self.cache:
-            self.query_one("#ex-input", Static).update(f"loading {instance_id} …", layout=False)
-
-    def _read_later(self, instance_id: str) -> None:
-        if self.current == instance_id and instance_id not in self.cache:
-            wait = self.typing_until - monotonic()
-            if wait > 0:
-                self.set_timer(wait, lambda: self._read_later(instance_id))
-            else:
-                self._read_now(instance_id)
-
-    @on(InstancesRead)
-    def instances_read(self, message: InstancesRead) -> None:
-        """Cache them; show the selected one if it came."""
-        self.reading.difference_update(message.requested)
-        for found in message.found:
-            self.cache.put(found)
-        current = self.current
-        if current is None or current not in message.requested:
-            return
-        data = self.cache.get_fresh(current)
-        if data is not None:  # (a failed read is reported by the app: "loading" stays)
-            self.show_instance(data)
-            self.read_neighbours(current)
 
     def show_instance(self, data: InstanceData) -> None:
         """Input text, stance, tree and the JUSTIFY tokens."""

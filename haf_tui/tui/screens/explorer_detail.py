@@ -1,23 +1,29 @@
-"""The explorer's detail side: the generation of the tree's node under the cursor in the token
-view, or, for a node of a method's own part of the workbench (``Method.workbench``:
-:mod:`~haf_tui.tui.method_parts`), that method's pane in its place, read when first shown and
-kept (or the item of a related run it attaches, read with the instance)."""
+"""The explorer's detail side: reading the instances it shows (the one under the cursor with its
+neighbours, in thread workers, into a cache), and the generation of the tree's node under the
+cursor in the token view, or, for a node of a method's own part of the workbench
+(``Method.workbench``: :mod:`~haf_tui.tui.method_parts`), that method's pane in its place, read
+when first shown and kept (or the item of a related run it attaches, read with the instance)."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import cast
+from time import monotonic
+from typing import Any, cast
 
 from textual import on, work
-from textual.widgets import Tree
+from textual.widgets import Static, Tree
 
+from haf_tui.methods.declare import Method
 from haf_tui.methods.registry import method_named, methods
 from haf_tui.tui.instance_reader import (
     CACHE_SIZE,
     AttachedReader,
     InstanceCache,
+    InstanceData,
+    InstancesRead,
     PaneRead,
+    read_instances,
 )
 from haf_tui.tui.method_parts import DetailPane, ManyReader, NodeRef, explorer_parts
 from haf_tui.tui.screens.explorer_filters import FilteredScreen
@@ -25,6 +31,12 @@ from haf_tui.tui.widgets.token_view import TokenView
 
 LOADING_DELAY = 0.15
 """Seconds before a slow instance read says "loading" (a fast one just appears)."""
+AHEAD, BEHIND = 8, 3
+"""The shown rows after and before the cursor read ahead while the instance under it shows
+(one read of several instances costs little more than one of a single instance), so that
+stepping finds them cached."""
+WITH_MISSING = 3, 1
+"""The rows after and before an uncached instance read with it (a few: it is waited for)."""
 
 
 def _bound(read_many: ManyReader, runs: Sequence[object]) -> AttachedReader:
@@ -38,11 +50,14 @@ class DetailScreen(FilteredScreen):
     run_id: str
     cache: InstanceCache
     current: str | None
+    methods: list[Method[Any]]
     shown_node: tuple[str, NodeRef] | None
     related: dict[str, tuple[object, ...]]
 
     def __init__(self) -> None:
         super().__init__()
+        self.reading: set[str] = set()
+        """Ids a read under way will bring (none is asked for twice)."""
         self.parts, self.part_problems = explorer_parts(methods().values())
         """The methods' own parts of the explorer by method name (and why any could not be
         loaded: said once the screen shows)."""
@@ -51,6 +66,92 @@ class DetailScreen(FilteredScreen):
         self.pane_data: OrderedDict[tuple[str, str], object] = OrderedDict()
         """What the panes showed, by (method, instance) (least recently read dropped beyond the
         instance cache's size)."""
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-instance")
+    def load_batch(self, ids: list[str]) -> None:
+        """Read instances (the one under the cursor first in ``ids``, then its neighbours)."""
+        self._read(ids)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-prefetch")
+    def prefetch(self, ids: list[str]) -> None:
+        """Read the shown neighbours of the cursor before they are asked for."""
+        self._read(ids)
+
+    def _read(
+        self,
+        ids: list[str],
+        run_id: str | None = None,
+        attached: dict[str, AttachedReader] | None = None,
+        metrics: list[str] | None = None,
+    ) -> None:
+        """Read ``ids`` and post them (the run's, its parts' and metrics unless given)."""
+        found: list[InstanceData] = []
+        if metrics is None:
+            metrics = [spec.name for m in self.methods for spec in m.metrics]
+        try:
+            with self.reader.reading() as store:
+                attached = self._attached() if attached is None else attached
+                found = read_instances(store, run_id or self.run_id, ids, attached, metrics)
+        finally:  # even a failed read says what it no longer brings
+            self.post_message(InstancesRead(found, ids))
+
+    def _read_now(self, instance_id: str) -> None:
+        # "loading" only if the read is slow: a quick one shows the instance in one frame
+        self.set_timer(LOADING_DELAY, lambda: self._loading(instance_id))
+        if instance_id not in self.reading:
+            ids = [instance_id, *self.neighbours(instance_id, *WITH_MISSING)]
+            self.reading.update(ids)
+            self.load_batch(ids)
+
+    def neighbours(self, instance_id: str, ahead: int = AHEAD, behind: int = BEHIND) -> list[str]:
+        """The shown rows near ``instance_id`` (after it first) not cached or being read."""
+        rows = self.instance_list.rows
+        at = self.instance_list.cursor_row
+        if not rows or str(rows[min(at, len(rows) - 1)]["instance_id"]) != instance_id:
+            return []
+        near = [*rows[at + 1 : at + 1 + ahead], *rows[max(at - behind, 0) : at][::-1]]
+        ids = (str(row["instance_id"]) for row in near)
+        return [i for i in ids if i not in self.cache and i not in self.reading]
+
+    def read_neighbours(self, instance_id: str) -> None:
+        """Read ahead when the next or previous shown row is not cached (one read at a time:
+        a read under way is never given up)."""
+        missing = self.neighbours(instance_id)
+        rows, at = self.instance_list.rows, self.instance_list.cursor_row
+        close = {str(r["instance_id"]) for r in rows[max(at - 1, 0) : at + 3]}
+        if missing and not self.reading and close.intersection(missing):
+            self.reading.update(missing)
+            self.prefetch(missing)
+
+    def _loading(self, instance_id: str) -> None:
+        if self.current == instance_id and instance_id not in self.cache:
+            self.query_one("#ex-input", Static).update(f"loading {instance_id} …", layout=False)
+
+    def _read_later(self, instance_id: str) -> None:
+        if self.current == instance_id and instance_id not in self.cache:
+            wait = self.typing_until - monotonic()
+            if wait > 0:
+                self.set_timer(wait, lambda: self._read_later(instance_id))
+            else:
+                self._read_now(instance_id)
+
+    @on(InstancesRead)
+    def instances_read(self, message: InstancesRead) -> None:
+        """Cache them; show the selected one if it came."""
+        self.reading.difference_update(message.requested)
+        for found in message.found:
+            self.cache.put(found)
+        current = self.current
+        if current is None or current not in message.requested:
+            return
+        data = self.cache.get_fresh(current)
+        if data is not None:  # (a failed read is reported by the app: "loading" stays)
+            self.show_instance(data)
+            self.read_neighbours(current)
+
+    def show_instance(self, data: InstanceData) -> None:
+        """Show an instance read (the explorer draws it)."""
+        raise NotImplementedError
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="explorer-pane")
     def load_pane(self, name: str, instance_id: str) -> None:
@@ -99,11 +200,14 @@ class DetailScreen(FilteredScreen):
             if view.display != (n == name):  # (a layout only when it changes)
                 view.display = n == name
 
-    def _attached(self) -> dict[str, AttachedReader]:
-        """Each method's reader of its items of the related runs (the parts that have some)."""
+    def _attached(
+        self, related: dict[str, tuple[object, ...]] | None = None
+    ) -> dict[str, AttachedReader]:
+        """Each method's reader of its items of the related runs (the parts that have some;
+        ``related``: those runs, by method, when not yet the screen's)."""
         return {
             name: _bound(read_many, runs)
-            for name, runs in self.related.items()
+            for name, runs in (self.related if related is None else related).items()
             if runs and (read_many := self.parts[name].read_many) is not None
         }
 

@@ -36,6 +36,7 @@ from haf_tui.tui.metrics_data import (
     run_prompts,
     tab_label,
 )
+from haf_tui.tui.run_cache import database_state
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.legend import Legend
@@ -123,14 +124,16 @@ class MetricsScreen(HafScreen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="metrics-load")
     def load_data(self) -> None:
         """Read what the panel shown first needs and post it; then the other panels' (reports
-        already read are kept) and post everything."""
+        already read are kept) and post everything. A report read before from the database as
+        it is now (no write since) is not read again."""
+        state = database_state(self.reader.path)  # (before reading: what is read is as new)
         with self.reader.reading() as store:
-            first = load_metrics_data(store, [self.initial_panel])
+            first = load_metrics_data(store, [self.initial_panel], state=state)
         self.post_message(MetricsLoaded(first))
         if get_current_worker().is_cancelled:
             return
         with self.reader.reading() as store:
-            data = load_metrics_data(store, known=first)
+            data = load_metrics_data(store, known=first, state=state)
         self.post_message(MetricsLoaded(data))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

@@ -2,12 +2,16 @@
 table and column names before the cursor, selects all on ``ctrl+a`` (as DBeaver and harlequin
 do), gives the SQL to run (the selection, else the statement under the cursor), and keeps its
 text under the HAF home between sessions (written a moment after typing pauses, and when it
-closes)."""
+closes). The buffers are written in a thread worker, newest last: each write flushes two files
+to disk, which took tens of milliseconds of a key (a library query opened) on the UI thread;
+what is still unwritten when the editor closes is written there and then."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
@@ -23,6 +27,10 @@ from haf_tui.tui.sql_text import completions, statement_at, word_before
 
 KEEP_DELAY = 0.5
 """Seconds after the last change before the text is written."""
+
+
+class BuffersKept(Message):
+    """A thread worker wrote the buffers (its notices, if any, are to be said)."""
 
 
 @dataclass
@@ -56,6 +64,11 @@ class SqlEditor(TextArea):
         """Table, view and column names of the schema."""
         self.buffers = sql_history.SqlBuffers(buffers=[sql_history.SqlBuffer()])
         """Every buffer; the one shown is ``buffers.current``."""
+        self._keeps = 0
+        """How many times the buffers were handed to be written (a number for each)."""
+        self._written = 0
+        """The number of the newest buffers written (an older write coming later is skipped)."""
+        self._write_lock = threading.Lock()
         self._kept = ""
         self._keep_timer: Timer | None = None
 
@@ -128,13 +141,32 @@ class SqlEditor(TextArea):
         else:
             self._keep_timer.reset()
 
-    def keep(self) -> None:
-        """Write the text now (the next session starts with it)."""
+    def keep(self, *, now: bool = False) -> None:
+        """Write the buffers as they are now (the next session starts with them): in a thread
+        worker, or here and now (``now``)."""
         if self._keep_timer is not None:
             self._keep_timer.stop()
             self._keep_timer = None
         self.buffer.text = self._kept
-        sql_history.save_buffers(self.buffers)
+        self._keeps += 1
+        write = partial(self._write, self.buffers.model_copy(deep=True), self._keeps)
+        if now:
+            write()
+            self.say_notices()
+        else:
+            self.run_worker(write, thread=True, group="sql-keep", exit_on_error=False)
+
+    def _write(self, kept: sql_history.SqlBuffers, number: int) -> None:
+        """Write ``kept`` unless newer buffers were written already (one write at a time)."""
+        with self._write_lock:
+            if number <= self._written:
+                return
+            sql_history.save_buffers(kept)
+            self._written = number
+        self.post_message(BuffersKept())  # (from this thread: Textual hands it over)
+
+    @on(BuffersKept)
+    def _buffers_kept(self) -> None:
         self.say_notices()
 
     def say_notices(self) -> None:
@@ -143,9 +175,9 @@ class SqlEditor(TextArea):
             self.app.notify(notice, severity="warning", timeout=12)
 
     def on_unmount(self) -> None:
-        """A change not yet written (the app closing): write it."""
-        if self._keep_timer is not None:
-            self.keep()
+        """A change not yet written (the app closing), or not yet by its worker: write it."""
+        if self._keep_timer is not None or self._written < self._keeps:
+            self.keep(now=True)
 
     def sql_to_run(self) -> tuple[str, str]:
         """The SQL ``ctrl+r`` runs and what it is: the selection when there is one, else the
