@@ -397,17 +397,3 @@ def test_diagnostics(store: Store) -> None:
         (A, "internal", "no decision sentence", 1, "i2"),
         (B, "justify", "no reasons", 1, "i3"),
     ]
-
-
-def test_the_haf_rates_read_hafs_stages_alone(store: Store) -> None:
-    """With a judge and a rationales run beside the HAF runs, the UNCLEAR and
-    contradiction rates and the contradictions list show HAF's stages only (they listed the
-    other suites' stages as rows of zeros)."""
-    store_rationale_run(store)
-    store_judge_run(store, A)
-    _, stages = store.query("SELECT DISTINCT stage FROM generations")
-    assert {"judge", "rationale_prompt"} <= {stage for (stage,) in stages}  # (theirs)
-    haf = {"justify", "internal", "external", "individual"}
-    for name in ("unclear_rates", "contradiction_rates", "contradictions"):
-        shown = {r["stage"] for r in records(store, name)}
-        assert shown and shown <= haf, (name, shown)
