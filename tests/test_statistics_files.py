@@ -25,6 +25,7 @@ from haf_tui.reports.comparison import (
     MeanInterval,
     Overlap,
     PairedDifference,
+    paired_difference,
 )
 from haf_tui.reports.registry import run_report
 from haf_tui.reports.statistics_files import PairStatistics, StatisticsFiles, StatisticsKey
@@ -277,3 +278,40 @@ def test_a_write_removes_temporaries_left_by_a_process_killed_mid_write(tmp_path
     files.write_means(_key(), {"sos": MeanInterval(1, 0.5, None, None)})
     assert not old.exists() and young.exists() and other.exists()
     assert files.read_means(_key()) is not None
+
+
+def test_a_pair_compared_the_other_way_round_shows_its_own_differences(
+    db: Path, tmp_path: Path
+) -> None:
+    """(A, B) then (B, A): the second's differences are ``A - B``, a fresh
+    :func:`paired_difference` of the reference B with A, in this process and in a new one (not
+    (A, B)'s kept ones with their sign the wrong way)."""
+    files = StatisticsFiles(tmp_path / "kept")
+    RUN_CACHE.clear()
+    with open_store(db, read_only=True) as store:
+        data = load_compare_data(store, str(db))
+    first, second = data.runs[:2]
+
+    def compared(runs: list[Any]) -> list[RunStatistics]:
+        return run_statistics(
+            runs, data.values, versions=data.versions, database=str(db), files=files
+        )
+
+    def of(run_id: str, metric: str) -> dict[str, float | None]:
+        return {i: found.get(metric) for i, found in data.values[run_id].items()}
+
+    forward = compared([first, second])[1].paired
+    assert forward is not None
+    expected = {
+        m: paired_difference(of(second.run_id, m), of(first.run_id, m), seed=SEED) for m in forward
+    }
+    assert any(d.mean for d in expected.values())  # (a sign to get wrong)
+    assert expected != forward
+    assert compared([second, first])[1].paired == expected  # (in memory)
+    RUN_CACHE.clear()  # (a new process: (A, B) only in the files)
+    compared([first, second])
+    RUN_CACHE.clear()
+    assert compared([second, first])[1].paired == expected  # (across processes)
+    RUN_CACHE.clear()
+    kept = kept_statistics([second, first], data.versions, str(db), files)
+    assert kept is not None and kept[1].paired == expected and RUN_CACHE.computed == 0
