@@ -171,11 +171,13 @@ def test_a_file_is_read_only_for_its_own_key(tmp_path: Path) -> None:
         b"[1, 2, 3]",
         b'{"format": 2}',
         b"NaN",
+        b'{"format": 1, "key": KEY, "means": {"sos": [3, Infinity, -Infinity, Infinity]}}',
     ],
 )
 def test_a_corrupt_file_is_ignored_and_written_over(tmp_path: Path, content: bytes) -> None:
     files = StatisticsFiles(tmp_path)
-    (tmp_path / _key().file_name()).write_bytes(content)
+    key = json.dumps(_key().as_json()).encode()
+    (tmp_path / _key().file_name()).write_bytes(content.replace(b"KEY", key))
     assert files.read_means(_key()) is None
     means = {"sos": MeanInterval(2, 0.5, 0.0, 1.0)}
     files.write_means(_key(), means)
@@ -205,6 +207,10 @@ def _written_with(tmp_path: Path, change: Any) -> StatisticsFiles:
         lambda f: f["paired"]["sos"].__setitem__(0, True),  # (a flag for a count)
         lambda f: f["paired"]["sos"].__setitem__(1, 1),  # (an int where a float was written)
         lambda f: f["paired"]["sos"].__setitem__(2, float("nan")),
+        lambda f: f["paired"]["sos"].__setitem__(2, float("-inf")),  # (an endless interval)
+        lambda f: f["paired"]["sos"].__setitem__(3, float("inf")),
+        lambda f: f["paired"]["sos"].__setitem__(1, float("inf")),  # (an endless mean)
+        lambda f: f["paired"]["sos"].__setitem__(4, float("inf")),  # (an endless statistic)
         lambda f: f["paired"]["sos"].__setitem__(6, [1]),  # (an id that is no text)
         lambda f: f["paired"]["sos"].pop(),  # (a field missing)
         lambda f: f["paired"]["sos"].__setitem__(2, 0.9),  # (a low above its high)

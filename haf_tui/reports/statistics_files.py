@@ -15,7 +15,7 @@ with it the key, changes), and the bootstrap's seed, resamples and confidence. T
 is a digest of the key; what is read is used only when its stored key equals the one asked
 for. What is read is hostile until checked: only a regular file (``O_NONBLOCK``: a FIFO never
 blocks; a symlink is not followed), at most :data:`FILE_LIMIT` bytes, JSON of exactly the
-expected shape and types, each mean and interval as they can be (none over no value, no
+expected shape and types, each mean and interval as they can be (finite; none over no value, no
 interval over one, a low not above its high, a p between 0 and 1); anything else is ignored
 and written over by the next computation (a cache: nothing is lost). Writes are atomic (a
 temporary file renamed into place), and a write that fails (a read-only or full disk) is left
@@ -205,7 +205,7 @@ def _count(value: object) -> int:
 def _number(value: object) -> float | None:
     if value is None:
         return None
-    if type(value) is not float or math.isnan(value):
+    if type(value) is not float or not math.isfinite(value):
         raise ValueError(f"not a number: {value!r}")
     return value
 
