@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from benchmarks.benchdata import build_bench_db
-from haf_tui.reports import statistics_files
+from haf_tui.reports import bootstrap, statistics_files
 from haf_tui.reports.comparison import (
     CONFIDENCE,
     N_RESAMPLES,
@@ -141,6 +141,7 @@ def _key(**given: Any) -> StatisticsKey:
         "seed": SEED,
         "n_resamples": N_RESAMPLES,
         "confidence": CONFIDENCE,
+        "method": bootstrap.method_versions(),
     }
     return StatisticsKey(**{**fields, **given})
 
@@ -156,6 +157,7 @@ def test_a_file_is_read_only_for_its_own_key(tmp_path: Path) -> None:
         _key(database="/data/other.duckdb"),
         _key(runs=(("run-a", ("finished", "2026-01-01 00:00:00", 31, 186)),)),
         _key(runs=(("run-a", ("running", "2026-01-01 00:00:00", 30, 180)),)),
+        _key(method=("batch 100", "numpy 2.4.6", "scipy 0.0")),
     ):
         assert files.read_means(other) is None
         # (a file holding another key, put under this one's name, is not believed)
@@ -321,3 +323,32 @@ def test_a_pair_compared_the_other_way_round_shows_its_own_differences(
     RUN_CACHE.clear()
     kept = kept_statistics([second, first], data.versions, str(db), files)
     assert kept is not None and kept[1].paired == expected and RUN_CACHE.computed == 0
+
+
+@pytest.mark.parametrize("changed", ["numpy", "scipy"])
+def test_a_file_kept_under_another_library_version_is_not_read(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changed: str
+) -> None:
+    """After numpy or scipy is upgraded (the generator, the quantiles, Wilcoxon's test), the
+    kept intervals are computed anew: they might no longer be what ``compare-ci`` prints."""
+    files = StatisticsFiles(tmp_path / "kept")
+    computed = _computed_and_kept(db, files)
+    assert _kept(db, files) == computed  # (kept under this version)
+    installed = bootstrap.library_version
+
+    def upgraded(name: str) -> str:
+        return f"{installed(name)}.post1" if name == changed else installed(name)
+
+    monkeypatch.setattr(bootstrap, "library_version", upgraded)
+    assert _kept(db, files) is None
+    assert _computed_and_kept(db, files) == computed and RUN_CACHE.computed > 0
+    assert _kept(db, files) == computed  # (kept anew under the new version)
+
+
+def test_a_file_kept_with_other_batches_is_not_read(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = StatisticsFiles(tmp_path / "kept")
+    _computed_and_kept(db, files)
+    monkeypatch.setattr(bootstrap, "BATCH", bootstrap.BATCH * 2)
+    assert _kept(db, files) is None

@@ -11,7 +11,9 @@ where they are asked for.
 Each file holds its **key** whole: the kind, the database file (its resolved path), each run's
 id with its :data:`~haf_tui.store.comparison_readers.RunVersion` (status, last change of its
 row, its result and metric rows: a resumed or re-scored run adds rows, so its version, and
-with it the key, changes), and the bootstrap's seed, resamples and confidence. The file's name
+with it the key, changes), the bootstrap's seed, resamples and confidence, and what else
+shapes its numbers (the draws' batch, numpy's and scipy's versions: after an upgrade the
+intervals are computed anew, as ``haf report --report compare-ci`` computes them). The file's name
 is a digest of the key; what is read is used only when its stored key equals the one asked
 for. What is read is hostile until checked: only a regular file (``O_NONBLOCK``: a FIFO never
 blocks; a symlink is not followed), at most :data:`FILE_LIMIT` bytes, JSON of exactly the
@@ -70,6 +72,9 @@ class StatisticsKey:
     seed: int
     n_resamples: int
     confidence: float
+    method: tuple[str, ...]
+    """:func:`~haf_tui.reports.bootstrap.method_versions`: the draws' batch, numpy's and
+    scipy's versions."""
 
     def as_json(self) -> Any:
         """The key as JSON data (what the file stores and is compared with)."""
@@ -82,6 +87,7 @@ class StatisticsKey:
                     "seed": self.seed,
                     "n_resamples": self.n_resamples,
                     "confidence": self.confidence,
+                    "method": list(self.method),
                 }
             )
         )
