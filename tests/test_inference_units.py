@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+from haf_tui.inference import gguf
 from haf_tui.inference.base import InferenceError, TokenTextAssembler, tokens_in_span
 from haf_tui.inference.chat import render_named, render_template
 from haf_tui.inference.gguf import read_gguf_info
@@ -70,6 +72,44 @@ def test_a_vocabulary_is_stepped_over_and_a_file_cut_inside_it_is_truncated(
         (tmp_path / "cut.gguf").write_bytes(raw[:cut])
         with pytest.raises(InferenceError, match="truncated GGUF file"):
             read_gguf_info(tmp_path / "cut.gguf")
+
+
+class _CountedLengths:
+    """The strings' 8-byte length reader, counting the lengths read."""
+
+    def __init__(self) -> None:
+        self.read = 0
+
+    def unpack_from(self, buffer: Any, offset: int) -> tuple[int, ...]:
+        self.read += 1
+        return struct.unpack_from("<Q", buffer, offset)
+
+
+@pytest.mark.parametrize("zeros", [0, 8, 4096, 4100])
+def test_a_vocabulary_counting_more_strings_than_the_file_holds_is_truncated_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, zeros: int
+) -> None:
+    """A forged count over a zero-filled rest (empty strings, 8 bytes each): as many as fit
+    are stepped over; one more, or 2⁶³, is truncated before a length is read (a huge count
+    stepped through the whole file 8 bytes a time)."""
+    lengths = _CountedLengths()
+    monkeypatch.setattr(gguf, "_LENGTH", lengths)
+
+    def forged(count: int) -> Path:
+        header = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + _string("tokenizer.ggml.tokens")
+        path = tmp_path / f"forged-{count}.gguf"
+        path.write_bytes(header + struct.pack("<IIQ", 9, 8, count) + b"\0" * zeros)
+        return path
+
+    fitting = zeros // 8
+    info = read_gguf_info(forged(fitting), check_tensors=False)
+    assert info.metadata["tokenizer.ggml.tokens"] == f"<array of {fitting}>"
+    assert lengths.read == fitting
+    lengths.read = 0
+    for count in (fitting + 1, 2**63):
+        with pytest.raises(InferenceError, match="truncated GGUF file"):
+            read_gguf_info(forged(count), check_tensors=False)
+        assert lengths.read == 0
 
 
 def test_gguf_errors_are_one_clear_line(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from benchmarks.benchdata import build_bench_db
-from haf_tui.reports import statistics_files
+from haf_tui.reports import bootstrap, statistics_files
 from haf_tui.reports.comparison import (
     CONFIDENCE,
     N_RESAMPLES,
@@ -25,6 +25,7 @@ from haf_tui.reports.comparison import (
     MeanInterval,
     Overlap,
     PairedDifference,
+    paired_difference,
 )
 from haf_tui.reports.registry import run_report
 from haf_tui.reports.statistics_files import PairStatistics, StatisticsFiles, StatisticsKey
@@ -140,6 +141,7 @@ def _key(**given: Any) -> StatisticsKey:
         "seed": SEED,
         "n_resamples": N_RESAMPLES,
         "confidence": CONFIDENCE,
+        "method": bootstrap.method_versions(),
     }
     return StatisticsKey(**{**fields, **given})
 
@@ -155,6 +157,7 @@ def test_a_file_is_read_only_for_its_own_key(tmp_path: Path) -> None:
         _key(database="/data/other.duckdb"),
         _key(runs=(("run-a", ("finished", "2026-01-01 00:00:00", 31, 186)),)),
         _key(runs=(("run-a", ("running", "2026-01-01 00:00:00", 30, 180)),)),
+        _key(method=("batch 100", "numpy 2.4.6", "scipy 0.0")),
     ):
         assert files.read_means(other) is None
         # (a file holding another key, put under this one's name, is not believed)
@@ -170,11 +173,13 @@ def test_a_file_is_read_only_for_its_own_key(tmp_path: Path) -> None:
         b"[1, 2, 3]",
         b'{"format": 2}',
         b"NaN",
+        b'{"format": 1, "key": KEY, "means": {"sos": [3, Infinity, -Infinity, Infinity]}}',
     ],
 )
 def test_a_corrupt_file_is_ignored_and_written_over(tmp_path: Path, content: bytes) -> None:
     files = StatisticsFiles(tmp_path)
-    (tmp_path / _key().file_name()).write_bytes(content)
+    key = json.dumps(_key().as_json()).encode()
+    (tmp_path / _key().file_name()).write_bytes(content.replace(b"KEY", key))
     assert files.read_means(_key()) is None
     means = {"sos": MeanInterval(2, 0.5, 0.0, 1.0)}
     files.write_means(_key(), means)
@@ -204,6 +209,10 @@ def _written_with(tmp_path: Path, change: Any) -> StatisticsFiles:
         lambda f: f["paired"]["sos"].__setitem__(0, True),  # (a flag for a count)
         lambda f: f["paired"]["sos"].__setitem__(1, 1),  # (an int where a float was written)
         lambda f: f["paired"]["sos"].__setitem__(2, float("nan")),
+        lambda f: f["paired"]["sos"].__setitem__(2, float("-inf")),  # (an endless interval)
+        lambda f: f["paired"]["sos"].__setitem__(3, float("inf")),
+        lambda f: f["paired"]["sos"].__setitem__(1, float("inf")),  # (an endless mean)
+        lambda f: f["paired"]["sos"].__setitem__(4, float("inf")),  # (an endless statistic)
         lambda f: f["paired"]["sos"].__setitem__(6, [1]),  # (an id that is no text)
         lambda f: f["paired"]["sos"].pop(),  # (a field missing)
         lambda f: f["paired"]["sos"].__setitem__(2, 0.9),  # (a low above its high)
@@ -277,3 +286,69 @@ def test_a_write_removes_temporaries_left_by_a_process_killed_mid_write(tmp_path
     files.write_means(_key(), {"sos": MeanInterval(1, 0.5, None, None)})
     assert not old.exists() and young.exists() and other.exists()
     assert files.read_means(_key()) is not None
+
+
+def test_a_pair_compared_the_other_way_round_shows_its_own_differences(
+    db: Path, tmp_path: Path
+) -> None:
+    """(A, B) then (B, A): the second's differences are ``A - B``, a fresh
+    :func:`paired_difference` of the reference B with A, in this process and in a new one (not
+    (A, B)'s kept ones with their sign the wrong way)."""
+    files = StatisticsFiles(tmp_path / "kept")
+    RUN_CACHE.clear()
+    with open_store(db, read_only=True) as store:
+        data = load_compare_data(store, str(db))
+    first, second = data.runs[:2]
+
+    def compared(runs: list[Any]) -> list[RunStatistics]:
+        return run_statistics(
+            runs, data.values, versions=data.versions, database=str(db), files=files
+        )
+
+    def of(run_id: str, metric: str) -> dict[str, float | None]:
+        return {i: found.get(metric) for i, found in data.values[run_id].items()}
+
+    forward = compared([first, second])[1].paired
+    assert forward is not None
+    expected = {
+        m: paired_difference(of(second.run_id, m), of(first.run_id, m), seed=SEED) for m in forward
+    }
+    assert any(d.mean for d in expected.values())  # (a sign to get wrong)
+    assert expected != forward
+    assert compared([second, first])[1].paired == expected  # (in memory)
+    RUN_CACHE.clear()  # (a new process: (A, B) only in the files)
+    compared([first, second])
+    RUN_CACHE.clear()
+    assert compared([second, first])[1].paired == expected  # (across processes)
+    RUN_CACHE.clear()
+    kept = kept_statistics([second, first], data.versions, str(db), files)
+    assert kept is not None and kept[1].paired == expected and RUN_CACHE.computed == 0
+
+
+@pytest.mark.parametrize("changed", ["numpy", "scipy"])
+def test_a_file_kept_under_another_library_version_is_not_read(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changed: str
+) -> None:
+    """After numpy or scipy is upgraded (the generator, the quantiles, Wilcoxon's test), the
+    kept intervals are computed anew: they might no longer be what ``compare-ci`` prints."""
+    files = StatisticsFiles(tmp_path / "kept")
+    computed = _computed_and_kept(db, files)
+    assert _kept(db, files) == computed  # (kept under this version)
+    installed = bootstrap.library_version
+
+    def upgraded(name: str) -> str:
+        return f"{installed(name)}.post1" if name == changed else installed(name)
+
+    monkeypatch.setattr(bootstrap, "library_version", upgraded)
+    assert _kept(db, files) is None
+    assert _computed_and_kept(db, files) == computed and RUN_CACHE.computed > 0
+    assert _kept(db, files) == computed  # (kept anew under the new version)
+
+
+def test_a_file_kept_with_other_batches_is_not_read(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = StatisticsFiles(tmp_path / "kept")
+    _computed_and_kept(db, files)
+    monkeypatch.setattr(bootstrap, "BATCH", bootstrap.BATCH * 2)
+    assert _kept(db, files) is None

@@ -31,7 +31,9 @@ from haf_tui.tui.compare_data import (
 from haf_tui.tui.run_cache import RUN_CACHE, RunCache
 from haf_tui.tui.screens import compare
 from haf_tui.tui.screens.compare import CompareScreen
-from haf_tui.tui.widgets.panel_view import PanelView
+from haf_tui.tui.screens.compare_messages import StatisticsDrawn
+from haf_tui.tui.widgets.compare_tables import statistics_parts
+from haf_tui.tui.widgets.panel_view import PanelView, render_strips
 from tests.support import settle, static_text
 
 RELEASE_SECONDS = 60.0
@@ -240,3 +242,26 @@ async def test_an_opening_computes_the_statistics_once(
     _a_new_process()
     await _open_compare(db)
     assert calls == ["kept"]  # (the kept statistics shown; the values' arrival computes nothing)
+
+
+async def test_a_drawing_at_a_width_no_longer_asked_for_is_not_shown(db: Path) -> None:
+    """A superseded worker's statistics, drawn at the old width, arriving after the newer
+    drawing (posted here by hand: the order threads may finish in) leave the pane at the
+    width asked for (they were shown, and no redraw came, the width being asked already)."""
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareScreen) and screen.stats
+        view = screen.query_one("#cmp-stats-view", PanelView)
+        shown = str(view.text())
+        ids = tuple(found.run.run_id for found in screen.stats)
+        old_width = 60
+        assert screen.asked_width != old_width
+        stale = render_strips(statistics_parts(screen.stats), old_width)
+        assert "\n".join(line.text.rstrip() for line in stale) != shown  # (a width to tell)
+        screen.post_message(StatisticsDrawn((ids, old_width), screen.stats, stale))
+        await settle(pilot)
+        assert str(view.text()) == shown

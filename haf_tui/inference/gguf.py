@@ -145,8 +145,12 @@ class _Reader:
 
     def skip_strings(self, count: int) -> None:
         """Step over ``count`` strings unread (a vocabulary's 100,000 tokens and merges in
-        milliseconds: decoding each took the wizard's model list 0.2 s per file)."""
+        milliseconds: decoding each took the wizard's model list 0.2 s per file). A count more
+        strings than the rest of the file holds (each at least its 8-byte length) is truncated
+        at once: a forged count over zeros stepped through the whole file 8 bytes a time."""
         buffer, offset, end = self.buffer, self.offset, len(self.buffer)
+        if count > (end - offset) // 8:
+            raise InferenceError(f"truncated GGUF file: {self.path} ends inside its header")
         length_at = _LENGTH.unpack_from
         for _ in range(count):
             if offset + 8 > end:

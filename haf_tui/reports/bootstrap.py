@@ -21,6 +21,8 @@ light).
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -29,6 +31,28 @@ BATCH: Final = 100
 
 Interval = tuple[float, float]
 """An interval's low and high."""
+
+
+def method_versions() -> tuple[str, ...]:
+    """What decides the intervals besides the values, seed, resamples and confidence: the
+    :data:`BATCH` the draws are shaped by, and numpy's (the generator, the means) and scipy's
+    (the quantiles, Wilcoxon's test) versions; what is kept of the intervals is keyed by it, so
+    an upgrade computes them anew (as ``haf report --report compare-ci`` does)."""
+    return (
+        f"batch {BATCH}",
+        f"numpy {library_version('numpy')}",
+        f"scipy {library_version('scipy')}",
+    )
+
+
+@functools.cache
+def library_version(name: str) -> str:
+    """The installed version of the package ``name`` (read from its metadata: nothing is
+    imported), ``unknown`` when it has none."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def percentile_intervals(

@@ -11,11 +11,13 @@ where they are asked for.
 Each file holds its **key** whole: the kind, the database file (its resolved path), each run's
 id with its :data:`~haf_tui.store.comparison_readers.RunVersion` (status, last change of its
 row, its result and metric rows: a resumed or re-scored run adds rows, so its version, and
-with it the key, changes), and the bootstrap's seed, resamples and confidence. The file's name
+with it the key, changes), the bootstrap's seed, resamples and confidence, and what else
+shapes its numbers (the draws' batch, numpy's and scipy's versions: after an upgrade the
+intervals are computed anew, as ``haf report --report compare-ci`` computes them). The file's name
 is a digest of the key; what is read is used only when its stored key equals the one asked
 for. What is read is hostile until checked: only a regular file (``O_NONBLOCK``: a FIFO never
 blocks; a symlink is not followed), at most :data:`FILE_LIMIT` bytes, JSON of exactly the
-expected shape and types, each mean and interval as they can be (none over no value, no
+expected shape and types, each mean and interval as they can be (finite; none over no value, no
 interval over one, a low not above its high, a p between 0 and 1); anything else is ignored
 and written over by the next computation (a cache: nothing is lost). Writes are atomic (a
 temporary file renamed into place), and a write that fails (a read-only or full disk) is left
@@ -70,6 +72,9 @@ class StatisticsKey:
     seed: int
     n_resamples: int
     confidence: float
+    method: tuple[str, ...]
+    """:func:`~haf_tui.reports.bootstrap.method_versions`: the draws' batch, numpy's and
+    scipy's versions."""
 
     def as_json(self) -> Any:
         """The key as JSON data (what the file stores and is compared with)."""
@@ -82,6 +87,7 @@ class StatisticsKey:
                     "seed": self.seed,
                     "n_resamples": self.n_resamples,
                     "confidence": self.confidence,
+                    "method": list(self.method),
                 }
             )
         )
@@ -205,7 +211,7 @@ def _count(value: object) -> int:
 def _number(value: object) -> float | None:
     if value is None:
         return None
-    if type(value) is not float or math.isnan(value):
+    if type(value) is not float or not math.isfinite(value):
         raise ValueError(f"not a number: {value!r}")
     return value
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from haf_tui.methods.declare import MetricSpec
 from haf_tui.methods.registry import metric_specs
+from haf_tui.reports import bootstrap
 from haf_tui.reports.compared_metrics import shared_suites
 from haf_tui.reports.comparison import (
     CONFIDENCE,
@@ -283,7 +284,8 @@ class _Shelf:
         if not self.database or any(version is None for _, version in runs):
             return None
         at = tuple((run_id, version) for run_id, version in runs if version is not None)
-        return StatisticsKey(kind, self.database, at, SEED, N_RESAMPLES, CONFIDENCE)
+        method = bootstrap.method_versions()
+        return StatisticsKey(kind, self.database, at, SEED, N_RESAMPLES, CONFIDENCE, method)
 
     def means(self, run_id: str, version: RunVersion | None) -> _Found:
         """A run's kept means (in memory, else in its file)."""

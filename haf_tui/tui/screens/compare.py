@@ -271,8 +271,8 @@ class CompareScreen(HafScreen[None]):
 
     @on(StatisticsDrawn)
     def statistics_drawn(self, message: StatisticsDrawn) -> None:
-        """Show the statistics (if still for the chosen runs), then the instance."""
-        if message.key[0] != tuple(run.run_id for run in self.chosen_runs()):
+        """Show the statistics (if of the chosen runs at the width asked last); the instance."""
+        if message.key != (tuple(run.run_id for run in self.chosen_runs()), self.asked_width):
             return
         self.stats = message.stats
         self.first_drawn.set()
