@@ -179,7 +179,9 @@ def _haf(argv: Sequence[str], home: Path) -> None:
         raise RuntimeError(f"haf {' '.join(argv[:4])} exited with {done.returncode}")
 
 
-def run_arm(name: str, program: Path | None, out: Path, threads: int) -> float:
+def run_arm(
+    name: str, program: Path | None, out: Path, threads: int, extra: Sequence[str] = ()
+) -> float:
     """The demo's JUSTIFY stage into ``out/NAME.duckdb``, in process (``program`` None) or
     through ``haf serve`` on that llama-server; its wall seconds."""
     db = out / f"{name}.duckdb"
@@ -187,7 +189,7 @@ def run_arm(name: str, program: Path | None, out: Path, threads: int) -> float:
     home = out / "home"
     home.mkdir(exist_ok=True)
     started = time.perf_counter()
-    argv = ["--db", str(db), *DEMO_JUSTIFY, "--threads", str(threads)]
+    argv = ["--db", str(db), *DEMO_JUSTIFY, "--threads", str(threads), *extra]
     if program is None:
         _haf(argv, home)
         return time.perf_counter() - started
@@ -232,6 +234,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--lock", help="a file to hold locked (flock) during each arm")
     parser.add_argument("--fresh", action="store_true", help="run arms already stored again")
+    parser.add_argument("--temperature", help="haf run --temperature (default: the demo's 0)")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     arms: dict[str, Path | None] = {REFERENCE: None}
@@ -244,7 +247,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     for name, program in arms.items():
         if args.fresh or not (args.out / f"{name}.duckdb").exists():
             with _locked(args.lock):
-                seconds[name] = run_arm(name, program, args.out, args.threads)
+                extra = ["--temperature", args.temperature] if args.temperature else []
+                seconds[name] = run_arm(name, program, args.out, args.threads, extra)
             print(f"{name}: {seconds[name]:.0f} s", flush=True)
     answers = {name: read_answers(args.out / f"{name}.duckdb") for name in arms}
     # each arm against the in-process one, then each build against the first (the same server
