@@ -49,9 +49,12 @@ def _free_port() -> int:
 
 
 class Served:
-    """``haf serve`` with ``engine`` and ``parallel`` on a free loopback port."""
+    """``haf serve`` with ``engine`` and ``parallel`` (and ``threads``, else its default) on a
+    free loopback port."""
 
-    def __init__(self, engine: str, parallel: int, n_ctx: int, home: Path):
+    def __init__(
+        self, engine: str, parallel: int, n_ctx: int, home: Path, threads: int | None = None
+    ):
         from haf_tui.defaults import embedded_model_path
 
         self.port = _free_port()
@@ -59,6 +62,7 @@ class Served:
         command = [sys.executable, "-m", "haf_tui.cli", "serve"]
         command += ["--model", str(embedded_model_path()), "--port", str(self.port)]
         command += ["--engine", engine, "--parallel", str(parallel), "--n-ctx", str(n_ctx)]
+        command += ["--threads", str(threads)] if threads is not None else []
         env = {**os.environ, "HAF_HOME": str(home), "PYTHONPATH": str(ROOT)}
         self.process = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env

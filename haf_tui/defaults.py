@@ -32,7 +32,9 @@ DEMO_MAX_TEXTS = 16
 sample). The sample starts with :data:`DEMO_TEXTS_GOING_ON`."""
 DEMO_TEXTS_GOING_ON = ("s04", "s05", "s14")
 """The built-in sample's texts whose greedy JUSTIFY answer has a stance with listed reasons
-under every perturbation measured (docs/demo.md): the sample's first three."""
+on the AMD EPYC VM under every thread count, batch shape and buffer measured, and through an
+AVX2 build of llama.cpp's kernels (docs/demo.md): the sample's first three. Through a scalar
+build s05 stopped: no three of the 16 go on under every kernel kind measured."""
 
 SAMPLE_SEED = 17
 """The seed of a dataset's sample unless one is given (``haf datasets import --sample N``)."""
