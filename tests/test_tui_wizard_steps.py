@@ -37,6 +37,7 @@ from haf_tui.tui.widgets.run_settings import RunSettingsForm
 from haf_tui.tui.wizard_answers import answers_path
 from tests.support import settle, until
 from tests.test_tui_first_run import fake_calibration
+from tests.test_tui_width import screen_text
 
 SIZES = [(80, 24), (200, 50)]
 SIZE_IDS = ["80x24", "200x50"]
@@ -174,6 +175,34 @@ async def test_a_kept_source_listed_after_its_step_was_mounted_is_chosen_and_no_
         await pilot.press("escape")  # (unedited: leaves without asking)
         await settle(pilot)
         assert isinstance(app.screen, HomeScreen)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+@pytest.mark.parametrize("reached_first", [False, True], ids=["background", "reached-first"])
+async def test_the_kept_settings_fill_the_settings_step_however_it_is_mounted(
+    tmp_path: Path, sources_held: threading.Event, size: tuple[int, int], reached_first: bool
+) -> None:
+    """Mounted in the background once the datasets are listed, or at once by ctrl+n before."""
+    keep_answers({}, {"set-seed": "99", "set-max-new": "77"})
+    app = create_app(tmp_path / "haf.duckdb")
+    async with app.run_test(size=size) as pilot:
+        wizard = await open_wizard(pilot)
+        if reached_first:
+            await pilot.press("ctrl+n", "ctrl+n")  # (the settings mounted now)
+            assert shown_step(wizard) == "settings" and wizard.sources is None
+        sources_held.set()
+        await until(pilot, lambda: "settings" in wizard.mounted_steps)
+        await settle(pilot)
+        assert (value_of(wizard, "#set-seed"), value_of(wizard, "#set-max-new")) == ("99", "77")
+        if not reached_first:
+            assert shown_step(wizard) == "models"
+            await pilot.press("ctrl+n", "ctrl+n")
+            assert shown_step(wizard) == "settings"
+        seed = wizard.query_one("#set-seed", Input)
+        box = seed.region  # (a tall border: the value on its middle line)
+        drawn = screen_text(app)[box.y + 1][box.x : box.right]
+        assert "99" in drawn, drawn
+        assert not wizard.edited()
 
 
 def second_model(tmp_path: Path) -> None:

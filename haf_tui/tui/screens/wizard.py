@@ -125,7 +125,10 @@ class WizardScreen(WizardSteps):
         self.sources, self.offload_supported = message.sources, message.offload_supported
         if "dataset" in self.mounted_steps:  # (gone to before the database was read)
             unedited = self._step_unedited("dataset")
-            self.query_one(DatasetPicker).set_sources(message.sources)
+            picker = self.query_one(DatasetPicker)
+            if not unedited:
+                picker.confirm_source()  # (the user's source stays: the kept one is dropped)
+            picker.set_sources(message.sources)
             if unedited:
                 self._rebaseline("dataset")  # (the kept source, chosen now it is listed)
         if "settings" in self.mounted_steps:
@@ -239,6 +242,8 @@ class WizardScreen(WizardSteps):
             return
         if STEPS[self.step] == "models":
             self._follow_models()
+        if STEPS[self.step] == "dataset":
+            self.query_one(DatasetPicker).confirm_source()  # (the source gone on with stays)
         await self._mount_step(STEPS[self.step + 1])
         self.step += 1
         self._show_step()
@@ -294,7 +299,13 @@ class WizardScreen(WizardSteps):
         self.app.pop_screen()
 
     def _start_review(self) -> None:
-        choice = self.query_one(DatasetPicker).choice()
+        try:
+            choice = self.query_one(DatasetPicker).choice()
+        except ValueError as exc:  # (its step was left valid: said, and the step shown again)
+            self.step = STEPS.index("dataset")
+            self._show_step()
+            self._error(str(exc))
+            return
         runs = [(entry.path.name, config) for entry, config in self.configs()]
         key = (repr(choice), tuple((name, c.model_dump_json()) for name, c in runs))
         if key != self.probe_key:

@@ -156,6 +156,10 @@ class DatasetPicker(VerticalScroll):
         else:
             select.value = current if current in values else BUILTIN_SOURCE
 
+    def confirm_source(self) -> None:
+        """The source shown is the user's: a kept source listed later no longer replaces it."""
+        self.pending_source = None
+
     def answers(self) -> dict[str, Any]:
         """Source, file path, column mapping, sample size and seed (kept between sessions)."""
         columns = {role: self._column(role) for role in ("text", "id", "label")}
@@ -169,19 +173,21 @@ class DatasetPicker(VerticalScroll):
         }
 
     def restore(self, values: dict[str, Any]) -> None:
-        """Fill the step from :meth:`answers`; the source is chosen once the sources are known,
-        and a file is read again for its preview (its mapping kept)."""
+        """Fill the step from :meth:`answers`; a source listed from the database or the Hub
+        cache is chosen once the sources are known (the demo's, the built-in sample or a file:
+        at once), and a file is read again for its preview (its mapping kept)."""
         self.query_one("#ds-limit", Input).value = str(values.get("limit", ""))
         self.query_one("#ds-seed", Input).value = str(values.get("seed", "")) or str(DEFAULT_SEED)
         self.query_one("#ds-path", Input).value = str(values.get("path", ""))
         self.query_one(LabelRuleField).set_statement(str(values.get("label_rule", "")))
         self.pending_source = str(values.get("source", BUILTIN_SOURCE))
         self.pending_columns = dict(values.get("columns", {}))
-        if self.pending_source == FILE_SOURCE:
-            self.query_one("#ds-source", Select).value = FILE_SOURCE
+        if self.pending_source in {FILE_SOURCE, *(value for _, value in FIXED_SOURCES)}:
+            self.query_one("#ds-source", Select).value = self.pending_source  # (listed already)
             self.pending_source = None
-            if self.query_one("#ds-path", Input).value.strip():
-                self.post_message(self.PreviewRequested(self.query_one("#ds-path", Input).value))
+        path = self.query_one("#ds-path", Input).value
+        if self.source() == FILE_SOURCE and path.strip():
+            self.post_message(self.PreviewRequested(path))
 
     def paper_checked(self, cache: PaperCache) -> None:
         """The local cache was looked at for a paper dataset: say what it holds."""
