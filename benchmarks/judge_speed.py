@@ -7,11 +7,7 @@ labels of one slot in one ``serve``), no suite, scheduler or store around them.
 
 Arms, interleaved (:func:`benchmarks.method.compare`): ``judge run`` (``execute_run`` into a
 throwaway database, as ``haf run --suites judge`` runs) and ``ceiling``. The model is loaded
-once, outside the rounds. The goal: the run at ≥ 0.8× the ceiling's pace. A third arm, ``raw
-decode``, is bare ``llama_decode`` on the same prompt tokens (each explanation's prompt of each
-slot with its reply so far, full ``n_batch`` chunks over as many streams, no Python but the
-loop: :func:`benchmarks.rationales_speed.raw_prompt_rate`): its tokens/s times the tokens the
-ceiling arm evaluated gives the forced scorings/s the engine could reach at best.
+once, outside the rounds. The goal: the run at ≥ 0.8× the ceiling's pace.
 """
 
 from __future__ import annotations
@@ -23,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.method import compare
-from benchmarks.rationales_speed import raw_prompt_rate
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig
 from haf_tui.datasets import builtin_sample
 from haf_tui.datasets.model import Dataset
@@ -146,27 +141,6 @@ def bench_judge(items: int, rounds: int) -> dict[str, Any]:
         counted["judge run"] = sum(summary.generations.values())
         return counted["judge run"] / seconds
 
-    # raw llama_decode on the same prompt tokens: each (explanation, slot)'s prompt with its
-    # reply so far and its longest label (its labels share it), as rationales_speed measures
-    prompts = [
-        max(
-            (
-                backend.prepare_prompt(r.messages)[1]
-                + backend.forced_tokens(r.reply_prefix + (r.forced or ""))
-                for r in wave
-                if r.tag[0] == number  # type: ignore[index]
-            ),
-            key=len,
-        )
-        for wave in waves
-        for number in sorted({r.tag[0] for r in wave})  # type: ignore[index]
-    ]
-
-    def raw_decode() -> float:  # the ceiling arm's forced scorings/s at the raw prompt rate
-        rate = raw_prompt_rate(backend, prompts, config.model.n_parallel)
-        evaluated = tokens.get("ceiling", [0, sum(len(p) for p in prompts)])[1]
-        return scorings / (evaluated / rate)
-
     def ceiling(recorded: Sequence[list[GenerationRequest]]) -> Callable[[], float]:
         def run() -> float:
             started = time.perf_counter()
@@ -227,7 +201,7 @@ def judge_markdown(result: dict[str, Any]) -> list[str]:
             f"| {name} | {', '.join(f'{f:.1f}' for f in figures)} | {result['median'][name]:.1f} |"
         )
     lines += ["", "| ratio | median | min–max | IQR |", "|---|---:|---|---|"]
-    for name in ("judge / ceiling", "judge / raw decode"):
+    for name in ("judge / ceiling",):
         summary = result[name]
         lines.append(
             f"| {name} | {summary['median']} | {summary['spread'][0]}–{summary['spread'][1]} | "
