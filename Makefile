@@ -41,7 +41,7 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-# make bench ONLY=rescore (or cli, rationales) runs one part; make cannot take --only itself.
+# make bench ONLY=rescore (or cli, rationales, judge) runs one part; make cannot take --only itself.
 bench: install
 	$(BIN)/python -m benchmarks --out bench-results $(if $(ONLY),--only $(ONLY))
 

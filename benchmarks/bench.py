@@ -27,6 +27,8 @@ table. Measured in one run, so the ratios compare like with like:
 - CLI start-up: CPU and wall seconds of ``haf --help``, ``haf run --help``, ``haf runs --help``
   and ``haf query --help`` in fresh processes (:mod:`benchmarks.cli_startup`; ``--only cli``,
   ``--cli-baseline CHECKOUT`` for the same commands from another checkout, interleaved);
+- ``--only judge``: a judge run's forced scorings/s against the same requests on the bare
+  engine (:mod:`benchmarks.judge_speed`; ``--judge-items`` explanations);
 - ``--only rescore``: ``haf rescore``'s sentences/s against g's own batched encoder on the same
   sentences (:mod:`benchmarks.rescore_speed`; ``--rescore-model`` names g);
 - TUI keypress latency per screen on a synthetic store of 5,000 instances × 4 runs
@@ -271,7 +273,7 @@ def main() -> None:
     parser.add_argument("--shared", default=str(Path.cwd().parent / "shared"))
     parser.add_argument(
         "--only",
-        choices=("rationales", "cli", "rescore"),
+        choices=("rationales", "cli", "rescore", "judge"),
         help="run one part alone (its figures go to bench-results/<part>.json and .md)",
     )
     parser.add_argument(
@@ -284,8 +286,12 @@ def main() -> None:
         default="all-MiniLM-L6-v2",
         help="with --only rescore: the bi-encoder g to re-score with (a name or a folder)",
     )
+    parser.add_argument("--judge-items", type=int, default=4, help="explanations the judge rates")
     args = parser.parse_args()
     started = time.perf_counter()
+    if args.only == "judge":
+        _judge_only(args)
+        return
     if args.only == "rescore":
         _rescore_only(args)
         return
@@ -361,7 +367,11 @@ def main() -> None:
     )
     _progress(started, "rationales before/after")
     results["rationales_speed"] = _rationales_section(args)
-    results["rationale_gradient"] = _attribution_section(args)
+    results["rationale_gradient"] = _attribution_section(args, results["rationales_speed"])
+    _progress(started, "judge against the engine")
+    from benchmarks.judge_speed import bench_judge
+
+    results["judge"] = bench_judge(args.judge_items, rounds)
     _progress(started, "servers: llama-server against in process")
     results["servers"] = _servers_section(args)
     results["peak_rss_mib"] = peak_rss_mib()
@@ -411,12 +421,15 @@ def _rationales_section(args: argparse.Namespace) -> dict[str, Any]:
         backend.close()
 
 
-def _attribution_section(args: argparse.Namespace) -> dict[str, Any]:
-    """:func:`benchmarks.attribution_cost.bench_attribution` on the same posts."""
+def _attribution_section(args: argparse.Namespace, speed: dict[str, Any]) -> dict[str, Any]:
+    """:func:`benchmarks.attribution_cost.bench_attribution` on the same posts, its share of a
+    post beside the rest of the suite's (``speed``: the rationales section, its "after" arm)."""
     from benchmarks.attribution_cost import bench_attribution
     from benchmarks.rationales_speed import bench_posts
 
-    return bench_attribution(bench_posts(Path(args.shared), args.rationales_posts), args.rounds)
+    rest = speed.get("seconds_per_post", {}).get("after")
+    posts = bench_posts(Path(args.shared), args.rationales_posts)
+    return bench_attribution(posts, args.rounds, rest)
 
 
 def _rationales_only(args: argparse.Namespace, started: float) -> None:
@@ -425,8 +438,8 @@ def _rationales_only(args: argparse.Namespace, started: float) -> None:
     results: dict[str, Any] = {
         "load_at_start": load_average(),
         "rationales_speed": _rationales_section(args),
-        "rationale_gradient": _attribution_section(args),
     }
+    results["rationale_gradient"] = _attribution_section(args, results["rationales_speed"])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "rationales.json").write_text(json.dumps(results, indent=2) + "\n")
@@ -462,6 +475,19 @@ def _rescore_only(args: argparse.Namespace) -> None:
     print("\n".join(lines))
 
 
+def _judge_only(args: argparse.Namespace) -> None:
+    """``--only judge``: a judge run against the engine, to ``judge.json`` and ``.md``."""
+    from benchmarks.judge_speed import bench_judge, judge_markdown
+
+    result = bench_judge(args.judge_items, args.rounds)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "judge.json").write_text(json.dumps(result, indent=2) + "\n")
+    lines = judge_markdown(result)
+    (out / "judge.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 def _ratio_cell(summary: dict[str, Any]) -> str:
     if summary.get("median") is None:
         return "-"
@@ -484,6 +510,8 @@ def summary_table(results: dict[str, Any]) -> list[str]:
     for section in ("pipeline", "pipeline_busy"):
         if row := results.get(section):
             lines += _ratio_rows("pipeline", row, ("batched_over_sequential",), "instances/h")
+    if row := results.get("judge"):
+        lines += _ratio_rows("judge", row, ("judge / ceiling",), "forced scorings/s")
     if row := results.get("rationales_speed"):
         lines += _ratio_rows(
             "rationales", row, ("after_over_ceiling", "after_over_before"), "scored texts/s"

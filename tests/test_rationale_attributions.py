@@ -341,3 +341,42 @@ def test_a_prompt_too_long_for_the_free_memory_is_skipped_in_one_line_once(
     lines = [record.getMessage() for record in caplog.records]
     assert len(lines) == 1 and lines[0].startswith("attributions skipped for one text: its")
     gradient_stage.release()
+
+
+def test_the_warm_up_pass_at_load_changes_no_later_score(
+    tiny_gguf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pass an attributor makes at its load (so a run's first post pays no first-call
+    costs) is made once, on the warm-up text's prompt, and leaves nothing a later pass reads:
+    a warmed attributor scores exactly what a fresh one without it scores on its first pass."""
+    from haf_tui.methods.rationales.suite import attribution_model, gradients
+    from haf_tui.methods.rationales.suite.attribution_model import (
+        WARM_UP_TEXT,
+        GgufAttributor,
+        prompt_tokens,
+    )
+
+    cold = GgufAttributor(tiny_gguf, warm_up=False)
+    passes: list[tuple[int, ...]] = []
+    real_pass = gradients.token_attributions
+
+    def counted(model: Any, prompt_ids: Any, target_ids: Any) -> Any:
+        passes.append(tuple(prompt_ids))
+        return real_pass(model, prompt_ids, target_ids)
+
+    monkeypatch.setattr(attribution_model, "token_attributions", counted)
+    warm = GgufAttributor(tiny_gguf)
+    assert passes == [prompt_tokens(warm.vocab, WARM_UP_TEXT).ids]
+    assert cold.warm_up_seconds is None and warm.warm_up_seconds is not None
+    assert all(parameter.grad is None for parameter in warm.model.parameters())
+    assert not any(module._forward_hooks for module in warm.model.modules())
+    for spelling in ("toxic", "non-toxic"):
+        first = cold.attribute(TEXT, WORDS, spelling, METHODS)
+        warmed = warm.attribute(TEXT, WORDS, spelling, METHODS)
+        assert warmed.prompt_ids == first.prompt_ids
+        assert warmed.torch_logprob == first.torch_logprob  # (to the last bit)
+        assert warmed.scores == first.scores
+    # no room for a pass beside the weights: the model loads, unwarmed (each text says why)
+    weights = attribution_model.parameter_count(tiny_gguf) * 4
+    monkeypatch.setattr(attribution_model, "free_bytes", lambda device: weights)
+    assert GgufAttributor(tiny_gguf).warm_up_seconds is None

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,12 @@ from haf_tui.inference.base import InferenceError
 from haf_tui.inference.gguf import read_gguf_info
 from haf_tui.inference.llama import LlamaCppBackend
 from haf_tui.methods.classify.core.labels import classify_messages
-from haf_tui.methods.rationales.core.attribution import Span, word_scores, word_spans
+from haf_tui.methods.rationales.core.attribution import (
+    GRADIENT_METHODS,
+    Span,
+    word_scores,
+    word_spans,
+)
 from haf_tui.methods.rationales.suite.gradients import (
     TokenAttributions,
     pass_bytes,
@@ -34,6 +40,9 @@ from haf_tui.methods.rationales.suite.gradients import (
 )
 from haf_tui.vocabulary import HafError
 
+WARM_UP_TEXT = "a short text to warm the model up"
+"""The text of the pass :class:`GgufAttributor` makes right after its load (its
+classification prompt, as the stage's passes have it)."""
 SKIP_HINT = "leave attention, saliency and input_x_gradient out of --rationale-attributions"
 
 
@@ -156,9 +165,16 @@ def supported_architectures() -> list[str]:
 
 
 class GgufAttributor:
-    """The run's GGUF in torch and llama.cpp's tokenizer of it."""
+    """The run's GGUF in torch and llama.cpp's tokenizer of it.
 
-    def __init__(self, path: str | Path, chat_format: str | None = None):
+    ``warm_up``: one pass over :data:`WARM_UP_TEXT` right after the load (its
+    ``warm_up_seconds``), so the first instance's pass does not pay torch's first-call costs
+    (its kernels picked and allocated, lazy imports): a run's first post took 23 s where the
+    others took 0.75 s (issue 44). The pass changes nothing a later one reads: its gradient is
+    taken of the input embeddings alone (no parameter's ``.grad``), its hooks and
+    checkpointing are undone on the way out."""
+
+    def __init__(self, path: str | Path, chat_format: str | None = None, *, warm_up: bool = True):
         path = Path(path)
         try:
             info = read_gguf_info(path)
@@ -192,6 +208,14 @@ class GgufAttributor:
         self.model = load_torch_model(path, self.device, dtype)
         self.bytes_per_value = 2 if dtype == torch.bfloat16 else 4
         self.lock = threading.Lock()
+        self.warm_up_seconds: float | None = None
+        if warm_up:
+            started = time.perf_counter()
+            try:
+                self.attribute(WARM_UP_TEXT, WARM_UP_TEXT.split(), "toxic", GRADIENT_METHODS)
+            except PromptTooLongError:  # (no room beside the weights: each text says so)
+                return
+            self.warm_up_seconds = time.perf_counter() - started
 
     def check_pass_memory(self, positions: int, target_tokens: int) -> None:
         """Refuse (one line) a pass over ``positions`` tokens that needs more than the free
