@@ -62,6 +62,20 @@ def test_the_state_changes_with_every_write_and_is_none_while_fresh(db: Path) ->
     assert database_state(db.with_name("none.duckdb")) is None
 
 
+def test_another_file_moved_in_with_the_same_time_and_size_is_another_state(
+    db: Path, tmp_path: Path
+) -> None:
+    """A database replaced by another file (``mv other.duckdb haf.duckdb``) of the same size
+    and time is not the state kept for the one it replaced."""
+    state = database_state(db)
+    other = tmp_path / "other.duckdb"
+    shutil.copyfile(db, other)
+    aged(other)
+    os.replace(other, db)
+    moved_in = database_state(db)
+    assert moved_in is not None and moved_in != state
+
+
 async def _opened(db: Path) -> dict[str, str]:
     """Every panel of the metrics screen as drawn (each one shown in turn)."""
     app = create_app(db)

@@ -93,19 +93,19 @@ RECENT_SECONDS: Final = 2.0
 (a write in the same tick of the file system's clock can leave its time and size as they were),
 so nothing read from it is kept (:func:`database_state`)."""
 
-DatabaseState = tuple[str, tuple[tuple[int, int] | None, ...]]
+DatabaseState = tuple[str, tuple[tuple[int, int, int] | None, ...]]
 """A database file and its write-ahead log as they are on disk: (path, ((mtime, size) or
 None for each))."""
 
 
 def database_state(path: str | Path, *, now: float | None = None) -> DatabaseState | None:
     """What tells this database's contents from every other state of it: the file and its
-    write-ahead log's times and sizes (every commit appends to the log, and a checkpoint writes
-    the file and empties the log). Taken before reading, so what is read is at least this new.
-    None when either changed within :data:`RECENT_SECONDS` of ``now`` (a run writing, say):
-    keep nothing read then."""
+    write-ahead log's inodes, times and sizes (every commit appends to the log, and a checkpoint
+    writes the file and empties the log; another file moved in has another inode). Taken before
+    reading, so what is read is at least this new. None when either changed within
+    :data:`RECENT_SECONDS` of ``now`` (a run writing, say): keep nothing read then."""
     file = Path(path)
-    states: list[tuple[int, int] | None] = []
+    states: list[tuple[int, int, int] | None] = []
     newest = 0
     for part in (file, file.with_name(file.name + ".wal")):
         try:
@@ -113,7 +113,7 @@ def database_state(path: str | Path, *, now: float | None = None) -> DatabaseSta
         except OSError:
             states.append(None)
             continue
-        states.append((stat.st_mtime_ns, stat.st_size))
+        states.append((stat.st_ino, stat.st_mtime_ns, stat.st_size))  # (ino: a file moved in)
         newest = max(newest, stat.st_mtime_ns)
     if states[0] is None:
         return None
