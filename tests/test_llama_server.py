@@ -103,6 +103,27 @@ def test_tokens_and_logprobs_agree_with_the_in_process_path(
     backend.close()
 
 
+def test_an_answer_that_ends_on_its_own_is_stored_without_its_end_token(
+    llama_server: str, embedded_backend: Any
+) -> None:
+    """llama-server lists the end-of-generation token that ends an answer; in process it is
+    never part of the answer: through either path no stored token ends generation, and the
+    same reply has the same tokens (``output_tokens`` was 1 higher through llama-server)."""
+    backend = _backend([llama_server])
+    settings = DecodingSettings(temperature=0.0, max_new_tokens=96, top_logprobs=2)
+    messages = [ChatMessage("user", "Say hello in one short sentence.")]
+    served = backend.generate(messages, settings)
+    local = embedded_backend.generate(messages, settings)
+    backend.close()
+    assert served.finish_reason == "stop" and len(served.tokens) < settings.max_new_tokens
+    for answer in (served, local):
+        assert not any(embedded_backend.ends_generation(t.token_id) for t in answer.tokens)
+        assert answer.text == b"".join(t.piece for t in answer.tokens).decode()
+    shared = common_prefix(served.tokens, local.tokens)
+    if served.text == local.text:  # (the same reply: the same count, token for token)
+        assert shared == len(served.tokens) == len(local.tokens)
+
+
 def test_forced_scoring_by_logit_bias_agrees_with_in_process(
     llama_server: str, embedded_backend: Any
 ) -> None:

@@ -138,14 +138,28 @@ def test_a_character_split_over_tokens_is_one_entry_stored_as_one_token(
     assert generation.tokens[1].char_offset == 3
 
 
-def test_the_end_of_text_token_is_its_special_piece_or_nothing(reading: _Reading) -> None:
-    answer = llama_server_answer()
+def test_the_end_of_text_token_is_read_and_never_stored(reading: _Reading) -> None:
+    """llama-server lists the end-of-generation token that ends an answer (its piece empty
+    or, printed as special, ``<|im_end|>``); in process it is never part of the answer, so it
+    is checked and dropped: the same tokens, text and count as without it."""
+    plain = _generation(reading, llama_server_answer())
+    for piece in (b"", b"<|im_end|>"):
+        answer = llama_server_answer()
+        answer["choices"][0]["text"] += piece.decode()
+        content = answer["choices"][0]["logprobs"]["content"]
+        content.append(_entry(2, piece, -0.1, [_alt(2, piece, -0.1), _alt(30, b".", -3.0)]))
+        ended = _generation(reading, answer)
+        assert ended.tokens == plain.tokens and ended.text == plain.text == "The text is toxic."
+    answer = llama_server_answer()  # (a token that is not the end one stays)
     content = answer["choices"][0]["logprobs"]["content"]
-    content.append(_entry(2, b"", -0.1, [_alt(2, b"", -0.1), _alt(30, b".", -3.0)]))
-    assert _generation(reading, answer).tokens[-1].token_id == 2
-    content[-1] = _entry(2, b"<|im_end|>", -0.1, [_alt(2, b"<|im_end|>", -0.1)])
-    answer["choices"][0]["text"] += "<|im_end|>"
-    assert _generation(reading, answer).tokens[-1].piece == b"<|im_end|>"
+    content.append(_entry(30, b".", -0.1, [_alt(30, b".", -0.1), _alt(2, b"", -3.0)]))
+    answer["choices"][0]["text"] += "."
+    assert [t.token_id for t in _generation(reading, answer).tokens][-2:] == [30, 30]
+    broken = llama_server_answer()  # (an end token still goes through the checks)
+    content = broken["choices"][0]["logprobs"]["content"]
+    content.append(_entry(2, b"", 0.5, [_alt(2, b"", 0.5)]))
+    with pytest.raises(BadAnswerError):
+        _generation(reading, broken)
 
 
 def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:

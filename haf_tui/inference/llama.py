@@ -118,7 +118,7 @@ class LlamaCppBackend(LlamaModel, Backend):
                     threads, time.perf_counter() - started, 1 if count else len(prompt_tokens)
                 )
                 count += 1
-                if self._c.llama_vocab_is_eog(self._vocab, token_id):
+                if self.ends_generation(token_id):
                     return
                 yield token_id
                 if count >= max_new:

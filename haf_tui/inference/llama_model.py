@@ -185,6 +185,11 @@ class LlamaModel:
                 return piece
             size = -written
 
+    def ends_generation(self, token_id: int) -> bool:
+        """Whether ``token_id`` is one of the model's end-of-generation tokens (an answer that
+        ends on its own ends with one; it is never stored as part of the answer)."""
+        return bool(self._c.llama_vocab_is_eog(self._vocab, token_id))
+
     def captured_token(
         self, row: np.ndarray[Any, Any], token_id: int, assembler: TokenTextAssembler, top_k: int
     ) -> GeneratedToken:

@@ -126,7 +126,10 @@ class AnswerReading:
         choice = read.choice
         assembler = TokenTextAssembler()
         if read.entries is not None:
-            tokens = [self.entry_token(assembler, entry) for entry in read.entries]
+            entries = read.entries
+            if entries and self.local.ends_generation(entries[-1].token_id):
+                entries = entries[:-1]  # (llama-server lists the end token; haf never stores it)
+            tokens = [self.entry_token(assembler, entry) for entry in entries]
         else:
             tokens = [self.token(assembler, t, value, top) for t, value, top in read.positions]
         usage = answer.get("usage")
