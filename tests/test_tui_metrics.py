@@ -44,8 +44,9 @@ from haf_tui.store import (
 )
 from haf_tui.tui import create_app
 from haf_tui.tui.metrics_data import load_metrics_data
-from haf_tui.tui.screens.metrics import MetricsScreen, PanelView
+from haf_tui.tui.screens.metrics import MetricsScreen
 from haf_tui.tui.widgets.metric_panels import POOLING_MODES, render_panel
+from haf_tui.tui.widgets.panel_view import PanelView
 from tests.support import settle
 
 A = "20250101-100000-aaaa"
