@@ -133,10 +133,10 @@ def load_compare_data(
 
 
 def sharing_a_suite(runs: Sequence[ComparedRun], around: str) -> list[str]:
-    """The runs to compare with run ``around``: ``around`` and the finished runs that hold its
-    first suite some other finished run holds too (so the chosen runs share that suite and
-    have metrics to compare); when no finished run shares one, the unfinished runs that do;
-    only ``around`` when no run shares one (an unknown id: none)."""
+    """The runs to compare with run ``around``: ``around`` (first: the reference) and the
+    finished runs that hold its first suite some other finished run holds too (so the chosen
+    runs share that suite and have metrics to compare); when no finished run shares one, the
+    unfinished runs that do; only ``around`` when no run shares one (an unknown id: none)."""
     this = next((run for run in runs if run.run_id == around), None)
     if this is None:
         return []
@@ -146,17 +146,20 @@ def sharing_a_suite(runs: Sequence[ComparedRun], around: str) -> list[str]:
         for suite in this.suites:
             sharing = {run.run_id for run in candidates if suite in run.suites}
             if sharing:
-                return [run.run_id for run in runs if run.run_id in sharing or run is this]
+                return [around, *(run.run_id for run in runs if run.run_id in sharing)]
     return [around]
 
 
 def first_choice(
     runs: Sequence[ComparedRun], asked: Sequence[str], around: str | None
 ) -> list[str]:
-    """The runs a comparison opens with: those whose id starts with one ``asked``, else those
-    sharing a suite with run ``around`` (:func:`sharing_a_suite`), else every finished run
-    (every run if fewer than two finished)."""
-    wanted = [run.run_id for run in runs if any(run.run_id.startswith(a) for a in asked)]
+    """The runs a comparison opens with, the reference first: those whose id starts with one
+    ``asked``, in the order asked (as ``haf report --report compare-ci --run A --run B``
+    compares B with A), else those sharing a suite with run ``around``
+    (:func:`sharing_a_suite`: ``around`` first), else every finished run (every run if fewer
+    than two finished), in the list's order."""
+    matches = (run.run_id for a in asked for run in runs if run.run_id.startswith(a))
+    wanted = list(dict.fromkeys(matches))
     if not wanted and around is not None:
         wanted = sharing_a_suite(runs, around)
     finished = [run.run_id for run in runs if run.status == "finished"]

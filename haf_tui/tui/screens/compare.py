@@ -223,10 +223,12 @@ class CompareScreen(InstancePane):
             table.move_cursor(row=min(row, table.row_count - 1))
 
     def chosen_runs(self) -> list[ComparedRun]:
-        """The chosen runs, in the list's order (the first is the reference)."""
+        """The chosen runs in the order they were chosen: the first is the reference, each
+        other run's Δ is it minus the reference (as ``compare-ci``'s first ``--run``)."""
         if self.data is None:
             return []
-        return [run for run in self.data.runs if run.run_id in self.chosen]
+        by_id = {run.run_id: run for run in self.data.runs}
+        return [by_id[run_id] for run_id in self.chosen if run_id in by_id]
 
     def choice_changed(self) -> None:
         """Recompute the statistics and the instance order, and say what is chosen."""
@@ -311,7 +313,8 @@ class CompareScreen(InstancePane):
         self.app.pop_screen()
 
     def action_toggle_run(self) -> None:
-        """Choose or drop the run under the cursor."""
+        """Choose the run under the cursor (after those chosen), or drop it (dropping the
+        reference makes the next chosen one the reference)."""
         table = self.query_one("#cmp-runs", DataTable)
         if self.data is None or table.row_count == 0:
             return
@@ -324,10 +327,10 @@ class CompareScreen(InstancePane):
         self.choice_changed()
 
     def action_all_runs(self) -> None:
-        """Choose every run, or none when all are chosen."""
+        """Choose every run (those chosen first, the reference kept), or none when all are."""
         if self.data is None:
             return
-        every = [run.run_id for run in self.data.runs]
+        every = list(dict.fromkeys([*self.chosen, *(run.run_id for run in self.data.runs)]))
         self.chosen = [] if len(self.chosen) == len(every) else every
         self.fill_runs()
         self.choice_changed()

@@ -218,7 +218,13 @@ def statistics_parts(stats: Sequence[RunStatistics]) -> list[RenderableType]:
     if not stats:
         return [Text("no runs chosen: space picks runs, a picks all", style="italic")]
     percent = round(CONFIDENCE * 100)
-    parts: list[RenderableType] = [run_legend(stats), Text("")]
+    parts: list[RenderableType] = [run_legend(stats)]
+    if len(stats) > 1:
+        first = stats[0].letter
+        parts.append(
+            Text(f"{first}: the reference, the first run chosen; each Δ is a run − {first}", "dim")
+        )
+    parts.append(Text(""))
     if not compared(stats):
         parts.append(
             Text("no metric to compare: the chosen runs share no suite with values", "italic")
