@@ -75,14 +75,18 @@ COMPLETE: dict[str, Callable[[Any], bool]] = {"compare": _compare_complete}
 means and n first, then the intervals)."""
 
 
-async def time_open(db: str, screen: str) -> tuple[float, float, float]:
+async def time_open(db: str, screen: str, rest: float = 0.0) -> tuple[float, float, float]:
     """(ms until the data is shown, until it is complete, until the app has settled) for one
-    opening."""
+    opening, its key ``rest`` seconds after the app has settled (what the runs list reads
+    ahead while its cursor rests then done)."""
     key, class_name, filled = SCREENS[screen]
     app = create_app(db)
     async with app.run_test(size=(200, 60)) as pilot:
         await pilot.pause()
         await settle(pilot)
+        if rest:
+            await asyncio.sleep(rest)
+            await settle(pilot)
         event = _key_event(key)
         event.set_sender(app)
         started = time.perf_counter()
@@ -118,6 +122,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("screens", nargs="+", choices=sorted(SCREENS))
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--home", help="the HAF home to use and keep (default: a new empty one)")
+    parser.add_argument(
+        "--rest",
+        type=float,
+        default=0.0,
+        help="seconds on the runs list before the key (default 0: the key at once)",
+    )
     args = parser.parse_args(argv)
     with contextlib.ExitStack() as stack:
         home = args.home or stack.enter_context(
@@ -126,7 +136,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         os.environ["HAF_HOME"] = home  # (the user's wizard answers and SQL buffers left alone)
         for screen in args.screens:
             for round_ in range(1, args.rounds + 1):
-                data_ms, complete_ms, settled_ms = asyncio.run(time_open(args.db, screen))
+                opened = time_open(args.db, screen, args.rest)
+                data_ms, complete_ms, settled_ms = asyncio.run(opened)
                 complete = f"complete {complete_ms:.0f} ms, " if screen in COMPLETE else ""
                 print(
                     f"{screen} round {round_}: data shown {data_ms:.0f} ms, {complete}"
