@@ -48,8 +48,8 @@ def _copy(template: Path, tmp_path: Path, *, settled: bool) -> Path:
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
     """Count the explorer's row reads (by run) and the reports read (by name)."""
-    calls: dict[str, list[Any]] = {"rows": [], "reports": []}
-    rows, report = instance_rows, run_report
+    calls: dict[str, list[Any]] = {"rows": [], "reports": [], "kept rows": []}
+    rows, report, kept_rows = instance_rows, run_report, instance_reader.run_rows
 
     def counted_rows(store: Any, run_id: str) -> Any:
         calls["rows"].append(run_id)
@@ -59,7 +59,12 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
         calls["reports"].append(name)
         return report(store, name, *args)
 
+    def looked_up(store: Any, run_id: str, *args: Any) -> Any:
+        calls["kept rows"].append(run_id)
+        return kept_rows(store, run_id, *args)
+
     monkeypatch.setattr(instance_reader, "instance_rows", counted_rows)
+    monkeypatch.setattr(instance_reader, "run_rows", looked_up)
     monkeypatch.setattr(metrics_data, "run_report", counted_report)
     return calls
 
@@ -81,6 +86,10 @@ async def test_a_resting_cursor_reads_ahead_what_the_screens_show_first(
         run_id = home.selected_run()
         assert calls["rows"] == [run_id]
         assert all(calls["reports"].count(name) == 1 for name in first_reports)
+        looked = len(calls["kept rows"])
+        home.cursor_rested()  # (resting there again, nothing written: not even looked up)
+        await settle(pilot)
+        assert len(calls["kept rows"]) == looked
         await pilot.press("e")
         await settle(pilot)
         assert isinstance(app.screen, ExplorerScreen) and app.screen.instances
@@ -105,4 +114,4 @@ async def test_a_database_written_a_moment_ago_has_nothing_read_ahead(
         assert isinstance(home, HomeScreen)
         home.cursor_rested()  # (as the timer would, while the file is still new)
         await settle(pilot)
-        assert calls == {"rows": [], "reports": []}
+        assert calls == {"rows": [], "reports": [], "kept rows": []}

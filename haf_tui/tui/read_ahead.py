@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from haf_tui.tui.run_cache import database_state
+from haf_tui.tui.run_cache import DatabaseState, database_state
 
 if TYPE_CHECKING:
     from haf_tui.tui.store_reader import StoreReader
@@ -17,13 +17,16 @@ if TYPE_CHECKING:
 REST_SECONDS: Final = 0.5
 """How long the cursor rests on a run before its reads start (a key before: no read, so
 moving through the list reads nothing)."""
+_last_read: list[tuple[str, str, DatabaseState]] = []
+"""The database, run and state read ahead last: resting there again reads nothing (not even
+the run, which the caches' keys would need)."""
 
 
 def read_ahead(reader: StoreReader, run_id: str) -> bool:
     """Read and keep the explorer's rows of run ``run_id`` and the metrics screen's first
     panel (thread worker); False when nothing was read (the database written in the last
-    moments: nothing would be kept). The screens' modules are imported here, in the worker
-    (the runs list starts without them)."""
+    moments: nothing would be kept; or read ahead already at this state). The screens'
+    modules are imported here, in the worker (the runs list starts without them)."""
     from haf_tui.config import RunConfig
     from haf_tui.methods.registry import methods_of
     from haf_tui.tui.filters import ListSchema
@@ -31,7 +34,7 @@ def read_ahead(reader: StoreReader, run_id: str) -> bool:
     from haf_tui.tui.metrics_data import load_metrics_data, panel_specs
 
     state = database_state(reader.path)  # (before reading, as the screens take it)
-    if state is None:
+    if state is None or (str(reader.path), run_id, state) in _last_read:
         return False
     with reader.reading() as store:
         run = store.get_run(run_id)
@@ -40,4 +43,5 @@ def read_ahead(reader: StoreReader, run_id: str) -> bool:
         first = next(iter(panel_specs()), None)
         if first is not None:
             load_metrics_data(store, [first.key], state=state)
+    _last_read[:] = [(str(reader.path), run_id, state)]
     return True
