@@ -16,6 +16,7 @@ from textual.widgets import DataTable
 
 from benchmarks.benchdata import build_bench_db
 from haf_tui.reports import format_number
+from haf_tui.reports.registry import run_report
 from haf_tui.store import open_store
 from haf_tui.store.annotations import set_run_label
 from haf_tui.tui import create_app
@@ -120,16 +121,22 @@ async def test_space_and_a_choose_runs_marked_by_a_character(db: Path) -> None:
         assert "runs 1/2 chosen" in static_text(app.screen, "#cmp-status")
         assert "pick a second run" in _view(app, "stats")
         assert "paired B" not in _view(app, "stats")
-        await pilot.press("a")  # not all chosen: all
+        await pilot.press("a")  # not all chosen: all, run2 (chosen already) still A
         await settle(pilot)
-        assert _marks(app) == ["● A", "● B"]
+        assert _marks(app) == ["● B", "● A"]
         await pilot.press("a")  # all chosen: none
         await settle(pilot)
         assert _marks(app) == ["○", "○"]
         assert "no runs chosen" in _view(app, "stats")
-        await pilot.press("down", "space", "up", "space")  # run2 first, then run1: B
+        await pilot.press("space", "down", "space")  # run1 first, then run2: B
         await settle(pilot)
-        assert _marks(app) == ["● A", "● B"]  # letters follow the list's order
+        assert _marks(app) == ["● A", "● B"]  # letters follow the order chosen
+        assert "paired B − A" in _view(app, "stats")
+        await pilot.press("up", "space", "space")  # run1 dropped, chosen again: after run2
+        await settle(pilot)
+        assert _marks(app) == ["● B", "● A"]  # run2 is the reference now
+        assert "paired B − A" in _view(app, "stats")
+        assert "A: the reference, the first run chosen" in _view(app, "stats")
 
 
 async def test_one_instance_across_runs_side_by_side(db: Path) -> None:
@@ -242,3 +249,37 @@ async def test_a_run_labelled_like_markup_is_compared_by_its_label(
         await _open_compare(pilot)
         assert isinstance(app.screen, CompareScreen)
         assert f"A  [/] [bold]base ({run1}) · " in _view(app, "stats")
+
+
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)], ids=["run1-first", "run2-first"])
+async def test_the_reference_is_the_first_run_asked_as_in_compare_ci(
+    db: Path, template_db: tuple[Path, list[str]], order: tuple[int, int]
+) -> None:
+    """The screen opened with runs (the metrics screen's, a campaign's) compares each with the
+    first asked, as ``haf report --report compare-ci --run A --run B`` does: the same Δ, its
+    sign included, whichever run the list shows first."""
+    run_ids = [template_db[1][at] for at in order]
+    app = create_app(db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        await app.push_screen(CompareScreen(run_ids))
+        await settle(pilot)
+        assert isinstance(app.screen, CompareScreen)
+        stats = list(app.screen.stats)
+        assert f"{stats[1].letter} − {stats[0].letter}" in _view(app, "stats")
+    assert [found.run.run_id for found in stats] == run_ids
+    with open_store(db, read_only=True) as store:
+        result = run_report(store, "compare-ci", {"run_ids": run_ids})
+    labels = {spec.label: spec.name for spec in stats[1].metrics}
+    paired = stats[1].paired
+    assert paired is not None
+    rows = [dict(zip(result.columns, row, strict=True)) for row in result.rows]
+    compared = [row for row in rows if row["run"] == run_ids[1] and row["metric"] in labels]
+    assert {row["metric"] for row in compared} == set(labels)
+    for row in compared:
+        shown = paired[labels[row["metric"]]]
+        assert (shown.mean, shown.low, shown.high) == (
+            row["Δ vs first"],
+            row["Δ CI low"],
+            row["Δ CI high"],
+        )

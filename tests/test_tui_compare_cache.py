@@ -29,13 +29,15 @@ from haf_tui.tui.compare_data import (
     run_statistics,
 )
 from haf_tui.tui.run_cache import RUN_CACHE, RunCache
-from haf_tui.tui.screens import compare
+from haf_tui.tui.screens import compare, home
 from haf_tui.tui.screens.compare import CompareScreen
 from haf_tui.tui.screens.compare_messages import StatisticsDrawn
 from haf_tui.tui.widgets.compare_tables import statistics_parts
 from haf_tui.tui.widgets.panel_view import PanelView, render_strips
 from tests.support import settle, static_text
 
+NEVER = 10_000.0
+"""A rest the runs list's cursor never reaches in a test."""
 RELEASE_SECONDS = 60.0
 """How long the held read waits for the test to let it go (only catches "never")."""
 
@@ -51,8 +53,11 @@ def template_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[st
 def db(
     template_db: tuple[Path, list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Path:
-    """A copy of the template, with a HAF home of its own (where the kept files go)."""
+    """A copy of the template, with a HAF home of its own (where the kept files go); the runs
+    list does not read ahead (the metrics screen's report it keeps would count in
+    ``RUN_CACHE.computed``, which these tests read as the comparison's)."""
     monkeypatch.setenv("HAF_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(home, "REST_SECONDS", NEVER)
     path = tmp_path / "haf.duckdb"
     shutil.copyfile(template_db[0], path)
     return path

@@ -55,6 +55,13 @@ def library_version(name: str) -> str:
         return "unknown"
 
 
+def import_libraries() -> None:
+    """Import numpy and scipy's statistics (0.5–1.5 s the first time: a workbench does it in its
+    warm-up, so that a first comparison does not wait for it)."""
+    import numpy  # noqa: F401
+    from scipy import stats  # noqa: F401
+
+
 def percentile_intervals(
     samples: Sequence[Any],
     *,

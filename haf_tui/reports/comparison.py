@@ -116,28 +116,40 @@ def mean_intervals(
 ) -> list[MeanInterval]:
     """:func:`mean_interval` of each of ``samples``, computed together (those of one size share
     their resamples' indices, as each alone would draw them: the same numbers, faster)."""
-    import numpy as np  # numpy here, not at the top: ``haf --help`` stays light
-
-    kept: list[list[float]] = []
-    for values in samples:
-        found = list(defined(values).values()) if isinstance(values, Mapping) else list(values)
-        kept.append([v for v in found if not math.isnan(v)])
+    kept = [_defined_list(values) for values in samples]
     resampled = [found for found in kept if len(found) >= 2]
     intervals = iter(
         percentile_intervals(resampled, confidence=confidence, n_resamples=n_resamples, seed=seed)
     )
     out: list[MeanInterval] = []
     for found in kept:
-        if not found:
-            out.append(MeanInterval(0, None, None, None))
-            continue
-        mean = float(np.asarray(found, dtype=float).mean())
+        without = _mean_of(found)
         if len(found) < 2:
-            out.append(MeanInterval(1, mean, None, None))
+            out.append(without)
             continue
         low, high = next(intervals)
-        out.append(MeanInterval(len(found), mean, low, high))
+        out.append(MeanInterval(len(found), without.mean, low, high))
     return out
+
+
+def mean_without_interval(values: Sequence[float] | Values) -> MeanInterval:
+    """:func:`mean_interval`'s n and mean (the same numbers) without its interval (low and
+    high None): what a view shows at once while the interval is computed."""
+    return _mean_of(_defined_list(values))
+
+
+def _defined_list(values: Sequence[float] | Values) -> list[float]:
+    found = list(defined(values).values()) if isinstance(values, Mapping) else list(values)
+    return [v for v in found if not math.isnan(v)]
+
+
+def _mean_of(found: list[float]) -> MeanInterval:
+    """n and the mean of ``found`` (defined values), no interval."""
+    import numpy as np  # numpy here, not at the top: ``haf --help`` stays light
+
+    if not found:
+        return MeanInterval(0, None, None, None)
+    return MeanInterval(len(found), float(np.asarray(found, dtype=float).mean()), None, None)
 
 
 def paired_difference(
@@ -167,13 +179,7 @@ def paired_differences(
     import numpy as np
     from scipy import stats
 
-    splits: list[tuple[Overlap, Any]] = []
-    for first, second in pairs:
-        a, b = defined(first), defined(second)
-        split = overlap(a, b)
-        x = np.asarray([a[i] for i in split.both], dtype=float)
-        y = np.asarray([b[i] for i in split.both], dtype=float)
-        splits.append((split, (x, y)))
+    splits = [_paired(first, second) for first, second in pairs]
     resampled = [y - x for split, (x, y) in splits if len(split.both) >= 2]
     intervals = iter(
         percentile_intervals(resampled, confidence=confidence, n_resamples=n_resamples, seed=seed)
@@ -187,7 +193,7 @@ def paired_differences(
                 )
             )
             continue
-        mean = float(np.mean(y - x))
+        mean = _difference_mean(x, y)
         low = high = None
         if len(split.both) >= 2:
             low, high = next(intervals)
@@ -204,3 +210,31 @@ def paired_differences(
             )
         )  # fmt: skip
     return out
+
+
+def difference_without_interval(first: Values, second: Values) -> PairedDifference:
+    """:func:`paired_difference`'s n, mean difference and instances only one run defines (the
+    same numbers) without its interval and Wilcoxon's test (None): what a view shows at once
+    while they are computed."""
+    split, (x, y) = _paired(first, second)
+    mean = _difference_mean(x, y) if split.both else None
+    return PairedDifference(
+        len(split.both), mean, None, None, None, None, split.only_first, split.only_second
+    )
+
+
+def _paired(first: Values, second: Values) -> tuple[Overlap, tuple[Any, Any]]:
+    """Which instances both define, and both runs' values of them (arrays, that order)."""
+    import numpy as np
+
+    a, b = defined(first), defined(second)
+    split = overlap(a, b)
+    x = np.asarray([a[i] for i in split.both], dtype=float)
+    y = np.asarray([b[i] for i in split.both], dtype=float)
+    return split, (x, y)
+
+
+def _difference_mean(x: Any, y: Any) -> float:
+    import numpy as np
+
+    return float(np.mean(y - x))

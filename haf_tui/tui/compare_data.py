@@ -13,29 +13,30 @@ from typing import Any
 
 from haf_tui.methods.declare import MetricSpec
 from haf_tui.methods.registry import metric_specs
-from haf_tui.reports import bootstrap
 from haf_tui.reports.compared_metrics import shared_suites
 from haf_tui.reports.comparison import (
-    CONFIDENCE,
-    N_RESAMPLES,
-    SEED,
     MeanInterval,
     Overlap,
     PairedDifference,
+    difference_without_interval,
     mean_intervals,
+    mean_without_interval,
     overlap,
     paired_differences,
 )
-from haf_tui.reports.statistics_files import Kind, PairStatistics, StatisticsFiles, StatisticsKey
+from haf_tui.reports.statistics_files import StatisticsFiles
 from haf_tui.store import Store
 from haf_tui.store.comparison_readers import (
     ComparedRun,
+    DefinedValues,
     RunValues,
     RunVersion,
     compared_runs,
+    defined_metric_values,
     run_metric_values,
     run_versions,
 )
+from haf_tui.tui.compare_shelf import Found, Shelf
 from haf_tui.tui.run_cache import RUN_CACHE, VALUES_CACHE
 
 
@@ -67,6 +68,19 @@ class RunStatistics:
     paired: dict[str, PairedDifference] | None
     overlap: Overlap | None
     metrics: tuple[MetricSpec, ...] = ()
+    pending: frozenset[str] = frozenset()
+    """The metrics whose mean's interval is not computed yet (n and the mean are final)."""
+    pending_paired: frozenset[str] = frozenset()
+    """The metrics whose paired difference's interval and Wilcoxon test are not computed yet
+    (n pairs and the mean difference are final)."""
+    pairing: bool = False
+    """Paired with the reference, the differences not computed yet (``paired`` None: the
+    instance values are still being read)."""
+
+    @property
+    def computing(self) -> bool:
+        """Whether an interval, a test or the paired differences are still being computed."""
+        return bool(self.pending or self.pending_paired or self.pairing)
 
     @property
     def model(self) -> str:
@@ -119,10 +133,10 @@ def load_compare_data(
 
 
 def sharing_a_suite(runs: Sequence[ComparedRun], around: str) -> list[str]:
-    """The runs to compare with run ``around``: ``around`` and the finished runs that hold its
-    first suite some other finished run holds too (so the chosen runs share that suite and
-    have metrics to compare); when no finished run shares one, the unfinished runs that do;
-    only ``around`` when no run shares one (an unknown id: none)."""
+    """The runs to compare with run ``around``: ``around`` (first: the reference) and the
+    finished runs that hold its first suite some other finished run holds too (so the chosen
+    runs share that suite and have metrics to compare); when no finished run shares one, the
+    unfinished runs that do; only ``around`` when no run shares one (an unknown id: none)."""
     this = next((run for run in runs if run.run_id == around), None)
     if this is None:
         return []
@@ -132,17 +146,20 @@ def sharing_a_suite(runs: Sequence[ComparedRun], around: str) -> list[str]:
         for suite in this.suites:
             sharing = {run.run_id for run in candidates if suite in run.suites}
             if sharing:
-                return [run.run_id for run in runs if run.run_id in sharing or run is this]
+                return [around, *(run.run_id for run in runs if run.run_id in sharing)]
     return [around]
 
 
 def first_choice(
     runs: Sequence[ComparedRun], asked: Sequence[str], around: str | None
 ) -> list[str]:
-    """The runs a comparison opens with: those whose id starts with one ``asked``, else those
-    sharing a suite with run ``around`` (:func:`sharing_a_suite`), else every finished run
-    (every run if fewer than two finished)."""
-    wanted = [run.run_id for run in runs if any(run.run_id.startswith(a) for a in asked)]
+    """The runs a comparison opens with, the reference first: those whose id starts with one
+    ``asked``, in the order asked (as ``haf report --report compare-ci --run A --run B``
+    compares B with A), else those sharing a suite with run ``around``
+    (:func:`sharing_a_suite`: ``around`` first), else every finished run (every run if fewer
+    than two finished), in the list's order."""
+    matches = (run.run_id for a in asked for run in runs if run.run_id.startswith(a))
+    wanted = list(dict.fromkeys(matches))
     if not wanted and around is not None:
         wanted = sharing_a_suite(runs, around)
     finished = [run.run_id for run in runs if run.status == "finished"]
@@ -176,6 +193,35 @@ def run_statistics(
     return found
 
 
+def statistics_at_once(
+    runs: Sequence[ComparedRun],
+    values: RunValues | None = None,
+    *,
+    defined: DefinedValues | None = None,
+    versions: dict[str, RunVersion] | None = None,
+    database: str = "",
+    files: StatisticsFiles | None = None,
+) -> list[RunStatistics]:
+    """:func:`run_statistics` of every metric without computing an interval: what is kept as
+    it is, the rest's n and mean (the same numbers the computation gives) with their intervals
+    and tests marked pending (:attr:`RunStatistics.pending`; nothing kept): what a first
+    comparison shows while :func:`run_statistics` computes them (a moment at 5,000 × 4).
+    From ``defined`` (:func:`read_defined`, before the values are read) instead of ``values``:
+    the means and n alone, a pair not kept :attr:`RunStatistics.pairing`."""
+    found = _statistics(
+        runs, values, None, versions or {}, database, files, at_once=True, defined=defined
+    )
+    assert found is not None  # (with the values, whatever is not kept is pending)
+    return found
+
+
+def read_defined(store: Store, runs: Sequence[ComparedRun]) -> DefinedValues:
+    """The defined values of every metric the ``runs`` compare (thread worker: 60 ms at
+    5,000 × 4, where their values take 150–300 ms), for :func:`statistics_at_once`."""
+    declared = declared_metrics(shared_suites(run.suites for run in runs))
+    return defined_metric_values(store, [run.run_id for run in runs], [s.name for s in declared])
+
+
 def kept_statistics(
     runs: Sequence[ComparedRun],
     versions: dict[str, RunVersion],
@@ -188,17 +234,6 @@ def kept_statistics(
     return _statistics(runs, None, None, versions, database, files)
 
 
-@dataclass
-class _Found:
-    """What one run's means or one pair's differences hold so far, and how to compute the
-    rest (the key None: nothing is kept)."""
-
-    key: StatisticsKey | None
-    kept: dict[str, Any]
-    split: Overlap | None = None
-    changed: bool = False
-
-
 def _statistics(
     runs: Sequence[ComparedRun],
     values: RunValues | None,
@@ -206,41 +241,93 @@ def _statistics(
     versions: dict[str, RunVersion],
     database: str,
     files: StatisticsFiles | None,
+    at_once: bool = False,
+    defined: DefinedValues | None = None,
 ) -> list[RunStatistics] | None:
     declared = declared_metrics(shared_suites(run.suites for run in runs))
     names = list(dict.fromkeys([s.name for s in declared] if metrics is None else metrics))
     wanted = list(dict.fromkeys([*names, *(s.name for s in declared)]))
-    shelf = _Shelf(database, files)
+    shelf = Shelf(database, files)
     means = {run.run_id: shelf.means(run.run_id, versions.get(run.run_id)) for run in runs}
     reference = runs[0] if runs else None
-    pairs: dict[str, _Found] = {}
+    pairs: dict[str, Found] = {}
     for run in runs[1:]:
         if reference is not None and run.dataset_id == reference.dataset_id:
             pairs[run.run_id] = shelf.pair(reference.run_id, run.run_id, versions)
     missing_means = [(r, m) for r, found in means.items() for m in wanted if m not in found.kept]
     missing_pairs = [(r, m) for r, found in pairs.items() for m in names if m not in found.kept]
     unsplit = [r for r, found in pairs.items() if found.split is None]
-    if missing_means or missing_pairs or unsplit:
-        if values is None:
-            return None
+    pending: dict[str, set[str]] = {}
+    pending_paired: dict[str, set[str]] = {}
+    pairing: set[str] = set()
+    if (missing_means or missing_pairs or unsplit) and values is None and defined is None:
+        return None
+    if at_once:
+        pairing = _without_intervals(
+            values, defined or {}, means, pairs, missing_means, missing_pairs, reference
+        )
+        for run_id, metric in missing_means:
+            pending.setdefault(run_id, set()).add(metric)
+        for run_id, metric in missing_pairs:
+            pending_paired.setdefault(run_id, set()).add(metric)
+    elif values is not None and (missing_means or missing_pairs or unsplit):
         _compute(values, means, pairs, missing_means, missing_pairs, reference)
         shelf.keep(means, pairs)
-    defined = {m for found in means.values() for m in wanted if found.kept[m].n}
-    shown = tuple(spec for spec in declared if spec.name in defined and spec.name in names)
+    some = {m for found in means.values() for m in wanted if found.kept[m].n}
+    shown = tuple(spec for spec in declared if spec.name in some and spec.name in names)
     out: list[RunStatistics] = []
     for index, run in enumerate(runs):
         of_run = {m: means[run.run_id].kept[m] for m in names}
-        pair = pairs.get(run.run_id)
+        pair = None if run.run_id in pairing else pairs.get(run.run_id)
         paired = None if pair is None else {m: pair.kept[m] for m in names}
         split = None if pair is None else pair.split
-        out.append(RunStatistics(run, letter(index), of_run, paired, split, shown))
+        waiting = frozenset(pending.get(run.run_id, ()))
+        waiting_paired = frozenset(pending_paired.get(run.run_id, ()))
+        found = RunStatistics(
+            run, letter(index), of_run, paired, split, shown, waiting, waiting_paired,
+            pairing=run.run_id in pairing,
+        )  # fmt: skip
+        out.append(found)
     return out
+
+
+def _without_intervals(
+    values: RunValues | None,
+    defined: DefinedValues,
+    means: dict[str, Found],
+    pairs: dict[str, Found],
+    missing_means: list[tuple[str, str]],
+    missing_pairs: list[tuple[str, str]],
+    reference: ComparedRun | None,
+) -> set[str]:
+    """What is not kept without its intervals and tests (n and means only) into ``means`` and
+    ``pairs``, marked as not to be kept; from ``defined`` (``values`` None) the means alone:
+    the runs whose pair is not kept are returned (their differences wait for the values)."""
+    for run_id, metric in missing_means:
+        if values is None:
+            sample: Any = defined.get(run_id, {}).get(metric, ())
+        else:
+            sample = _metric(values.get(run_id, {}), metric)
+        means[run_id].kept[metric] = mean_without_interval(sample)
+    if values is None:
+        waiting = {run_id for run_id, _ in missing_pairs}
+        return waiting | {run_id for run_id, pair in pairs.items() if pair.split is None}
+    of_reference = values.get(reference.run_id, {}) if reference is not None else {}
+    for run_id, metric in missing_pairs:
+        of_run = _metric(values.get(run_id, {}), metric)
+        pairs[run_id].kept[metric] = difference_without_interval(
+            _metric(of_reference, metric), of_run
+        )
+    for paired_id, pair in pairs.items():
+        if pair.split is None:
+            pair.split = overlap(of_reference, values.get(paired_id, {}))
+    return set()
 
 
 def _compute(
     values: RunValues,
-    means: dict[str, _Found],
-    pairs: dict[str, _Found],
+    means: dict[str, Found],
+    pairs: dict[str, Found],
     missing_means: list[tuple[str, str]],
     missing_pairs: list[tuple[str, str]],
     reference: ComparedRun | None,
@@ -263,63 +350,6 @@ def _compute(
             pair.split = overlap(of_reference, values.get(run_id, {}))
             pair.changed = True
     RUN_CACHE.count_computed(len(missing_means) + len(missing_pairs))
-
-
-class _Shelf:
-    """Where a comparison's statistics are kept: :data:`RUN_CACHE` in front of the files."""
-
-    def __init__(self, database: str, files: StatisticsFiles | None) -> None:
-        self.database = database
-        self._files: StatisticsFiles | None = files
-
-    @property
-    def files(self) -> StatisticsFiles:
-        """The files (those under ``$HAF_HOME`` unless told: looked up when first needed)."""
-        if self._files is None:
-            self._files = StatisticsFiles()
-        return self._files
-
-    def key(self, kind: Kind, *runs: tuple[str, RunVersion | None]) -> StatisticsKey | None:
-        """The key of ``runs`` at their versions (None: a version unknown, or no database)."""
-        if not self.database or any(version is None for _, version in runs):
-            return None
-        at = tuple((run_id, version) for run_id, version in runs if version is not None)
-        method = bootstrap.method_versions()
-        return StatisticsKey(kind, self.database, at, SEED, N_RESAMPLES, CONFIDENCE, method)
-
-    def means(self, run_id: str, version: RunVersion | None) -> _Found:
-        """A run's kept means (in memory, else in its file)."""
-        key = self.key("means", (run_id, version))
-        if key is None:
-            return _Found(None, {})
-        held = RUN_CACHE.get(key)
-        if isinstance(held, _Found):
-            return _Found(key, dict(held.kept))
-        return _Found(key, dict(self.files.read_means(key) or {}))
-
-    def pair(self, first: str, second: str, versions: dict[str, RunVersion]) -> _Found:
-        """A pair's kept differences and overlap (in memory, else in its file)."""
-        key = self.key("paired", (first, versions.get(first)), (second, versions.get(second)))
-        if key is None:
-            return _Found(None, {})
-        held = RUN_CACHE.get(key)
-        if isinstance(held, _Found):
-            return _Found(key, dict(held.kept), held.split)
-        read = self.files.read_pair(key)
-        if read is None:
-            return _Found(key, {})
-        return _Found(key, dict(read.paired), read.overlap)
-
-    def keep(self, means: dict[str, _Found], pairs: dict[str, _Found]) -> None:
-        """Keep what changed, in memory and in its file."""
-        for found in means.values():
-            if found.key is not None and found.changed:
-                RUN_CACHE.put(found.key, _Found(found.key, dict(found.kept)))
-                self.files.write_means(found.key, found.kept)
-        for found in pairs.values():
-            if found.key is not None and found.changed:
-                RUN_CACHE.put(found.key, _Found(found.key, dict(found.kept), found.split))
-                self.files.write_pair(found.key, PairStatistics(found.kept, found.split))
 
 
 def _metric(of_run: dict[str, dict[str, float | None]], metric: str) -> dict[str, float | None]:

@@ -15,32 +15,30 @@ import threading
 from collections.abc import Sequence
 from typing import ClassVar
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Header, Input, Static, TabbedContent, TabPane
 
-from haf_tui.store.comparison_readers import ComparedRun, instance_across
+from haf_tui.store.comparison_readers import ComparedRun
 from haf_tui.tui.compare_data import (
     CompareData,
     RunStatistics,
     first_choice,
-    instance_order,
     kept_statistics,
     list_runs,
     load_compare_data,
+    read_defined,
     run_statistics,
+    statistics_at_once,
 )
-from haf_tui.tui.screens.base import HafScreen
+from haf_tui.tui.screens.compare_instance import DRAW, InstancePane
 from haf_tui.tui.screens.compare_messages import (
     CompareLoaded,
-    InstanceDrawn,
     RunsListed,
     StatisticsDrawn,
 )
 from haf_tui.tui.widgets.compare_tables import (
-    instance_parts,
     metric_definitions,
     run_rows,
     statistics_parts,
@@ -67,12 +65,9 @@ MAX_RUN_ROWS = 5
 """Runs shown at once (the list scrolls): the panes below keep the height."""
 FIRST_DRAW_WAIT = 5.0
 """Seconds the values' read waits for the first statistics drawn (only catches "never")."""
-DRAW = "compare: statistics or instance"
-"""The drawing workers' description (else Textual writes one from the repr of their arguments,
-every instance value: 0.12 s on the event loop at 5,000 × 4)."""
 
 
-class CompareScreen(HafScreen[None]):
+class CompareScreen(InstancePane):
     """Runs on top (``space`` chooses, ``a`` all/none); below, the statistics (``1``) and one
     instance across the chosen runs (``2``; ``]`` / ``[`` step, ``/`` finds an id)."""
 
@@ -101,12 +96,9 @@ class CompareScreen(HafScreen[None]):
         self.initial_run_ids = list(run_ids or [])
         self.around = around
         """The run under the runs list's cursor: those sharing a suite with it are chosen."""
-        self.data: CompareData | None = None
         self.chosen: list[str] = []
-        self.instances: list[str] = []
-        self.instance_index = 0
-        self.stats: list[RunStatistics] = []
         self.asked_width = 0  # (the width the statistics were last asked to be drawn at)
+        self.drawn_key: tuple[tuple[str, ...], int] | None = None  # (of the statistics shown)
         self.first_drawn = threading.Event()
         """Set when the first statistics are drawn, or found not kept: the values are read then
         (their read, mostly Python, would slow the drawing of what is kept)."""
@@ -151,34 +143,40 @@ class CompareScreen(HafScreen[None]):
     ) -> None:
         """Bootstrap intervals and paired tests of the chosen runs (``known``: computed
         already, only to draw again), drawn (posts them); before the values are read, only
-        those kept (none kept: nothing posted, the values' arrival computes them)."""
+        those kept (none kept: nothing posted, the values' arrival computes them); what is not
+        kept is posted first without its intervals (n and means, the intervals pending)."""
         stats = known
+        key = (tuple(run.run_id for run in runs), width)
         if stats is None and not data.values_read:
             stats = kept_statistics(runs, data.versions, data.database)
-            if stats is None:
-                self.first_drawn.set()  # (nothing kept: the values are read to compute them)
-                return
+            if stats is None:  # (not kept: the means and n at once, then the values are read)
+                try:
+                    with self.reader.reading() as store:
+                        defined = read_defined(store, runs)
+                    stats = statistics_at_once(
+                        runs, defined=defined, versions=data.versions, database=data.database
+                    )
+                finally:
+                    self.first_drawn.set()
+        if stats is not None and any(found.computing for found in stats):
+            lines = render_strips(statistics_parts(stats), width)
+            self.post_message(StatisticsDrawn(key, stats, lines))
+            return
+        if stats is None:
+            at_once = statistics_at_once(
+                runs, data.values, versions=data.versions, database=data.database
+            )
+            if not any(found.computing for found in at_once):
+                stats = at_once  # (everything kept)
+            else:  # (the paired differences' n and means too, the intervals still pending)
+                lines = render_strips(statistics_parts(at_once), width)
+                self.post_message(StatisticsDrawn(key, at_once, lines))
         if stats is None:  # (kept per run version: computed once while the runs do not change)
             stats = run_statistics(
                 runs, data.values, versions=data.versions, database=data.database
             )
         lines = render_strips(statistics_parts(stats), width)
-        key = (tuple(run.run_id for run in runs), width)
         self.post_message(StatisticsDrawn(key, stats, lines))
-
-    @work(
-        thread=True, exclusive=True, exit_on_error=False, group="compare-instance", description=DRAW
-    )
-    def read_instance(
-        self, stats: list[RunStatistics], instance_id: str, position: str, width: int
-    ) -> None:
-        """One instance across the chosen runs, drawn (posts it)."""
-        run_ids = [found.run.run_id for found in stats]
-        metrics = [spec.name for spec in stats[0].metrics]
-        with self.reader.reading() as store:
-            across = instance_across(store, run_ids, instance_id, metrics)
-        lines = render_strips(instance_parts(across, stats, width, position), width)
-        self.post_message(InstanceDrawn((tuple(run_ids), instance_id, width), lines))
 
     # -- handlers --------------------------------------------------------------------------------
 
@@ -205,7 +203,7 @@ class CompareScreen(HafScreen[None]):
             return
         self.data = message.data
         ids = [run.run_id for run in self.chosen_runs()]
-        if [found.run.run_id for found in self.stats] != ids:
+        if [found.run.run_id for found in self.stats] != ids or self.computing():
             self.choice_changed()  # (not kept: computed now)
             return
         self.order_instances(ids)  # (the kept statistics are shown: only the instances come)
@@ -225,25 +223,12 @@ class CompareScreen(HafScreen[None]):
             table.move_cursor(row=min(row, table.row_count - 1))
 
     def chosen_runs(self) -> list[ComparedRun]:
-        """The chosen runs, in the list's order (the first is the reference)."""
+        """The chosen runs in the order they were chosen: the first is the reference, each
+        other run's Δ is it minus the reference (as ``compare-ci``'s first ``--run``)."""
         if self.data is None:
             return []
-        return [run for run in self.data.runs if run.run_id in self.chosen]
-
-    def view_width(self, view_id: str) -> int:
-        """The width a pane draws in (its padding and a vertical scrollbar left out)."""
-        view = self.query_one(view_id, PanelView)
-        return max(40, (view.size.width or self.size.width) - 4)
-
-    def order_instances(self, ids: Sequence[str]) -> None:
-        """The instances of the runs ``ids`` to step through (the current one kept)."""
-        if self.data is None:
-            return
-        current = self.current_instance()
-        self.instances = instance_order(ids, self.data.values)
-        self.instance_index = (
-            self.instances.index(current) if current in self.instances else 0
-        )  # fmt: skip
+        by_id = {run.run_id: run for run in self.data.runs}
+        return [by_id[run_id] for run_id in self.chosen if run_id in by_id]
 
     def choice_changed(self) -> None:
         """Recompute the statistics and the instance order, and say what is chosen."""
@@ -252,7 +237,8 @@ class CompareScreen(HafScreen[None]):
         runs = self.chosen_runs()
         ids = [run.run_id for run in runs]
         self.order_instances(ids)
-        known = self.stats if [f.run.run_id for f in self.stats] == ids else None
+        same = [f.run.run_id for f in self.stats] == ids and not self.computing()
+        known = self.stats if same else None
         doing = "" if known is not None else "computing …"
         if not self.data.values_read:
             doing = "reading instances …"
@@ -260,8 +246,9 @@ class CompareScreen(HafScreen[None]):
         width = self.asked_width = self.view_width("#cmp-stats-view")
         self.compute_statistics(runs, self.data, width, known)
 
-    def update_status(self, doing: str = "") -> None:
-        """The line under the runs."""
+    def update_status(self, doing: str | None = None) -> None:
+        """The line under the runs (``doing`` None: what is computed, if anything)."""
+        doing = self.computing_note() if doing is None else doing
         total = len(self.data.runs) if self.data is not None else 0
         line = f"runs {len(self.chosen)}/{total} chosen (space, a)"
         if self.instances:
@@ -274,40 +261,25 @@ class CompareScreen(HafScreen[None]):
         """Show the statistics (if of the chosen runs at the width asked last); the instance."""
         if message.key != (tuple(run.run_id for run in self.chosen_runs()), self.asked_width):
             return
-        self.stats = message.stats
+        computing = any(found.computing for found in message.stats)
+        if computing and self.drawn_key == message.key and not self.computing():
+            return  # (a superseded worker's first numbers, after the computed ones)
+        again = self.drawn_key == message.key  # (the intervals filled in: the same instance)
+        self.stats, self.drawn_key = message.stats, message.key
         self.first_drawn.set()
-        self.query_one("#cmp-stats-view", PanelView).show(message.lines, from_top=True)
+        self.query_one("#cmp-stats-view", PanelView).show(message.lines, from_top=not again)
         reading = self.data is not None and not self.data.values_read
-        self.update_status("reading instances …" if reading else "")
-        self.show_instance()
+        self.update_status("reading instances …" if reading else self.computing_note())
+        if self.instance_shown_for != message.key:
+            self.show_instance()
 
-    def current_instance(self) -> str | None:
-        """The instance the side-by-side pane shows."""
-        if not self.instances:
-            return None
-        return self.instances[min(self.instance_index, len(self.instances) - 1)]
+    def computing(self) -> bool:
+        """Whether an interval or a test shown is still being computed."""
+        return any(found.computing for found in self.stats)
 
-    def show_instance(self) -> None:
-        """Read and draw the current instance across the chosen runs."""
-        instance_id = self.current_instance()
-        view = self.query_one("#cmp-instance-view", PanelView)
-        if self.data is not None and not self.data.values_read:
-            view.show(render_strips(Text("loading …"), self.view_width("#cmp-stats-view")))
-            return
-        if instance_id is None or not self.stats:
-            view.show(
-                render_strips(statistics_parts([]), self.view_width("#cmp-stats-view")),
-                from_top=True,
-            )
-            return
-        position = f"{self.instance_index + 1} of {len(self.instances)}"
-        self.read_instance(self.stats, instance_id, position, self.view_width("#cmp-stats-view"))
-
-    @on(InstanceDrawn)
-    def instance_drawn(self, message: InstanceDrawn) -> None:
-        """Show the instance if it is still the one asked for."""
-        if message.key[1] == self.current_instance():
-            self.query_one("#cmp-instance-view", PanelView).show(message.lines, from_top=True)
+    def computing_note(self) -> str:
+        """What the status line says while intervals are computed."""
+        return "computing intervals …" if self.computing() else ""
 
     @on(DataTable.RowSelected, "#cmp-runs")
     def row_selected(self) -> None:
@@ -341,7 +313,8 @@ class CompareScreen(HafScreen[None]):
         self.app.pop_screen()
 
     def action_toggle_run(self) -> None:
-        """Choose or drop the run under the cursor."""
+        """Choose the run under the cursor (after those chosen), or drop it (dropping the
+        reference makes the next chosen one the reference)."""
         table = self.query_one("#cmp-runs", DataTable)
         if self.data is None or table.row_count == 0:
             return
@@ -354,47 +327,10 @@ class CompareScreen(HafScreen[None]):
         self.choice_changed()
 
     def action_all_runs(self) -> None:
-        """Choose every run, or none when all are chosen."""
+        """Choose every run (those chosen first, the reference kept), or none when all are."""
         if self.data is None:
             return
-        every = [run.run_id for run in self.data.runs]
+        every = list(dict.fromkeys([*self.chosen, *(run.run_id for run in self.data.runs)]))
         self.chosen = [] if len(self.chosen) == len(every) else every
         self.fill_runs()
         self.choice_changed()
-
-    def action_pane(self, pane: str) -> None:
-        """Show the statistics or the instance pane."""
-        self.query_one("#cmp-tabs", TabbedContent).active = pane
-
-    def action_step_instance(self, delta: int) -> None:
-        """The next / previous instance (shown in the instance pane)."""
-        if not self.instances:
-            return
-        self.instance_index = (self.instance_index + delta) % len(self.instances)
-        self.action_pane("cmp-instance")
-        self.update_status()
-        self.show_instance()
-
-    def action_search(self) -> None:
-        """Ask for an instance id."""
-        search = self.query_one("#cmp-search", Input)
-        search.add_class("-shown")
-        search.value = ""
-        search.focus()
-
-    @on(Input.Submitted, "#cmp-search")
-    def search_submitted(self, event: Input.Submitted) -> None:
-        """Go to the instance with that id (or the first whose id starts with it)."""
-        wanted = event.value.strip()
-        found = next((i for i in self.instances if i == wanted), None) or next(
-            (i for i in self.instances if wanted and i.startswith(wanted)), None
-        )
-        if found is None:
-            self.notify(f"no instance {wanted!r} in the chosen runs", severity="warning")
-            return
-        self.query_one("#cmp-search", Input).remove_class("-shown")
-        self.query_one("#cmp-runs", DataTable).focus()
-        self.instance_index = self.instances.index(found)
-        self.action_pane("cmp-instance")
-        self.update_status()
-        self.show_instance()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -11,6 +12,7 @@ from rich.cells import cell_len
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.timer import Timer
 from textual.widgets import DataTable, Header, Static
 
 from haf_tui.reports import format_number
@@ -19,11 +21,12 @@ from haf_tui.store.derived_runs import DerivedRun, derived_runs
 from haf_tui.store.pending_annotations import PendingAnnotation, pending
 from haf_tui.store.readers import RunOverview, run_overviews, run_title, suites_text
 from haf_tui.tui.messages import QueryFinished
+from haf_tui.tui.read_ahead import REST_SECONDS, read_ahead
 from haf_tui.tui.screens.run_rescore import RunRescoreScreen, nested
 from haf_tui.tui.widgets.fit_columns import FitColumn, fit_widths
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.measured_table import MeasuredTable
-from haf_tui.vocabulary import shown_text
+from haf_tui.vocabulary import HafError, shown_text
 
 COLUMNS = ("run", "status", "suites", "model", "dataset", "done", "started", "SoS", "RS")
 FIT_COLUMNS = (
@@ -110,6 +113,7 @@ class HomeScreen(RunRescoreScreen):
         self._pending_count = 0  # (annotations pending: the hint says how many)
         self._all_columns = False
         self._snapshot_taken = time.monotonic()
+        self._resting: Timer | None = None  # (until reading ahead for the cursor's run)
         self.load_runs()
         self.set_interval(POLL_SECONDS, self.poll_runs)
 
@@ -205,6 +209,26 @@ class HomeScreen(RunRescoreScreen):
     def pending_stored(self, stored: object) -> None:
         """Pending annotations were stored (the app's): read the list again."""
         self.load_runs()
+
+    @on(DataTable.RowHighlighted, "#runs")
+    def cursor_moved(self) -> None:
+        """The cursor on a run: read ahead for it once it rests there (:mod:`read_ahead`)."""
+        if self._resting is not None:
+            self._resting.stop()
+        self._resting = self.set_timer(REST_SECONDS, self.cursor_rested)
+
+    def cursor_rested(self) -> None:
+        """Start reading ahead for the run under the cursor, if this screen is shown."""
+        run_id = self.selected_run()
+        if run_id is not None and self.is_current:
+            self.read_ahead_for(run_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="read-ahead")
+    def read_ahead_for(self, run_id: str) -> None:
+        """What the explorer and the metrics screen read first, kept (posts nothing; a read
+        that fails is left to the screen that needs it, which says why)."""
+        with contextlib.suppress(HafError):
+            read_ahead(self.reader, run_id)
 
     def selected_run(self) -> str | None:
         """The run under the cursor."""

@@ -45,6 +45,9 @@ four runs fit 200 columns; more, or a narrower screen, scroll sideways)."""
 _LABELS: dict[str, str] = {str(k): v for k, v in METRIC_LABELS.items()}
 
 
+PENDING = "…"
+"""What an interval, a Wilcoxon p or a "better" not computed yet shows (the mean and n beside it
+are final)."""
 CHOSEN, NOT_CHOSEN = "●", "○"
 """How the runs table marks a chosen run (with its letter) and one not chosen."""
 
@@ -69,13 +72,17 @@ def run_rows(runs: Sequence[ComparedRun], chosen: Sequence[ComparedRun]) -> list
     ]
 
 
-def _interval(found: MeanInterval | PairedDifference) -> str:
+def _interval(found: MeanInterval | PairedDifference, pending: bool = False) -> str:
+    if pending and found.n >= 2:  # (fewer than two values: no interval to wait for)
+        return PENDING
     if found.low is None or found.high is None:
         return "—"
     return f"[{format_number(found.low)}, {format_number(found.high)}]"
 
 
-def _p(value: float | None) -> str:
+def _p(value: float | None, pending: bool = False) -> str:
+    if pending:
+        return PENDING
     if value is None:
         return "—"
     return "<0.001" if value < 0.001 else f"{value:.3f}"
@@ -140,7 +147,8 @@ def means_table(stats: Sequence[RunStatistics]) -> Table:
         cells = []
         for found in stats:
             mean = found.means[spec.name]
-            cells += [format_number(mean.mean), _interval(mean), str(mean.n)]
+            pending = spec.name in found.pending
+            cells += [format_number(mean.mean), _interval(mean, pending), str(mean.n)]
         table.add_row(spec.label, *cells)
     return table
 
@@ -156,6 +164,8 @@ def paired_parts(reference: RunStatistics, found: RunStatistics) -> list[Rendera
     """``found − reference`` per metric on the instances both define it (or why not), and
     which finished instances only one of the two has (every id listed)."""
     title = f"paired {found.letter} − {reference.letter}"
+    if found.pairing:
+        return [_title(title), Text(f"{PENDING} computing: reading the instances", "italic")]
     if found.paired is None or found.overlap is None:
         return [
             Text(
@@ -174,10 +184,15 @@ def paired_parts(reference: RunStatistics, found: RunStatistics) -> list[Rendera
     table.add_column("better", justify="right", no_wrap=True)
     for spec in compared([found]):
         diff = found.paired[spec.name]
+        pending = spec.name in found.pending_paired
+        tested = pending and diff.n >= WILCOXON_MIN_PAIRS  # (else no test to wait for)
+        better = _better(spec, diff, reference.letter, found.letter)
+        if pending and spec.better and diff.n >= 2:
+            better = PENDING
         table.add_row(
-            spec.label, format_number(diff.mean), _interval(diff), _p(diff.p_value),
-            str(diff.n), str(len(diff.only_first)), str(len(diff.only_second)),
-            _better(spec, diff, reference.letter, found.letter),
+            spec.label, format_number(diff.mean), _interval(diff, pending),
+            _p(diff.p_value, tested), str(diff.n), str(len(diff.only_first)),
+            str(len(diff.only_second)), better,
         )  # fmt: skip
     split = found.overlap
     counts = Text(
@@ -203,7 +218,13 @@ def statistics_parts(stats: Sequence[RunStatistics]) -> list[RenderableType]:
     if not stats:
         return [Text("no runs chosen: space picks runs, a picks all", style="italic")]
     percent = round(CONFIDENCE * 100)
-    parts: list[RenderableType] = [run_legend(stats), Text("")]
+    parts: list[RenderableType] = [run_legend(stats)]
+    if len(stats) > 1:
+        first = stats[0].letter
+        parts.append(
+            Text(f"{first}: the reference, the first run chosen; each Δ is a run − {first}", "dim")
+        )
+    parts.append(Text(""))
     if not compared(stats):
         parts.append(
             Text("no metric to compare: the chosen runs share no suite with values", "italic")
@@ -213,6 +234,8 @@ def statistics_parts(stats: Sequence[RunStatistics]) -> list[RenderableType]:
         _title(f"mean over instances ({percent} % bootstrap CI; n: instances defined)"),
         means_table(stats),
     ]
+    if any(found.computing for found in stats):
+        parts.append(Text(f"{PENDING} computing: the means and n are final", style="italic"))
     for found in stats[1:]:
         parts += [*paired_parts(stats[0], found), Text("")]
     if len(stats) == 1:

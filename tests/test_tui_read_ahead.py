@@ -1,0 +1,117 @@
+"""The runs list reads ahead (issue 44 §2): once its cursor rests on a run, the explorer's rows
+of that run and the metrics screen's first panel are read and kept by the database's state,
+so opening either then reads neither again; a database written a moment ago (a run going on)
+has nothing read ahead, since nothing read from it would be kept."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.benchdata import build_bench_db
+from haf_tui.reports import instance_rows
+from haf_tui.reports.registry import run_report
+from haf_tui.tui import create_app, instance_reader, metrics_data
+from haf_tui.tui.metrics_data import panel_specs, reports_read
+from haf_tui.tui.run_cache import RUN_CACHE, VALUES_CACHE
+from haf_tui.tui.screens.explorer import ExplorerScreen
+from haf_tui.tui.screens.home import HomeScreen
+from haf_tui.tui.screens.metrics import MetricsScreen
+from tests.support import settle, until
+
+AN_HOUR = 3600
+
+
+@pytest.fixture(scope="module")
+def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("read-ahead") / "template.duckdb"
+    build_bench_db(path, n_instances=20, n_runs=2, seed=7)
+    return path
+
+
+def _copy(template: Path, tmp_path: Path, *, settled: bool) -> Path:
+    """A copy of the store, written an hour ago (``settled``) or just now."""
+    path = tmp_path / "haf.duckdb"
+    shutil.copyfile(template, path)
+    if settled:
+        at = time.time() - AN_HOUR
+        os.utime(path, (at, at))
+    VALUES_CACHE.clear()
+    RUN_CACHE.clear()
+    return path
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
+    """Count the explorer's row reads (by run) and the reports read (by name)."""
+    calls: dict[str, list[Any]] = {"rows": [], "reports": [], "kept rows": []}
+    rows, report, kept_rows = instance_rows, run_report, instance_reader.run_rows
+
+    def counted_rows(store: Any, run_id: str) -> Any:
+        calls["rows"].append(run_id)
+        return rows(store, run_id)
+
+    def counted_report(store: Any, name: str, *args: Any) -> Any:
+        calls["reports"].append(name)
+        return report(store, name, *args)
+
+    def looked_up(store: Any, run_id: str, *args: Any) -> Any:
+        calls["kept rows"].append(run_id)
+        return kept_rows(store, run_id, *args)
+
+    monkeypatch.setattr(instance_reader, "instance_rows", counted_rows)
+    monkeypatch.setattr(instance_reader, "run_rows", looked_up)
+    monkeypatch.setattr(metrics_data, "run_report", counted_report)
+    return calls
+
+
+async def test_a_resting_cursor_reads_ahead_what_the_screens_show_first(
+    template_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = _copy(template_db, tmp_path, settled=True)
+    calls = _counting(monkeypatch)
+    first_reports = reports_read(panel_specs()[:1])
+    assert first_reports
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        home = app.screen
+        assert isinstance(home, HomeScreen)
+        await until(pilot, lambda: bool(calls["rows"]))  # (the cursor rested: read ahead)
+        await settle(pilot)
+        run_id = home.selected_run()
+        assert calls["rows"] == [run_id]
+        assert all(calls["reports"].count(name) == 1 for name in first_reports)
+        looked = len(calls["kept rows"])
+        home.cursor_rested()  # (resting there again, nothing written: not even looked up)
+        await settle(pilot)
+        assert len(calls["kept rows"]) == looked
+        await pilot.press("e")
+        await settle(pilot)
+        assert isinstance(app.screen, ExplorerScreen) and app.screen.instances
+        assert calls["rows"] == [run_id]  # (the explorer read none again)
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        assert isinstance(app.screen, MetricsScreen) and app.screen.data is not None
+        assert all(calls["reports"].count(name) == 1 for name in first_reports)
+
+
+async def test_a_database_written_a_moment_ago_has_nothing_read_ahead(
+    template_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = _copy(template_db, tmp_path, settled=False)
+    calls = _counting(monkeypatch)
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        home = app.screen
+        assert isinstance(home, HomeScreen)
+        home.cursor_rested()  # (as the timer would, while the file is still new)
+        await settle(pilot)
+        assert calls == {"rows": [], "reports": [], "kept rows": []}
