@@ -48,9 +48,7 @@ def test_logprobs_equal_full_logits_log_softmax(embedded_backend: Any) -> None:
     messages = justify_messages("Have a lovely day!")
     generation = embedded_backend.generate(messages, SHORT)
     prompt_tokens = embedded_backend.tokenize_prompt(embedded_backend.render(messages))
-    full = open_llama(
-        embedded_backend.info.path, n_ctx=1024, n_gpu_layers=0, logits_all=True, verbose=False
-    )
+    full = open_llama(embedded_backend.info.path, n_ctx=1024, n_gpu_layers=0, logits_all=True)
     full.eval(prompt_tokens)
     for token in generation.tokens:
         row = np.asarray(full.scores[full.n_tokens - 1], dtype=np.float64)

@@ -168,12 +168,12 @@ def test_word_scores_match_captum(attributor: Any) -> None:
 def test_llama_cpp_scores_the_label_as_torch_does(tiny_gguf: Path, attributor: Any) -> None:
     """The full model in llama.cpp: its log-probability of the label after the same ids is
     torch's T (float32 weights: no quantisation gap beyond rounding)."""
-    import llama_cpp
     import numpy as np
 
+    from haf_tui.inference.llama_load import open_llama
     from haf_tui.methods.rationales.suite.attribution_model import prompt_tokens
 
-    llm = llama_cpp.Llama(str(tiny_gguf), n_ctx=512, logits_all=True, verbose=False)
+    llm = open_llama(tiny_gguf, n_ctx=512, logits_all=True)
     tokens = prompt_tokens(attributor.vocab, TEXT)
     target = attributor.vocab.forced_tokens("non-toxic")
     llm.eval([*tokens.ids, *target])

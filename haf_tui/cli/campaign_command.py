@@ -42,7 +42,6 @@ from haf_tui.cli.run_command import (
     _CtrlC,
     add_run_parser,
 )
-from haf_tui.cli.steady_output import steady_output
 from haf_tui.cli.writer_open import open_writer
 from haf_tui.config import RunConfig
 from haf_tui.methods.registry import run_stages, stage_titles
@@ -76,12 +75,9 @@ def campaign_command(args: argparse.Namespace, console: Console) -> int:
     database = args.db or grid.database
     if args.campaign_command == "run":
         base = grid_run_config(grid)
-        with (
-            open_writer(
-                database, wait=args.wait, command="campaign run", purpose=f"campaign {grid.name}"
-            ) as store,
-            steady_output(console),
-        ):  # (a model loading in one lane silences stdout)
+        with open_writer(
+            database, wait=args.wait, command="campaign run", purpose=f"campaign {grid.name}"
+        ) as store:
             return _run(args, grid, base, store, console)
     stored = Path(database).expanduser() if database else default_db_path()
     if not stored.is_file():  # (the store's own line says `haf run`: a campaign has its own)

@@ -1,9 +1,20 @@
 """Opening a GGUF with llama-cpp-python: llama.cpp's log lines kept in memory instead of on
-stderr, its extra buffer types off unless asked for, and a load failure as one line."""
+stderr, llama-cpp-python's own messages not shown, its extra buffer types off unless asked for,
+and a load failure as one line.
+
+Models are loaded with ``verbose=True``. At ``verbose=False`` llama-cpp-python silences a load
+(``suppress_stdout_stderr``) by pointing file descriptors 1 and 2 and ``sys.stdout`` and
+``sys.stderr`` at /dev/null for the whole process while it lasts: whatever another thread
+printed meanwhile was lost (a campaign lane's line, a workbench frame Textual wrote while a
+worker loaded a model). At ``verbose=True`` nothing is redirected; llama.cpp's own lines go to
+the log collector (:func:`recent_llama_log`), and llama-cpp-python's Python messages (the
+system info, the metadata, the chat format it guessed, its cache and state notes) go to
+:func:`_unshown_print` instead of stderr (:func:`quiet_llama_cpp`)."""
 
 from __future__ import annotations
 
 import ctypes
+import sys
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -30,6 +41,35 @@ def _quiet_llama_logs(llama_cpp: Any) -> None:
 
     _LOG_CALLBACK = _collect  # keep a reference: llama.cpp calls it later
     llama_cpp.llama_log_set(_collect, ctypes.c_void_p(0))
+
+
+LLAMA_CPP_MODULES_THAT_PRINT = (
+    "llama_cpp.llama",
+    "llama_cpp.llama_chat_format",
+    "llama_cpp.server.model",
+)
+"""llama-cpp-python's modules with ``print`` calls under ``if self.verbose`` (or
+``llama.verbose``, ``settings.verbose``): at ``verbose=True`` they would reach stderr or stdout.
+``tests/test_llama_load_quiet.py`` reads the installed package for any other."""
+
+
+def _unshown_print(*values: object, **options: object) -> None:
+    """Stands for ``print`` in :data:`LLAMA_CPP_MODULES_THAT_PRINT`: their messages are
+    llama-cpp-python's diagnostics, not haf's, and are not shown."""
+
+
+def quiet_llama_cpp() -> None:
+    """llama.cpp's log lines kept in memory and llama-cpp-python's own messages not shown,
+    so that a model loaded with ``verbose=True`` (no descriptor redirected) prints nothing.
+    Call it before a load, after importing the modules that load (the server's model module
+    is quieted once imported); safe to call again."""
+    import llama_cpp
+
+    _quiet_llama_logs(llama_cpp.llama_cpp)
+    for name in LLAMA_CPP_MODULES_THAT_PRINT:
+        module = sys.modules.get(name)
+        if module is not None:
+            module.print = _unshown_print  # type: ignore[attr-defined]  # (shadows the builtin)
 
 
 def recent_llama_log() -> list[str]:
@@ -81,12 +121,13 @@ def load_error(
 
 def open_llama(model_path: str | Path, *, extra_buffers: bool = False, **kwargs: Any) -> Any:
     """``llama_cpp.Llama(model_path, **kwargs)`` with llama.cpp's ``use_extra_bufts`` set
-    (off unless asked for: :func:`extra_buffer_types`)."""
+    (off unless asked for: :func:`extra_buffer_types`), loaded with ``verbose=True`` and
+    quiet (:func:`quiet_llama_cpp`; ``kwargs`` cannot name ``verbose``)."""
     import llama_cpp
 
-    _quiet_llama_logs(llama_cpp.llama_cpp)
+    quiet_llama_cpp()
     with extra_buffer_types(extra_buffers):
-        return llama_cpp.Llama(model_path=str(model_path), **kwargs)
+        return llama_cpp.Llama(model_path=str(model_path), verbose=True, **kwargs)
 
 
 def gpu_offload_supported() -> bool:

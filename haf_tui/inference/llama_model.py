@@ -140,7 +140,6 @@ class LlamaModel:
                 n_batch=n_batch,
                 logits_all=False,
                 vocab_only=vocab_only,
-                verbose=False,
             )
         except (ValueError, RuntimeError, OSError) as exc:
             raise load_error(exc, self.info, n_ctx, recent_llama_log()) from exc

@@ -14,6 +14,8 @@ served by uvicorn) made safe and parallel for HAF runs.
   ``max_tokens`` within the context, the API key when one is set) and answers errors without
   internals; :mod:`~haf_tui.inference.serve_limits` caps connections and log lines.
   ``/v1/models`` names the GGUF's file, not its path.
+- The copies load with ``verbose=True`` and quiet (:func:`llama_load.quiet_llama_cpp`): at
+  ``verbose=False`` llama-cpp-python silences a load through the process's descriptors.
 """
 
 from __future__ import annotations
@@ -29,7 +31,11 @@ from haf_tui.defaults import SERVE_MAX_CONNECTIONS
 from haf_tui.inference.base import InferenceError
 from haf_tui.inference.context_size import check_context_size
 from haf_tui.inference.gguf import read_gguf_info
-from haf_tui.inference.llama_load import extra_buffer_types, gpu_offload_supported
+from haf_tui.inference.llama_load import (
+    extra_buffer_types,
+    gpu_offload_supported,
+    quiet_llama_cpp,
+)
 from haf_tui.inference.serve_guard import GuardSettings, ServeGuard
 
 DEFAULT_MAX_CONNECTIONS = SERVE_MAX_CONNECTIONS
@@ -151,7 +157,7 @@ def _model_settings(settings: ServeSettings) -> Any:
         n_threads=settings.threads,
         n_threads_batch=settings.threads,
         logits_all=True,  # the completions' log-probabilities need every row
-        verbose=False,
+        verbose=True,  # (False silences the load through the process's descriptors)
     )
 
 
@@ -194,6 +200,7 @@ def create_serve_app(settings: ServeSettings) -> Any:
     from llama_cpp.server.settings import ServerSettings
 
     model_settings = _model_settings(settings)
+    quiet_llama_cpp()  # (verbose=True: llama.cpp's lines to the collector, no prints)
     with extra_buffer_types(settings.extra_buffers):
         app = server_app.create_app(
             server_settings=ServerSettings(interrupt_requests=False),
