@@ -3,12 +3,17 @@
 llama.cpp's CPU kernels sum in an order their SIMD code decides, and that code is chosen when
 llama.cpp is built: a llama-server built with AVX-512 off (AVX2 and FMA only, as on many Xeons
 and older AMD CPUs) or with no SIMD at all runs another kernel kind on this same CPU. This runs
-the demo's JUSTIFY stage (``haf run --demo --stages justify``, every one of the 16 built-in
-texts, greedy, seed 23, 256 new tokens) in process and through each llama-server named with
-``--build NAME=PATH`` (``haf serve --engine llama-server``, ``$HAF_LLAMA_SERVER`` set to PATH),
+the demo's JUSTIFY stage (``haf run --demo --stages justify``, every one of the demo's texts,
+or of ``--file``'s, greedy, seed 23, 256 new tokens) in process and through each llama-server
+named with ``--build NAME=PATH`` (``haf serve --engine llama-server``, ``$HAF_LLAMA_SERVER``
+set to PATH),
 then compares each arm to the in-process one: which texts go past JUSTIFY, which answers are
 the same byte for byte, and the largest difference of a stored log-probability (the token's
 own and its top alternatives', by id) over the tokens both answers share before they part.
+Then each text with how many arms took it past JUSTIFY, most first: the order the demo's
+texts are kept in (``haf_tui/data/demo.jsonl``). ``--whole`` runs the whole demo in each arm
+instead (every stage, as ``make run``), and says what it evaluated, which texts went through
+every stage and how many texts each HAF metric is defined on.
 
     python -m benchmarks.demo_kernels --out /tmp/kernels --lock /tmp/haf-model.lock \\
         --build native=.venv/bin/llama-server --build avx2=/tmp/avx2/llama-server
