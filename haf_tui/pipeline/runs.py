@@ -90,7 +90,8 @@ class DatasetChoice:
 
 DEMO_TEXTS = "demo"
 """The name of the demo's texts (:func:`~haf_tui.datasets.demo_texts`) in a builtin choice:
-``haf run --demo`` and the workbench's demo source take them, ``--dataset sample`` does not."""
+``haf run --demo`` takes them; ``--dataset sample`` and the workbench's demo source (the
+sample's first texts) do not."""
 DEMO_CHOICE = DatasetChoice("builtin", DEMO_TEXTS)
 
 
