@@ -27,6 +27,18 @@ from haf_tui.inference.llama_load import (
 from haf_tui.inference.llama_model import LlamaModel
 
 
+@pytest.fixture(autouse=True)
+def llama_cpp_python_printing_as_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with llama-cpp-python's modules printing as installed: a quieting an
+    earlier test (or test file) left in the process does not stand in for the load's own."""
+    import llama_cpp  # noqa: F401  (the modules that print, imported)
+
+    for name in LLAMA_CPP_MODULES_THAT_PRINT:
+        module = sys.modules.get(name)
+        if module is not None and "print" in vars(module):
+            monkeypatch.delattr(module, "print")
+
+
 def _print_from_another_thread(when: str) -> None:
     """A line to descriptor 1 and one through ``sys.stdout``, from a thread of their own (as
     Textual's writer thread or a campaign lane prints while a worker loads a model)."""
