@@ -3,12 +3,17 @@
 llama.cpp's CPU kernels sum in an order their SIMD code decides, and that code is chosen when
 llama.cpp is built: a llama-server built with AVX-512 off (AVX2 and FMA only, as on many Xeons
 and older AMD CPUs) or with no SIMD at all runs another kernel kind on this same CPU. This runs
-the demo's JUSTIFY stage (``haf run --demo --stages justify``, every one of the 16 built-in
-texts, greedy, seed 23, 256 new tokens) in process and through each llama-server named with
-``--build NAME=PATH`` (``haf serve --engine llama-server``, ``$HAF_LLAMA_SERVER`` set to PATH),
+the demo's JUSTIFY stage (``haf run --demo --stages justify``, every one of the demo's texts,
+or of ``--file``'s, greedy, seed 23, 256 new tokens) in process and through each llama-server
+named with ``--build NAME=PATH`` (``haf serve --engine llama-server``, ``$HAF_LLAMA_SERVER``
+set to PATH),
 then compares each arm to the in-process one: which texts go past JUSTIFY, which answers are
 the same byte for byte, and the largest difference of a stored log-probability (the token's
 own and its top alternatives', by id) over the tokens both answers share before they part.
+Then each text with how many arms took it past JUSTIFY, most first: the order the demo's
+texts are kept in (``haf_tui/data/demo.jsonl``). ``--whole`` runs the whole demo in each arm
+instead (every stage, as ``make run``), and says what it evaluated, which texts went through
+every stage and how many texts each HAF metric is defined on.
 
     python -m benchmarks.demo_kernels --out /tmp/kernels --lock /tmp/haf-model.lock \\
         --build native=.venv/bin/llama-server --build avx2=/tmp/avx2/llama-server
@@ -29,7 +34,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -39,7 +44,9 @@ from benchmarks.servers import Served
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = "in-process"
-DEMO_JUSTIFY = ["run", "--demo", "--stages", "justify", "--limit", "16", "--until-complete", "16"]
+DEMO_JUSTIFY = ["run", "--demo", "--stages", "justify"]
+DEMO_WHOLE = ["run", "--demo"]  # (every stage, until 3 went through: as make run runs it)
+STAGES = ("justify", "internal", "external", "individual")
 N_CTX = 4096  # haf run's own default: each llama-server slot gets what the in-process run has
 
 _ANSWERS_SQL = """
@@ -180,7 +187,12 @@ def _haf(argv: Sequence[str], home: Path) -> None:
 
 
 def run_arm(
-    name: str, program: Path | None, out: Path, threads: int, extra: Sequence[str] = ()
+    name: str,
+    program: Path | None,
+    out: Path,
+    threads: int,
+    extra: Sequence[str] = (),
+    demo: Sequence[str] = DEMO_JUSTIFY,
 ) -> float:
     """The demo's JUSTIFY stage into ``out/NAME.duckdb``, in process (``program`` None) or
     through ``haf serve`` on that llama-server; its wall seconds."""
@@ -189,7 +201,7 @@ def run_arm(
     home = out / "home"
     home.mkdir(exist_ok=True)
     started = time.perf_counter()
-    argv = ["--db", str(db), *DEMO_JUSTIFY, "--threads", str(threads), *extra]
+    argv = ["--db", str(db), *demo, "--threads", str(threads), *extra]
     if program is None:
         _haf(argv, home)
         return time.perf_counter() - started
@@ -201,6 +213,42 @@ def run_arm(
         served.stop()
         del os.environ["HAF_LLAMA_SERVER"]
     return time.perf_counter() - started
+
+
+def kernel_order(
+    went_on: Mapping[str, Mapping[str, bool]], order: Sequence[str]
+) -> list[tuple[str, int]]:
+    """The texts of ``order`` with how many arms (``went_on``: by arm, by text) took each past
+    JUSTIFY, most first, ties in ``order``'s order: the order the demo's texts are kept in
+    (a text an arm did not run counts as stopped there)."""
+    counts = {text: sum(bool(arm.get(text)) for arm in went_on.values()) for text in order}
+    return sorted(counts.items(), key=lambda item: -item[1])  # (sorted is stable)
+
+
+def by_text_table(went_on: Mapping[str, Mapping[str, bool]], order: Sequence[str]) -> str:
+    """A markdown table: each text (in :func:`kernel_order`), whether each arm took it past
+    JUSTIFY, and in how many arms it went on."""
+    arms = list(went_on)
+    lines = [
+        f"| text | {' | '.join(arms)} | arms |",
+        f"|---|{'---|' * len(arms)}---|",
+    ]
+    for text, count in kernel_order(went_on, order):
+        marks = " | ".join("on" if went_on[arm].get(text) else "-" for arm in arms)
+        lines.append(f"| {text} | {marks} | {count} of {len(arms)} |")
+    return "\n".join(lines)
+
+
+def _texts_options(file: Path | None) -> list[str]:
+    """``haf run`` options that evaluate every text of ``file`` (default: the demo's pool)."""
+    if file is None:
+        from haf_tui.datasets import demo_texts
+
+        count = len(demo_texts().instances)
+    else:
+        count = sum(1 for line in file.read_text(encoding="utf-8").splitlines() if line.strip())
+    every = ["--limit", str(count), "--until-complete", str(count)]
+    return [*(["--file", str(file.resolve())] if file is not None else []), *every]
 
 
 def table(comparisons: Sequence[Comparison]) -> str:
@@ -227,6 +275,27 @@ def table(comparisons: Sequence[Comparison]) -> str:
     return "\n".join(lines)
 
 
+def whole_demo(db: Path) -> dict[str, Any]:
+    """What a whole demo in ``db`` (one run) evaluated: texts, those through every HAF stage,
+    and how many texts each HAF metric is defined on."""
+    from haf_tui.reports import defined_counts, instance_rows
+    from haf_tui.store import open_store
+
+    with open_store(db, read_only=True) as store:
+        (run,) = store.list_runs()
+        rows = instance_rows(store, run["run_id"])
+        _, through = store.query(
+            "SELECT instance_id FROM generations WHERE stage IN (?, ?, ?, ?) "
+            "GROUP BY instance_id HAVING count(DISTINCT stage) = 4 ORDER BY instance_id",
+            list(STAGES),
+        )
+    return {
+        "evaluated": [str(r["instance_id"]) for r in rows],
+        "through": [i for (i,) in through],
+        "defined": defined_counts(rows),
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.demo_kernels", description=__doc__)
     parser.add_argument("--out", type=Path, required=True, help="a folder for the databases")
@@ -235,6 +304,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--lock", help="a file to hold locked (flock) during each arm")
     parser.add_argument("--fresh", action="store_true", help="run arms already stored again")
     parser.add_argument("--temperature", help="haf run --temperature (default: the demo's 0)")
+    parser.add_argument(
+        "--file", type=Path, help="the texts (a JSONL file: id, text, label; default the demo's)"
+    )
+    parser.add_argument("--suites", help="haf run --suites (default: the demo's)")
+    parser.add_argument(
+        "--whole",
+        action="store_true",
+        help="the whole demo in each arm (every stage, as make run runs it), not JUSTIFY alone",
+    )
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     arms: dict[str, Path | None] = {REFERENCE: None}
@@ -247,9 +325,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     for name, program in arms.items():
         if args.fresh or not (args.out / f"{name}.duckdb").exists():
             with _locked(args.lock):
-                extra = ["--temperature", args.temperature] if args.temperature else []
-                seconds[name] = run_arm(name, program, args.out, args.threads, extra)
+                extra = [] if args.whole else _texts_options(args.file)
+                extra += ["--file", str(args.file.resolve())] if args.whole and args.file else []
+                extra += ["--temperature", args.temperature] if args.temperature else []
+                extra += ["--suites", args.suites] if args.suites else []
+                demo = DEMO_WHOLE if args.whole else DEMO_JUSTIFY
+                seconds[name] = run_arm(name, program, args.out, args.threads, extra, demo)
             print(f"{name}: {seconds[name]:.0f} s", flush=True)
+    if args.whole:
+        wholes = {name: whole_demo(args.out / f"{name}.duckdb") for name in arms}
+        report: dict[str, Any] = {"seconds": seconds, "whole": wholes}
+        (args.out / "demo-whole.json").write_text(json.dumps(report, indent=2) + "\n")
+        for name, whole in wholes.items():
+            print(f"{name}: {len(whole['evaluated'])} evaluated, through every stage "
+                  f"{' '.join(whole['through'])}; defined on {whole['defined']}")  # fmt: skip
+        return
     answers = {name: read_answers(args.out / f"{name}.duckdb") for name in arms}
     # each arm against the in-process one, then each build against the first (the same server
     # path: only the kernels differ)
@@ -260,9 +350,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         for name in arms
         if name != reference and (reference == REFERENCE or name != REFERENCE)
     ]
-    report: dict[str, Any] = {"seconds": seconds, "arms": [asdict(c) for c in comparisons]}
+    went_on = {name: arm.went_on for name, arm in answers.items()}
+    order = list(answers[REFERENCE].texts)  # (by id: the arms' databases keep no file order)
+    report = {
+        "seconds": seconds,
+        "arms": [asdict(c) for c in comparisons],
+        "by_text": kernel_order(went_on, order),
+    }
     (args.out / "demo-kernels.json").write_text(json.dumps(report, indent=2) + "\n")
     print(table(comparisons))
+    print(by_text_table(went_on, order))
 
 
 if __name__ == "__main__":

@@ -26,15 +26,22 @@ CPU to the next (5 of the first 8 on one AMD VM, 1 on Xeons: docs/demo.md); a gr
 changes only where its two likeliest tokens are closer than that. The seed is then unused
 (kept in the run's record, and for ``--temperature``)."""
 DEMO_UNTIL_COMPLETE = 3
-DEMO_MAX_TEXTS = 16
-"""``haf run --demo`` (``make run``) evaluates the built-in sample's texts in order until
-:data:`DEMO_UNTIL_COMPLETE` went through every stage, at most :data:`DEMO_MAX_TEXTS` (the whole
-sample). The sample starts with :data:`DEMO_TEXTS_GOING_ON`."""
-DEMO_TEXTS_GOING_ON = ("s04", "s05", "s14")
-"""The built-in sample's texts whose greedy JUSTIFY answer has a stance with listed reasons
-on the AMD EPYC VM under every thread count, batch shape and buffer measured, and through an
-AVX2 build of llama.cpp's kernels (docs/demo.md): the sample's first three. Through a scalar
-build s05 stopped: no three of the 16 go on under every kernel kind measured."""
+DEMO_MAX_TEXTS = 25
+"""``haf run --demo`` (``make run``) evaluates the demo's own texts (``haf_tui/data/demo.jsonl``,
+:func:`~haf_tui.datasets.demo_texts`) in order until :data:`DEMO_UNTIL_COMPLETE` went through
+every stage, at most :data:`DEMO_MAX_TEXTS` (all of them)."""
+DEMO_TEXTS_GOING_ON = ("s04", "d04", "d83")
+"""The demo's first texts: their greedy JUSTIFY answer has a stance with listed reasons under
+every CPU kernel kind measured (in process, and llama-server built native, AVX2-only and
+scalar: docs/demo.md)."""
+DEMO_TEXTS_STOPPING = ("s06", "s01", "s10", "s11", "s15", "s02", "s03")
+"""Then texts that stopped after JUSTIFY under every kernel kind measured: the demo shows the
+stop, and while 8 texts are in flight it follows up 3 texts, not 8 (a text in flight when the
+third goes through is still finished)."""
+DEMO_SPARE_TEXTS = ("d16", "d64", "d73", "d99", "e10")
+"""Then texts that, like the first three, went on under every kernel kind measured: where one
+of the first three stops on another CPU, the rule takes these next (after them, texts that
+went on under fewer kinds)."""
 
 SAMPLE_SEED = 17
 """The seed of a dataset's sample unless one is given (``haf datasets import --sample N``)."""

@@ -131,6 +131,17 @@ def test_report_query_runs_export(
         n_done = store.list_runs()[0]["n_done"]
     assert (f"{stopped} of {n_done} instances stopped after JUSTIFY" in out) == (stopped > 0)
     assert "the explorer opens on it" in " ".join(out.split())  # the instance to open is named
+    # how many texts each HAF number rests on, as the store holds them (issue 44 §3)
+    with open_store(demo_db, read_only=True) as store:
+        defined = dict(
+            store.query(
+                "SELECT metric, count(*) FILTER (WHERE isfinite(value)) FROM instance_metrics "
+                "GROUP BY metric"
+            )[1]
+        )
+    names = {"sos": "SoS", "dis": "DiS", "uii": "UII", "uei": "UEI", "rs": "RS", "rn": "RN"}
+    counts = ", ".join(f"{name} {defined.get(metric, 0)}" for metric, name in names.items())
+    assert f"rests on the instances it is defined for: {counts} (haf" in " ".join(out.split())
     assert main([*db, "report", "--format", "json", "--report", "table1"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert rows and rows[0]["model"] == "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -5,7 +5,15 @@ log-probability difference over the tokens both answers share. Hand-made answers
 
 from __future__ import annotations
 
-from benchmarks.demo_kernels import Answers, Parting, Token, compare_answers, table
+from benchmarks.demo_kernels import (
+    Answers,
+    Parting,
+    Token,
+    by_text_table,
+    compare_answers,
+    kernel_order,
+    table,
+)
 
 
 def _token(token_id: int, logprob: float, runner_up: int, runner_logprob: float) -> Token:
@@ -62,3 +70,24 @@ def test_an_answer_longer_than_the_reference_with_the_same_tokens_parts_at_its_e
     )
     row = compare_answers("longer", longer, REFERENCE)
     assert row.identical == 2 and row.parted == [Parting("s03", 2, None)]
+
+
+def test_texts_are_ordered_by_how_many_arms_took_them_past_justify() -> None:
+    went_on = {
+        "in-process": {"s01": True, "s02": False, "s03": True, "s04": True},
+        "avx2": {"s01": False, "s02": True, "s03": True, "s04": True},
+        "scalar": {"s01": True, "s03": True},  # (s02 and s04 not run there: stopped)
+    }
+    order = ["s01", "s02", "s03", "s04", "s05"]
+    # most arms first; a tie keeps the given order (s01 before s04), none at all last
+    assert kernel_order(went_on, order) == [
+        ("s03", 3),
+        ("s01", 2),
+        ("s04", 2),
+        ("s02", 1),
+        ("s05", 0),
+    ]
+    lines = by_text_table(went_on, order).splitlines()
+    assert lines[0] == "| text | in-process | avx2 | scalar | arms |"
+    assert lines[2] == "| s03 | on | on | on | 3 of 3 |"
+    assert lines[-1] == "| s05 | - | - | - | 0 of 3 |"

@@ -17,6 +17,7 @@ import pytest
 
 from haf_tui.cli import main
 from haf_tui.config import DecodingSettings
+from haf_tui.datasets import demo_texts
 from haf_tui.defaults import DEMO_UNTIL_COMPLETE, embedded_model_path
 from haf_tui.inference.base import GeneratedToken, Generation, TokenCallback, TokenTextAssembler
 from haf_tui.inference.gguf import read_gguf_info
@@ -45,10 +46,11 @@ MORE_REASONS = (
     "2. The tone would make anyone reading it feel unwelcome.\n"
 )
 ENOUGH = "My decision is no: the reasons given are enough."
-STOPS = "If I ever see you at the meeting"
-"""The second text of the sample: answered without a stance, so it stops after JUSTIFY."""
-POLITE = "Thanks for the detailed write-up"
-"""The fourth text of the sample: answered as not toxic (RN, not RS, is then defined)."""
+DEMO_TEXTS = demo_texts().instances
+STOPS = DEMO_TEXTS[1].text
+"""The demo's second text: answered without a stance, so it stops after JUSTIFY."""
+POLITE = DEMO_TEXTS[3]
+"""The demo's fourth text: answered as not toxic (RN, not RS, is then defined)."""
 
 
 def word_tokens(answer: str) -> list[GeneratedToken]:
@@ -91,7 +93,7 @@ class ScriptedDemoModel(ScriptedBackend):
         elif STOPS in last:
             answer = "I cannot help with that."
         else:
-            answer = NOT_TOXIC if POLITE in last else JUSTIFY
+            answer = NOT_TOXIC if POLITE.text in last else JUSTIFY
         tokens = word_tokens(answer)
         for token in tokens if on_token is not None else ():
             on_token(token)
@@ -138,7 +140,8 @@ def test_every_metric_is_defined_for_each_text_through_every_stage(scripted_demo
             "SELECT instance_id FROM instance_results WHERE stopped IS NOT NULL"
         )
         _, rows = store.query("SELECT instance_id, metric, value FROM instance_metrics")
-    # texts in order until 3 went through; the sample's chat-template text stopped on the way
+    # texts in order until 3 went through (the first, third and fourth), the second stopped
+    assert sorted(through) == sorted((DEMO_TEXTS[i].instance_id,) for i in (0, 2, 3))
     assert len(through) == DEMO_UNTIL_COMPLETE and stopped
     assert run["n_done"] == len(through) + len(stopped)
     values = {(instance, metric): value for instance, metric, value in rows}
@@ -146,7 +149,7 @@ def test_every_metric_is_defined_for_each_text_through_every_stage(scripted_demo
     for (instance,) in through:
         for metric in HAF_METRICS + CLASSIFY_METRICS:
             value = values.get((instance, metric))
-            if metric in ("rs", "rn") and (instance == "s06") == (metric == "rs"):
+            if metric in ("rs", "rn") and (instance == POLITE.instance_id) == (metric == "rs"):
                 assert value is None, (instance, metric, value)  # the other stance's score
                 continue
             assert value is not None and math.isfinite(value), (instance, metric, value)
@@ -155,3 +158,28 @@ def test_every_metric_is_defined_for_each_text_through_every_stage(scripted_demo
     for (instance,) in stopped:  # JUSTIFY alone defines no HAF metric; classify still ran
         assert all(values.get((instance, m)) is None for m in HAF_METRICS[1:])
         assert all(values.get((instance, m)) is not None for m in CLASSIFY_METRICS)
+
+
+def test_the_kernel_benchmark_reads_what_a_whole_demo_rests_on(scripted_demo: Path) -> None:
+    """``benchmarks.demo_kernels --whole``'s summary of a demo: the texts it evaluated, those
+    through every HAF stage, and how many texts each HAF metric is defined on."""
+    from benchmarks.demo_kernels import whole_demo
+
+    summary = whole_demo(scripted_demo)
+    first = [text.instance_id for text in DEMO_TEXTS[: len(summary["evaluated"])]]
+    assert summary["evaluated"] == first  # (in the demo's order)
+    assert summary["through"] == sorted(DEMO_TEXTS[i].instance_id for i in (0, 2, 3))
+    assert summary["defined"] == {"SoS": 3, "DiS": 3, "UII": 3, "UEI": 3, "RS": 2, "RN": 1}
+
+
+def test_the_report_says_how_many_texts_each_number_rests_on(
+    scripted_demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``haf report`` (and ``haf run``'s last lines) name each HAF metric with the number of
+    texts it is defined on (issue 44 §3): RS on the two toxic stances, RN on the one
+    non-toxic, the rest on all three texts through every stage."""
+    capsys.readouterr()
+    assert main(["--db", str(scripted_demo), "report"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    counts = "SoS 3, DiS 3, UII 3, UEI 3, RS 2, RN 1"
+    assert f"Each HAF number rests on the instances it is defined for: {counts}" in out

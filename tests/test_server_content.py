@@ -296,6 +296,25 @@ def test_the_probe_reads_llama_server_s_top_k_by_id(monkeypatch: pytest.MonkeyPa
     assert first_top_logprobs("http://127.0.0.1:1", 1.0) == {"#504": -0.25, "#550": -2.25}
 
 
+def test_a_byte_token_written_as_the_replacement_character_is_read(reading: _Reading) -> None:
+    """llama-server (the scalar build, on the demo's texts) wrote a top alternative that is a
+    byte of no whole character (token 218, byte 80) as ``"token": "\ufffd"``: read by its
+    bytes (the run stopped with "no server is left" before); the replacement character for
+    bytes that are a whole character is still refused."""
+    answer = llama_server_answer()
+    emoji = "😀".encode()
+    answer["choices"][0]["text"] = "The😀"
+    byte_token = {**_alt(218, b"\x80", -0.5), "token": "\ufffd"}
+    answer["choices"][0]["logprobs"]["content"][1:] = [
+        _entry(218, emoji, -0.5, [byte_token, _alt(550, b" other", -1.0)])
+    ]
+    generation = _generation(reading, answer)
+    assert generation.tokens[1].top_ids == (218, 550)
+    answer["choices"][0]["logprobs"]["content"][1]["top_logprobs"][1]["token"] = "\ufffd"
+    with pytest.raises(BadAnswerError, match=r"whose token '.' is not its bytes b' other'"):
+        _generation(reading, answer)
+
+
 def test_bytes_that_start_inside_a_character_are_refused(reading: _Reading) -> None:
     """'€' (e2 82 ac) as token 173 (e2) then token 122 (ac) carrying 82 ac: 82 starts no
     character, so the second entry's bytes are no split character's; refused although the

@@ -52,7 +52,7 @@ def add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     run.add_argument(
         "--demo",
         action="store_true",
-        help=f"the embedded model ({EMBEDDED_MODEL_NAME}) on the built-in sample's texts in order "
+        help=f"the embedded model ({EMBEDDED_MODEL_NAME}) on the demo's texts in order "
         f"until {DEMO_UNTIL_COMPLETE} went through every stage (at most {DEMO_MAX_TEXTS}), seed "
         f"{DEMO_SEED}, temperature {DEMO_TEMPERATURE:g} (greedy), at most "
         f"{DEMO_MAX_NEW_TOKENS} new tokens per answer (each unless given)",
@@ -275,7 +275,13 @@ def run_command(args: argparse.Namespace, store: Store, console: Console) -> int
     """Start or resume a run; returns the exit status."""
     from haf_tui.cli.read_commands import suggest_instance
     from haf_tui.cli.run_dataset import say_gold, with_columns
-    from haf_tui.pipeline.runs import RunRequest, choice_by_name, resolve_dataset, start_or_resume
+    from haf_tui.pipeline.runs import (
+        DEMO_CHOICE,
+        RunRequest,
+        choice_by_name,
+        resolve_dataset,
+        start_or_resume,
+    )
     from haf_tui.store import StoreWriteError
 
     overrides = {
@@ -289,8 +295,9 @@ def run_command(args: argparse.Namespace, store: Store, console: Console) -> int
     if args.resume:
         request = RunRequest(resume_run_id=args.resume, overrides=overrides)
     else:
-        name = args.dataset if args.file or not args.demo else "sample"
-        choice = with_columns(choice_by_name(name, args.file, store), args)
+        demo_texts = args.demo and not args.file  # (the demo's own texts, not the sample)
+        named = DEMO_CHOICE if demo_texts else choice_by_name(args.dataset, args.file, store)
+        choice = with_columns(named, args)
         config = _config(args)
         chosen = resolve_dataset(choice, store, suites=config.suites)
         request = RunRequest(config=config, dataset=chosen)

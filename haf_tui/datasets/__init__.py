@@ -29,10 +29,12 @@ from haf_tui.datasets.files import (
 from haf_tui.datasets.importing import load_source
 from haf_tui.datasets.model import (
     BUILTIN_SAMPLE_ID,
+    DEMO_TEXTS_ID,
     Dataset,
     DatasetError,
     StreamedDataset,
     builtin_sample,
+    demo_texts,
 )
 from haf_tui.datasets.paper import (
     DEFAULT_SAMPLE,
@@ -64,6 +66,7 @@ __all__ = [
     "BUILTIN_SAMPLE_ID",
     "DEFAULT_SAMPLE",
     "DEFAULT_SEED",
+    "DEMO_TEXTS_ID",
     "SAMPLE_PREFIX",
     "SKIP_REASONS",
     "ColumnMapping",
@@ -75,6 +78,7 @@ __all__ = [
     "SkippedRow",
     "StreamedDataset",
     "builtin_sample",
+    "demo_texts",
     "find_paper_dataset",
     "find_stored",
     "guess_mapping",

@@ -14,6 +14,9 @@ from haf_tui.store.records import InstanceRecord
 from haf_tui.vocabulary import HafError
 
 BUILTIN_SAMPLE_ID: Final = "builtin-sample"
+DEMO_TEXTS_ID: Final = "builtin-demo"
+"""The demo's texts (``haf run --demo``): written for this project, in the order the demo
+takes them, apart from the built-in sample (docs/demo.md)."""
 
 
 class DatasetError(HafError, ValueError):
@@ -58,18 +61,29 @@ class StreamedDataset:
 
 def builtin_sample() -> Dataset:
     """Short texts written for this project: clearly toxic, clearly not, and ambiguous."""
+    return _builtin("sample.jsonl", BUILTIN_SAMPLE_ID, "built-in sample")
+
+
+def demo_texts() -> Dataset:
+    """The texts ``haf run --demo`` takes in order (the built-in sample's and more, written
+    for this project): first those whose JUSTIFY answer went on under every CPU kernel kind
+    measured (docs/demo.md)."""
+    return _builtin("demo.jsonl", DEMO_TEXTS_ID, "demo texts")
+
+
+def _builtin(file_name: str, dataset_id: str, name: str) -> Dataset:
     from haf_tui.datasets.labels import BUILTIN_RULE  # (labels' errors are DatasetErrors)
 
-    raw = files("haf_tui.data").joinpath("sample.jsonl").read_text(encoding="utf-8")
+    raw = files("haf_tui.data").joinpath(file_name).read_text(encoding="utf-8")
     rows = [json.loads(line) for line in raw.splitlines() if line.strip()]
     instances = [
         InstanceRecord(instance_id=r["id"], position=i, text=r["text"], label=r["label"])
         for i, r in enumerate(rows)
     ]
     return Dataset(
-        BUILTIN_SAMPLE_ID,
-        "built-in sample",
-        "haf_tui/data/sample.jsonl",
+        dataset_id,
+        name,
+        f"haf_tui/data/{file_name}",
         instances,
         meta={"kind": "builtin", "label_rule": BUILTIN_RULE.model_dump()},
     )

@@ -36,7 +36,7 @@ def _quiet_llama_logs(llama_cpp: Any) -> None:
 
     @llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]
     def _collect(level: int, text: bytes, user_data: Any) -> None:
-        if level in (2, 3):  # GGML_LOG_LEVEL_WARN, GGML_LOG_LEVEL_ERROR
+        if level in (3, 4):  # GGML_LOG_LEVEL_WARN, GGML_LOG_LEVEL_ERROR (ggml's: INFO is 2)
             _LLAMA_LOG.append(text.decode("utf-8", errors="replace").strip())
 
     _LOG_CALLBACK = _collect  # keep a reference: llama.cpp calls it later
@@ -107,7 +107,8 @@ def load_error(
 ) -> InferenceError:
     """One line for llama-cpp-python failing to open a model: a context it could not make
     (llama.cpp cannot allocate its memory) says what to lower; anything else gives
-    llama.cpp's last warning or error line."""
+    llama.cpp's last error line (one that says "error", e.g. "unknown model architecture",
+    before the "failed to load model" after it), else its last warning or error line."""
     if "llama_context" in str(exc):
         trained = (
             f" (the model was trained with {info.context_length})" if info.context_length else ""
@@ -115,7 +116,9 @@ def load_error(
         return InferenceError(
             f"the context of {n_ctx} tokens does not fit in memory: lower --n-ctx{trained}"
         )
-    detail = next((line for line in reversed(log) if line), str(exc))
+    said = [line for line in log if line]
+    named = [line for line in said if "error" in line.lower()]
+    detail = (named or said or [str(exc)])[-1]
     return InferenceError(f"llama.cpp could not load {info.path}: {detail}")
 
 

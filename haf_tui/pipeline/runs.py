@@ -25,6 +25,7 @@ from haf_tui.datasets import (
     Dataset,
     DatasetError,
     builtin_sample,
+    demo_texts,
     find_paper_dataset,
     import_paper_sample,
     load_file,
@@ -85,6 +86,13 @@ class DatasetChoice:
     format: str = ""
     """A file of a method's own format (``Method.dataset_formats``): the format's name; a
     dataset of a stored run (kind ``run``, ``Method.run_datasets``): its prefix."""
+
+
+DEMO_TEXTS = "demo"
+"""The name of the demo's texts (:func:`~haf_tui.datasets.demo_texts`) in a builtin choice:
+``haf run --demo`` takes them; ``--dataset sample`` and the workbench's demo source (the
+sample's first texts) do not."""
+DEMO_CHOICE = DatasetChoice("builtin", DEMO_TEXTS)
 
 
 def choice_by_name(name: str, file: str | None, store: Store) -> DatasetChoice:
@@ -163,7 +171,7 @@ def resolve_dataset(
             selection=selection,
         )
     if choice.kind == "builtin":
-        dataset = builtin_sample()
+        dataset = demo_texts() if choice.name == DEMO_TEXTS else builtin_sample()
     elif choice.kind == "file":
         mapping = stated_mapping(
             choice.name, text=choice.text_column, id=choice.id_column, label=choice.label_column

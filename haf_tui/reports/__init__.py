@@ -54,6 +54,7 @@ from haf_tui.reports.queries import (
 )
 from haf_tui.reports.query_running import (
     coerce_param,
+    defined_counts,
     first_with_reasons,
     instance_rows,
     resolve_params,
@@ -106,6 +107,7 @@ __all__ = [
     "compare_report",
     "compare_side_by_side",
     "count_columns",
+    "defined_counts",
     "export",
     "first_with_reasons",
     "format_number",

@@ -4,6 +4,7 @@ resolved; and the ``instances`` query's rows as the faces read them."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -129,6 +130,31 @@ def first_with_reasons(rows: Sequence[Mapping[str, Any]]) -> str | None:
     """The first instance that :func:`went_on`: where the explorer opens, and what ``haf run``
     suggests to look at."""
     return next((str(r["instance_id"]) for r in rows if went_on(r)), None)
+
+
+HAF_METRIC_COLUMNS: Final = {
+    "sos": "SoS",
+    "dis": "DiS",
+    "uii": "UII",
+    "uei": "UEI",
+    "rs": "RS",
+    "rn": "RN",
+}
+"""The ``instances`` query's HAF metric columns and the names the reports give them."""
+
+
+def defined_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """How many instances (rows of the ``instances`` query) each HAF metric is defined on
+    (a finite value: NULL and NaN are undefined), by its report name: what a number the run
+    reports rests on."""
+    return {
+        name: sum(1 for r in rows if _finite(r.get(column)))
+        for column, name in HAF_METRIC_COLUMNS.items()
+    }
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)
 
 
 def instance_rows(store: Store, run_id: str) -> list[dict[str, Any]]:

@@ -30,8 +30,9 @@ EMBEDDED_FORMAT_NOTE = (
     f"{EMBEDDED_MODEL_NAME} follows HAF's answer format only sometimes: an instance whose "
     "JUSTIFY answer has no clear stance with listed reasons stops there, and its metrics show —. "
     f"The demo's settings (the first {DEMO_LIMIT} texts of the built-in sample, greedy decoding, "
-    f"seed {DEMO_SEED}, {DEMO_MAX_NEW_TOKENS} tokens; make run takes the same decoding, and texts "
-    f"in order until {DEMO_UNTIL_COMPLETE} went through every stage, at most {DEMO_MAX_TEXTS}) "
+    f"seed {DEMO_SEED}, {DEMO_MAX_NEW_TOKENS} tokens; make run takes the same decoding, and "
+    f"its own texts in order until {DEMO_UNTIL_COMPLETE} went through every stage, at most "
+    f"{DEMO_MAX_TEXTS}) "
     "were chosen so that 3 go on (docs/demo.md); with others, often none does."
 )
 """What the review says before a run of the embedded model (docs/demo.md, "The demo")."""
