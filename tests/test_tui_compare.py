@@ -283,3 +283,24 @@ async def test_the_reference_is_the_first_run_asked_as_in_compare_ci(
             row["Δ CI low"],
             row["Δ CI high"],
         )
+
+
+async def test_the_run_under_the_lists_cursor_is_the_reference(
+    db: Path, template_db: tuple[Path, list[str]]
+) -> None:
+    """``c`` on the runs list compares the runs sharing a suite with the run under its cursor,
+    that run first (A, the reference): each Δ is the other run minus it, wherever the list
+    shows it."""
+    run1, run2 = template_db[1]
+    app = create_app(db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        await pilot.press("down")  # (run2, listed second)
+        await pilot.press("c")
+        await settle(pilot)
+        assert isinstance(app.screen, CompareScreen)
+        stats = list(app.screen.stats)
+        assert [found.run.run_id for found in stats] == [run2, run1]
+        assert _marks(app) == ["● B", "● A"]
+        assert "A: the reference, the first run chosen; each Δ is a run − A" in _view(app, "stats")
+        assert "paired B − A" in _view(app, "stats")

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from benchmarks.benchdata import build_bench_db
+from haf_tui.reports.comparison import WILCOXON_MIN_PAIRS, defined
 from haf_tui.store import open_store
 from haf_tui.tui import create_app
 from haf_tui.tui.compare_data import (
@@ -112,7 +113,10 @@ async def test_the_means_come_first_then_the_intervals_fill_in(
         assert pending[1].paired is not None and pending[1].pending_paired
         text = _view(screen)
         assert f"{PENDING} computing: the means and n are final" in text
-        assert "Δ mean" in text and PENDING in _means_line(text, "SoS", "paired B")
+        assert "Δ mean" in text
+        paired_sos = _means_line(text, "SoS", "paired B")  # (label, Δ, CI, p, n pairs, …)
+        assert int(paired_sos[4]) >= WILCOXON_MIN_PAIRS
+        assert paired_sos[2:4] == [PENDING, PENDING]  # (the interval and Wilcoxon's p)
         assert static_text(screen, "#cmp-status").endswith("computing intervals …")
 
         intervals_go.set()
@@ -163,3 +167,41 @@ async def test_pending_numbers_arriving_after_the_computed_ones_are_not_shown(db
         screen.post_message(StatisticsDrawn(key, late, lines))  # (a superseded worker's)
         await settle(pilot)
         assert _view(screen) == shown and not screen.computing()
+
+
+def test_the_arrays_hold_the_defined_values_in_the_values_order(db: Path) -> None:
+    """The arrays the means are shown from at once hold exactly the values the computation
+    takes, in its order (the dataset's, not the ids'): a NaN or a NULL stored, an instance
+    with no value and a metric a run defines nowhere all left out alike."""
+
+    with open_store(db) as store:
+        con = store.connection
+        runs = con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()
+        run1, run2 = (row[0] for row in runs)
+        con.execute("UPDATE instances SET position = 1000 - position")  # (ids' order reversed)
+        listed = "SELECT instance_id FROM instance_results WHERE run_id = $r ORDER BY instance_id"
+        ids = [row[0] for row in con.execute(listed, {"r": run1}).fetchall()]
+        at = "WHERE run_id = $r AND metric = 'sos' AND instance_id = $i"
+        nan = "UPDATE instance_metrics SET value = 'NaN'::DOUBLE"
+        null = "UPDATE instance_metrics SET value = NULL"
+        con.execute(f"{nan} {at}", {"r": run1, "i": ids[0]})
+        con.execute(f"{null} {at}", {"r": run1, "i": ids[1]})
+        con.execute(f"DELETE FROM instance_metrics {at}", {"r": run1, "i": ids[2]})
+        con.execute("UPDATE instance_metrics SET value = NULL WHERE run_id = $r AND metric = 'dis'",
+                    {"r": run2})  # fmt: skip
+    path = str(db)
+    with open_store(db, read_only=True) as store:
+        data = load_compare_data(store, path, list_runs(store, path))
+        arrays = read_defined(store, data.runs)
+    for run in data.runs:
+        for spec in run_statistics(data.runs, data.values)[0].metrics:
+            of_run = data.values[run.run_id]
+            expected = list(defined({i: v.get(spec.name) for i, v in of_run.items()}).values())
+            found = arrays[run.run_id].get(spec.name, ())
+            assert [float(v) for v in found] == expected, (run.run_id, spec.name)
+    assert "dis" not in arrays[run2] and len(arrays[run1]["sos"]) <= len(ids) - 3
+    from_arrays = statistics_at_once(data.runs, defined=arrays)
+    computed = run_statistics(data.runs, data.values)
+    assert {r: m for r, (m, _) in _numbers(from_arrays).items()} == {
+        r: m for r, (m, _) in _numbers(computed).items()
+    }

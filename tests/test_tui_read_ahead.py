@@ -19,12 +19,15 @@ from haf_tui.reports.registry import run_report
 from haf_tui.tui import create_app, instance_reader, metrics_data
 from haf_tui.tui.metrics_data import panel_specs, reports_read
 from haf_tui.tui.run_cache import RUN_CACHE, VALUES_CACHE
+from haf_tui.tui.screens import home as home_screen
 from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.screens.metrics import MetricsScreen
 from tests.support import settle, until
 
 AN_HOUR = 3600
+NEVER = 10_000.0
+"""A rest the runs list's cursor never reaches in a test."""
 
 
 @pytest.fixture(scope="module")
@@ -115,3 +118,25 @@ async def test_a_database_written_a_moment_ago_has_nothing_read_ahead(
         home.cursor_rested()  # (as the timer would, while the file is still new)
         await settle(pilot)
         assert calls == {"rows": [], "reports": [], "kept rows": []}
+
+
+async def test_a_rest_ending_under_another_screen_reads_nothing_ahead(
+    template_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rest's timer firing after a key opened another screen reads nothing (that screen
+    reads what it needs itself)."""
+    db = _copy(template_db, tmp_path, settled=True)
+    monkeypatch.setattr(home_screen, "REST_SECONDS", NEVER)
+    calls = _counting(monkeypatch)
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        home = app.screen
+        assert isinstance(home, HomeScreen)
+        await pilot.press("e")
+        await settle(pilot)
+        assert isinstance(app.screen, ExplorerScreen) and app.screen.instances
+        looked = len(calls["kept rows"])
+        home.cursor_rested()  # (as the timer would, the explorer shown)
+        await settle(pilot)
+        assert len(calls["kept rows"]) == looked

@@ -218,9 +218,10 @@ class HomeScreen(RunRescoreScreen):
         self._resting = self.set_timer(REST_SECONDS, self.cursor_rested)
 
     def cursor_rested(self) -> None:
-        """Start reading ahead for the run under the cursor, if this screen is shown."""
+        """Start reading ahead for the run under the cursor, if this screen is on top (not
+        ``is_current``: that holds too under a screen pushed over it, which reads for itself)."""
         run_id = self.selected_run()
-        if run_id is not None and self.is_current:
+        if run_id is not None and self.app.screen is self:
             self.read_ahead_for(run_id)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="read-ahead")
