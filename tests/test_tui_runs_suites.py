@@ -228,9 +228,9 @@ def test_the_runs_chosen_around_one_share_its_first_shared_suite() -> None:
         _run("g", ("rationales",)),
     ]
     assert sharing_a_suite(runs, "a") == ["a", "c"]  # HAF first; finished runs before others
-    assert sharing_a_suite(runs, "b") == ["a", "b"]
-    assert sharing_a_suite(runs, "d") == ["a", "c", "d"]  # (itself, though unfinished)
+    assert sharing_a_suite(runs, "b") == ["b", "a"]  # (the run asked around: the reference)
+    assert sharing_a_suite(runs, "d") == ["d", "a", "c"]  # (itself, though unfinished)
     assert sharing_a_suite(runs[:2] + runs[3:4], "a") == ["a", "b"]  # d unfinished: classify
-    assert sharing_a_suite(runs[3:4] + runs[:1], "a") == ["d", "a"]  # only an unfinished one
+    assert sharing_a_suite(runs[3:4] + runs[:1], "a") == ["a", "d"]  # only an unfinished one
     assert sharing_a_suite(runs, "e") == ["e"] and sharing_a_suite(runs, "zz") == []
     assert sharing_a_suite(runs, "f") == ["f", "g"]
