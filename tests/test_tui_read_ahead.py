@@ -140,3 +140,27 @@ async def test_a_rest_ending_under_another_screen_reads_nothing_ahead(
         home.cursor_rested()  # (as the timer would, the explorer shown)
         await settle(pilot)
         assert len(calls["kept rows"]) == looked
+
+
+async def test_the_runs_list_polls_only_while_the_user_sees_it(
+    template_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under a dialog the list shows through and keeps being read; under the explorer it is
+    hidden and is not (Textual's ``is_current`` holds there too: the list was read again
+    every few seconds beside the explorer's own reads)."""
+    db = _copy(template_db, tmp_path, settled=True)
+    monkeypatch.setattr(home_screen, "REST_SECONDS", NEVER)
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        home = app.screen
+        assert isinstance(home, HomeScreen) and home.poll_due()
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert app.screen is not home and home.shown_to_user() and home.poll_due()
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        assert isinstance(app.screen, ExplorerScreen) and home.is_current
+        assert not home.shown_to_user() and not home.poll_due()

@@ -49,11 +49,21 @@ class HafScreen(Screen[ResultType]):
         """The metrics this screen shows, which ``?`` defines (empty: the default ones)."""
         return ()
 
+    def shown_to_user(self) -> bool:
+        """Whether any of this screen shows: it is on top, or every screen above it lets it
+        show through (a dialog's see-through background). Textual's ``is_current`` also holds
+        for the screen right under an opaque one, which the user does not see."""
+        stack = self.app.screen_stack
+        if self not in stack:
+            return False
+        above = stack[stack.index(self) + 1 :]
+        return all(screen.styles.background.a < 1 for screen in above)
+
     def poll_due(self) -> bool:
         """Whether a periodic re-read should run now (the screen is shown); while another
         process writes, a fresh snapshot is taken first, at most every
         :data:`SNAPSHOT_SECONDS`."""
-        if not self.is_current:
+        if not self.shown_to_user():
             return False
         reader = self.reader
         if reader.reads_copy and time.monotonic() - self._snapshot_taken >= SNAPSHOT_SECONDS:
