@@ -15,16 +15,16 @@ EMBEDDED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 EMBEDDED_MODEL_NAME = "SmolLM2 135M Instruct"
 
 DEMO_MAX_NEW_TOKENS = 256
-DEMO_LIMIT = 8
 DEMO_SEED = 23
 DEMO_TEMPERATURE = 0.0
-"""The demo's run seed, decoding and size on the embedded model (the wizard's defaults for that
-model). Greedy decoding (temperature 0) for the demo alone, real runs keep the paper's 0.6:
-llama.cpp's CPU kernels sum in a CPU-dependent order, and a sampled answer turns on the last
-bits of every token's probabilities, so which texts went on at temperature 0.6 changed from one
-CPU to the next (5 of the first 8 on one AMD VM, 1 on Xeons: docs/demo.md); a greedy answer
-changes only where its two likeliest tokens are closer than that. The seed is then unused
-(kept in the run's record, and for ``--temperature``)."""
+"""The demo's run seed and decoding on the embedded model (the wizard's defaults for that
+model, as :mod:`haf_tui.pipeline.demo` gives them to both faces). Greedy decoding
+(temperature 0) for the demo alone, real runs keep the paper's 0.6: llama.cpp's CPU kernels
+sum in a CPU-dependent order, and a sampled answer turns on the last bits of every token's
+probabilities, so which texts went on at temperature 0.6 changed from one CPU to the next (5
+of the first 8 on one AMD VM, 1 on Xeons: docs/demo.md); a greedy answer changes only where
+its two likeliest tokens are closer than that. The seed is then unused (kept in the run's
+record, and for ``--temperature``)."""
 DEMO_UNTIL_COMPLETE = 3
 DEMO_MAX_TEXTS = 25
 """``haf run --demo`` (``make run``) evaluates the demo's own texts (``haf_tui/data/demo.jsonl``,

@@ -21,6 +21,7 @@ from haf_tui.defaults import (
     DEMO_TEXTS_GOING_ON,
     DEMO_UNTIL_COMPLETE,
 )
+from haf_tui.pipeline.demo import demo_said
 
 DEMO_PAGE = Path(__file__).resolve().parents[1] / "docs" / "demo.md"
 
@@ -56,3 +57,19 @@ def test_only_the_demo_decodes_greedily_unless_told(argv: list[str], temperature
     decoding = _config(build_parser().parse_args(argv)).decoding
     assert decoding.temperature == temperature
     assert decoding.seed == (DEMO_SEED if "--demo" in argv else DecodingSettings().seed)
+
+
+@pytest.mark.parametrize(
+    ("limit", "until", "said"),
+    [
+        (DEMO_MAX_TEXTS, 3, "the demo's 25 texts in order until 3 go through every stage"),
+        (40, 3, "the demo's 25 texts in order until 3 go through every stage"),  # (all 25)
+        (10, 1, "the demo's first 10 texts in order until 1 goes through every stage"),
+        (3, 3, "the demo's first 3 texts in order"),  # (the rule stops nothing)
+        (1, 3, "the demo's first text in order"),
+    ],
+)
+def test_the_demo_s_rule_is_said_as_it_runs(limit: int, until: int, said: str) -> None:
+    """What the wizard's review says the demo source runs (``haf run --demo``'s rule, with
+    the sample size as ``--limit``)."""
+    assert demo_said(limit, until) == said

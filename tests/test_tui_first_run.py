@@ -1,5 +1,6 @@
 """The first run in the workbench shows what HAF is (issue 25 §6): with the embedded model the
-wizard starts from the demo's settings (``haf run --demo``, what ``make run`` runs), says what
+wizard starts from the demo (the same run as ``haf run --demo``, what ``make run`` runs: its
+texts, decoding and stop rule, issue 44 §3), says what
 that model does with HAF's answer format, and its estimate is a range within a small factor from
 what this machine measured, or "measuring…", never a guess spanning 30 times."""
 
@@ -16,14 +17,15 @@ from textual.widgets import ContentSwitcher, DataTable, Input, Select
 from haf_tui.cli.run_command import _config, add_run_parser
 from haf_tui.config import DecodingSettings, RunConfig
 from haf_tui.datasets import builtin_sample
-from haf_tui.defaults import embedded_model_path
+from haf_tui.defaults import DEMO_MAX_TEXTS, DEMO_UNTIL_COMPLETE, embedded_model_path
 from haf_tui.pipeline.estimate import SHAPE_SPREAD, estimate_time
 from haf_tui.pipeline.planning import ProbeResult
+from haf_tui.pipeline.runs import DEMO_CHOICE
 from haf_tui.store import open_store
 from haf_tui.store.paces import PastRun
 from haf_tui.tui import create_app
 from haf_tui.tui.screens.wizard import WizardScreen
-from haf_tui.tui.widgets.dataset_picker import DEMO_SOURCE
+from haf_tui.tui.widgets.dataset_picker import DEMO_SOURCE, DatasetPicker
 from haf_tui.tui.widgets.model_picker import ModelPicker
 from haf_tui.tui.widgets.run_review import RunReview
 from tests.support import settle
@@ -106,13 +108,15 @@ async def test_the_embedded_model_starts_from_the_demo_and_the_estimate_says_mea
         assert wizard.query_one("#set-max-new", Input).value == "256"
         assert wizard.query_one("#set-temperature", Input).value == "0.0"  # greedy: the demo's
         [(_, config)] = wizard.configs()
-        demo = demo_config()  # (the wizard's demo texts: the first 8, not haf run --demo's rule)
-        texts = {"model", "limit", "until_complete"}
-        assert config.model_dump(exclude=texts) == demo.model_dump(exclude=texts)
-        assert (config.limit, config.until_complete) == (8, None)
+        demo = demo_config()  # the same run as haf run --demo: texts, decoding, stop rule
+        assert wizard.query_one(DatasetPicker).choice() == DEMO_CHOICE, "the sample's texts"
+        assert config.decoding == demo.decoding, (config.decoding, demo.decoding)
+        assert (config.limit, config.until_complete) == (DEMO_MAX_TEXTS, DEMO_UNTIL_COMPLETE)
+        assert config == demo, (config, demo)
         assert config.model.path is None and demo.model.path is None
         note = wizard.review_note
-        assert "8 instances of built-in sample" in note, note
+        said = "The demo's 25 texts in order until 3 go through every stage"
+        assert said in note, note
         assert "measuring…" in note and "JUSTIFY alone about" in note, note
         assert "follows HAF's answer format only sometimes" in note, note
         assert "measuring…" in review_row(wizard), review_row(wizard)
@@ -120,9 +124,11 @@ async def test_the_embedded_model_starts_from_the_demo_and_the_estimate_says_mea
         wizard.query_one("#ds-limit", Input).focus()
         await pilot.press("3", "ctrl+n", "ctrl+n")
         await settle(pilot)
-        note = wizard.review_note
-        assert "3 instances of built-in sample" in note and "measuring…" in note, note
-        assert [config.limit for _, config in wizard.configs()] == [3]
+        note = wizard.review_note  # (the sample size: at most, as --demo --limit 3)
+        said = "The demo's first 3 texts in order (haf run"  # (3 must go through: all 3)
+        assert said in note and "measuring…" in note, note
+        stops = [(c.limit, c.until_complete) for _, c in wizard.configs()]
+        assert stops == [(3, DEMO_UNTIL_COMPLETE)]
         assert wizard.estimates[0].low is None, "the monitor measures: no estimate handed on"
         await pilot.press("escape", "y")
         await settle(pilot)

@@ -22,7 +22,7 @@ from textual.widgets._tabbed_content import ContentTab
 
 from benchmarks.benchdata import build_bench_db
 from haf_tui.datasets.readers import FORMATS
-from haf_tui.defaults import DEMO_LIMIT, DEMO_MAX_TEXTS, DEMO_UNTIL_COMPLETE
+from haf_tui.defaults import DEMO_MAX_TEXTS, DEMO_UNTIL_COMPLETE
 from haf_tui.inference import model_catalog
 from haf_tui.pipeline.runs import RunRequest
 from haf_tui.reports import format_number
@@ -123,8 +123,8 @@ async def test_next_before_the_models_are_listed_says_it_is_looking(
 async def test_the_demo_dataset_says_what_the_wizard_runs(
     tmp_path: Path, size: tuple[int, int]
 ) -> None:
-    """The first dataset offered is the built-in sample's first texts in order: it said "(make
-    run)" while make run goes on until 3 texts went through, at most 16."""
+    """The first dataset offered is the demo's: its texts in order until 3 go through, as make
+    run (it offered the built-in sample's first 8 while make run took texts of its own)."""
     async with create_app(tmp_path / "haf.duckdb").run_test(size=size) as pilot:
         await settle(pilot)
         await pilot.press("n")
@@ -134,16 +134,16 @@ async def test_the_demo_dataset_says_what_the_wizard_runs(
         wizard = pilot.app.screen
         source = wizard.query_one("#ds-source", Select)
         shown = " ".join(line.strip() for line in screen_text(pilot.app))
-        chosen = f"the built-in sample's first {DEMO_LIMIT} texts, in order"
+        chosen = f"its {DEMO_MAX_TEXTS} texts in order, until {DEMO_UNTIL_COMPLETE} go through"
         assert chosen in shown, shown
         assert "make run" not in str(source._options[0][0])
 
 
 def test_the_reviews_demo_note_says_what_make_run_runs() -> None:
-    """The review's note before an embedded-model run: the wizard's first texts, and make
-    run's own rule (it said "the first 8 texts …, as make run")."""
+    """The review's note before an embedded-model run: make run's texts and rule, which the
+    wizard's demo runs too (it said "the first 8 texts of the built-in sample")."""
     note = " ".join(EMBEDDED_FORMAT_NOTE.split())
-    assert f"the first {DEMO_LIMIT} texts of the built-in sample" in note
+    assert "built-in sample" not in note
     assert f"until {DEMO_UNTIL_COMPLETE} went through every stage, at most {DEMO_MAX_TEXTS}" in note
 
 

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from textual.widgets import Select, Static
 
-from haf_tui.defaults import DEMO_LIMIT
 from haf_tui.pipeline.planning import ProbeResult
 from haf_tui.tui import create_app
 from haf_tui.tui.widgets.dataset_picker import BUILTIN_SOURCE, DEMO_SOURCE, DatasetPicker
@@ -91,7 +90,7 @@ async def test_the_default_gone_on_with_before_the_datasets_are_listed_stays(
         await pilot.press("ctrl+n")
         await settle(pilot)
         assert shown_step(wizard) == "review", error_line(pilot)
-        assert f"{DEMO_LIMIT} instances of built-in sample" in wizard.review_note
+        assert "The demo's 25 texts in order" in wizard.review_note, wizard.review_note
 
 
 @pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)

@@ -21,7 +21,8 @@ from textual.containers import Horizontal
 from textual.widgets import ContentSwitcher, DataTable, Input, Select, SelectionList, Static
 
 from haf_tui.config import DecodingSettings
-from haf_tui.defaults import embedded_model_path
+from haf_tui.datasets import DEMO_TEXTS_ID
+from haf_tui.defaults import DEMO_UNTIL_COMPLETE, embedded_model_path
 from haf_tui.pipeline import choices
 from haf_tui.pipeline.planning import ProbeResult
 from haf_tui.tui import create_app
@@ -146,13 +147,15 @@ async def test_values_typed_in_later_steps_survive_back_and_forth_and_reach_the_
         assert (value_of(wizard, "#set-max-new"), value_of(wizard, "#set-seed")) == ("77", "41")
         await pilot.press("ctrl+n")
         await settle(pilot)
-        assert "3 instances of built-in sample" in wizard.review_note, wizard.review_note
+        assert "The demo's first 3 texts in order" in wizard.review_note, wizard.review_note
         await pilot.press("ctrl+s")
         await settle(pilot)
     [job] = started
     config = job.request.config
     assert config is not None
     assert (config.limit, config.decoding.max_new_tokens, config.decoding.seed) == (3, 77, 41)
+    assert config.until_complete == DEMO_UNTIL_COMPLETE  # (the demo's rule reaches the run)
+    assert job.request.dataset is not None and job.request.dataset.dataset_id == DEMO_TEXTS_ID
     kept = json.loads(answers_path().read_text())
     assert kept["dataset"]["limit"] == "3" and kept["settings"]["set-max-new"] == "77"
 

@@ -81,11 +81,7 @@ def suggest_instance(
         f"[bold]{start}[/] ({first['stance']}, {first['n_reasons']} reasons) in the workbench: "
         f"`haf` (`make tui`), then enter on run {run_id}: the explorer opens on it."
     )
-    counts = ", ".join(f"{name} {n}" for name, n in reports.defined_counts(rows).items())
-    console.print(
-        f"Each HAF number rests on the instances it is defined for: {counts} "
-        f"(haf report --run {run_id} gives each its n)"
-    )
+    console.print(f"{reports.rests_on(rows)} (haf report --run {run_id} gives each its n)")
 
 
 def _parse_params(pairs: list[str]) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import signal
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -32,6 +33,7 @@ from haf_tui.methods.registry import (
     run_stages,
     stage_titles,
 )
+from haf_tui.pipeline.demo import DEMO_DECODING, demo_stop
 
 if TYPE_CHECKING:
     from haf_tui.pipeline.runner import RunSummary
@@ -181,11 +183,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
             "--demo runs the embedded model: drop --model, or drop --demo (--dataset sample "
             "evaluates the built-in sample with your model)"
         )
-    demo = (
-        {"max_new_tokens": DEMO_MAX_NEW_TOKENS, "seed": DEMO_SEED, "temperature": DEMO_TEMPERATURE}
-        if args.demo
-        else {}
-    )
+    demo = DEMO_DECODING if args.demo else {}
     given = {
         "max_new_tokens": args.max_new_tokens,
         "seed": args.seed,
@@ -197,12 +195,9 @@ def _config(args: argparse.Namespace) -> RunConfig:
         top_logprobs=args.top_logprobs,
         **(demo | {k: v for k, v in given.items() if v is not None}),
     )
-    limit = args.limit if args.limit is not None else (DEMO_MAX_TEXTS if args.demo else None)
-    until = (
-        args.until_complete
-        if args.until_complete is not None
-        else (DEMO_UNTIL_COMPLETE if args.demo else None)
-    )
+    stop: Mapping[str, int | None] = {"limit": args.limit, "until_complete": args.until_complete}
+    if args.demo:  # (the workbench's demo source takes the same rule)
+        stop = demo_stop(args.limit, args.until_complete)
     model_fields = {
         "path": None if args.demo else args.model,
         "chat_format": args.chat_format,
@@ -221,8 +216,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
         model=model,
         decoding=decoding,
         similarity=SimilaritySettings(model=args.similarity_model, kind=args.similarity_kind),
-        limit=limit,
-        until_complete=until,
+        **stop,
         suites=suites,
         settings=settings_from_args(args, suites),
     )

@@ -153,6 +153,13 @@ def defined_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     }
 
 
+def rests_on(rows: Sequence[Mapping[str, Any]]) -> str:
+    """``Each HAF number rests on the instances it is defined for: SoS 3, …, RN 1``: what
+    ``haf run`` says at its end, and the workbench's monitor when a run finishes."""
+    counts = ", ".join(f"{name} {n}" for name, n in defined_counts(rows).items())
+    return f"Each HAF number rests on the instances it is defined for: {counts}"
+
+
 def _finite(value: Any) -> bool:
     return isinstance(value, int | float) and math.isfinite(value)
 

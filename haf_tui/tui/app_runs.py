@@ -16,6 +16,7 @@ from textual.worker import Worker
 
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.runs import RunRequest, execute_run, start_or_resume
+from haf_tui.reports import instance_rows, rests_on, went_on
 from haf_tui.store import Store, StoreError
 from haf_tui.store.errors import StoppedWaitingError
 from haf_tui.store.waiting import POLL_SECONDS, wait_for_writer
@@ -115,7 +116,8 @@ class RunningApp(App[None]):
                     stream_tokens=True,
                 )
                 batcher.flush()
-                self.post_message(RunUpdate(index, status=summary.status))
+                said = went_on_line(store, run_id) if summary.status == "finished" else None
+                self.post_message(RunUpdate(index, status=summary.status, log=said))
                 if job.close_models:
                     models.backend.close()
             except Exception as exc:
@@ -156,3 +158,13 @@ class RunningApp(App[None]):
         if status == "finished":
             return f"run {run_id} finished: e explores it, m shows its metrics"
         return f"run {run_id} {status}: it is resumable (haf run --resume {run_id}, or R here)"
+
+
+def went_on_line(store: Store, run_id: str) -> str | None:
+    """What ``haf run`` says at its end of a finished run with HAF: how many instances went on
+    after JUSTIFY, and how many each HAF number rests on (None: no HAF instance went on)."""
+    rows = instance_rows(store, run_id)
+    on = sum(1 for row in rows if went_on(row))
+    if not on:
+        return None
+    return f"{on} of {len(rows)} instances went on after JUSTIFY. {rests_on(rows)}"

@@ -226,9 +226,9 @@ class WizardScreen(WizardSteps):
     def configs(self) -> list[tuple[ModelEntry, RunConfig]]:
         """One validated config per picked model."""
         form = self.query_one(RunSettingsForm)
-        first = self.query_one(DatasetPicker).first_instances()
+        stop = self.query_one(DatasetPicker).stop_rule()  # (the demo's: haf run --demo's)
         return [
-            (entry, form.build(None if entry.embedded else str(entry.path), limit=first))
+            (entry, form.build(None if entry.embedded else str(entry.path), **stop))
             for entry in self.query_one(ModelPicker).selected()
         ]
 

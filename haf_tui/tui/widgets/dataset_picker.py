@@ -4,8 +4,8 @@ or the paper cache into widgets of their own when one more kind comes).
 The wizard's dataset step: the built-in sample, datasets stored in the database, the paper's
 datasets (said at once whether they are in the local Hugging Face cache), or a local file (with
 a preview and its column mapping); every kind offers the same sample size and seed. The first
-choice is the demo's: the first texts of the built-in sample, in order, as ``haf run --demo``
-(``make run``) evaluates them."""
+choice is the demo's: its own texts in order until 3 went through every stage, as ``haf run
+--demo`` (``make run``) evaluates them (the same fields: :mod:`haf_tui.pipeline.demo`)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Label, ProgressBar, Select, Static
 
 from haf_tui.datasets.readers import FORMATS
-from haf_tui.defaults import DEMO_LIMIT
+from haf_tui.defaults import DEMO_MAX_TEXTS, DEMO_UNTIL_COMPLETE
 from haf_tui.pipeline.choices import (
     DEFAULT_SAMPLE,
     DEFAULT_SEED,
@@ -31,16 +31,21 @@ from haf_tui.pipeline.choices import (
     download_paper,
     paper_cache_state,
 )
-from haf_tui.pipeline.runs import DatasetChoice, run_dataset_choice
+from haf_tui.pipeline.demo import demo_stop
+from haf_tui.pipeline.runs import DEMO_CHOICE, DatasetChoice, run_dataset_choice
 from haf_tui.tui.widgets.label_rule_field import LabelRuleField
 from haf_tui.tui.widgets.measured_table import MeasuredTable
 
 FILE_SOURCE = "file:"
 BUILTIN_SOURCE = "builtin:"
 DEMO_SOURCE = "demo:"
-"""The first texts of the built-in sample, in order (the demo's): the sample size is how many."""
+"""The demo's texts in order until 3 went through every stage (``haf run --demo``'s): the
+sample size is the most texts taken (``--limit``), all of them when empty."""
 FIXED_SOURCES: tuple[tuple[str, str], ...] = (
-    (f"demo: the built-in sample's first {DEMO_LIMIT} texts, in order", DEMO_SOURCE),
+    (
+        f"demo: its {DEMO_MAX_TEXTS} texts in order, until {DEMO_UNTIL_COMPLETE} go through",
+        DEMO_SOURCE,
+    ),
     ("built-in sample (16 texts)", BUILTIN_SOURCE),
 )
 FILE_HELP = f"a {' '.join(list(FORMATS)[:-1])} or {list(FORMATS)[-1]} file with a column of texts"
@@ -77,7 +82,7 @@ def limit_placeholder(source: str) -> str:
     if source.startswith(PAPER_PREFIX):
         return f"{DEFAULT_SAMPLE} (paper)"
     if source == DEMO_SOURCE:
-        return f"the first {DEMO_LIMIT}"
+        return f"at most {DEMO_MAX_TEXTS}"
     return "all"
 
 
@@ -385,8 +390,8 @@ class DatasetPicker(VerticalScroll):
             )
         if source == BUILTIN_SOURCE:
             return DatasetChoice("builtin", "sample", sample_size=limit, seed=seed)
-        if source == DEMO_SOURCE:  # (the run's limit takes the first ones: first_instances)
-            return DatasetChoice("builtin", "sample")
+        if source == DEMO_SOURCE:  # (the run's limit and stop rule: stop_rule)
+            return DEMO_CHOICE
         kind, _, name = source.partition(":")
         if kind == "paper":
             cache = self.paper_caches.get(name)
@@ -399,13 +404,15 @@ class DatasetPicker(VerticalScroll):
         made_of_a_run = run_dataset_choice(source, seed=seed, sample_size=limit)
         return made_of_a_run or DatasetChoice(kind, name, sample_size=limit, seed=seed)  # type: ignore[arg-type]
 
-    def first_instances(self) -> int | None:
-        """How many of the first instances the run evaluates, in order (the demo's texts: the
-        sample size, else the demo's number); None: every instance of the dataset chosen."""
+    def stop_rule(self) -> dict[str, int]:
+        """The run's ``limit`` and ``until_complete`` (``RunConfig`` fields): the demo's
+        texts, as ``haf run --demo`` takes them (the sample size: its ``--limit``); none
+        for the others (their sample size is the dataset choice's)."""
         if self.source() != DEMO_SOURCE:
-            return None
+            return {}
         limit_text = self.query_one("#ds-limit", Input).value.strip()
-        return int(limit_text) if limit_text.isdigit() and int(limit_text) > 0 else DEMO_LIMIT
+        given = int(limit_text) if limit_text.isdigit() and int(limit_text) > 0 else None
+        return demo_stop(given)
 
     def validate(self) -> str | None:
         """Why the step cannot go on, or None."""

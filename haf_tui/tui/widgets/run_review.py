@@ -12,9 +12,8 @@ from rich.text import Text
 from textual.widgets import Static
 
 from haf_tui.config import RunConfig
-from haf_tui.datasets import Dataset
+from haf_tui.datasets import DEMO_TEXTS_ID, Dataset
 from haf_tui.defaults import (
-    DEMO_LIMIT,
     DEMO_MAX_NEW_TOKENS,
     DEMO_MAX_TEXTS,
     DEMO_SEED,
@@ -22,6 +21,7 @@ from haf_tui.defaults import (
     EMBEDDED_MODEL_NAME,
 )
 from haf_tui.methods.registry import methods_of, run_stages
+from haf_tui.pipeline.demo import demo_said
 from haf_tui.pipeline.estimate import TimeEstimate
 from haf_tui.pipeline.planning import plan_run
 from haf_tui.vocabulary import STAGES
@@ -29,13 +29,28 @@ from haf_tui.vocabulary import STAGES
 EMBEDDED_FORMAT_NOTE = (
     f"{EMBEDDED_MODEL_NAME} follows HAF's answer format only sometimes: an instance whose "
     "JUSTIFY answer has no clear stance with listed reasons stops there, and its metrics show —. "
-    f"The demo's settings (the first {DEMO_LIMIT} texts of the built-in sample, greedy decoding, "
-    f"seed {DEMO_SEED}, {DEMO_MAX_NEW_TOKENS} tokens; make run takes the same decoding, and "
-    f"its own texts in order until {DEMO_UNTIL_COMPLETE} went through every stage, at most "
-    f"{DEMO_MAX_TEXTS}) "
-    "were chosen so that 3 go on (docs/demo.md); with others, often none does."
+    f"The demo (its own texts in order until {DEMO_UNTIL_COMPLETE} went through every stage, at "
+    f"most {DEMO_MAX_TEXTS}; greedy decoding, seed {DEMO_SEED}, {DEMO_MAX_NEW_TOKENS} tokens: "
+    "make run's) was chosen so that 3 go on (docs/demo.md); with other texts or settings, "
+    "often none does."
 )
 """What the review says before a run of the embedded model (docs/demo.md, "The demo")."""
+
+
+def _what_runs(config: RunConfig, dataset: Dataset, instances: int) -> str:
+    """``8 instances of built-in sample``; the demo's texts with their stop rule: ``The
+    demo's 25 texts in order until 3 go through every stage (haf run --demo's rule)``."""
+    until = config.until_complete
+    if until is None:
+        return f"{counted(instances, 'instance')} of {dataset.name}"
+    if dataset.dataset_id == DEMO_TEXTS_ID:
+        said = demo_said(instances, until)
+        return f"{said[0].upper()}{said[1:]} (haf run --demo's rule)"
+    went = "goes" if until == 1 else "go"
+    return (
+        f"At most {counted(instances, 'instance')} of {dataset.name}, in order until {until} "
+        f"{went} through every stage"
+    )
 
 
 def counted(count: int, noun: str) -> str:
@@ -71,9 +86,9 @@ class RunReview(Static):
             first = runs[0][1]
             instances = plan_run(first, dataset).instances
             note.append(
-                f"{counted(instances, 'instance')} of {dataset.name}. Generations per stage "
-                "come from each method's plan: one figure is exact, a–b goes from the least "
-                "to the most, ≥n is at least."
+                f"{_what_runs(first, dataset, instances)}. Generations per stage come from "
+                "each method's plan: one figure is exact, a–b goes from the least to the "
+                "most, ≥n is at least."
             )
             for method in methods_of(first):
                 if method.forecast_note:

@@ -17,8 +17,8 @@ from textual.widgets import Input, Label, Select, SelectionList, Static, Switch
 from textual.widgets.select import InvalidSelectValueError
 
 from haf_tui.config import DecodingSettings, ModelSettings, RunConfig, SimilaritySettings
-from haf_tui.defaults import DEMO_MAX_NEW_TOKENS, DEMO_SEED, DEMO_TEMPERATURE
 from haf_tui.methods.registry import default_suites, methods, preferred_parallel
+from haf_tui.pipeline.demo import DEMO_DECODING as DEMO_FIELDS
 from haf_tui.tui.widgets.marked_selection import MarkedSelectionList
 from haf_tui.tui.widgets.method_fields import MethodFields, MethodSettingsError
 
@@ -42,11 +42,12 @@ PAPER_DECODING = {
 """The paper's run seed, answer length and temperature (the form's defaults for any model but
 the embedded)."""
 DEMO_DECODING = {
-    "set-seed": DEMO_SEED,
-    "set-max-new": DEMO_MAX_NEW_TOKENS,
-    "set-temperature": DEMO_TEMPERATURE,
+    "set-seed": DEMO_FIELDS["seed"],
+    "set-max-new": DEMO_FIELDS["max_new_tokens"],
+    "set-temperature": DEMO_FIELDS["temperature"],
 }
-"""The demo's (``haf run --demo``): the form's defaults when the embedded model runs alone."""
+"""The demo's (``haf run --demo``'s, from the same fields): the form's defaults when the
+embedded model runs alone."""
 
 
 def _defaults() -> dict[tuple[str, str], Any]:
@@ -179,8 +180,15 @@ class RunSettingsForm(VerticalScroll):
     def _suites(self) -> tuple[str, ...]:
         return tuple(str(s) for s in self.query_one("#set-suites", SelectionList).selected)
 
-    def build(self, model_path: str | None, *, limit: int | None = None) -> RunConfig:
-        """The run's config for ``model_path``; ValidationError/ValueError when invalid (a
+    def build(
+        self,
+        model_path: str | None,
+        *,
+        limit: int | None = None,
+        until_complete: int | None = None,
+    ) -> RunConfig:
+        """The run's config for ``model_path`` (at most ``limit`` instances, until
+        ``until_complete`` went through); ValidationError/ValueError when invalid (a
         method's settings: :class:`MethodSettingsError`, naming the field)."""
         values: dict[str, dict[str, Any]] = {"decoding": {}, "model": {}}
         for input_id, section, name, _ in NUMBER_FIELDS:
@@ -202,6 +210,7 @@ class RunSettingsForm(VerticalScroll):
             decoding=decoding,
             similarity=similarity,
             limit=limit,
+            until_complete=until_complete,
             suites=suites,
             settings=settings,
         )
