@@ -125,6 +125,7 @@ class SqlScreen(OwnSqlHint, SqlFileActions, SqlQueryScreen):
         self.library = message.queries
         self.query_one(SqlSide).fill(list(self.library), message.columns)
         self.editor.names = schema_names(message.columns)
+        self.haf_app.freeze_after_load(self)  # (see sql_query)
 
     # ------------------------------------------------------------ library and schema
 

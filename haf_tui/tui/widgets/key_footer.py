@@ -4,6 +4,7 @@ are the most important; ``?`` and ``ctrl+p`` list the rest)."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 from rich.cells import cell_len
@@ -21,7 +22,9 @@ class KeyFooter(Footer):
     """A Footer that rebuilds its keys (a widget each) only when it must show a key it has no
     widget for: Footer rebuilds several times as a screen opens and twice per focus change
     (a text box hides the letter keys), ~30-60 ms each on a 2-core machine. Keys that only
-    come and go, or turn enabled or disabled, are shown, hidden or restyled in place."""
+    come and go, turn enabled or disabled, or change places (a focused text box binds some of
+    the screen's keys too, which puts them first) are shown, hidden, restyled or moved in
+    place."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -80,8 +83,9 @@ class KeyFooter(Footer):
         if any(entry not in by_key for entry in wanted):
             return False
         order = [by_key[entry] for entry in wanted]
-        if order != [w for w in widgets if w in order]:  # the order changed: rebuild
-            return False
+        if order != [w for w in widgets if w in order]:  # the order changed: move, not rebuild
+            for before, widget in pairwise(order):
+                self.move_child(widget, after=before)
         for entry, widget in by_key.items():
             on = wanted.get(entry)
             widget.display = on is not None
