@@ -1,8 +1,9 @@
 """The settings step is laid out once when it is first shown (issue 44 §2: its first showing
 took 200–300 ms at 200×60, most of it drawing its ~150 widgets twice: the form is taller than
 the screen, so its scroll bar appeared only after the first layout, narrowing every row and
-drawing them all again). The bar's column is kept from the start: every row of the form gets
-its width once. Pilot, at 80×24 and 200×50."""
+drawing them all again). The bar's column is kept from the start, and the form is laid out
+and drawn off screen once mounted: every row of the form gets its width once, before it is
+shown. Pilot, at 80×24 and 200×50."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def _private_homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
-async def test_the_settings_rows_get_their_width_once_when_first_shown(
+async def test_the_settings_rows_get_their_width_once_before_they_are_shown(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]
 ) -> None:
     widths: dict[int, list[int]] = {}
@@ -45,7 +46,14 @@ async def test_the_settings_rows_get_their_width_once_when_first_shown(
         await settle(pilot)
         assert wizard.mounted_steps == {"dataset", "settings"}
         form = wizard.query_one(RunSettingsForm)
-        assert form.virtual_size.height == 0, "not laid out while hidden"
+        assert not form.display
+        # laid out off screen once mounted, at the size it is shown at
+        hidden_size = form.outer_size
+        assert hidden_size.width == size[0] and hidden_size.height > 0
+        seed_row = form.query_one("#set-seed").parent
+        assert isinstance(seed_row, Widget)
+        hidden_row_width = seed_row.outer_size.width
+        assert hidden_row_width == size[0] - form.styles.scrollbar_size_vertical
         monkeypatch.setattr(Widget, "_size_updated", recorded)
         await pilot.press("ctrl+n", "ctrl+n")
         await settle(pilot)
@@ -55,6 +63,5 @@ async def test_the_settings_rows_get_their_width_once_when_first_shown(
         assert len(widths) >= 10, "every row of the form was laid out"
         changed = {key: seen for key, seen in widths.items() if len(set(seen)) > 1}
         assert not changed, f"rows narrowed after their first layout: {changed}"
-        row = form.query_one("#set-seed").parent
-        assert isinstance(row, Widget)
-        assert row.size.width == form.size.width - form.styles.scrollbar_size_vertical
+        assert form.outer_size == hidden_size
+        assert seed_row.outer_size.width == hidden_row_width
