@@ -71,10 +71,15 @@ def _message(error: ValidationError) -> tuple[str, str | None]:
 class RunSettingsForm(VerticalScroll):
     """Every setting of a run, as inputs; :meth:`build` validates them into a RunConfig. The
     run's own settings come first, then each method's (:class:`MethodFields`, drawn from
-    the registry: a method's fields are used when its suite is picked)."""
+    the registry: a method's fields are used when its suite is picked).
+
+    Its scroll bar's column is kept from the start (``scrollbar-gutter: stable``): the form is
+    taller than the screen at 80×24 and 200×60, and a bar appearing only after the first
+    layout narrowed every row and drew all ~150 widgets a second time on the step's first
+    showing (issue 44 §2)."""
 
     DEFAULT_CSS = """
-    RunSettingsForm { height: 1fr; }
+    RunSettingsForm { height: 1fr; scrollbar-gutter: stable; }
     RunSettingsForm Horizontal { height: auto; }
     RunSettingsForm .field-label { width: 24; padding: 1 1 0 1; }
     RunSettingsForm Input { width: 1fr; max-width: 40; }
