@@ -65,3 +65,33 @@ async def test_the_settings_rows_get_their_width_once_before_they_are_shown(
         assert not changed, f"rows narrowed after their first layout: {changed}"
         assert form.outer_size == hidden_size
         assert seed_row.outer_size.width == hidden_row_width
+
+
+async def test_a_textual_without_the_compositor_used_still_shows_the_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Drawing the step off screen uses Textual's private compositor: where another Textual
+    has none (or another shape), the step is laid out when shown, as any other step."""
+    import textual._compositor as compositor_module
+
+    monkeypatch.delattr(compositor_module, "Compositor")
+    app = create_app(tmp_path / "haf.duckdb")
+    errors: list[str] = []
+    shown = app.notify
+
+    def noted(message: str, *args: Any, **kwargs: Any) -> None:
+        if kwargs.get("severity") == "error":
+            errors.append(message)
+        shown(message, *args, **kwargs)
+
+    monkeypatch.setattr(app, "notify", noted)
+    async with app.run_test(size=(80, 24)) as pilot:
+        wizard = await open_wizard(pilot)
+        await settle(pilot)
+        assert wizard.mounted_steps == {"dataset", "settings"}
+        form = wizard.query_one(RunSettingsForm)
+        assert form.outer_size.width == 0  # (not laid out off screen)
+        await pilot.press("ctrl+n", "ctrl+n")
+        await settle(pilot)
+        assert shown_step(wizard) == "settings" and form.outer_size.width == 80
+    assert errors == []

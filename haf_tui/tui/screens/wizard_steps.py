@@ -12,7 +12,6 @@ import asyncio
 from typing import Any
 
 from textual import work
-from textual._compositor import Compositor
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher
 
@@ -106,11 +105,16 @@ class WizardSteps(WizardReading):
         size = self.query_one(ContentSwitcher).content_region.size
         if not size:
             return
-        compositor = Compositor()
-        compositor.reflow(pane, size)
-        for widget, where in compositor.layers:
-            widget._size_updated(where.region.size, where.virtual_size, where.container_size)
-        compositor.render_update(full=True)
+        try:  # (Textual's private API: a speed-up only, never a failure of the wizard)
+            from textual._compositor import Compositor
+
+            compositor = Compositor()
+            compositor.reflow(pane, size)
+            for widget, where in compositor.layers:
+                widget._size_updated(where.region.size, where.virtual_size, where.container_size)
+            compositor.render_update(full=True)
+        except (ImportError, AttributeError, TypeError, ValueError):
+            return  # (another Textual: the step is laid out when shown, as any other)
 
     def _step_unedited(self, step: str) -> bool:
         """Whether ``step``'s answers are those it opened with."""
