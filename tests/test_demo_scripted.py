@@ -47,8 +47,10 @@ MORE_REASONS = (
 )
 ENOUGH = "My decision is no: the reasons given are enough."
 DEMO_TEXTS = demo_texts().instances
-STOPS = DEMO_TEXTS[1].text
-"""The demo's second text: answered without a stance, so it stops after JUSTIFY."""
+STOPS = (DEMO_TEXTS[1].text, "If I ever see you at the meeting")
+"""The demo's second text and the built-in sample's second (s05, for the runs of the sample
+that other tests hold at a count of its generations): answered without a stance, so they stop
+after JUSTIFY."""
 POLITE = DEMO_TEXTS[3]
 """The demo's fourth text: answered as not toxic (RN, not RS, is then defined)."""
 
@@ -68,8 +70,8 @@ def word_tokens(answer: str) -> list[GeneratedToken]:
 class ScriptedDemoModel(ScriptedBackend):
     """JUSTIFY answered with a stance and reasons, UPHOLD-REASON with YES and two more reasons,
     UPHOLD-STANCE with a clear NO, under the embedded GGUF's name; classify's label spellings
-    scored (p(toxic) 0.7, label mass 0.9); the text starting :data:`STOPS` gets no stance, so
-    it stops after JUSTIFY, and :data:`POLITE`'s is non-toxic."""
+    scored (p(toxic) 0.7, label mass 0.9); the texts of :data:`STOPS` get no stance, so
+    they stop after JUSTIFY, and :data:`POLITE`'s is non-toxic."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -90,7 +92,7 @@ class ScriptedDemoModel(ScriptedBackend):
             answer = MORE_REASONS
         elif "\nREASON" in last:  # UPHOLD-STANCE: this reason suffices
             answer = ENOUGH
-        elif STOPS in last:
+        elif any(text in last for text in STOPS):
             answer = "I cannot help with that."
         else:
             answer = NOT_TOXIC if POLITE.text in last else JUSTIFY

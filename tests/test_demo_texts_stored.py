@@ -41,7 +41,7 @@ def _stored(db: Path) -> tuple[dict[str, tuple[str, int]], list[tuple[str, list[
             "SELECT r.dataset_id, list(i.text ORDER BY i.position) FROM runs r "
             "JOIN instance_results x USING (run_id) "
             "JOIN instances i ON i.dataset_id = r.dataset_id AND i.instance_id = x.instance_id "
-            "GROUP BY r.run_id, r.dataset_id ORDER BY r.run_id"
+            "GROUP BY r.run_id, r.dataset_id, r.created_at ORDER BY r.created_at"
         )
     return {d: (name, n) for d, name, n in datasets}, [(d, list(texts)) for d, texts in runs]
 
