@@ -68,7 +68,6 @@ def suggest_instance(
     if others:
         console.print(f"its other suites' numbers: {others}")
     start = reports.first_with_reasons(rows)
-    went_on = sum(1 for r in rows if reports.went_on(r))
     if start is None:
         console.print(
             "no instance gave a clear stance with reasons, so every one stopped after JUSTIFY "
@@ -77,7 +76,7 @@ def suggest_instance(
         return
     first = next(r for r in rows if str(r["instance_id"]) == start)
     console.print(
-        f"{went_on} of {len(rows)} instances went on after JUSTIFY. Explore instance "
+        f"{reports.went_on_said(rows)} Explore instance "
         f"[bold]{start}[/] ({first['stance']}, {first['n_reasons']} reasons) in the workbench: "
         f"`haf` (`make tui`), then enter on run {run_id}: the explorer opens on it."
     )

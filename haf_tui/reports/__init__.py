@@ -63,6 +63,7 @@ from haf_tui.reports.query_running import (
     run_named,
     run_query,
     went_on,
+    went_on_said,
 )
 from haf_tui.reports.registry import (
     INSTANCE_LABEL,
@@ -142,4 +143,5 @@ __all__ = [
     "to_rich_table",
     "to_rich_table_transposed",
     "went_on",
+    "went_on_said",
 ]

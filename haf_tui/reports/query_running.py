@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from haf_tui.reports.queries import NamedQuery, QueryError, QueryParam, Result, get_query
 from haf_tui.store.errors import StoreError
+from haf_tui.vocabulary import METRIC_LABELS
 
 if TYPE_CHECKING:
     from haf_tui.store import Store
@@ -132,15 +133,11 @@ def first_with_reasons(rows: Sequence[Mapping[str, Any]]) -> str | None:
     return next((str(r["instance_id"]) for r in rows if went_on(r)), None)
 
 
-HAF_METRIC_COLUMNS: Final = {
-    "sos": "SoS",
-    "dis": "DiS",
-    "uii": "UII",
-    "uei": "UEI",
-    "rs": "RS",
-    "rn": "RN",
-}
-"""The ``instances`` query's HAF metric columns and the names the reports give them."""
+def went_on_said(rows: Sequence[Mapping[str, Any]]) -> str:
+    """``N of M instances went on after JUSTIFY.``: how ``haf run`` and the workbench's
+    monitor begin what they say of a finished run with HAF."""
+    on = sum(1 for row in rows if went_on(row))
+    return f"{on} of {len(rows)} instances went on after JUSTIFY."
 
 
 def defined_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
@@ -149,7 +146,7 @@ def defined_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     reports rests on."""
     return {
         name: sum(1 for r in rows if _finite(r.get(column)))
-        for column, name in HAF_METRIC_COLUMNS.items()
+        for column, name in METRIC_LABELS.items()  # (the instances query's columns)
     }
 
 

@@ -16,7 +16,7 @@ from textual.worker import Worker
 
 from haf_tui.pipeline.events import ProgressEvent
 from haf_tui.pipeline.runs import RunRequest, execute_run, start_or_resume
-from haf_tui.reports import instance_rows, rests_on, went_on
+from haf_tui.reports import first_with_reasons, instance_rows, rests_on, went_on_said
 from haf_tui.store import Store, StoreError
 from haf_tui.store.errors import StoppedWaitingError
 from haf_tui.store.waiting import POLL_SECONDS, wait_for_writer
@@ -164,7 +164,6 @@ def went_on_line(store: Store, run_id: str) -> str | None:
     """What ``haf run`` says at its end of a finished run with HAF: how many instances went on
     after JUSTIFY, and how many each HAF number rests on (None: no HAF instance went on)."""
     rows = instance_rows(store, run_id)
-    on = sum(1 for row in rows if went_on(row))
-    if not on:
+    if first_with_reasons(rows) is None:
         return None
-    return f"{on} of {len(rows)} instances went on after JUSTIFY. {rests_on(rows)}"
+    return f"{went_on_said(rows)} {rests_on(rows)}"
