@@ -43,9 +43,7 @@ class UserSql(StoreBase):
                 return [], []
             return [d[0] for d in cursor.description], cursor.fetchall()
         except duckdb.Error as exc:
-            if is_damaged_file_error(exc):
-                raise damaged_file_error(exc, self.path) from exc
-            raise StoreError(f"query failed: {first_line(exc)}") from exc
+            raise self._app_sql_error(exc) from exc
 
     def query_columns(self, sql: str, parameters: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run the app's SQL; returns each column as a numpy array, by name (no Python value
@@ -53,9 +51,13 @@ class UserSql(StoreBase):
         try:
             return dict(self.reader().execute(sql, parameters).fetchnumpy())
         except duckdb.Error as exc:
-            if is_damaged_file_error(exc):
-                raise damaged_file_error(exc, self.path) from exc
-            raise StoreError(f"query failed: {first_line(exc)}") from exc
+            raise self._app_sql_error(exc) from exc
+
+    def _app_sql_error(self, exc: duckdb.Error) -> StoreError:
+        """The app's SQL failing: a damaged file named as such, else the query's one line."""
+        if is_damaged_file_error(exc):
+            return damaged_file_error(exc, self.path)
+        return StoreError(f"query failed: {first_line(exc)}")
 
     def query_user(
         self,
