@@ -28,8 +28,7 @@ def read_ahead(reader: StoreReader, run_id: str) -> bool:
     moments: nothing would be kept; or read ahead already at this state). The screens'
     modules are imported here, in the worker (the runs list starts without them)."""
     from haf_tui.config import RunConfig
-    from haf_tui.methods.registry import methods_of
-    from haf_tui.tui.filters import ListSchema
+    from haf_tui.tui.filters import list_schema
     from haf_tui.tui.instance_reader import run_rows
     from haf_tui.tui.metrics_data import load_metrics_data, panel_specs
 
@@ -39,7 +38,7 @@ def read_ahead(reader: StoreReader, run_id: str) -> bool:
     with reader.reading() as store:
         run = store.get_run(run_id)
         suites = RunConfig.model_validate_json(run.config_json).suites
-        run_rows(store, run.run_id, ListSchema.of(methods_of(RunConfig(suites=suites))), state)
+        run_rows(store, run.run_id, list_schema(RunConfig(suites=suites)), state)
         first = next(iter(panel_specs()), None)
         if first is not None:
             load_metrics_data(store, [first.key], state=state)
