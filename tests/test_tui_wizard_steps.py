@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 from textual.app import App, ComposeResult
-from textual.containers import Horizontal
 from textual.widgets import ContentSwitcher, DataTable, Input, Select, SelectionList, Static
 
 from haf_tui.config import DecodingSettings
@@ -32,7 +31,7 @@ from haf_tui.tui.screens.confirm import ConfirmScreen
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.screens.wizard import WizardScreen
 from haf_tui.tui.widgets.dataset_picker import DEMO_SOURCE, DatasetPicker
-from haf_tui.tui.widgets.method_fields import UNUSED_NOTE, MethodFields
+from haf_tui.tui.widgets.method_fields import UNUSED_NOTE, FieldGrid, MethodFields
 from haf_tui.tui.widgets.model_picker import ModelPicker
 from haf_tui.tui.widgets.run_settings import RunSettingsForm
 from haf_tui.tui.wizard_answers import answers_path
@@ -275,7 +274,7 @@ async def test_a_method_not_picked_shows_a_line_instead_of_its_fields() -> None:
     app = FormApp()
     async with app.run_test(size=(80, 24)) as pilot:
         section = app.query_one("#set-method-rationales", MethodFields)
-        rows = [child for child in section.children if type(child) is Horizontal]
+        rows = [child for child in section.children if type(child) is FieldGrid]
         note = section.query_one(".method-unused", Static)
         assert rows and not any(row.display for row in rows)
         count = len(section.options)

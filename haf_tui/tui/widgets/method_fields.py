@@ -2,7 +2,9 @@
 (:func:`haf_tui.methods.options.setting_options`): a heading with the method's title, then one
 labelled field per option (a Select for a choice, a SelectionList for a list of known choices,
 a Switch for a flag, an Input otherwise), each with its definition as a tooltip. Widget ids
-come from the option's flag (``--toy-k`` → ``set-toy-k``)."""
+come from the option's flag (``--toy-k`` → ``set-toy-k``). The labels and fields are the cells
+of one two-column grid (:class:`FieldGrid`), not a container per row: the settings step's first
+showing laid out and drew every row's container (issue 44 §2)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Grid, Vertical
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select, SelectionList, Static, Switch
 
@@ -64,6 +66,15 @@ def option_value(option: SettingOption, widget: Widget) -> Any:
         return text
 
 
+class FieldGrid(Grid):
+    """Labelled fields as the cells of two columns, a label's 24 cells, then its field."""
+
+    DEFAULT_CSS = """
+    FieldGrid { grid-size: 2; grid-columns: 24 1fr; height: auto; }
+    FieldGrid > .field-label { width: 24; padding: 1 1 0 1; }
+    """
+
+
 UNUSED_NOTE = "not picked in suites: its {count} settings show when it is"
 """Under the heading of a method not picked (its fields hidden: nothing to lay out or draw)."""
 
@@ -82,14 +93,13 @@ class MethodFields(Vertical):
 
     DEFAULT_CSS = """
     MethodFields { height: auto; }
-    MethodFields > Horizontal { height: auto; }
     MethodFields .method-heading {
         padding: 1 1 0 1; text-style: bold; text-wrap: nowrap; text-overflow: ellipsis;
     }
     MethodFields.-unused .method-heading { text-style: none; color: $text-muted; }
     MethodFields .method-unused { display: none; padding: 0 1; color: $text-muted; }
     MethodFields.-unused .method-unused { display: block; }
-    MethodFields.-unused > Horizontal { display: none; }
+    MethodFields.-unused > FieldGrid { display: none; }
     """
 
     def __init__(self, method: Method[Any]) -> None:
@@ -98,13 +108,13 @@ class MethodFields(Vertical):
         self.options = setting_options(method)
 
     def compose(self) -> ComposeResult:
-        """The heading (title and description), then a labelled row per option."""
+        """The heading (title and description), then a label and a field per option."""
         method = self.method
         yield Static(f"{method.title} — {method.description}", classes="method-heading")
         yield Static(UNUSED_NOTE.format(count=len(self.options)), classes="method-unused")
-        for option in self.options:
-            definition = definition_line(method, option)
-            with Horizontal():
+        with FieldGrid():
+            for option in self.options:
+                definition = definition_line(method, option)
                 label = Label(option.title, classes="field-label")
                 label.tooltip = definition
                 yield label

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 from textual import events, on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.widgets import Input, Label, Select, SelectionList, Static, Switch
 from textual.widgets.select import InvalidSelectValueError
 
@@ -20,7 +20,7 @@ from haf_tui.config import DecodingSettings, ModelSettings, RunConfig, Similarit
 from haf_tui.methods.registry import default_suites, methods, preferred_parallel
 from haf_tui.pipeline.demo import DEMO_DECODING as DEMO_FIELDS
 from haf_tui.tui.widgets.marked_selection import MarkedSelectionList
-from haf_tui.tui.widgets.method_fields import MethodFields, MethodSettingsError
+from haf_tui.tui.widgets.method_fields import FieldGrid, MethodFields, MethodSettingsError
 
 # (input id, section, field, label): the run's own settings (no method's)
 NUMBER_FIELDS: tuple[tuple[str, str, str, str], ...] = (
@@ -76,12 +76,11 @@ class RunSettingsForm(VerticalScroll):
     Its scroll bar's column is kept from the start (``scrollbar-gutter: stable``): the form is
     taller than the screen at 80×24 and 200×60, and a bar appearing only after the first
     layout narrowed every row and drew all ~150 widgets a second time on the step's first
-    showing (issue 44 §2)."""
+    showing (issue 44 §2). Its labels and fields are the cells of one grid (and one per
+    method), not a container per row: fewer widgets to lay out and draw on that showing."""
 
     DEFAULT_CSS = """
     RunSettingsForm { height: 1fr; scrollbar-gutter: stable; }
-    RunSettingsForm Horizontal { height: auto; }
-    RunSettingsForm .field-label { width: 24; padding: 1 1 0 1; }
     RunSettingsForm Input { width: 1fr; max-width: 40; }
     RunSettingsForm Select { width: 1fr; max-width: 40; }
     RunSettingsForm SelectionList { height: auto; max-height: 6; width: 1fr; max-width: 40; }
@@ -96,27 +95,26 @@ class RunSettingsForm(VerticalScroll):
         super().__init__(id=id)
         self.offload_supported = offload_supported
         self._auto_parallel = ""  # the sequences at once the form last chose itself
+        self._definition_said: str | None = None  # the focused field's definition shown
 
     def compose(self) -> ComposeResult:
         """The suites, the run's own settings, each method's, then the error line (and the
         focused method field's definition, at the bottom)."""
         chosen = default_suites()
-        with Horizontal():
+        defaults = _defaults()
+        defaults[("model", "n_parallel")] = self._auto_parallel = str(preferred_parallel(chosen))
+        with FieldGrid(id="set-run-fields"):
             yield Label("suites (space)", classes="field-label")
             yield MarkedSelectionList[str](
                 *[(name, name, name in chosen) for name in methods()], id="set-suites"
             )
-        defaults = _defaults()
-        defaults[("model", "n_parallel")] = self._auto_parallel = str(preferred_parallel(chosen))
-        for input_id, section, name, label in NUMBER_FIELDS:
-            with Horizontal():
+            for input_id, section, name, label in NUMBER_FIELDS:
                 yield Label(label, classes="field-label")
                 yield Input(str(defaults[(section, name)]), id=input_id)
         yield Static("  llama.cpp: checking GPU offload …", id="set-offload", classes="hint")
-        with Horizontal():
+        with FieldGrid(id="set-similarity-fields"):
             yield Label("similarity model", classes="field-label")
             yield Input(SimilaritySettings().model, id="set-similarity")
-        with Horizontal():
             yield Label("similarity kind", classes="field-label")
             yield Select(
                 [("bi-encoder", "bi-encoder"), ("cross-encoder", "cross-encoder")],
@@ -138,6 +136,10 @@ class RunSettingsForm(VerticalScroll):
         found = None
         for fields in self.query(MethodFields):
             found = found or fields.definition_of(widget_id)
+        if found == self._definition_said:
+            return  # (unchanged: an update would lay the screen out again, as on the step's
+            # first showing, where the focus goes to the suites)
+        self._definition_said = found
         line = self.query_one("#set-definition", Static)
         line.update(found or "")
         line.display = found is not None
