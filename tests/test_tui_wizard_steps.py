@@ -226,11 +226,16 @@ async def test_models_changed_and_back_before_the_settings_were_mounted_are_no_e
         wizard = await open_wizard(pilot)
         wizard.query_one(ModelPicker).query_one(DataTable).focus()
         await pilot.press("space", "down", "space")  # the embedded model off, the second on
-        await pilot.press("ctrl+n", "ctrl+n")  # (the settings mounted now, the second picked)
+        await pilot.press("ctrl+n")
+        source = wizard.query_one("#ds-source", Select)
+        source.value = "builtin:"  # (the demo's texts are the embedded model's alone)
+        await pilot.press("ctrl+n")  # (the settings mounted now, the second picked)
         assert value_of(wizard, "#set-seed") == str(DecodingSettings().seed)  # the paper's
         await pilot.press("ctrl+b", "ctrl+b")
         await pilot.press("up", "space", "down", "space")  # the embedded model alone again
-        await pilot.press("ctrl+n", "ctrl+n")
+        await pilot.press("ctrl+n")
+        source.value = DEMO_SOURCE  # (back to the source it opened with)
+        await pilot.press("ctrl+n")
         assert value_of(wizard, "#set-seed") == "23"  # the demo's
         assert not wizard.edited()
         sources_held.set()

@@ -33,7 +33,7 @@ from haf_tui.methods.registry import (
     run_stages,
     stage_titles,
 )
-from haf_tui.pipeline.demo import DEMO_DECODING, demo_stop
+from haf_tui.pipeline.demo import DEMO_DECODING, demo_stop, refuse_other_models
 
 if TYPE_CHECKING:
     from haf_tui.pipeline.runner import RunSummary
@@ -178,10 +178,12 @@ def _parallel_wanted() -> str:
 
 
 def _config(args: argparse.Namespace) -> RunConfig:
-    if args.demo and args.model:
-        raise ValueError(
-            "--demo runs the embedded model: drop --model, or drop --demo (--dataset sample "
-            "evaluates the built-in sample with your model)"
+    if args.demo:  # (the wizard's demo source refuses another model by the same rule)
+        refuse_other_models(
+            "--demo",
+            [args.model] if args.model else [],
+            "drop --model, or drop --demo (--dataset sample evaluates the built-in sample "
+            "with your model)",
         )
     demo = DEMO_DECODING if args.demo else {}
     given = {

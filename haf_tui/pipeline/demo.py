@@ -4,6 +4,7 @@ that the two cannot drift (the demo's numbers: :mod:`haf_tui.defaults`, docs/dem
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from haf_tui.defaults import (
@@ -13,6 +14,7 @@ from haf_tui.defaults import (
     DEMO_TEMPERATURE,
     DEMO_UNTIL_COMPLETE,
 )
+from haf_tui.vocabulary import HafError
 
 DEMO_DECODING: dict[str, Any] = {
     "max_new_tokens": DEMO_MAX_NEW_TOKENS,
@@ -45,3 +47,22 @@ def demo_said(limit: int = DEMO_MAX_TEXTS, until_complete: int = DEMO_UNTIL_COMP
         return f"{texts} in order"
     go = "goes" if until_complete == 1 else "go"
     return f"{texts} in order until {until_complete} {go} through every stage"
+
+
+class DemoModelError(HafError):
+    """The demo's texts asked of a model other than the embedded one."""
+
+
+def refuse_other_models(demo_named: str, other_models: Sequence[str], instead: str) -> None:
+    """The demo's rule for both faces: it runs the embedded model alone (its texts, decoding
+    and stop rule are chosen for that model's answers; another model would run the paper's
+    decoding on them). ``demo_named``: what the face calls the demo (``--demo``, the wizard's
+    demo source); ``other_models``: the models asked for besides the embedded one (none: no
+    error); ``instead``: what to do, in the face's own terms. :class:`DemoModelError` says why
+    and what to do, in one line."""
+    if other_models:
+        named = ", ".join(other_models)
+        raise DemoModelError(
+            f"{demo_named} runs the embedded model only (the demo's texts and decoding are "
+            f"chosen for its answers), not {named}: {instead}"
+        )

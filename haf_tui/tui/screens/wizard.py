@@ -25,6 +25,7 @@ from haf_tui.datasets import Dataset
 from haf_tui.pipeline.choices import (
     ModelEntry,
 )
+from haf_tui.pipeline.demo import DemoModelError, refuse_other_models
 from haf_tui.pipeline.estimate import TimeEstimate
 from haf_tui.pipeline.models import LoadedModels
 from haf_tui.pipeline.runs import RunRequest
@@ -40,7 +41,7 @@ from haf_tui.tui.screens.wizard_messages import (
     SourcesFound,
 )
 from haf_tui.tui.screens.wizard_steps import WizardSteps
-from haf_tui.tui.widgets.dataset_picker import DatasetPicker
+from haf_tui.tui.widgets.dataset_picker import DEMO_SOURCE, DatasetPicker
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.model_picker import LOOKING, ModelPicker
 from haf_tui.tui.widgets.run_review import RunReview
@@ -50,6 +51,8 @@ from haf_tui.vocabulary import shown_text
 
 STEPS = ("models", "dataset", "settings", "review")
 STEP_TITLES = ("1 Models", "2 Dataset", "3 Settings", "4 Review")
+DEMO_INSTEAD = "pick another dataset, or only the embedded model (ctrl+b to the models)"
+"""What to do when the demo's texts are asked of another model (the rule: ``haf run --demo``'s)."""
 
 
 class WizardScreen(WizardSteps):
@@ -184,8 +187,10 @@ class WizardScreen(WizardSteps):
     # -- steps -----------------------------------------------------------------------------------
 
     def _error(self, text: str) -> None:
+        """Say ``text`` on the error line, as text: it may hold a file's or model's name,
+        never markup (a name with ``[/]`` in it would stop the wizard with a MarkupError)."""
         error = self.query_one("#wz-error", Static)
-        error.update(text)
+        error.update(Text(shown_text(text)))
         error.remove_class("-held")
 
     def _show_step(self) -> None:
@@ -218,9 +223,24 @@ class WizardScreen(WizardSteps):
         if STEPS[self.step] == "models":
             return self.query_one(ModelPicker).validate()
         if STEPS[self.step] == "dataset":
-            return self.query_one(DatasetPicker).validate()
+            return self.query_one(DatasetPicker).validate() or self._demo_refusal()
         if STEPS[self.step] == "settings":
             return self.query_one(RunSettingsForm).validate()
+        return None
+
+    def _demo_refusal(self) -> str | None:
+        """Why the models picked cannot run the demo's texts (``haf run --demo``'s rule: the
+        embedded model only), or None."""
+        if "dataset" not in self.mounted_steps:
+            return None  # (not gone to: its source is the kept one, checked on leaving it)
+        if self.query_one(DatasetPicker).source() != DEMO_SOURCE:
+            return None
+        picked = self.query_one(ModelPicker).selected()
+        others = [entry.path.name for entry in picked if not entry.embedded]
+        try:
+            refuse_other_models("the demo source", others, DEMO_INSTEAD)
+        except DemoModelError as exc:
+            return str(exc)
         return None
 
     def configs(self) -> list[tuple[ModelEntry, RunConfig]]:
@@ -340,6 +360,10 @@ class WizardScreen(WizardSteps):
             return
         if self.dataset is None:
             self._error("the dataset is still being read (or could not be): see above")
+            return
+        refused = self._demo_refusal()  # (a model picked since, e.g. a download that ended)
+        if refused:
+            self._error(refused)
             return
         self._say(save_answers(self.answers()))
         configs = self.configs()
