@@ -55,3 +55,22 @@ def test_no_database_anywhere_says_how_to_make_one(
     monkeypatch.setattr("platformdirs.user_data_dir", lambda *a, **k: str(tmp_path / "none"))
     assert main(["report"]) == 2
     assert "run `haf run` first or pass --db" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("where", ["given", "default"])
+def test_a_refused_demo_run_creates_no_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    """``haf run --demo --model`` is refused from its options alone: before the database is
+    opened, so neither ``--db``'s file nor the default one is created (an empty file was)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HAF_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("HAF_DB", raising=False)
+    db = tmp_path / "given.duckdb"
+    model = tmp_path / "x.gguf"  # (absent: the demo's refusal comes first)
+    given = ["--db", str(db)] if where == "given" else []
+    assert main([*given, "run", "--demo", "--model", str(model)]) == 2
+    line = one_line_error(capsys)
+    assert line.startswith("error: --demo runs the embedded model only"), line
+    assert f"not {model}: drop --model, or drop --demo" in line, line
+    assert sorted(tmp_path.rglob("*")) == [], "nothing created"

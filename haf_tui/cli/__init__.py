@@ -197,12 +197,13 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
         return campaign_command(args, console)
     from haf_tui.cli.read_commands import export_command, query_command, runs_command
     from haf_tui.cli.report_command import report_command
-    from haf_tui.cli.run_command import run_command
+    from haf_tui.cli.run_command import refuse_before_opening, run_command
     from haf_tui.cli.writer_open import open_writer
     from haf_tui.store import open_snapshot, open_store
 
     wait = bool(getattr(args, "wait", False))
     if args.command == "run":  # (the file checked, or waited for, before any model loads)
+        refuse_before_opening(args)  # (a refusal creates no database)
         with open_writer(args.db, wait=wait, command="run") as store:
             return run_command(args, store, console)
     if args.command == "rescore":
@@ -214,6 +215,7 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
     first = own.run_first(args) if own and own.run_first else None
     if first is not None:  # a method's command that runs first (one run path)
         run_args = build_parser().parse_args(first)
+        refuse_before_opening(run_args)
         with open_writer(args.db, wait=wait, command="run") as store:
             status = run_command(run_args, store, console)
         if status:

@@ -177,14 +177,21 @@ def _parallel_wanted() -> str:
     return f": {', '.join(wanted)}" if wanted else ""
 
 
-def _config(args: argparse.Namespace) -> RunConfig:
-    if args.demo:  # (the wizard's demo source refuses another model by the same rule)
+def refuse_before_opening(args: argparse.Namespace) -> None:
+    """What ``haf run`` refuses from its options alone, before the database is opened (or
+    created: ``--demo --model`` made an empty ``--db`` file): ``--demo`` with a model (the
+    wizard's demo source refuses another model by the same rule)."""
+    if args.demo:
         refuse_other_models(
             "--demo",
             [args.model] if args.model else [],
             "drop --model, or drop --demo (--dataset sample evaluates the built-in sample "
             "with your model)",
         )
+
+
+def _config(args: argparse.Namespace) -> RunConfig:
+    refuse_before_opening(args)
     demo = DEMO_DECODING if args.demo else {}
     given = {
         "max_new_tokens": args.max_new_tokens,
