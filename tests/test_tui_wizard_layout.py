@@ -129,6 +129,13 @@ async def test_each_label_and_its_field_are_cells_of_one_row(
             assert label.region.y == field.region.y, (field.id, label.region, field.region)
             assert label.region.right <= field.region.x, field.id
             assert field.region.right <= size[0], field.id
+            # whole: its own size on screen, inside its grid and the form's view (a field
+            # squeezed to no width, or cut by a grid shorter than its rows, is hidden)
+            for cell in (label, field):
+                assert cell.region.width > 0 and cell.region.height > 0, (field.id, cell)
+                assert cell.region.size == cell.outer_size, (field.id, cell.region)
+                assert grid.region.contains_region(cell.region), (field.id, grid.region)
+                assert form.scrollable_content_region.contains_region(cell.region), field.id
         hint = form.query_one("#set-offload", Static)  # (between the rows, on one line)
         form.scroll_to_widget(hint, animate=False)
         await settle(pilot)
