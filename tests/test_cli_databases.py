@@ -66,6 +66,11 @@ def test_a_refused_demo_run_creates_no_database(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HAF_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("HAF_DB", raising=False)
+
+    def never(*args: object) -> None:  # (a refusal lost: the demo run loads no model here)
+        raise AssertionError("the run went on")
+
+    monkeypatch.setattr("haf_tui.pipeline.runs.start_or_resume", never)
     db = tmp_path / "given.duckdb"
     model = tmp_path / "x.gguf"  # (absent: the demo's refusal comes first)
     given = ["--db", str(db)] if where == "given" else []
