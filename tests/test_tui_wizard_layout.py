@@ -14,13 +14,17 @@ from typing import Any
 import pytest
 from textual.geometry import Size
 from textual.widget import Widget
-from textual.widgets import Label, SelectionList, Static
+from textual.widgets import Input, Label, SelectionList, Static
 
+from haf_tui.pipeline.planning import ProbeResult
 from haf_tui.tui import create_app
+from haf_tui.tui.app import HafApp
+from haf_tui.tui.live import RunJob
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.widgets.method_fields import FieldGrid
 from haf_tui.tui.widgets.run_settings import RunSettingsForm
 from tests.support import settle
+from tests.test_tui_first_run import fake_calibration
 from tests.test_tui_wizard_steps import SIZE_IDS, SIZES, open_wizard, shown_step
 
 
@@ -142,22 +146,39 @@ async def test_each_label_and_its_field_are_cells_of_one_row(
         assert hint.region.height == 1 and hint.region.x == 0, hint.region
 
 
+@pytest.mark.parametrize("way_out", ["cancel", "cancel-edited", "start"])
 async def test_the_wizard_freezes_its_steps_once_mounted_and_hands_them_back(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way_out: str
 ) -> None:
     """What the later steps hold is left out of the collector's full passes (one of them over
-    ~130,000 objects took half the settings step's first showing), until the wizard closes."""
+    ~130,000 objects took half the settings step's first showing), until the wizard closes,
+    whichever way: cancelled (asked first when edited) or started."""
+    fake_calibration(monkeypatch, ProbeResult(60, 400.0, 45.0, 8))
+    started: list[RunJob] = []
+    monkeypatch.setattr(HafApp, "start_runs", lambda app, jobs: started.extend(jobs))
     app = create_app(tmp_path / "haf.duckdb")
     async with app.run_test(size=(80, 24)) as pilot:
         wizard = await open_wizard(pilot)
         await settle(pilot)
         assert wizard.mounted_steps == {"dataset", "settings"}
-        assert wizard in app._holders and gc.get_freeze_count() > 0
-        frozen = set(map(id, gc.get_objects()))  # (the unfrozen ones)
-        assert id(wizard.query_one("#set-seed")) not in frozen
-        await pilot.press("escape")
+        assert wizard in app._holders
+        collected = set(map(id, gc.get_objects()))  # (what the collector's passes see)
+        assert id(wizard.query_one("#set-seed")) not in collected
+        if way_out == "cancel":
+            await pilot.press("escape")
+        elif way_out == "cancel-edited":
+            await pilot.press("ctrl+n", "ctrl+n")
+            wizard.query_one("#set-seed", Input).value = "7"
+            await pilot.press("escape")
+            await settle(pilot)
+            await pilot.press("y")  # (edited: it asks first)
+        else:
+            await pilot.press("ctrl+n", "ctrl+n", "ctrl+n")
+            await settle(pilot)
+            await pilot.press("ctrl+s")
         await settle(pilot)
         assert isinstance(app.screen, HomeScreen)
+        assert len(started) == (way_out == "start")
         assert wizard not in app._holders  # closed: what it held goes back to the collector
 
 
