@@ -25,7 +25,7 @@ from haf_tui.store import open_store
 from haf_tui.store.paces import PastRun
 from haf_tui.tui import create_app
 from haf_tui.tui.screens.wizard import WizardScreen
-from haf_tui.tui.widgets.dataset_picker import DEMO_SOURCE, DatasetPicker
+from haf_tui.tui.widgets.dataset_picker import BUILTIN_SOURCE, DEMO_SOURCE, DatasetPicker
 from haf_tui.tui.widgets.model_picker import ModelPicker
 from haf_tui.tui.widgets.run_review import RunReview
 from tests.support import settle
@@ -155,7 +155,11 @@ async def test_another_model_keeps_the_papers_settings(tmp_path: Path) -> None:
         wizard.query_one(ModelPicker).query_one(DataTable).focus()
         await pilot.press("space", "down", "space")  # the embedded model off, the second on
         assert [e.path.name for e in wizard.query_one(ModelPicker).selected()] == ["second.gguf"]
-        await pilot.press("ctrl+n", "ctrl+n")
+        await pilot.press("ctrl+n")
+        wizard.query_one("#ds-source", Select).value = BUILTIN_SOURCE  # (the demo: one model)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        assert str(wizard.query_one("#wz-body", ContentSwitcher).current) == "settings"
         paper = DecodingSettings()
         assert wizard.query_one("#set-seed", Input).value == str(paper.seed)
         assert wizard.query_one("#set-max-new", Input).value == str(paper.max_new_tokens)
@@ -163,6 +167,8 @@ async def test_another_model_keeps_the_papers_settings(tmp_path: Path) -> None:
         await pilot.press("ctrl+b", "ctrl+b")
         await pilot.press("up", "space", "down", "space")  # the embedded model alone again
         await pilot.press("ctrl+n", "ctrl+n")
+        await settle(pilot)
+        assert str(wizard.query_one("#wz-body", ContentSwitcher).current) == "settings"
         assert wizard.query_one("#set-seed", Input).value == "23"
 
 
