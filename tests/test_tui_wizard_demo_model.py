@@ -1,7 +1,8 @@
 """The wizard's demo source runs the embedded model only, as ``haf run --demo`` does (one rule:
 ``pipeline.demo.refuse_other_models``): another model picked with it is refused on leaving the
-dataset step, in one line that says why and what to do, and again at Start when a model was
-picked since (a download that ended while the review was shown). Pilot, at 80×24 and 200×50;
+dataset step, in one line that says why and what to do, and again on leaving the settings
+step and at Start when a model was picked since (a download that ended while the settings or
+the review were shown). Pilot, at 80×24 and 200×50;
 a model file's name is shown as text, never read as markup."""
 
 from __future__ import annotations
@@ -115,3 +116,35 @@ async def test_a_model_picked_after_the_dataset_step_is_refused_at_start(
     [job] = started
     assert job.request.dataset is not None and job.request.dataset.dataset_id == DEMO_TEXTS_ID
     assert job.request.config is not None and job.request.config.model.path is None
+
+
+async def test_a_model_picked_on_the_settings_step_is_refused_before_the_review(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A download that ends while the settings are shown picks its model: leaving the settings
+    is refused, so the review never calibrates (loads) a model for a run Start would refuse."""
+    import haf_tui.tui.screens.wizard_reading as wizard_module
+
+    loaded: list[str | None] = []
+
+    def never_load(config: object) -> None:
+        loaded.append(getattr(getattr(config, "model", None), "path", None))
+        raise AssertionError("a model was loaded for the review")
+
+    monkeypatch.setattr(wizard_module, "load_models", never_load)
+    app = create_app(tmp_path / "haf.duckdb")
+    async with app.run_test(size=(80, 24)) as pilot:
+        wizard = await open_wizard(pilot)
+        await pilot.press("ctrl+n", "ctrl+n")  # the embedded model on the demo
+        await settle(pilot)
+        assert shown_step(wizard) == "settings"
+        downloaded = other_model(tmp_path)
+        wizard.query_one(ModelPicker).post_message(ModelPicker.DownloadEnded(str(downloaded)))
+        await settle(pilot)
+        assert str(downloaded) in wizard.query_one(ModelPicker).chosen_paths()
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        assert shown_step(wizard) == "settings", "refused before the review"
+        said = error_line(wizard)
+        assert said.startswith("the demo source runs the embedded model only"), said
+        assert loaded == []

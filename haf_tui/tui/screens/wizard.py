@@ -224,8 +224,8 @@ class WizardScreen(WizardSteps):
             return self.query_one(ModelPicker).validate()
         if STEPS[self.step] == "dataset":
             return self.query_one(DatasetPicker).validate() or self._demo_refusal()
-        if STEPS[self.step] == "settings":
-            return self.query_one(RunSettingsForm).validate()
+        if STEPS[self.step] == "settings":  # (a model picked since: the review loads none)
+            return self.query_one(RunSettingsForm).validate() or self._demo_refusal()
         return None
 
     def _demo_refusal(self) -> str | None:
@@ -361,7 +361,7 @@ class WizardScreen(WizardSteps):
         if self.dataset is None:
             self._error("the dataset is still being read (or could not be): see above")
             return
-        refused = self._demo_refusal()  # (a model picked since, e.g. a download that ended)
+        refused = self._demo_refusal()  # (a model picked since: a download ended on the review)
         if refused:
             self._error(refused)
             return
