@@ -17,6 +17,7 @@ from haf_tui.pipeline import runs
 from haf_tui.pipeline.models import LoadedModels
 from haf_tui.pipeline.runs import RunRequest, start_or_resume
 from haf_tui.store import StoreError
+from haf_tui.store.errors import StoppedWaitingError
 from haf_tui.vocabulary import HafError
 
 
@@ -143,8 +144,41 @@ async def test_a_workbench_run_that_fails_closes_its_model_unless_the_caller_kee
     async with app.run_test(size=(80, 24)) as pilot:
         app.start_runs(jobs)
         await until(pilot, lambda: app.session is not None and not app.session.active)
+        assert app.session is not None
         assert [run.status for run in app.session.runs] == ["failed", "failed"]
     assert owned.closes == 1 and kept.closes == 0
+
+
+@pytest.mark.parametrize(
+    ("refusal", "status"),
+    [(StoppedWaitingError("stopped waiting: nothing started"), "interrupted"),
+     (StoreError("haf.duckdb could not be opened"), "failed")],
+    ids=["wait-stopped", "store-refused"],
+)  # fmt: skip
+async def test_a_workbench_session_that_never_starts_closes_the_wizard_s_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refusal: StoreError, status: str
+) -> None:
+    """The wizard's model handed to the first job is freed when the jobs never start: the
+    wait for the database stopped (C), or the database refused; it was left to the garbage
+    collector (the interpreter's exit)."""
+    from haf_tui.tui import app_runs, create_app
+    from haf_tui.tui.live import RunJob
+    from tests.support import until
+
+    owned = Counted()
+
+    def refused(*_: Any, **__: Any) -> Any:
+        raise refusal
+
+    monkeypatch.setattr(app_runs, "wait_for_writer", refused)
+    request = RunRequest(config=RunConfig(), dataset=object(), preloaded=_loaded(owned))  # type: ignore[arg-type]
+    app = create_app(tmp_path / "haf.duckdb")
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.start_runs([RunJob("wizard's", request), RunJob("second", RunRequest())])
+        await until(pilot, lambda: app.session is not None and not app.session.active)
+        assert app.session is not None
+        assert [run.status for run in app.session.runs] == [status, status]
+    assert owned.closes == 1 and request.preloaded is None
 
 
 async def test_a_wizard_calibration_that_fails_closes_the_model_it_loaded(

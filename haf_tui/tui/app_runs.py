@@ -62,6 +62,14 @@ class RunningApp(App[None]):
     def execute_session(self, session: LiveSession) -> None:
         """Wait for the database (another process may write it), then load, create (or
         resume) and run each job; posts :class:`RunUpdate` messages only."""
+        try:
+            self._wait_and_run(session)
+        finally:  # (a job never started, the wait stopped or refused: its model freed now)
+            for job in session.jobs:
+                self._free(job, job.request.preloaded)
+
+    def _wait_and_run(self, session: LiveSession) -> None:
+        """Wait for the database, then run the jobs on the app's writer."""
         jobs = range(len(session.jobs))
 
         def waiting(line: str) -> None:
