@@ -40,3 +40,30 @@ def test_a_torch_load_that_fails_closes_the_vocabulary_it_opened_first(
         attribution_model.GgufAttributor(tiny_gguf)
     (vocabulary,) = vocabularies
     assert vocabulary.llm._model.model is None  # (llama.cpp's model freed)
+
+
+def test_a_warm_up_pass_that_fails_closes_the_vocabulary(
+    tiny_gguf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The warm-up pass follows the load: one torch could not make (the stage's one warning
+    line) frees llama.cpp's vocabulary then too."""
+    from haf_tui.inference.llama import LlamaCppBackend
+    from haf_tui.methods.rationales.suite import attribution_model
+
+    vocabularies: list[LlamaCppBackend] = []
+
+    class Recorded(LlamaCppBackend):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            vocabularies.append(self)
+
+    def refused(*_: Any) -> Any:
+        raise RuntimeError("the warm-up pass failed")
+
+    monkeypatch.setattr(attribution_model, "LlamaCppBackend", Recorded)
+    monkeypatch.setattr(attribution_model, "load_torch_model", lambda *_: object())
+    monkeypatch.setattr(attribution_model, "prompt_tokens", refused)
+    with pytest.raises(RuntimeError, match="the warm-up pass failed"):
+        attribution_model.GgufAttributor(tiny_gguf)
+    (vocabulary,) = vocabularies
+    assert vocabulary.llm._model.model is None  # (llama.cpp's model freed)

@@ -214,12 +214,20 @@ class GgufAttributor:
         self.lock = threading.Lock()
         self.warm_up_seconds: float | None = None
         if warm_up:
-            started = time.perf_counter()
             try:
-                self.attribute(WARM_UP_TEXT, WARM_UP_TEXT.split(), "toxic", GRADIENT_METHODS)
-            except PromptTooLongError:  # (no room beside the weights: each text says so)
-                return
-            self.warm_up_seconds = time.perf_counter() - started
+                self._warm_up()
+            except BaseException:  # (a pass torch could not make: the vocabulary freed now)
+                self.vocab.close()
+                raise
+
+    def _warm_up(self) -> None:
+        """One pass over :data:`WARM_UP_TEXT`, timed (``warm_up_seconds``)."""
+        started = time.perf_counter()
+        try:
+            self.attribute(WARM_UP_TEXT, WARM_UP_TEXT.split(), "toxic", GRADIENT_METHODS)
+        except PromptTooLongError:  # (no room beside the weights: each text says so)
+            return
+        self.warm_up_seconds = time.perf_counter() - started
 
     def close(self) -> None:
         """Free llama.cpp's vocabulary now (the torch model goes with the last reference):
