@@ -11,9 +11,17 @@ import os
 import re
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from benchmarks.benchdata import build_bench_db
+from haf_tui.store import Store, StoreLockedError, open_store
+from haf_tui.store import open_snapshot as real_open_snapshot
+from haf_tui.tui import store_reader
 from haf_tui.tui.run_cache import RunCache, database_state
 from haf_tui.tui.store_reader import StoreReader
 from tests.test_tui_metrics_kept import aged
@@ -107,3 +115,74 @@ def test_the_screens_take_the_state_from_the_reader_not_from_the_file() -> None:
         if re.search(r"(?<![.\w])database_state\(", path.read_text())
     )
     assert asking == ["run_cache.py", "store_reader.py"]
+
+
+DEADLINE = 120.0  # (generous: only "never" fails)
+
+
+def test_the_state_asked_while_a_snapshot_is_being_copied_is_the_copy_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A screen asking the state while another thread is still opening a snapshot gets the
+    state of the file the snapshot was copied from, not the file's now: another process may
+    have written it since the copy (it got the live file's newer state, and kept the older
+    copy's values under it until the next write)."""
+    db = tmp_path / "haf.duckdb"
+    (run_id,) = build_bench_db(db, n_instances=2, n_runs=1, seed=1)
+    _age(db, 0.0)
+    copied, go = threading.Event(), threading.Event()
+
+    def held(*_: Any, **__: Any) -> Store:
+        raise StoreLockedError("held by a run", holder="PID 1")
+
+    def slow_snapshot(path: Path) -> Store:
+        snapshot = real_open_snapshot(path)
+        copied.set()  # (copied: the other process writes now, before the copy is opened)
+        assert go.wait(DEADLINE)
+        return snapshot
+
+    monkeypatch.setattr(store_reader, "open_store", held)
+    monkeypatch.setattr(store_reader, "open_snapshot", slow_snapshot)
+    reader = StoreReader(db)
+    waiting = threading.Event()
+
+    class Noted(threading.Condition):
+        """The reader's lock, saying when a thread waits on it."""
+
+        def wait(self, timeout: float | None = None) -> bool:
+            waiting.set()
+            return super().wait(timeout)
+
+    reader._state = Noted()
+    before = database_state(db)
+    statuses: list[str] = []
+
+    def first_reader() -> None:
+        with reader.reading() as store:
+            statuses.append(store.get_run(run_id).status)
+
+    opening = threading.Thread(target=first_reader)
+    opening.start()
+    try:
+        assert copied.wait(DEADLINE)
+        with open_store(db) as writer:  # (the other process's write, after the copy)
+            writer.update_run(run_id, status="interrupted")
+        _age(db, 60.0)
+        live = database_state(db)
+        assert before is not None and live is not None and live != before
+        asked: list[Any] = []
+        asking = threading.Thread(target=lambda: asked.append(reader.database_state()))
+        asking.start()
+        deadline = time.monotonic() + DEADLINE
+        while not (asked or waiting.is_set()):  # (answered at once, or waiting for the copy)
+            assert time.monotonic() < deadline
+            waiting.wait(0.05)
+        go.set()
+        asking.join(DEADLINE)
+        opening.join(DEADLINE)
+        assert statuses and statuses[0] != "interrupted"  # (the copy is the file before)
+        assert asked == [before]
+    finally:
+        go.set()
+        opening.join(DEADLINE)
+        reader.close()

@@ -254,8 +254,11 @@ class StoreReader:
         go to a snapshot or a copy, the file's when it was copied (another process may have
         written the file since; a value read from the copy kept under the file's newer state
         was shown again after the copy was taken anew). A copy dropped meanwhile is taken anew
-        from a file at least as new as this."""
+        from a file at least as new as this; a copy being taken is waited for (the file's
+        state now may be newer than the copy's)."""
         with self._state:
+            while self._opening:
+                self._state.wait()
             if self._store is not None and self._kind in {"snapshot", "copy"}:
                 return self._copied_db_state  # (a stale one too: readers still get it)
         return database_state(self.path)
