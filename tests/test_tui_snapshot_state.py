@@ -186,3 +186,41 @@ def test_the_state_asked_while_a_snapshot_is_being_copied_is_the_copy_s(
         go.set()
         opening.join(DEADLINE)
         reader.close()
+
+
+def test_what_is_kept_from_an_upgraded_copy_is_keyed_by_the_copy_s_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file of an older schema is read through an upgraded copy, kept until the file
+    changes: a CLI migrating the file meanwhile does not change the copy, so what is read from
+    it is keyed by the file's state when it was copied until the copy is taken anew."""
+    from haf_tui.store import db as store_db
+    from haf_tui.store.migrations import MIGRATIONS
+
+    path = tmp_path / "old.duckdb"
+    monkeypatch.setattr(store_db, "MIGRATIONS", MIGRATIONS[:1])
+    monkeypatch.setattr(store_db, "LATEST_VERSION", 1)
+    open_store(path).close()
+    monkeypatch.undo()
+    _age(path, 0.0)
+    copied = database_state(path)
+    reader = StoreReader(path)
+    try:
+        with reader.reading():
+            assert reader.reads_copy and not reader.snapshot
+        migrated = subprocess.run(
+            [sys.executable, "-c", "import sys; from haf_tui.store import open_store; "
+             "from haf_tui.methods.loader import load_methods; load_methods(); "
+             "open_store(sys.argv[1], wait_seconds=0).close()", str(path)],
+            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+            timeout=DEADLINE,
+        )  # fmt: skip
+        assert migrated.returncode == 0, migrated.stderr
+        _age(path, 60.0)
+        live = database_state(path)
+        assert copied is not None and live is not None and live != copied
+        assert reader.database_state() == copied  # (the copy is still read)
+        reader.refresh()  # (the file changed: read itself next)
+        assert reader.database_state() == live
+    finally:
+        reader.close()
