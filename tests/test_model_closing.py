@@ -217,3 +217,46 @@ async def test_a_wizard_calibration_that_fails_closes_the_model_it_loaded(
         assert list(wizard.estimate_errors.values()) == ["the calibration decode failed"]
         assert wizard.preloaded is None
     assert [model.closes for model in loaded] == [1]
+
+
+async def test_a_wizard_left_while_its_model_loads_closes_that_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The review's probe loads the first model for the run to reuse; a wizard left while it
+    loads cancels the probe, and the model it then holds reaches no screen: freed then."""
+    import threading
+
+    from haf_tui.tui import create_app
+    from haf_tui.tui.screens import wizard_reading
+    from haf_tui.tui.screens.wizard import WizardScreen
+    from tests.support import settle, until
+
+    monkeypatch.setenv("HAF_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("HAF_MODELS_PATH", raising=False)
+    loading, release = threading.Event(), threading.Event()
+    loaded: list[Counted] = []
+
+    def load(config: RunConfig, similarity: Any = None) -> LoadedModels:
+        loading.set()
+        assert release.wait(120.0)
+        loaded.append(Counted())
+        return _loaded(loaded[-1])
+
+    monkeypatch.setattr(wizard_reading, "load_models", load)
+    monkeypatch.setattr(wizard_reading, "probe_speed", lambda *_: None)
+    app = create_app(tmp_path / "haf.duckdb")
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await pilot.press("n")
+            await settle(pilot)
+            wizard = app.screen
+            assert isinstance(wizard, WizardScreen)
+            await pilot.press("ctrl+n", "ctrl+n", "ctrl+n")
+            await until(pilot, loading.is_set)
+            await pilot.press("escape")
+            await until(pilot, lambda: not isinstance(app.screen, WizardScreen))
+            release.set()
+            await until(pilot, lambda: [model.closes for model in loaded] == [1])
+    finally:
+        release.set()
