@@ -51,6 +51,7 @@ class FakeAttributor:
 def fake_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(gradient_stage, "_attributor", REAL_ATTRIBUTOR)
     monkeypatch.setattr(attribution_model, "GgufAttributor", FakeAttributor)
+    monkeypatch.setattr(gradient_stage, "_exiting", False)  # (a test calls the exit hook)
     FakeAttributor.made, FakeAttributor.passes, FakeAttributor.closed = [], [], []
     gradient_stage.release()
     yield
@@ -116,6 +117,9 @@ def test_a_model_dropped_released_or_left_at_exit_is_closed() -> None:
     gradient_stage._release_at_exit()
     assert FakeAttributor.closed == ["/models/a.gguf", "/models/b.gguf", "/models/a.gguf"]
     assert gradient_stage._loaded == {}
+    made = len(FakeAttributor.made)
+    assert second("v", ["v"], "toxic") is None  # (a pass's thread still going: none loaded)
+    assert len(FakeAttributor.made) == made and gradient_stage._loaded == {}
 
 
 def test_the_model_still_loaded_when_the_process_exits_is_closed_before_the_exit(

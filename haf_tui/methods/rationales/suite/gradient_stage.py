@@ -88,6 +88,8 @@ _results: OrderedDict[tuple[str, str | None, str, str, tuple[str, ...]], Gradien
 """The passes made (None: a text skipped, its line given once), for the instance's replay."""
 load_seconds: dict[str, float] = {}
 """Seconds each model took to load (``make bench``)."""
+_exiting = False
+"""The interpreter is exiting: no model is loaded any more (a pass's thread still going)."""
 
 
 def model_file(config: RunConfig) -> Path:
@@ -101,6 +103,8 @@ def _attributor(key: tuple[str, str | None]) -> object:
 
     from haf_tui.methods.rationales.suite.attribution_model import GgufAttributor
 
+    if key not in _loaded and _exiting:  # (loaded now, it would be freed after the bindings)
+        return HafError("attributions skipped: the process is exiting")
     if key not in _loaded:
         _drop_loaded()  # (one model at a time: a campaign goes model by model)
         started = time.perf_counter()
@@ -178,7 +182,10 @@ def release() -> None:
 def _release_at_exit() -> None:
     """Close the loaded model before the interpreter's exit tears its bindings down (freed
     after them, llama.cpp's model said "Exception ignored in: Llama.__del__"); a pass still
-    running in another thread past the wait leaves it to the exit."""
+    running in another thread past the wait leaves it to the exit; one that asks for a model
+    after this loads none."""
+    global _exiting
+    _exiting = True
     if _lock.acquire(timeout=EXIT_WAIT_SECONDS):
         try:
             _drop_loaded()
