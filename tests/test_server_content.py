@@ -376,3 +376,32 @@ def test_one_id_written_plain_as_the_token_and_special_among_its_alternatives_is
         "token 5 names id 2 with bytes b'', but with b'<|im_end|>' in its top_logprobs "
         "(one id, one token)"
     )
+
+
+SECOND_TOP = "logprobs.content.1.top_logprobs.0"
+
+
+@pytest.mark.parametrize(
+    ("plain", "special"),
+    [(f"{FIRST}.top_logprobs.1", SECOND_TOP), (SECOND_TOP, f"{FIRST}.top_logprobs.1")],
+    ids=["plain-first", "special-first"],
+)  # fmt: skip
+def test_one_id_given_its_plain_and_its_special_piece_by_two_tokens_is_refused(
+    reading: _Reading, plain: str, special: str
+) -> None:
+    """The end token (2) among the first token's alternatives as its plain piece (empty) and
+    among the second's as its special one (``<|im_end|>``): each its id's piece, but one id
+    with two texts in one answer (llama-server writes every id alike)."""
+    answer = llama_server_answer()
+    _set(plain, _alt(2, b"", -2.25 if plain.startswith(FIRST) else -0.5))(answer)
+    _set(special, _alt(2, b"<|im_end|>", -2.25 if special.startswith(FIRST) else -0.5))(answer)
+    with pytest.raises(BadAnswerError, match=r"token 1 gives id 2 the bytes .*, an earlier token "):
+        _generation(reading, answer)
+
+
+def test_one_id_given_the_same_piece_by_two_tokens_is_read(reading: _Reading) -> None:
+    """The end token's plain piece (empty) among two tokens' alternatives is read."""
+    answer = llama_server_answer()
+    _set(f"{FIRST}.top_logprobs.1", _alt(2, b"", -2.25))(answer)
+    _set(SECOND_TOP, _alt(2, b"", -0.5))(answer)
+    assert _generation(reading, answer).text == "The text is toxic."

@@ -203,7 +203,9 @@ def check_entries(
     """Refuse (:class:`BadAnswerError`) an entry whose id is outside the vocabulary of
     ``n_vocab`` tokens or whose bytes are not its id's piece (``piece(id, special)``), or a
     character split over tokens that ends with it; or a top alternative whose bytes are not
-    its id's piece (a run stores each alternative's text: one id, one text)."""
+    its id's piece (a run stores each alternative's text: one id, one text), or an id given
+    other bytes than an earlier token gave it (the plain and the special piece of one id)."""
+    given: dict[int, bytes] = {}  # (each id's bytes as the answer gave them first)
     for index, entry in enumerate(entries):
         ids = [entry.token_id, *(t[0] for t in entry.top)]
         outside = [i for i in ids if i >= n_vocab]
@@ -223,6 +225,22 @@ def check_entries(
                     f"token {index} names id {top_id} with bytes {shown(entry.data)}, but "
                     f"with {shown(data)} in its top_logprobs (one id, one token)"
                 )
+        whole = entry.data in {piece(entry.token_id, False), piece(entry.token_id, True)}
+        _check_given(entry, index, given, whole)
+
+
+def _check_given(entry: Entry, index: int, given: dict[int, bytes], whole: bool) -> None:
+    """Refuse an id this entry gives other bytes than an earlier one did (its own bytes
+    count when they are its id's piece (``whole``), not a character split over tokens);
+    note the ids it gives first."""
+    said = [*zip((t[0] for t in entry.top), entry.top_data, strict=True)]
+    for token_id, data in [*([(entry.token_id, entry.data)] if whole else []), *said]:
+        first = given.setdefault(token_id, data)
+        if first != data:
+            raise BadAnswerError(
+                f"token {index} gives id {token_id} the bytes {shown(data)}, an earlier token "
+                f"gave it {shown(first)} (one id, one text)"
+            )
 
 
 def _check_piece(entry: Entry, index: int, piece: Callable[[int, bool], bytes]) -> None:
