@@ -399,6 +399,18 @@ def test_one_id_given_its_plain_and_its_special_piece_by_two_tokens_is_refused(
         _generation(reading, answer)
 
 
+def test_an_end_token_written_plain_after_an_alternative_wrote_it_special_is_refused(
+    reading: _Reading,
+) -> None:
+    """The token's own bytes count too (its id not among its own alternatives)."""
+    answer = llama_server_answer()
+    _set(f"{FIRST}.top_logprobs.1", _alt(2, b"<|im_end|>", -2.25))(answer)
+    content = answer["choices"][0]["logprobs"]["content"]
+    content.append(_entry(2, b"", -2.0, [_alt(30, b".", -1.0)]))
+    with pytest.raises(BadAnswerError, match=r"token 5 gives id 2 the bytes b'', an earlier "):
+        _generation(reading, answer)
+
+
 def test_one_id_given_the_same_piece_by_two_tokens_is_read(reading: _Reading) -> None:
     """The end token's plain piece (empty) among two tokens' alternatives is read."""
     answer = llama_server_answer()
