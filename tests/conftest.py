@@ -108,12 +108,26 @@ def _no_torch_attributions_with_scripted_models(
 
 
 @pytest.fixture(scope="session")
-def embedded_backend() -> Any:
-    """The embedded SmolLM2 135M Instruct GGUF, loaded once by llama.cpp (CPU, small n_ctx)."""
+def embedded_backend() -> Iterator[Any]:
+    """The embedded SmolLM2 135M Instruct GGUF, loaded once by llama.cpp (CPU, small n_ctx),
+    closed when the session ends (a Llama left to the interpreter's exit is freed after
+    llama-cpp-python's bindings: "Exception ignored in: Llama.__del__ ... TypeError")."""
     from haf_tui.defaults import embedded_model_path
     from haf_tui.inference.llama import LlamaCppBackend
 
-    return LlamaCppBackend(embedded_model_path(), n_ctx=1024, n_gpu_layers=0)
+    backend = LlamaCppBackend(embedded_model_path(), n_ctx=1024, n_gpu_layers=0)
+    yield backend
+    backend.close()
+
+
+@pytest.fixture
+def opened() -> Iterator[list[Any]]:
+    """What a test loads (an attributor, a Llama, a backend), closed when it ends, passed or
+    failed (an exception's frames would keep it open until the interpreter's exit)."""
+    models: list[Any] = []
+    yield models
+    for model in models:
+        model.close()
 
 
 @pytest.fixture(scope="session")

@@ -72,10 +72,14 @@ def printing_during_loads(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.real_model
 @pytest.mark.parametrize("vocab_only", [False, True], ids=["weights", "tokenizer only"])
 def test_lines_printed_while_a_model_loads_are_kept_and_the_load_prints_nothing(
-    capfd: pytest.CaptureFixture[str], printing_during_loads: None, vocab_only: bool
+    capfd: pytest.CaptureFixture[str],
+    printing_during_loads: None,
+    vocab_only: bool,
+    opened: list[Any],
 ) -> None:
     capfd.readouterr()
     model = LlamaModel(embedded_model_path(), n_ctx=256, n_gpu_layers=0, vocab_only=vocab_only)
+    opened.append(model.llm)
     _print_from_another_thread("after the load")
     model.llm.close()
     out, err = capfd.readouterr()
@@ -90,13 +94,14 @@ def test_lines_printed_while_a_model_loads_are_kept_and_the_load_prints_nothing(
 
 @pytest.mark.real_model
 def test_llama_cpp_python_s_own_completion_prints_nothing(
-    capfd: pytest.CaptureFixture[str],
+    capfd: pytest.CaptureFixture[str], opened: list[Any]
 ) -> None:
     """A completion through llama-cpp-python itself (what ``haf serve`` answers with): at
     ``verbose=True`` it prints its timings through llama.cpp's log, and its messages through
     ``print``; none reaches the terminal."""
     capfd.readouterr()
     llm = open_llama(embedded_model_path(), n_ctx=256, n_gpu_layers=0)
+    opened.append(llm)
     llm.create_completion("The sea is", max_tokens=2, temperature=0.0)
     llm.close()
     assert capfd.readouterr() == ("", "")

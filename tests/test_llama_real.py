@@ -41,7 +41,7 @@ def test_generation_offsets_and_logprobs_are_consistent(embedded_backend: Any) -
         assert token.top_logprobs[0] >= token.logprob - 1e-6
 
 
-def test_logprobs_equal_full_logits_log_softmax(embedded_backend: Any) -> None:
+def test_logprobs_equal_full_logits_log_softmax(embedded_backend: Any, opened: list[Any]) -> None:
     """Raw logprobs read per step equal the log-softmax of the logits llama-cpp-python keeps
     with ``logits_all=True``, replaying the same tokens one by one (the same numeric path:
     a batched replay differs by up to ~0.1 nats on this quantized model)."""
@@ -49,6 +49,7 @@ def test_logprobs_equal_full_logits_log_softmax(embedded_backend: Any) -> None:
     generation = embedded_backend.generate(messages, SHORT)
     prompt_tokens = embedded_backend.tokenize_prompt(embedded_backend.render(messages))
     full = open_llama(embedded_backend.info.path, n_ctx=1024, n_gpu_layers=0, logits_all=True)
+    opened.append(full)
     full.eval(prompt_tokens)
     for token in generation.tokens:
         row = np.asarray(full.scores[full.n_tokens - 1], dtype=np.float64)

@@ -6,6 +6,7 @@ this file (no captum) and against captum's own Saliency and InputXGradient."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,10 +54,12 @@ def tiny_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def attributor(tiny_gguf: Path) -> Any:
+def attributor(tiny_gguf: Path) -> Iterator[Any]:
     from haf_tui.methods.rationales.suite.attribution_model import GgufAttributor
 
-    return GgufAttributor(tiny_gguf)
+    loaded = GgufAttributor(tiny_gguf)
+    yield loaded
+    loaded.close()
 
 
 def test_prompt_tokens_locate_the_text(attributor: Any) -> None:
@@ -165,7 +168,9 @@ def test_word_scores_match_captum(attributor: Any) -> None:
     )
 
 
-def test_llama_cpp_scores_the_label_as_torch_does(tiny_gguf: Path, attributor: Any) -> None:
+def test_llama_cpp_scores_the_label_as_torch_does(
+    tiny_gguf: Path, attributor: Any, opened: list[Any]
+) -> None:
     """The full model in llama.cpp: its log-probability of the label after the same ids is
     torch's T (float32 weights: no quantisation gap beyond rounding)."""
     import numpy as np
@@ -174,6 +179,7 @@ def test_llama_cpp_scores_the_label_as_torch_does(tiny_gguf: Path, attributor: A
     from haf_tui.methods.rationales.suite.attribution_model import prompt_tokens
 
     llm = open_llama(tiny_gguf, n_ctx=512, logits_all=True)
+    opened.append(llm)
     tokens = prompt_tokens(attributor.vocab, TEXT)
     target = attributor.vocab.forced_tokens("non-toxic")
     llm.eval([*tokens.ids, *target])
@@ -188,7 +194,10 @@ def test_llama_cpp_scores_the_label_as_torch_does(tiny_gguf: Path, attributor: A
 
 
 def test_a_model_that_cannot_fit_or_load_is_one_line_and_the_stage_is_skipped(
-    tiny_gguf: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    tiny_gguf: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    opened: list[Any],
 ) -> None:
     from haf_tui.config import ModelSettings, RunConfig
     from haf_tui.methods.rationales.settings import RationaleSettings
@@ -209,7 +218,8 @@ def test_a_model_that_cannot_fit_or_load_is_one_line_and_the_stage_is_skipped(
     with pytest.raises(AttributionUnavailableError, match="is free"):
         GgufAttributor(tiny_gguf)
     monkeypatch.setattr(attribution_model, "free_bytes", lambda device: needed)
-    assert GgufAttributor(tiny_gguf).model is not None  # (exactly enough: it loads)
+    opened.append(GgufAttributor(tiny_gguf))
+    assert opened[-1].model is not None  # (exactly enough: it loads)
     monkeypatch.setattr(attribution_model, "free_bytes", lambda device: 1 << 40)
     monkeypatch.setattr(attribution_model, "supported_architectures", lambda: ["gpt2"])
     with pytest.raises(AttributionUnavailableError, match="does not open the 'llama'"):
@@ -344,7 +354,7 @@ def test_a_prompt_too_long_for_the_free_memory_is_skipped_in_one_line_once(
 
 
 def test_the_warm_up_pass_at_load_changes_no_later_score(
-    tiny_gguf: Path, monkeypatch: pytest.MonkeyPatch
+    tiny_gguf: Path, monkeypatch: pytest.MonkeyPatch, opened: list[Any]
 ) -> None:
     """The pass an attributor makes at its load (so a run's first post pays no first-call
     costs) is made once, on the warm-up text's prompt, and leaves nothing a later pass reads:
@@ -357,6 +367,7 @@ def test_the_warm_up_pass_at_load_changes_no_later_score(
     )
 
     cold = GgufAttributor(tiny_gguf, warm_up=False)
+    opened.append(cold)
     passes: list[tuple[int, ...]] = []
     real_pass = gradients.token_attributions
 
@@ -366,6 +377,7 @@ def test_the_warm_up_pass_at_load_changes_no_later_score(
 
     monkeypatch.setattr(attribution_model, "token_attributions", counted)
     warm = GgufAttributor(tiny_gguf)
+    opened.append(warm)
     assert passes == [prompt_tokens(warm.vocab, WARM_UP_TEXT).ids]
     assert cold.warm_up_seconds is None and warm.warm_up_seconds is not None
     assert all(parameter.grad is None for parameter in warm.model.parameters())
@@ -379,4 +391,5 @@ def test_the_warm_up_pass_at_load_changes_no_later_score(
     # no room for a pass beside the weights: the model loads, unwarmed (each text says why)
     weights = attribution_model.parameter_count(tiny_gguf) * 4
     monkeypatch.setattr(attribution_model, "free_bytes", lambda device: weights)
-    assert GgufAttributor(tiny_gguf).warm_up_seconds is None
+    opened.append(GgufAttributor(tiny_gguf))
+    assert opened[-1].warm_up_seconds is None

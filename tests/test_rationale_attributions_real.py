@@ -90,14 +90,19 @@ def _check_prompt_ids(store: Any, run_id: str) -> None:
     )
     assert len(rows) == 2
     vocab = LlamaCppBackend(embedded_model_path(), vocab_only=True)
-    for text, ids in rows:
-        assert ids and all(isinstance(i, int) for i in ids)
-        assert tuple(ids) == prompt_tokens(vocab, text).ids
-        spelled = vocab.llm.detokenize(ids).decode("utf-8", errors="replace")
-        assert f"```{text}```" in spelled
+    try:
+        for text, ids in rows:
+            assert ids and all(isinstance(i, int) for i in ids)
+            assert tuple(ids) == prompt_tokens(vocab, text).ids
+            spelled = vocab.llm.detokenize(ids).decode("utf-8", errors="replace")
+            assert f"```{text}```" in spelled
+    finally:
+        vocab.close()
 
 
-def test_the_stored_scores_are_within_1e_4_of_a_float64_autograd_recompute() -> None:
+def test_the_stored_scores_are_within_1e_4_of_a_float64_autograd_recompute(
+    opened: list[Any],
+) -> None:
     """What docs/methods/rationales.md claims on the embedded model: each method's word scores
     within 1e-4 relative of a direct autograd computation in float64 (tests/
     test_rationale_attributions.py's, which shares no code with the stage), the float32 pass's
@@ -111,6 +116,7 @@ def test_the_stored_scores_are_within_1e_4_of_a_float64_autograd_recompute() -> 
     from tests.test_rationale_attributions import METHODS, _direct
 
     attributor = GgufAttributor(embedded_model_path())
+    opened.append(attributor)
     in_float64 = copy.deepcopy(attributor.model).double()
     words = P1_TEXT.split()
     tokens = prompt_tokens(attributor.vocab, P1_TEXT)

@@ -5,7 +5,11 @@ and the oldest kept scores dropped first when the cap is reached."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, ClassVar
 
@@ -14,6 +18,7 @@ import pytest
 from haf_tui.config import ModelSettings, RunConfig
 from haf_tui.methods.rationales.suite import attribution_model, gradient_stage
 
+REPO = Path(__file__).resolve().parents[1]
 REAL_ATTRIBUTOR = gradient_stage._attributor
 """The stage's own loader (conftest.py stands in for it in every test; these test it)."""
 
@@ -24,9 +29,14 @@ class FakeAttributor:
 
     made: ClassVar[list[str]] = []
     passes: ClassVar[list[tuple[str, str]]] = []
+    closed: ClassVar[list[str]] = []
 
     def __init__(self, path: str, chat_format: str | None = None) -> None:
         FakeAttributor.made.append(path)
+        self.path = path
+
+    def close(self) -> None:
+        FakeAttributor.closed.append(self.path)
 
     def attribute(
         self, text: str, words: Sequence[str], spelling: str, methods: Sequence[str]
@@ -41,7 +51,8 @@ class FakeAttributor:
 def fake_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(gradient_stage, "_attributor", REAL_ATTRIBUTOR)
     monkeypatch.setattr(attribution_model, "GgufAttributor", FakeAttributor)
-    FakeAttributor.made, FakeAttributor.passes = [], []
+    monkeypatch.setattr(gradient_stage, "_exiting", False)  # (a test calls the exit hook)
+    FakeAttributor.made, FakeAttributor.passes, FakeAttributor.closed = [], [], []
     gradient_stage.release()
     yield
     gradient_stage.release()
@@ -89,3 +100,41 @@ def test_the_least_recently_used_scores_are_dropped_first(
     assert len(FakeAttributor.passes) == 3  # (both kept)
     attribute("two", ["two"], "toxic")
     assert [text for text, _ in FakeAttributor.passes] == ["one", "two", "three", "two"]
+
+
+def test_a_model_dropped_released_or_left_at_exit_is_closed() -> None:
+    """Its llama.cpp vocabulary freed when dropped, not when garbage-collected: one left to
+    the interpreter's exit was freed after llama-cpp-python's bindings ("Exception ignored in:
+    Llama.__del__ ... TypeError")."""
+    first, second = attribute_of("/models/a.gguf"), attribute_of("/models/b.gguf")
+    first("t", ["t"], "toxic")
+    assert FakeAttributor.closed == []
+    second("t", ["t"], "toxic")  # (a's dropped for b's)
+    assert FakeAttributor.closed == ["/models/a.gguf"]
+    gradient_stage.release()
+    assert FakeAttributor.closed == ["/models/a.gguf", "/models/b.gguf"]
+    first("u", ["u"], "toxic")
+    gradient_stage._release_at_exit()
+    assert FakeAttributor.closed == ["/models/a.gguf", "/models/b.gguf", "/models/a.gguf"]
+    assert gradient_stage._loaded == {}
+    made = len(FakeAttributor.made)
+    assert second("v", ["v"], "toxic") is None  # (a pass's thread still going: none loaded)
+    assert len(FakeAttributor.made) == made and gradient_stage._loaded == {}
+
+
+def test_the_model_still_loaded_when_the_process_exits_is_closed_before_the_exit(
+    tmp_path: Path,
+) -> None:
+    """A real interpreter exiting with a model in the stage (``haf run``'s end): closed by the
+    exit hook, while llama-cpp-python's bindings are still whole."""
+    said = tmp_path / "closed"
+    script = (
+        "from haf_tui.methods.rationales.suite import gradient_stage\n"
+        "class Loaded:\n"
+        "    def close(self):\n"
+        f"        open({str(said)!r}, 'w').write('closed')\n"
+        "gradient_stage._loaded[('m.gguf', None)] = Loaded()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=120)
+    assert said.read_text() == "closed"

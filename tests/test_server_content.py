@@ -242,6 +242,17 @@ HOSTILE: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("text-not-bytes", _set("text", "The text is nice."), "not its tokens' bytes"),
     ("text-null", _set("text", None), "whose text is null"),
     ("text-beyond-its-tokens", _set("text", "The text is toxic.!"), "not its tokens' bytes"),
+    # one id, one text: an alternative's bytes are its id's piece (they are stored as its text)
+    (
+        "own-id-other-bytes",
+        _set(f"{FIRST}.top_logprobs.0", _alt(504, b"Tho", -0.25)),
+        "top token 0 of token 0: bytes b'Tho' that are not token 504's b'The'",
+    ),
+    (
+        "other-id-other-bytes",
+        _set(f"{FIRST}.top_logprobs.1", _alt(550, b" toxic", -2.25)),
+        "top token 1 of token 0: bytes b' toxic' that are not token 550's b' other'",
+    ),
 ]
 
 
@@ -339,10 +350,29 @@ def test_ids_run_to_the_vocabulary_s_size_less_one() -> None:
         assert 0 <= token_id < len(pieces), f"the piece of id {token_id} was asked for"
         return pieces[token_id]
 
-    check_entries([Entry(2, b"c", -0.5, ((2, "c", -0.5), (0, "a", -1.0)))], 3, piece)
+    check_entries([Entry(2, b"c", -0.5, ((2, "c", -0.5), (0, "a", -1.0)), (b"c", b"a"))], 3, piece)
     for entry in (
-        Entry(3, b"d", -0.5, ()),
-        Entry(2, b"c", -0.5, ((2, "c", -0.5), (3, "d", -1.0))),  # in its top-k
+        Entry(3, b"d", -0.5, (), ()),
+        Entry(2, b"c", -0.5, ((2, "c", -0.5), (3, "d", -1.0)), (b"c", b"d")),  # in its top-k
     ):
         with pytest.raises(BadAnswerError, match="id 3, outside the model's vocabulary of 3"):
             check_entries([entry], 3, piece)
+
+
+def test_one_id_written_plain_as_the_token_and_special_among_its_alternatives_is_refused(
+    reading: _Reading,
+) -> None:
+    """Both are pieces of the end token (2: empty plain, ``<|im_end|>`` special), but one
+    answer gives its entry one and its top_logprobs the other: the token's stored text and
+    its alternative's would differ for one id (llama-server writes both alike: 434 entries,
+    2,170 alternatives checked, docs/servers.md)."""
+    answer = llama_server_answer()
+    content = answer["choices"][0]["logprobs"]["content"]
+    content.append(_entry(2, b"", -0.1, [_alt(2, b"<|im_end|>", -0.1), _alt(30, b".", -3.0)]))
+    with pytest.raises(BadAnswerError) as raised:
+        _generation(reading, answer)
+    said = str(raised.value)
+    assert said == (
+        "token 5 names id 2 with bytes b'', but with b'<|im_end|>' in its top_logprobs "
+        "(one id, one token)"
+    )

@@ -58,6 +58,22 @@ class ServerBackend(AnswerReading, Backend):
             raise ServerError("no server given")
         self.local = LlamaCppBackend(model_path, chat_format=chat_format, n_ctx=n_ctx,
                                      vocab_only=True)  # fmt: skip
+        try:
+            self._meet(endpoints, n_ctx, timeout, check, deadline, max_answer_bytes)
+        except BaseException:  # (a server refused: the vocabulary is freed now)
+            self.local.close()
+            raise
+
+    def _meet(
+        self,
+        endpoints: Sequence[Endpoint],
+        n_ctx: int,
+        timeout: float,
+        check: bool,
+        deadline: float | None,
+        max_answer_bytes: int | None,
+    ) -> None:
+        """Identify the servers (one model, raw log-probabilities) and keep the bounds."""
         self.info = self.local.info
         self.chat_format = self.local.chat_format
         self.n_ctx = n_ctx

@@ -41,12 +41,13 @@ MAX_TOKEN_BYTES = 256
 @dataclass(frozen=True)
 class Entry:
     """One token of a llama-server answer: its id, bytes, raw log-probability and top-k
-    (id, text, log-probability), likeliest first."""
+    (id, text, log-probability), likeliest first, with the bytes the server gave each."""
 
     token_id: int
     data: bytes
     logprob: float
     top: tuple[tuple[int, str, float], ...]
+    top_data: tuple[bytes, ...]
 
 
 @dataclass(frozen=True)
@@ -158,16 +159,18 @@ def _entry(item: Any, index: int, top_asked: int) -> Entry:
         raise BadAnswerError(f"{what}'s top_logprobs of {shown(tops)} (not a list of at most "
                              f"{max(top_asked, 1)})")  # fmt: skip
     top: list[tuple[int, str, float]] = []
+    top_data: list[bytes] = []
     for rank, alternative in enumerate(tops):
         where = f"top token {rank} of {what}"
         if not isinstance(alternative, dict):
             raise BadAnswerError(f"{where} of {shown(alternative)} (not an object)")
         top_id = _whole_number(alternative.get("id"), f"{where}'s id")
-        top_data = _bytes(alternative, where)
+        alternative_data = _bytes(alternative, where)
         top_value = logprob_of(alternative.get("logprob"), f"a top log-probability ({where})")
         if top and top_value > top[-1][2] + TOLERANCE:
             raise BadAnswerError(f"{what}'s top_logprobs not sorted from the likeliest")
-        top.append((top_id, top_data.decode("utf-8", errors="replace"), top_value))
+        top.append((top_id, alternative_data.decode("utf-8", errors="replace"), top_value))
+        top_data.append(alternative_data)
     ids = [t[0] for t in top]
     if len(set(ids)) != len(ids):
         raise BadAnswerError(f"{what}'s top_logprobs name one id twice ({shown(ids)})")
@@ -182,7 +185,16 @@ def _entry(item: Any, index: int, top_asked: int) -> Entry:
             f"{top[-1][2]}"
         )
     check_mass([*listed.values(), *([] if token_id in listed else [value])], what)
-    return Entry(token_id, data, value, tuple(top))
+    return Entry(token_id, data, value, tuple(top), tuple(top_data))
+
+
+def _same_token(data: bytes, alternative: bytes) -> bool:
+    """Whether an entry's bytes and those its top-k gives its own id are one token's: the
+    same, or the entry's a character split over tokens that ends with the alternative's
+    (the entry carries the whole character, the alternative its id's piece)."""
+    if data == alternative:
+        return True
+    return bool(alternative) and data.endswith(alternative) and _split_start(data, alternative)
 
 
 def check_entries(
@@ -190,7 +202,10 @@ def check_entries(
 ) -> None:
     """Refuse (:class:`BadAnswerError`) an entry whose id is outside the vocabulary of
     ``n_vocab`` tokens or whose bytes are not its id's piece (``piece(id, special)``), or a
-    character split over tokens that ends with it."""
+    character split over tokens that ends with it; or a top alternative whose bytes are not
+    its id's piece (a run stores each alternative's text: one id, one text), or an id given
+    other bytes than an earlier token gave it (the plain and the special piece of one id)."""
+    given: dict[int, bytes] = {}  # (each id's bytes as the answer gave them first)
     for index, entry in enumerate(entries):
         ids = [entry.token_id, *(t[0] for t in entry.top)]
         outside = [i for i in ids if i >= n_vocab]
@@ -198,14 +213,47 @@ def check_entries(
             raise BadAnswerError(
                 f"token {index} names id {outside[0]}, outside the model's vocabulary of {n_vocab}"
             )
-        pieces = {piece(entry.token_id, False), piece(entry.token_id, True)}
-        if entry.data in pieces:
-            continue
-        if not any(p and entry.data.endswith(p) and _split_start(entry.data, p) for p in pieces):
+        _check_piece(entry, index, piece)
+        for rank, ((top_id, _, _), data) in enumerate(zip(entry.top, entry.top_data, strict=True)):
+            if data not in (piece(top_id, False), piece(top_id, True)):
+                raise BadAnswerError(
+                    f"top token {rank} of token {index}: bytes {shown(data)} that are not "
+                    f"token {top_id}'s {shown(piece(top_id, False))}"
+                )
+            if top_id == entry.token_id and not _same_token(entry.data, data):
+                raise BadAnswerError(
+                    f"token {index} names id {top_id} with bytes {shown(entry.data)}, but "
+                    f"with {shown(data)} in its top_logprobs (one id, one token)"
+                )
+        whole = entry.data in {piece(entry.token_id, False), piece(entry.token_id, True)}
+        _check_given(entry, index, given, whole)
+
+
+def _check_given(entry: Entry, index: int, given: dict[int, bytes], whole: bool) -> None:
+    """Refuse an id this entry gives other bytes than an earlier one did (its own bytes
+    count when they are its id's piece (``whole``), not a character split over tokens);
+    note the ids it gives first."""
+    said = [*zip((t[0] for t in entry.top), entry.top_data, strict=True)]
+    for token_id, data in [*([(entry.token_id, entry.data)] if whole else []), *said]:
+        first = given.setdefault(token_id, data)
+        if first != data:
             raise BadAnswerError(
-                f"token {index}: bytes {shown(entry.data)} that are not token "
-                f"{entry.token_id}'s {shown(piece(entry.token_id, False))}"
+                f"token {index} gives id {token_id} the bytes {shown(data)}, an earlier token "
+                f"gave it {shown(first)} (one id, one text)"
             )
+
+
+def _check_piece(entry: Entry, index: int, piece: Callable[[int, bool], bytes]) -> None:
+    """Refuse an entry whose bytes are not its id's piece, or a character split over tokens
+    that ends with it."""
+    pieces = {piece(entry.token_id, False), piece(entry.token_id, True)}
+    if entry.data in pieces:
+        return
+    if not any(p and entry.data.endswith(p) and _split_start(entry.data, p) for p in pieces):
+        raise BadAnswerError(
+            f"token {index}: bytes {shown(entry.data)} that are not token "
+            f"{entry.token_id}'s {shown(piece(entry.token_id, False))}"
+        )
 
 
 def _split_start(data: bytes, last: bytes) -> bool:

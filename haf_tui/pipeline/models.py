@@ -46,7 +46,11 @@ def load_models(config: RunConfig, similarity: SimilarityModel | None = None) ->
     log-probabilities checked raw) and the similarity model (``similarity``: one already
     loaded for the same settings)."""
     backend = backend_named(backend_name_for(config))(config.model)
-    return LoadedModels(backend, similarity or _similarity(config))
+    try:
+        return LoadedModels(backend, similarity or _similarity(config))
+    except BaseException:  # (the similarity model failed: the GGUF is freed now)
+        backend.close()
+        raise
 
 
 def _similarity(config: RunConfig) -> SimilarityModel:

@@ -51,7 +51,7 @@ from haf_tui.methods.registry import (
 from haf_tui.pipeline.events import ProgressListener, ignore_progress
 from haf_tui.pipeline.models import LoadedModels, file_sha256, load_models, package_versions
 from haf_tui.pipeline.runner import HafRunner, RunControl, RunSummary
-from haf_tui.pipeline.served import ServedModelError, check_resumed_model, record_servers
+from haf_tui.pipeline.served import check_resumed_model, record_servers
 from haf_tui.store import Store, StoreError
 from haf_tui.store.dataset_catalog import find_datasets
 from haf_tui.store.derived_runs import parent_run
@@ -235,23 +235,29 @@ def start_or_resume(store: Store, request: RunRequest) -> StartedRun:
     if request.resume_run_id:
         run_id, config = run_config_of(store, request.resume_run_id, **request.overrides)
         models = request.preloaded or load_models(config)
-        record = store.get_run(run_id)
-        try:  # the run's own GGUF, served the run's model (issue 33 §3)
+        try:
+            record = store.get_run(run_id)
+            # the run's own GGUF, served the run's model (issue 33 §3)
             check_resumed_model(record, models.backend)
-        except ServedModelError:
+            record_servers(store, record, models.backend)
+            store.account_unstored_time(run_id)  # (a killed session's time since its count)
+        except BaseException:  # (refused: the model loaded here is freed now)
             if request.preloaded is None:
                 models.backend.close()
             raise
-        record_servers(store, record, models.backend)
-        store.account_unstored_time(run_id)  # (a killed session's time after its last count)
         return StartedRun(run_id, config, models)
     if request.config is None or request.dataset is None:
         raise ValueError("a new run needs a config and a dataset")
     suites_named(request.config.suites)  # (an unknown suite: refused before loading)
     models = request.preloaded or load_models(request.config)
-    run_id, config = create_run(
-        store, request.config, request.dataset, models, run_id=request.run_id
-    )
+    try:
+        run_id, config = create_run(
+            store, request.config, request.dataset, models, run_id=request.run_id
+        )
+    except BaseException:  # (a prompt too long, a store error: the model loaded here freed)
+        if request.preloaded is None:
+            models.backend.close()
+        raise
     return StartedRun(run_id, config, models, request.dataset)
 
 

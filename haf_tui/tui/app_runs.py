@@ -15,6 +15,7 @@ from textual.app import App
 from textual.worker import Worker
 
 from haf_tui.pipeline.events import ProgressEvent
+from haf_tui.pipeline.models import LoadedModels
 from haf_tui.pipeline.runs import RunRequest, execute_run, start_or_resume
 from haf_tui.reports import first_with_reasons, instance_rows, rests_on, went_on_said
 from haf_tui.store import Store, StoreError
@@ -61,6 +62,14 @@ class RunningApp(App[None]):
     def execute_session(self, session: LiveSession) -> None:
         """Wait for the database (another process may write it), then load, create (or
         resume) and run each job; posts :class:`RunUpdate` messages only."""
+        try:
+            self._wait_and_run(session)
+        finally:  # (a job never started, the wait stopped or refused: its model freed now)
+            for job in session.jobs:
+                self._free(job, job.request.preloaded)
+
+    def _wait_and_run(self, session: LiveSession) -> None:
+        """Wait for the database, then run the jobs on the app's writer."""
         jobs = range(len(session.jobs))
 
         def waiting(line: str) -> None:
@@ -94,10 +103,12 @@ class RunningApp(App[None]):
         for index, job in enumerate(session.jobs):
             if session.control.stop.is_set():
                 self.post_message(RunUpdate(index, status="interrupted", log="not started"))
+                self._free(job, job.request.preloaded)  # (the wizard's, never used)
                 continue
             self.post_message(
                 RunUpdate(index, status="loading", log=f"loading {job.label}", reason="")
             )
+            models = job.request.preloaded  # (freed below when the job owns it)
             try:
                 started = start_or_resume(store, job.request)
                 run_id, config, models = started.run_id, started.config, started.models
@@ -118,14 +129,21 @@ class RunningApp(App[None]):
                 batcher.flush()
                 said = went_on_line(store, run_id) if summary.status == "finished" else None
                 self.post_message(RunUpdate(index, status=summary.status, log=said))
-                if job.close_models:
-                    models.backend.close()
             except Exception as exc:
                 line = first_line(exc)
                 self.post_message(
                     RunUpdate(index, status="failed", log=f"failed: {line}", reason=line)
                 )
                 self.post_message(WorkFailed(f"{job.label}: {line}"))
+            finally:  # (a run that failed frees its model too, not when garbage-collected)
+                self._free(job, models)
+
+    @staticmethod
+    def _free(job: RunJob, models: LoadedModels | None) -> None:
+        """Close ``models``' backend when the job owns it (:attr:`RunJob.close_models`)."""
+        job.request.preloaded = None
+        if job.close_models and models is not None:
+            models.backend.close()
 
     def _post_events(self, index: int, events: list[ProgressEvent]) -> None:
         self.post_message(RunUpdate(index, events))

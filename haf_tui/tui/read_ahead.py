@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from haf_tui.tui.run_cache import DatabaseState, database_state
+from haf_tui.tui.run_cache import DatabaseState
 
 if TYPE_CHECKING:
     from haf_tui.tui.store_reader import StoreReader
@@ -32,7 +32,7 @@ def read_ahead(reader: StoreReader, run_id: str) -> bool:
     from haf_tui.tui.instance_reader import run_rows
     from haf_tui.tui.metrics_data import load_metrics_data, panel_specs
 
-    state = database_state(reader.path)  # (before reading, as the screens take it)
+    state = reader.database_state()  # (before reading, as the screens take it)
     if state is None or (str(reader.path), run_id, state) in _last_read:
         return False
     with reader.reading() as store:

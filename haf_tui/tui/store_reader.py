@@ -31,6 +31,7 @@ from haf_tui.store import (
     open_store,
 )
 from haf_tui.store.holder import holder_note_path
+from haf_tui.tui.run_cache import DatabaseState, database_state
 
 IDLE_SECONDS = 1.0
 """How long a read connection stays open after its last reader (quick keys reuse it)."""
@@ -58,6 +59,7 @@ class StoreReader:
         self._idle: threading.Timer | None = None
         self._idle_round = 0  # (which idle timer is the current one)
         self._copied_state: FileState = ()  # (the file when a snapshot or copy was taken)
+        self._copied_db_state: DatabaseState | None = None  # (its contents' state, as keyed)
         self._held = threading.local()  # (how many reads this thread has open: nested reads)
 
     @property
@@ -108,6 +110,7 @@ class StoreReader:
             self._opening = True
         try:
             state = self._file_state()
+            contents = database_state(self.path)  # (before the copy: it is at least as new)
             kind: Kind = "read"
             try:
                 store = open_store(self.path, read_only=True)
@@ -123,6 +126,7 @@ class StoreReader:
             self._opening = False
             self._store, self._kind = store, kind  # (a close() meanwhile left it stale)
             self._copied_state = state
+            self._copied_db_state = contents
             self._users += 1
             self._held.depth = depth + 1
             self._state.notify_all()
@@ -243,6 +247,21 @@ class StoreReader:
             else:
                 states.append((stat.st_mtime_ns, stat.st_size))
         return tuple(states)
+
+    def database_state(self) -> DatabaseState | None:
+        """The state of what the next read reads (:func:`~haf_tui.tui.run_cache.database_state`,
+        the key of what is kept from it), taken before reading: the file's own, or, while reads
+        go to a snapshot or a copy, the file's when it was copied (another process may have
+        written the file since; a value read from the copy kept under the file's newer state
+        was shown again after the copy was taken anew). A copy dropped meanwhile is taken anew
+        from a file at least as new as this; a copy being taken is waited for (the file's
+        state now may be newer than the copy's)."""
+        with self._state:
+            while self._opening:
+                self._state.wait()
+            if self._store is not None and self._kind in {"snapshot", "copy"}:
+                return self._copied_db_state  # (a stale one too: readers still get it)
+        return database_state(self.path)
 
     def refresh(self) -> None:
         """Read a fresh copy next time when reading a snapshot or a copy and the file changed

@@ -56,7 +56,6 @@ from haf_tui.tui.instance_reader import (
     run_rows,
 )
 from haf_tui.tui.method_parts import NodeRef
-from haf_tui.tui.run_cache import database_state
 from haf_tui.tui.screens.explorer_detail import WITH_MISSING, DetailScreen
 from haf_tui.tui.screens.explorer_filters import TYPING_PAUSE
 from haf_tui.tui.screens.instance_notes import add_notes, notes_and_pending
@@ -185,7 +184,7 @@ class ExplorerScreen(DetailScreen):
         same read a key would start, without waiting for the list to be shown first), then
         the answers the search reads. Rows and answers read before from the database as it is
         now (no write since) are not read again; the notes are."""
-        state = database_state(self.reader.path)  # (before reading: what is read is as new)
+        state = self.reader.database_state()  # (before reading: what is read is as new)
         with self.reader.reading() as store:
             run = store.get_run(self.run_id)
             notes = instance_notes(store, run.run_id)

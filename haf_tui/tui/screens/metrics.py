@@ -36,7 +36,6 @@ from haf_tui.tui.metrics_data import (
     run_prompts,
     tab_label,
 )
-from haf_tui.tui.run_cache import database_state
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.legend import Legend
@@ -126,7 +125,7 @@ class MetricsScreen(HafScreen[None]):
         """Read what the panel shown first needs and post it; then the other panels' (reports
         already read are kept) and post everything. A report read before from the database as
         it is now (no write since) is not read again."""
-        state = database_state(self.reader.path)  # (before reading: what is read is as new)
+        state = self.reader.database_state()  # (before reading: what is read is as new)
         with self.reader.reading() as store:
             first = load_metrics_data(store, [self.initial_panel], state=state)
         self.post_message(MetricsLoaded(first))

@@ -19,7 +19,7 @@ from haf_tui.pipeline.choices import (
     preview_file,
 )
 from haf_tui.pipeline.estimate import estimate_time
-from haf_tui.pipeline.models import load_models
+from haf_tui.pipeline.models import LoadedModels, load_models
 from haf_tui.pipeline.planning import probe_speed
 from haf_tui.pipeline.runs import DatasetChoice, resolve_dataset
 from haf_tui.store.paces import past_runs
@@ -79,11 +79,18 @@ class WizardReading(HafScreen[None]):
                 continue
             try:  # a short calibration decode of this model
                 models = load_models(config)
-                probe = probe_speed(models, config, dataset)
             except Exception as exc:
                 self.post_message(ModelTimed(key, index, None, None, first_line(exc)))
                 continue
-            estimate = estimate_time(config, dataset, model_file, past, probe)
-            if index > 0:  # (the first stays loaded: its run reuses it)
+            try:
+                probe = probe_speed(models, config, dataset)
+                estimate = estimate_time(config, dataset, model_file, past, probe)
+            except Exception as exc:  # (the model that failed its decode is freed now)
                 models.backend.close()
-            self.post_message(ModelTimed(key, index, estimate, models if index == 0 else None))
+                self.post_message(ModelTimed(key, index, None, None, first_line(exc)))
+                continue
+            kept: LoadedModels | None = models  # (the first stays loaded: its run reuses it)
+            if index > 0 or get_current_worker().is_cancelled:  # (a cancelled probe's model
+                models.backend.close()  # would reach no screen: freed now)
+                kept = None
+            self.post_message(ModelTimed(key, index, estimate, kept))

@@ -205,17 +205,34 @@ class GgufAttributor:
             self.vocab = LlamaCppBackend(path, chat_format=chat_format, vocab_only=True)
         except InferenceError as exc:
             raise AttributionUnavailableError(f"attributions skipped: {exc}") from exc
-        self.model = load_torch_model(path, self.device, dtype)
+        try:
+            self.model = load_torch_model(path, self.device, dtype)
+        except BaseException:  # (the vocabulary is freed now, not at the interpreter's exit)
+            self.vocab.close()
+            raise
         self.bytes_per_value = 2 if dtype == torch.bfloat16 else 4
         self.lock = threading.Lock()
         self.warm_up_seconds: float | None = None
         if warm_up:
-            started = time.perf_counter()
             try:
-                self.attribute(WARM_UP_TEXT, WARM_UP_TEXT.split(), "toxic", GRADIENT_METHODS)
-            except PromptTooLongError:  # (no room beside the weights: each text says so)
-                return
-            self.warm_up_seconds = time.perf_counter() - started
+                self._warm_up()
+            except BaseException:  # (a pass torch could not make: the vocabulary freed now)
+                self.vocab.close()
+                raise
+
+    def _warm_up(self) -> None:
+        """One pass over :data:`WARM_UP_TEXT`, timed (``warm_up_seconds``)."""
+        started = time.perf_counter()
+        try:
+            self.attribute(WARM_UP_TEXT, WARM_UP_TEXT.split(), "toxic", GRADIENT_METHODS)
+        except PromptTooLongError:  # (no room beside the weights: each text says so)
+            return
+        self.warm_up_seconds = time.perf_counter() - started
+
+    def close(self) -> None:
+        """Free llama.cpp's vocabulary now (the torch model goes with the last reference):
+        a Llama freed only at the interpreter's exit fails there, its bindings already gone."""
+        self.vocab.close()
 
     def check_pass_memory(self, positions: int, target_tokens: int) -> None:
         """Refuse (one line) a pass over ``positions`` tokens that needs more than the free

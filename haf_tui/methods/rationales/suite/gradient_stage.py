@@ -9,6 +9,7 @@ for the stage."""
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 from collections import OrderedDict
@@ -26,6 +27,9 @@ GRADIENT = "rationale_gradient"
 """The stage's name (its timings, its table ``rationales_gradient``)."""
 KEPT_RESULTS: Final = 1024
 """Word scores kept in memory for the instance's end (the plan replayed by ``finish``)."""
+
+EXIT_WAIT_SECONDS: Final = 30.0
+"""How long the interpreter's exit waits for a pass in flight before closing the model."""
 
 log = logging.getLogger("haf_tui.rationales")
 
@@ -84,6 +88,8 @@ _results: OrderedDict[tuple[str, str | None, str, str, tuple[str, ...]], Gradien
 """The passes made (None: a text skipped, its line given once), for the instance's replay."""
 load_seconds: dict[str, float] = {}
 """Seconds each model took to load (``make bench``)."""
+_exiting = False
+"""The interpreter is exiting: no model is loaded any more (a pass's thread still going)."""
 
 
 def model_file(config: RunConfig) -> Path:
@@ -97,8 +103,10 @@ def _attributor(key: tuple[str, str | None]) -> object:
 
     from haf_tui.methods.rationales.suite.attribution_model import GgufAttributor
 
+    if key not in _loaded and _exiting:  # (loaded now, it would be freed after the bindings)
+        return HafError("attributions skipped: the process is exiting")
     if key not in _loaded:
-        _loaded.clear()  # (one model at a time: a campaign goes model by model)
+        _drop_loaded()  # (one model at a time: a campaign goes model by model)
         started = time.perf_counter()
         try:
             _loaded[key] = GgufAttributor(key[0], key[1])
@@ -154,8 +162,32 @@ def run_attribute(config: RunConfig) -> Attribute | None:
     return attribute
 
 
+def _drop_loaded() -> None:
+    """Close the loaded attributor (its llama.cpp vocabulary freed now) and forget it."""
+    for loaded in _loaded.values():
+        close = getattr(loaded, "close", None)
+        if callable(close):
+            close()
+    _loaded.clear()
+
+
 def release() -> None:
-    """Drop the loaded model and the kept scores (tests; a long-lived process)."""
+    """Close and drop the loaded model, and the kept scores (tests; a long-lived process)."""
     with _lock:
-        _loaded.clear()
+        _drop_loaded()
         _results.clear()
+
+
+@atexit.register
+def _release_at_exit() -> None:
+    """Close the loaded model before the interpreter's exit tears its bindings down (freed
+    after them, llama.cpp's model said "Exception ignored in: Llama.__del__"); a pass still
+    running in another thread past the wait leaves it to the exit; one that asks for a model
+    after this loads none."""
+    global _exiting
+    _exiting = True
+    if _lock.acquire(timeout=EXIT_WAIT_SECONDS):
+        try:
+            _drop_loaded()
+        finally:
+            _lock.release()
