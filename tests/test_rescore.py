@@ -14,8 +14,9 @@ from haf_tui.cli import main
 from haf_tui.pipeline.rescore import RescoreError, RescoreSummary, rescore_run
 from haf_tui.pipeline.runs import run_config_of
 from haf_tui.similarity import load_similarity
-from haf_tui.store import Store, StoreError, open_store
+from haf_tui.store import Store, StoreError, derived_runs, open_store
 from haf_tui.store.derived_runs import children_of, parent_run
+from haf_tui.store.result_rows import insert_instance_result
 from tests.support.rescore_runs import JUSTIFY, save_tiny_dataset, scripted_run
 from tests.support.tiny_similarity import tiny_bi_encoder
 
@@ -115,21 +116,24 @@ def test_a_stopped_rescore_resumes_to_the_same_values(
     stored: Store, models: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     second = load_similarity(str(models[1]))
-    saved = stored.save_instance_result
+    saved = insert_instance_result
     calls = []
 
-    def killed_on_the_second(result: Any) -> None:
+    def killed_on_the_second(con: Any, result: Any) -> None:
         calls.append(result.instance_id)
-        if len(calls) == 2:  # its generations are stored, its results never are
+        if len(calls) == 2:  # its generations are written, its results never are
             raise KeyboardInterrupt
-        saved(result)
+        saved(con, result)
 
-    monkeypatch.setattr(stored, "save_instance_result", killed_on_the_second)
+    monkeypatch.setattr(derived_runs, "insert_instance_result", killed_on_the_second)
     with pytest.raises(KeyboardInterrupt):
         rescore_run(stored, "parent", second, score_ahead=0)
-    monkeypatch.setattr(stored, "save_instance_result", saved)
+    monkeypatch.setattr(derived_runs, "insert_instance_result", saved)
     (derived,) = children_of(stored, "parent")
     assert stored.get_run(derived.run_id).status == "stopped"
+    for table in ("generations", "reasons", "instance_results"):  # (one transaction an instance)
+        held = {row[0] for row in _rows(stored, table, derived.run_id)}
+        assert held == {calls[0]}, table
     with pytest.raises(StoreError, match="is a re-score of run parent: go on with haf rescore"):
         run_config_of(stored, derived.run_id)  # (haf run --resume would generate into it)
     summary = rescore_run(stored, "parent", second, score_ahead=0)

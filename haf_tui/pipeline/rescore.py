@@ -38,8 +38,8 @@ from haf_tui.store.derived_runs import (
     create_derived_run,
     discard_unfinished,
     generation_source,
-    save_rescored_generation,
-    source_generations,
+    save_rescored_instance,
+    source_generations_of,
 )
 from haf_tui.store.records import GenerationRecord, InstanceRecord, InstanceResult
 from haf_tui.vocabulary import HafError, first_line
@@ -188,7 +188,7 @@ def rescore_run(
             if stop_event is not None and stop_event.is_set():
                 break
             try:
-                sources = {i.instance_id: _sources(store, parent_id, i) for i in chunk}
+                sources = _sources(store, parent_id, chunk)
                 if score_ahead > 0:
                     _score_ahead(context, chunk, sources)
             except (SimilarityError, RescoreError) as exc:
@@ -271,26 +271,34 @@ def _score_ahead(
         context.similarity.similarities(list(collector.pairs))
 
 
-def _sources(store: Store, parent_id: str, instance: InstanceRecord) -> list[Source]:
-    """The parent's stored HAF generations of ``instance``, in stage order."""
-    stored = source_generations(store, parent_id, instance.instance_id, HAF.stages)
-    if not stored:
-        raise RescoreError(f"instance {instance.instance_id} of run {parent_id} has no answers")
-    return [
-        (
-            Task(source.stage, source.sub_index, source.test, ()),
-            source.seed,
-            Generation(
-                source.prompt_text,
-                source.prompt_tokens,
-                source.output_text,
-                list(source.tokens),
-                source.finish_reason,
-                source.seconds,
-            ),
-        )
-        for source in stored
-    ]
+def _sources(
+    store: Store, parent_id: str, instances: Sequence[InstanceRecord]
+) -> dict[str, list[Source]]:
+    """The parent's stored HAF generations of each of ``instances``, in stage order (one
+    read for them all)."""
+    ids = [instance.instance_id for instance in instances]
+    stored = source_generations_of(store, parent_id, ids, HAF.stages)
+    for instance_id in ids:
+        if not stored.get(instance_id):
+            raise RescoreError(f"instance {instance_id} of run {parent_id} has no answers")
+    return {
+        instance_id: [
+            (
+                Task(source.stage, source.sub_index, source.test, ()),
+                source.seed,
+                Generation(
+                    source.prompt_text,
+                    source.prompt_tokens,
+                    source.output_text,
+                    list(source.tokens),
+                    source.finish_reason,
+                    source.seconds,
+                ),
+            )
+            for source in stored[instance_id]
+        ]
+        for instance_id in ids
+    }
 
 
 def _scored(
@@ -308,14 +316,17 @@ def _rescore_instance(
     store: Store, context: SuiteContext, instance: InstanceRecord, sources: Sequence[Source]
 ) -> None:
     """One instance: every stored HAF generation recorded again with the new g (stored
-    without its texts and tokens), then its results from those answers."""
+    without its texts and tokens), then its results from those answers, in one transaction
+    (a transaction a generation was most of a re-score's own time beside g's)."""
     records, outcome = _scored(context, instance, sources)
-    for record, (_, _, generation) in zip(records, sources, strict=True):
-        save_rescored_generation(store, record, len(generation.tokens))
+    counted = [
+        (record, len(generation.tokens))
+        for record, (_, _, generation) in zip(records, sources, strict=True)
+    ]
     result = InstanceResult(
         context.run_id, instance.instance_id, outcome.stance, outcome.n_reasons, outcome.stopped
     )
     result.reason_metrics = list(outcome.reason_metrics)
     result.instance_metrics = list(outcome.instance_metrics)
     result.rows = dict(outcome.rows)
-    store.save_instance_result(result)
+    save_rescored_instance(store, counted, result)

@@ -102,33 +102,39 @@ class ResultRows(StoreBase):
         """An instance's stance, metrics and its suites' rows in their methods'
         tables (``result.rows``), atomically: marks the instance finished."""
         with self.transaction() as con:
-            con.execute(
-                "INSERT INTO instance_results VALUES (?, ?, ?, ?, ?, current_timestamp)",
-                [
-                    result.run_id,
-                    result.instance_id,
-                    result.stance,
-                    result.n_reasons,
-                    result.stopped,
-                ],
-            )
-            if result.reason_metrics:
-                con.executemany(
-                    "INSERT INTO reason_metrics VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        [result.run_id, result.instance_id, *m[:4], null_for_nan(m[4])]
-                        for m in result.reason_metrics
-                    ],
-                )
-            if result.instance_metrics:
-                con.executemany(
-                    "INSERT INTO instance_metrics VALUES (?, ?, ?, ?, ?)",
-                    [
-                        [result.run_id, result.instance_id, m[0], null_for_nan(m[1]), m[2]]
-                        for m in result.instance_metrics
-                    ],
-                )
-            insert_method_rows(con, result.run_id, result.instance_id, result.rows)
+            insert_instance_result(con, result)
+
+
+def insert_instance_result(con: Any, result: InstanceResult) -> None:
+    """An instance's stance, metrics and its suites' rows (``result.rows``), inside the
+    caller's transaction: a run's instance and a re-scored one store them alike."""
+    con.execute(
+        "INSERT INTO instance_results VALUES (?, ?, ?, ?, ?, current_timestamp)",
+        [
+            result.run_id,
+            result.instance_id,
+            result.stance,
+            result.n_reasons,
+            result.stopped,
+        ],
+    )
+    if result.reason_metrics:
+        con.executemany(
+            "INSERT INTO reason_metrics VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                [result.run_id, result.instance_id, *m[:4], null_for_nan(m[4])]
+                for m in result.reason_metrics
+            ],
+        )
+    if result.instance_metrics:
+        con.executemany(
+            "INSERT INTO instance_metrics VALUES (?, ?, ?, ?, ?)",
+            [
+                [result.run_id, result.instance_id, m[0], null_for_nan(m[1]), m[2]]
+                for m in result.instance_metrics
+            ],
+        )
+    insert_method_rows(con, result.run_id, result.instance_id, result.rows)
 
 
 def insert_reasons_and_diagnostics(con: Any, key: list[Any], g: GenerationRecord) -> None:
