@@ -105,6 +105,25 @@ def test_a_rescore_equals_the_run_made_from_scratch_with_that_g(
     assert moved[0][0] > 0  # g matters: the test is not comparing the parent with itself
 
 
+def test_scored_ahead_a_rescore_equals_one_scored_as_asked_through_sentence_transformers(
+    stored: Store, models: tuple[Path, Path]
+) -> None:
+    """Through real sentence-transformers (a tiny random bi-encoder): scored ahead (the first
+    batch's pairs as g's probe, 2 instances a batch) the stored values are those of each pair
+    scored as asked, within float32's batch noise, and the same again run after run."""
+    path = str(models[1])
+    as_asked = rescore_run(stored, "parent", load_similarity(path), score_ahead=0)
+    renamed = "UPDATE runs SET similarity_model = $name WHERE run_id = $run"  # (the next g's
+    stored.connection.execute(renamed, {"name": "as asked", "run": as_asked.run_id})  # run: new)
+    ahead = rescore_run(stored, "parent", load_similarity(path), score_ahead=2)
+    assert ahead.run_id != as_asked.run_id and ahead.instances_done == 4
+    _assert_same(stored, ahead.run_id, as_asked.run_id, 1e-6)
+    _assert_same(stored, ahead.run_id, "scratch", 1e-6)
+    stored.connection.execute(renamed, {"name": "first", "run": ahead.run_id})
+    again = rescore_run(stored, "parent", load_similarity(path), score_ahead=2)
+    _assert_same(stored, again.run_id, ahead.run_id, 0.0)
+
+
 def test_rescoring_with_the_runs_own_g_gives_back_its_values(
     stored: Store, models: tuple[Path, Path]
 ) -> None:
