@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from haf_tui.store.records import GenerationRecord, ReasonRecord
+from haf_tui.store.records import GenerationRecord, InstanceResult, ReasonRecord
+from haf_tui.store.result_rows import ROWS_A_STATEMENT
 from tests.test_scheduler import _store_with_run
 
 
@@ -39,3 +40,17 @@ def test_a_generations_reasons_and_diagnostics_are_stored_under_its_key(tmp_path
     diagnostics = store.query("SELECT kind, detail FROM parse_diagnostics ORDER BY kind")[1]
     assert diagnostics == [("extra", "two"), ("no_reasons", "none found")]
     store.close()
+
+
+def test_an_instances_rows_past_one_statement_are_all_stored(tmp_path: Path) -> None:
+    """More metric rows than one statement holds (``ROWS_A_STATEMENT``): every row stored,
+    each with its own value, NaN as NULL."""
+    store, _ = _store_with_run(tmp_path / "many.duckdb", 1, 1)
+    many = 2 * ROWS_A_STATEMENT + 1
+    result = InstanceResult("run", "i0", "toxic", 1, None)
+    result.instance_metrics = [
+        (f"m{k}", math.nan if k == many - 1 else k / 4, k) for k in range(many)
+    ]
+    store.save_instance_result(result)
+    rows = store.query("SELECT metric, value, n FROM instance_metrics ORDER BY n")[1]
+    assert rows == [(f"m{k}", None if k == many - 1 else k / 4, k) for k in range(many)]

@@ -21,7 +21,14 @@ from haf_tui.inference.base import GeneratedToken
 from haf_tui.store.db import Store
 from haf_tui.store.errors import StoreError
 from haf_tui.store.records import GenerationRecord, InstanceResult
-from haf_tui.store.result_rows import insert_instance_result, insert_reasons_and_diagnostics
+from haf_tui.store.result_rows import (
+    DIAGNOSTIC_ROW,
+    REASON_ROW,
+    diagnostic_rows,
+    insert_instance_result,
+    insert_rows,
+    reason_rows,
+)
 from haf_tui.vocabulary import null_for_nan
 
 _PARENT_SQL = "SELECT parent_run_id FROM runs WHERE run_id = $run_id"
@@ -204,32 +211,42 @@ def save_rescored_instance(
 ) -> None:
     """A re-scored instance in one transaction: each generation (a record and its output's
     token count) with its decision, confidence, reasons and diagnostics, without its prompt,
-    output or tokens (the parent's), then its results (which mark it finished)."""
+    output or tokens (the parent's), then its results (which mark it finished); each table's
+    rows in one statement."""
+    rows: list[list[Any]] = []
+    reasons: list[list[Any]] = []
+    notes: list[list[Any]] = []
+    for g, output_tokens in generations:
+        key = [g.run_id, g.instance_id, g.stage, g.sub_index]
+        rows.append(_rescored_generation_row(key, g, output_tokens))
+        reasons.extend(reason_rows(key, g))
+        notes.extend(diagnostic_rows(key, g))
     with store.transaction() as con:
-        for record, output_tokens in generations:
-            _insert_rescored_generation(con, record, output_tokens)
+        insert_rows(con, "generations", _RESCORED_GENERATION_ROW, rows)
+        insert_rows(con, "reasons", REASON_ROW, reasons)
+        insert_rows(con, "parse_diagnostics", DIAGNOSTIC_ROW, notes)
         insert_instance_result(con, result)
 
 
-def _insert_rescored_generation(con: Any, g: GenerationRecord, output_tokens: int) -> None:
-    key = [g.run_id, g.instance_id, g.stage, g.sub_index]
-    con.execute(
-        "INSERT INTO generations VALUES "
-        "(?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, current_timestamp)",
-        [
-            *key,
-            g.test,
-            g.seed,
-            g.prompt_tokens,
-            output_tokens,
-            g.finish_reason,
-            g.decision,
-            g.decision_source,
-            g.decision_sentence,
-            g.decision_start,
-            g.decision_end,
-            null_for_nan(g.decision_confidence),
-            0.0,
-        ],
-    )
-    insert_reasons_and_diagnostics(con, key, g)
+_RESCORED_GENERATION_ROW = (
+    "(?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, current_timestamp)"
+)
+"""A re-scored ``generations`` row's values: no prompt text, no output text."""
+
+
+def _rescored_generation_row(key: list[Any], g: GenerationRecord, output_tokens: int) -> list[Any]:
+    return [
+        *key,
+        g.test,
+        g.seed,
+        g.prompt_tokens,
+        output_tokens,
+        g.finish_reason,
+        g.decision,
+        g.decision_source,
+        g.decision_sentence,
+        g.decision_start,
+        g.decision_end,
+        null_for_nan(g.decision_confidence),
+        0.0,
+    ]
