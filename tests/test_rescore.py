@@ -163,6 +163,26 @@ def test_a_stopped_rescore_resumes_to_the_same_values(
     assert again.run_id == derived.run_id and again.instances_done == 4
 
 
+def test_a_resumed_rescore_discards_an_instance_left_half_written(
+    stored: Store, models: tuple[Path, Path]
+) -> None:
+    """An instance's generations and reasons without its results (a derived run written a
+    generation a transaction, by an earlier version, and killed): a resume writes it again
+    whole, not beside (or over) what was left."""
+    second = load_similarity(str(models[1]))
+    first = rescore_run(stored, "parent", second, score_ahead=0)
+    with stored.transaction() as con:  # (i2's results gone: its other rows half an instance)
+        for table in ("instance_results", "instance_metrics", "reason_metrics"):
+            con.execute(
+                f"DELETE FROM {table} WHERE run_id = ? AND instance_id = 'i2'", [first.run_id]
+            )
+    stored.update_run(first.run_id, status="stopped")
+    summary = rescore_run(stored, "parent", second, score_ahead=0)
+    assert summary.resumed and summary.run_id == first.run_id
+    assert summary.status == "finished" and summary.instances_done == 4
+    _assert_same(stored, summary.run_id, "scratch", 1e-9)
+
+
 def test_an_unfinished_or_non_haf_run_is_refused(stored: Store, models: tuple[Path, Path]) -> None:
     stored.update_run("parent", status="stopped")
     with pytest.raises(RescoreError, match="is stopped: resume it to the end first"):
