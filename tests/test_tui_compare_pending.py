@@ -252,3 +252,36 @@ async def test_what_the_runs_worker_found_is_taken_only_for_its_runs(db: Path) -
         screen.first_found = found
         assert screen.take_first_found(runs) is found
         assert screen.take_first_found(runs) is None  # (taken once)
+
+
+@pytest.mark.parametrize("asked", [False, True])
+async def test_the_first_choices_values_are_read_once_by_the_runs_worker(
+    db: Path, monkeypatch: pytest.MonkeyPatch, asked: bool
+) -> None:
+    """Nothing kept: the defined values of the runs the screen opens with (its own choice, or
+    the runs it was asked for, in another order) are read once, by the worker that listed the runs;
+    the statistics' worker takes them (a choice the runs' worker did not make: read again)."""
+    from textual.worker import get_current_worker
+
+    readers: list[tuple[str, tuple[str, ...]]] = []
+
+    def counted(store: Any, runs: Any) -> Any:
+        readers.append((get_current_worker().group, tuple(run.run_id for run in runs)))
+        return read_defined(store, runs)
+
+    monkeypatch.setattr(compare, "read_defined", counted)
+    with open_store(db) as store:
+        run_ids = sorted(str(run["run_id"]) for run in store.list_runs())
+    app = create_app(db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        if asked:
+            app.push_screen(CompareScreen(run_ids))
+        else:
+            await pilot.press("c")
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        await until(pilot, lambda: bool(screen.stats) and not screen.computing())
+        shown = tuple(found.run.run_id for found in screen.stats)
+    assert len(shown) == 2 and (shown == tuple(run_ids)) is asked  # (the default: newest first)
+    assert readers == [("compare-load", shown)]
