@@ -57,10 +57,16 @@ def clip_unit(value: float) -> float:
 def finite_scores(
     name: str, pairs: Sequence[tuple[str, str]], scores: Sequence[float]
 ) -> list[float]:
-    """``scores`` as floats, or one line naming the first pair a model scored NaN or ±inf: a
-    value of g that is not a number would leave every metric over it undefined (stored as
-    NULL), a run that looks finished with nothing in it."""
+    """``scores`` as floats, or one line naming the first pair a model scored NaN or ±inf (a
+    value of g that is not a number would leave every metric over it undefined, stored as
+    NULL: a run that looks finished with nothing in it), or saying it gave a score too many
+    or too few (a ValueError's traceback, the run left stopped, not failed)."""
     values = [float(score) for score in scores]
+    if len(values) != len(pairs):
+        raise SimilarityRefusedError(
+            f"similarity model {name!r} gave {len(values)} scores for {len(pairs)} pairs: "
+            "a score each pair, in order, is what g must give"
+        )
     bad = next((i for i, value in enumerate(values) if not math.isfinite(value)), None)
     if bad is not None:
         first, second = pairs[bad]

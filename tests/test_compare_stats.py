@@ -20,6 +20,7 @@ from haf_tui.reports.comparison import (
     SEED,
     WILCOXON_MIN_PAIRS,
     mean_interval,
+    mean_without_interval,
     overlap,
     paired_difference,
 )
@@ -67,6 +68,20 @@ def test_too_few_values_give_no_interval() -> None:
     assert (one.n, one.mean, one.low, one.high) == (1, 0.3, None, None)
     constant = mean_interval([0.5, 0.5, 0.5])
     assert (constant.low, constant.high) == (0.5, 0.5)
+
+
+def test_the_mean_without_interval_of_an_array_is_that_of_its_values() -> None:
+    """A float array (the defined values a first comparison reads) gives the n and mean its
+    values give as a list, to the last bit, a NaN left out alike; none defined: no mean."""
+    spread = np.random.default_rng(3).random(1001) * 1e-3 + np.arange(1001)
+    with_nan = np.concatenate([spread[:500], [math.nan], spread[500:]])
+    from_array = mean_without_interval(with_nan)
+    assert from_array == mean_without_interval([float(v) for v in with_nan])
+    computed = mean_interval(list(spread))  # (the mean the intervals' computation gives)
+    assert (from_array.n, from_array.mean) == (computed.n, computed.mean)
+    assert (from_array.n, from_array.low, from_array.high) == (1001, None, None)
+    nothing = mean_without_interval(np.array([math.nan]))
+    assert (nothing.n, nothing.mean) == (0, None)
 
 
 def test_the_paired_difference_against_hand_computed_values() -> None:

@@ -14,8 +14,9 @@ from haf_tui.cli import main
 from haf_tui.pipeline.rescore import RescoreError, RescoreSummary, rescore_run
 from haf_tui.pipeline.runs import run_config_of
 from haf_tui.similarity import load_similarity
-from haf_tui.store import Store, StoreError, open_store
+from haf_tui.store import Store, StoreError, derived_runs, open_store
 from haf_tui.store.derived_runs import children_of, parent_run
+from haf_tui.store.result_rows import insert_instance_result
 from tests.support.rescore_runs import JUSTIFY, save_tiny_dataset, scripted_run
 from tests.support.tiny_similarity import tiny_bi_encoder
 
@@ -104,6 +105,25 @@ def test_a_rescore_equals_the_run_made_from_scratch_with_that_g(
     assert moved[0][0] > 0  # g matters: the test is not comparing the parent with itself
 
 
+def test_scored_ahead_a_rescore_equals_one_scored_as_asked_through_sentence_transformers(
+    stored: Store, models: tuple[Path, Path]
+) -> None:
+    """Through real sentence-transformers (a tiny random bi-encoder): scored ahead (the first
+    batch's pairs as g's probe, 2 instances a batch) the stored values are those of each pair
+    scored as asked, within float32's batch noise, and the same again run after run."""
+    path = str(models[1])
+    as_asked = rescore_run(stored, "parent", load_similarity(path), score_ahead=0)
+    renamed = "UPDATE runs SET similarity_model = $name WHERE run_id = $run"  # (the next g's
+    stored.connection.execute(renamed, {"name": "as asked", "run": as_asked.run_id})  # run: new)
+    ahead = rescore_run(stored, "parent", load_similarity(path), score_ahead=2)
+    assert ahead.run_id != as_asked.run_id and ahead.instances_done == 4
+    _assert_same(stored, ahead.run_id, as_asked.run_id, 1e-6)
+    _assert_same(stored, ahead.run_id, "scratch", 1e-6)
+    stored.connection.execute(renamed, {"name": "first", "run": ahead.run_id})
+    again = rescore_run(stored, "parent", load_similarity(path), score_ahead=2)
+    _assert_same(stored, again.run_id, ahead.run_id, 0.0)
+
+
 def test_rescoring_with_the_runs_own_g_gives_back_its_values(
     stored: Store, models: tuple[Path, Path]
 ) -> None:
@@ -115,21 +135,24 @@ def test_a_stopped_rescore_resumes_to_the_same_values(
     stored: Store, models: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     second = load_similarity(str(models[1]))
-    saved = stored.save_instance_result
+    saved = insert_instance_result
     calls = []
 
-    def killed_on_the_second(result: Any) -> None:
+    def killed_on_the_second(con: Any, result: Any) -> None:
         calls.append(result.instance_id)
-        if len(calls) == 2:  # its generations are stored, its results never are
+        if len(calls) == 2:  # its generations are written, its results never are
             raise KeyboardInterrupt
-        saved(result)
+        saved(con, result)
 
-    monkeypatch.setattr(stored, "save_instance_result", killed_on_the_second)
+    monkeypatch.setattr(derived_runs, "insert_instance_result", killed_on_the_second)
     with pytest.raises(KeyboardInterrupt):
         rescore_run(stored, "parent", second, score_ahead=0)
-    monkeypatch.setattr(stored, "save_instance_result", saved)
+    monkeypatch.setattr(derived_runs, "insert_instance_result", saved)
     (derived,) = children_of(stored, "parent")
     assert stored.get_run(derived.run_id).status == "stopped"
+    for table in ("generations", "reasons", "instance_results"):  # (one transaction an instance)
+        held = {row[0] for row in _rows(stored, table, derived.run_id)}
+        assert held == {calls[0]}, table
     with pytest.raises(StoreError, match="is a re-score of run parent: go on with haf rescore"):
         run_config_of(stored, derived.run_id)  # (haf run --resume would generate into it)
     summary = rescore_run(stored, "parent", second, score_ahead=0)
@@ -138,6 +161,26 @@ def test_a_stopped_rescore_resumes_to_the_same_values(
     _assert_same(stored, summary.run_id, "scratch", 1e-9)
     again = rescore_run(stored, derived.run_id, second)  # a derived run: its parent's
     assert again.run_id == derived.run_id and again.instances_done == 4
+
+
+def test_a_resumed_rescore_discards_an_instance_left_half_written(
+    stored: Store, models: tuple[Path, Path]
+) -> None:
+    """An instance's generations and reasons without its results (a derived run written a
+    generation a transaction, by an earlier version, and killed): a resume writes it again
+    whole, not beside (or over) what was left."""
+    second = load_similarity(str(models[1]))
+    first = rescore_run(stored, "parent", second, score_ahead=0)
+    with stored.transaction() as con:  # (i2's results gone: its other rows half an instance)
+        for table in ("instance_results", "instance_metrics", "reason_metrics"):
+            con.execute(
+                f"DELETE FROM {table} WHERE run_id = ? AND instance_id = 'i2'", [first.run_id]
+            )
+    stored.update_run(first.run_id, status="stopped")
+    summary = rescore_run(stored, "parent", second, score_ahead=0)
+    assert summary.resumed and summary.run_id == first.run_id
+    assert summary.status == "finished" and summary.instances_done == 4
+    _assert_same(stored, summary.run_id, "scratch", 1e-9)
 
 
 def test_an_unfinished_or_non_haf_run_is_refused(stored: Store, models: tuple[Path, Path]) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ from haf_tui.pipeline.rescore import RescoreError, load_rescore_similarity, resc
 from haf_tui.similarity import (
     CachedSimilarity,
     SimilarityError,
+    SimilarityModel,
     SimilarityRefusedError,
     check_device,
     load_similarity,
@@ -136,7 +137,7 @@ def test_refused_gs_leave_no_derived_run(
     assert children_of(stored, "parent") == []
 
 
-@pytest.mark.parametrize(("score_ahead", "after"), [(0, 3), (16, 1)])
+@pytest.mark.parametrize(("score_ahead", "after"), [(0, 3), (2, 1)])
 def test_a_nan_inside_the_run_fails_the_derived_run(
     stored: Store, models: tuple[Path, Path], score_ahead: int, after: int
 ) -> None:
@@ -164,6 +165,54 @@ def test_a_nan_inside_the_run_fails_the_derived_run(
     assert f"re-score {derived.run_id} of run parent failed at instance" in line
     run = stored.get_run(derived.run_id)
     assert run.status == "failed" and "scored the pair" in str(run.error)
+
+
+class OddAfter:
+    """The real g (``real``) for the first ``after`` calls, then ``odd`` of its scores."""
+
+    name = "odd-later"
+
+    def __init__(
+        self, real: SimilarityModel, after: int, odd: Callable[[list[float]], list[float]]
+    ):
+        self.real, self.after, self.odd, self.calls = real, after, odd, 0
+
+    def similarities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        self.calls += 1
+        scores = self.real.similarities(pairs)
+        return scores if self.calls <= self.after else self.odd(scores)
+
+
+def test_a_g_failing_on_the_first_batch_leaves_no_derived_run(
+    stored: Store, models: tuple[Path, Path]
+) -> None:
+    """The first batch's pairs are g's probe: a g that scores one pair but not them (NaN for
+    a batch, or a score short) is refused in one line before a derived run is made."""
+    real = load_similarity(str(models[1]), cached=False)
+    for odd, says in (
+        (lambda scores: [math.nan] * len(scores) if len(scores) > 1 else scores, "scored the pair"),
+        (lambda scores: scores[:-1], "scores for"),
+    ):
+        with pytest.raises(RescoreError, match=says) as refused:
+            rescore_run(stored, "parent", CachedSimilarity(OddAfter(real, 0, odd)), score_ahead=2)
+        _one_line(str(refused.value))
+        assert children_of(stored, "parent") == []
+
+
+def test_a_score_short_inside_the_run_fails_the_derived_run(
+    stored: Store, models: tuple[Path, Path]
+) -> None:
+    """A batch past the first that g answers with a score too few: the run failed, in one
+    line, not stopped with a traceback."""
+    real = load_similarity(str(models[1]), cached=False)
+    short = CachedSimilarity(OddAfter(real, 1, lambda scores: scores[:-1]))
+    with pytest.raises(RescoreError) as failed:
+        rescore_run(stored, "parent", short, score_ahead=2)
+    line = _one_line(str(failed.value))
+    (derived,) = children_of(stored, "parent")
+    assert f"re-score {derived.run_id} of run parent failed at instances" in line
+    run = stored.get_run(derived.run_id)
+    assert run.status == "failed" and "scores for" in str(run.error)
 
 
 def test_the_command_line_refuses_them_in_one_line(

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from haf_tui.methods.haf.suite.suite import HAF
-from haf_tui.pipeline.rescore import rescore_run
+from haf_tui.pipeline.rescore import RescoreError, rescore_run
 from haf_tui.similarity import load_similarity
 from haf_tui.store import Store
 from haf_tui.store.derived_runs import children_of, parent_run, source_generations
@@ -50,3 +52,33 @@ def test_a_rescore_resumes_only_a_run_derived_from_its_own_parent(
     assert not of_parent.resumed and of_parent.run_id != of_scratch.run_id
     assert parent_run(stored, of_parent.run_id) == "parent"
     assert [d.run_id for d in children_of(stored, "parent")] == [of_parent.run_id]
+
+
+def test_a_parents_instance_without_answers_is_one_line(
+    stored: Store, models: tuple[Path, Path]
+) -> None:
+    """A finished instance of the parent whose generations are gone (a store edited by hand):
+    one line naming it; in the first batch (g's probe) before a derived run is made, later
+    the derived run failed, the instances before it kept."""
+    second = load_similarity(str(models[1]))
+    for gone, kept in (("i1", None), ("i3", {"i0", "i1"})):
+        with stored.transaction() as con:
+            con.execute(
+                "CREATE TEMP TABLE held AS SELECT * FROM generations "
+                "WHERE run_id = 'parent' AND instance_id = ?",
+                [gone],
+            )
+            con.execute(
+                "DELETE FROM generations WHERE run_id = 'parent' AND instance_id = ?", [gone]
+            )
+        with pytest.raises(RescoreError, match=f"instance {gone} of run parent has no answers"):
+            rescore_run(stored, "parent", second, score_ahead=2)
+        if kept is None:
+            assert children_of(stored, "parent") == []
+        else:
+            (derived,) = children_of(stored, "parent")
+            assert stored.get_run(derived.run_id).status == "failed"
+            assert stored.finished_instances(derived.run_id) == kept
+        with stored.transaction() as con:
+            con.execute("INSERT INTO generations SELECT * FROM held")
+            con.execute("DROP TABLE held")

@@ -7,7 +7,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from haf_tui.store.records import GenerationRecord, ReasonRecord
+import duckdb
+import pytest
+
+from haf_tui.store.records import GenerationRecord, InstanceResult, ReasonRecord
+from haf_tui.store.result_rows import REASON_ROW, ROWS_A_STATEMENT, insert_rows
 from tests.test_scheduler import _store_with_run
 
 
@@ -29,13 +33,65 @@ def test_a_generations_reasons_and_diagnostics_are_stored_under_its_key(tmp_path
     store, _ = _store_with_run(tmp_path / "rows.duckdb", 1, 1)
     store.save_generation(_generation())
     reasons = store.query(
-        "SELECT instance_id, stage, sub_index, reason_index, text, token_first, nll, relevance, "
-        "confidence FROM reasons ORDER BY reason_index"
+        "SELECT instance_id, stage, sub_index, reason_index, text, span_start, span_end, "
+        "token_first, token_count, nll, relevance, confidence FROM reasons ORDER BY reason_index"
     )[1]
     assert reasons == [
-        ("i0", "justify", 0, 0, "it insults", 2, [0.1, 0.2, 0.3], [0.5, 0.25, 0.25], 0.7),
-        ("i0", "justify", 0, 1, "it threatens", None, [], [], None),
+        ("i0", "justify", 0, 0, "it insults", 0, 10, 2, 3, [0.1, 0.2, 0.3], [0.5, 0.25, 0.25], 0.7),
+        ("i0", "justify", 0, 1, "it threatens", 12, 24, None, 0, [], [], None),
     ]
     diagnostics = store.query("SELECT kind, detail FROM parse_diagnostics ORDER BY kind")[1]
     assert diagnostics == [("extra", "two"), ("no_reasons", "none found")]
     store.close()
+
+
+def test_an_instances_rows_past_one_statement_are_all_stored(tmp_path: Path) -> None:
+    """More metric rows than one statement holds (``ROWS_A_STATEMENT``): every row stored,
+    each with its own value, NaN as NULL."""
+    store, _ = _store_with_run(tmp_path / "many.duckdb", 1, 1)
+    many = 2 * ROWS_A_STATEMENT + 1
+    result = InstanceResult("run", "i0", "toxic", 1, None)
+    result.instance_metrics = [
+        (f"m{k}", math.nan if k == many - 1 else k / 4, k) for k in range(many)
+    ]
+    store.save_instance_result(result)
+    rows = store.query("SELECT metric, value, n FROM instance_metrics ORDER BY n")[1]
+    assert rows == [(f"m{k}", None if k == many - 1 else k / 4, k) for k in range(many)]
+
+
+_REASONS = (
+    "CREATE TABLE reasons (run_id VARCHAR, instance_id VARCHAR, stage VARCHAR, sub_index INTEGER,"
+    " reason_index INTEGER, text VARCHAR, span_start INTEGER, span_end INTEGER,"
+    " token_first INTEGER, token_count INTEGER, nll DOUBLE[], relevance DOUBLE[],"
+    " confidence DOUBLE)"
+)
+
+
+def _odd_reason_row(k: int) -> list[object]:
+    """A ``reasons`` row of odd values: quotes, SQL, unicode, a long text, placeholders' marks;
+    NaN, infinities, ints and None in the lists and the double."""
+    texts = ['it\'s "quoted"; DROP TABLE reasons; --', "ünï 日本 🙂", "x" * 100_000, "", "?", "$1"]
+    nlls = [[], [math.nan, 1.5], [1, 2], [0.1] * 50, None, [math.inf, -0.0]]
+    confidences = [None, 0.1, 1, 2**31, 1e308, -math.inf]
+    return [
+        "run", f"i{k}", "justify", k, k, texts[k % 6], 0, 2**31 - 1, None if k % 2 else k, k,
+        nlls[k % 6], [0.5] if k % 3 else [], confidences[k % 6],
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("count", [0, 1, 199, 200, 201, 400, 401])
+def test_rows_in_statements_are_those_inserted_one_at_a_time(count: int) -> None:
+    """:func:`insert_rows` stores each row as one ``INSERT`` a row stores it, to the type and
+    the last bit, on each side of a statement's bound (``ROWS_A_STATEMENT``), none lost."""
+    assert ROWS_A_STATEMENT == 200  # (the counts are its bounds)
+    rows = [_odd_reason_row(k) for k in range(count)]
+    one_by_one, in_statements = duckdb.connect(), duckdb.connect()
+    for con in (one_by_one, in_statements):
+        con.execute(_REASONS)
+    for row in rows:
+        one_by_one.execute(f"INSERT INTO reasons VALUES {REASON_ROW}", row)
+    insert_rows(in_statements, "reasons", REASON_ROW, rows)
+    read = "SELECT *, typeof(nll), typeof(confidence) FROM reasons ORDER BY reason_index"
+    expected = one_by_one.execute(read).fetchall()
+    assert len(expected) == count
+    assert repr(in_statements.execute(read).fetchall()) == repr(expected)  # (NaN equal to NaN)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widgets import DataTable
 
 from benchmarks.benchdata import build_bench_db
 from haf_tui.reports.comparison import WILCOXON_MIN_PAIRS, defined
@@ -205,3 +206,82 @@ def test_the_arrays_hold_the_defined_values_in_the_values_order(db: Path) -> Non
     assert {r: m for r, (m, _) in _numbers(from_arrays).items()} == {
         r: m for r, (m, _) in _numbers(computed).items()
     }
+
+
+async def test_the_runs_are_fitted_once_on_opening_and_again_at_a_new_width(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The screen's first resize, as it is laid out, finds the runs' columns fitted (the table
+    was filled again beside the first statistics' read); a new width fits them again."""
+    fills: list[int] = []
+    real_fill = CompareScreen.fill_runs
+
+    def counted(screen: CompareScreen) -> None:
+        fills.append(screen.app.size.width)
+        real_fill(screen)
+
+    monkeypatch.setattr(CompareScreen, "fill_runs", counted)
+    app = create_app(db)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        table = app.screen.query_one("#cmp-runs", DataTable)
+        wide = [column.label.plain for column in table.columns.values()]
+        assert fills == [200] and "date" in wide
+        await pilot.resize_terminal(60, 24)
+        await settle(pilot)
+        narrow = [column.label.plain for column in table.columns.values()]
+        assert fills[1:] == [60] and "date" not in narrow and "run" in narrow
+
+
+async def test_what_the_runs_worker_found_is_taken_only_for_its_runs(db: Path) -> None:
+    """The kept statistics or defined values looked up with the runs are of the runs first
+    chosen: a worker computing another choice looks again, and they are taken once."""
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareScreen) and screen.data is not None
+        runs = screen.data.runs
+        found = compare.FirstFound(tuple(run.run_id for run in runs), None, {})
+        screen.first_found = found
+        assert screen.take_first_found(runs[:1]) is None  # (another choice)
+        screen.first_found = found
+        assert screen.take_first_found(runs) is found
+        assert screen.take_first_found(runs) is None  # (taken once)
+
+
+@pytest.mark.parametrize("asked", [False, True])
+async def test_the_first_choices_values_are_read_once_by_the_runs_worker(
+    db: Path, monkeypatch: pytest.MonkeyPatch, asked: bool
+) -> None:
+    """Nothing kept: the defined values of the runs the screen opens with (its own choice, or
+    the runs it was asked for, in another order) are read once, by the worker that listed the runs;
+    the statistics' worker takes them (a choice the runs' worker did not make: read again)."""
+    from textual.worker import get_current_worker
+
+    readers: list[tuple[str, tuple[str, ...]]] = []
+
+    def counted(store: Any, runs: Any) -> Any:
+        readers.append((get_current_worker().group, tuple(run.run_id for run in runs)))
+        return read_defined(store, runs)
+
+    monkeypatch.setattr(compare, "read_defined", counted)
+    with open_store(db) as store:
+        run_ids = sorted(str(run["run_id"]) for run in store.list_runs())
+    app = create_app(db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        if asked:
+            app.push_screen(CompareScreen(run_ids))
+        else:
+            await pilot.press("c")
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        await until(pilot, lambda: bool(screen.stats) and not screen.computing())
+        shown = tuple(found.run.run_id for found in screen.stats)
+    assert len(shown) == 2 and (shown == tuple(run_ids)) is asked  # (the default: newest first)
+    assert readers == [("compare-load", shown)]

@@ -17,9 +17,12 @@ import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from haf_tui.reports.bootstrap import percentile_intervals
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 CONFIDENCE: Final = 0.95
 """The confidence level of every interval."""
@@ -132,10 +135,23 @@ def mean_intervals(
     return out
 
 
-def mean_without_interval(values: Sequence[float] | Values) -> MeanInterval:
+def mean_without_interval(values: Sequence[float] | Values | NDArray[Any]) -> MeanInterval:
     """:func:`mean_interval`'s n and mean (the same numbers) without its interval (low and
     high None): what a view shows at once while the interval is computed."""
-    return _mean_of(_defined_list(values))
+    if _is_array(values):  # (a float array: n and the mean without a Python float each)
+        import numpy as np
+
+        found = np.asarray(values, dtype=float)
+        found = found[~np.isnan(found)]
+        if not len(found):
+            return MeanInterval(0, None, None, None)
+        return MeanInterval(len(found), float(found.mean()), None, None)
+    return _mean_of(_defined_list(cast("Sequence[float] | Values", values)))
+
+
+def _is_array(values: object) -> bool:
+    """Whether ``values`` is a numpy array (told without importing numpy)."""
+    return type(values).__name__ == "ndarray" and hasattr(values, "dtype")
 
 
 def _defined_list(values: Sequence[float] | Values) -> list[float]:

@@ -13,14 +13,22 @@ are its own. A reader that needs an output text or tokens of a run reads them fr
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from haf_tui.inference.base import GeneratedToken
 from haf_tui.store.db import Store
 from haf_tui.store.errors import StoreError
-from haf_tui.store.records import GenerationRecord
-from haf_tui.store.result_rows import insert_reasons_and_diagnostics
+from haf_tui.store.records import GenerationRecord, InstanceResult
+from haf_tui.store.result_rows import (
+    DIAGNOSTIC_ROW,
+    REASON_ROW,
+    diagnostic_rows,
+    insert_instance_result,
+    insert_rows,
+    reason_rows,
+)
 from haf_tui.vocabulary import null_for_nan
 
 _PARENT_SQL = "SELECT parent_run_id FROM runs WHERE run_id = $run_id"
@@ -38,17 +46,17 @@ SELECT $run_id, 'created', dataset_id, $n_planned, $config, model_file, model_si
 FROM runs WHERE run_id = $parent_run_id
 """
 _SOURCE_GENERATIONS_SQL = """
-SELECT g.stage, g.sub_index, g.test, g.seed, g.prompt_text, g.prompt_tokens, g.output_text,
-       g.finish_reason, g.seconds,
+SELECT g.instance_id, g.stage, g.sub_index, g.test, g.seed, g.prompt_text, g.prompt_tokens,
+       g.output_text, g.finish_reason, g.seconds,
        coalesce(list((t.token_id, t.piece, t.text, t.byte_offset, t.char_offset, t.logprob)
                      ORDER BY t.position) FILTER (WHERE t.position IS NOT NULL), []) AS tokens
 FROM generations g
 LEFT JOIN tokens t ON t.run_id = g.run_id AND t.instance_id = g.instance_id
      AND t.stage = g.stage AND t.sub_index = g.sub_index
-WHERE g.run_id = $run_id AND g.instance_id = $instance_id
+WHERE g.run_id = $run_id AND list_contains($instance_ids::VARCHAR[], g.instance_id)
   AND list_contains($stages::VARCHAR[], g.stage)
 GROUP BY ALL
-ORDER BY g.stage, g.sub_index
+ORDER BY g.instance_id, g.stage, g.sub_index
 """
 _UNFINISHED_TABLES = ("reasons", "parse_diagnostics", "generations")
 
@@ -137,34 +145,44 @@ def source_generations(
     store: Store, run_id: str, instance_id: str, stages: tuple[str, ...]
 ) -> list[SourceGeneration]:
     """An instance's stored generations of ``stages`` with their tokens, in stage order."""
-    params = {"run_id": run_id, "instance_id": instance_id, "stages": list(stages)}
-    rows = store.query(_SOURCE_GENERATIONS_SQL, params)[1]
-    return [
-        SourceGeneration(
-            str(stage),
-            int(sub_index),
-            None if test is None else str(test),
-            int(seed),
-            str(prompt_text or ""),
-            int(prompt_tokens),
-            str(output_text or ""),
-            str(finish_reason),
-            float(seconds),
-            tuple(_token(t) for t in tokens),
+    return source_generations_of(store, run_id, [instance_id], stages).get(instance_id, [])
+
+
+def source_generations_of(
+    store: Store, run_id: str, instance_ids: Sequence[str], stages: tuple[str, ...]
+) -> dict[str, list[SourceGeneration]]:
+    """:func:`source_generations` of each of ``instance_ids`` in one read (an instance with
+    none is left out)."""
+    params = {"run_id": run_id, "instance_ids": list(instance_ids), "stages": list(stages)}
+    found: dict[str, list[SourceGeneration]] = {}
+    for (
+        instance_id,
+        stage,
+        sub_index,
+        test,
+        seed,
+        prompt_text,
+        prompt_tokens,
+        output_text,
+        finish_reason,
+        seconds,
+        tokens,
+    ) in store.query(_SOURCE_GENERATIONS_SQL, params)[1]:
+        found.setdefault(str(instance_id), []).append(
+            SourceGeneration(
+                str(stage),
+                int(sub_index),
+                None if test is None else str(test),
+                int(seed),
+                str(prompt_text or ""),
+                int(prompt_tokens),
+                str(output_text or ""),
+                str(finish_reason),
+                float(seconds),
+                tuple(_token(t) for t in tokens),
+            )
         )
-        for (
-            stage,
-            sub_index,
-            test,
-            seed,
-            prompt_text,
-            prompt_tokens,
-            output_text,
-            finish_reason,
-            seconds,
-            tokens,
-        ) in rows
-    ]
+    return found
 
 
 def _token(value: object) -> GeneratedToken:
@@ -188,29 +206,47 @@ def discard_unfinished(store: Store, run_id: str) -> None:
             )
 
 
-def save_rescored_generation(store: Store, record: GenerationRecord, output_tokens: int) -> None:
-    """A re-scored generation: its decision, confidence, reasons and diagnostics, without its
-    prompt, output or tokens (the parent's), atomically."""
-    g = record
-    key = [g.run_id, g.instance_id, g.stage, g.sub_index]
+def save_rescored_instance(
+    store: Store, generations: Sequence[tuple[GenerationRecord, int]], result: InstanceResult
+) -> None:
+    """A re-scored instance in one transaction: each generation (a record and its output's
+    token count) with its decision, confidence, reasons and diagnostics, without its prompt,
+    output or tokens (the parent's), then its results (which mark it finished); each table's
+    rows in one statement."""
+    rows: list[list[Any]] = []
+    reasons: list[list[Any]] = []
+    notes: list[list[Any]] = []
+    for g, output_tokens in generations:
+        key = [g.run_id, g.instance_id, g.stage, g.sub_index]
+        rows.append(_rescored_generation_row(key, g, output_tokens))
+        reasons.extend(reason_rows(key, g))
+        notes.extend(diagnostic_rows(key, g))
     with store.transaction() as con:
-        con.execute(
-            "INSERT INTO generations VALUES "
-            "(?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, current_timestamp)",
-            [
-                *key,
-                g.test,
-                g.seed,
-                g.prompt_tokens,
-                output_tokens,
-                g.finish_reason,
-                g.decision,
-                g.decision_source,
-                g.decision_sentence,
-                g.decision_start,
-                g.decision_end,
-                null_for_nan(g.decision_confidence),
-                0.0,
-            ],
-        )
-        insert_reasons_and_diagnostics(con, key, g)
+        insert_rows(con, "generations", _RESCORED_GENERATION_ROW, rows)
+        insert_rows(con, "reasons", REASON_ROW, reasons)
+        insert_rows(con, "parse_diagnostics", DIAGNOSTIC_ROW, notes)
+        insert_instance_result(con, result)
+
+
+_RESCORED_GENERATION_ROW = (
+    "(?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, current_timestamp)"
+)
+"""A re-scored ``generations`` row's values: no prompt text, no output text."""
+
+
+def _rescored_generation_row(key: list[Any], g: GenerationRecord, output_tokens: int) -> list[Any]:
+    return [
+        *key,
+        g.test,
+        g.seed,
+        g.prompt_tokens,
+        output_tokens,
+        g.finish_reason,
+        g.decision,
+        g.decision_source,
+        g.decision_sentence,
+        g.decision_start,
+        g.decision_end,
+        null_for_nan(g.decision_confidence),
+        0.0,
+    ]

@@ -4,6 +4,7 @@ finished), and what a resumed run asks of them (a part of :class:`~haf_tui.store
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from haf_tui.store.method_schema import insert_method_rows
@@ -102,60 +103,88 @@ class ResultRows(StoreBase):
         """An instance's stance, metrics and its suites' rows in their methods'
         tables (``result.rows``), atomically: marks the instance finished."""
         with self.transaction() as con:
-            con.execute(
-                "INSERT INTO instance_results VALUES (?, ?, ?, ?, ?, current_timestamp)",
-                [
-                    result.run_id,
-                    result.instance_id,
-                    result.stance,
-                    result.n_reasons,
-                    result.stopped,
-                ],
-            )
-            if result.reason_metrics:
-                con.executemany(
-                    "INSERT INTO reason_metrics VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        [result.run_id, result.instance_id, *m[:4], null_for_nan(m[4])]
-                        for m in result.reason_metrics
-                    ],
-                )
-            if result.instance_metrics:
-                con.executemany(
-                    "INSERT INTO instance_metrics VALUES (?, ?, ?, ?, ?)",
-                    [
-                        [result.run_id, result.instance_id, m[0], null_for_nan(m[1]), m[2]]
-                        for m in result.instance_metrics
-                    ],
-                )
-            insert_method_rows(con, result.run_id, result.instance_id, result.rows)
+            insert_instance_result(con, result)
+
+
+def insert_instance_result(con: Any, result: InstanceResult) -> None:
+    """An instance's stance, metrics and its suites' rows (``result.rows``), inside the
+    caller's transaction: a run's instance and a re-scored one store them alike."""
+    con.execute(
+        "INSERT INTO instance_results VALUES (?, ?, ?, ?, ?, current_timestamp)",
+        [
+            result.run_id,
+            result.instance_id,
+            result.stance,
+            result.n_reasons,
+            result.stopped,
+        ],
+    )
+    insert_rows(
+        con,
+        "reason_metrics",
+        "(?, ?, ?, ?, ?, ?, ?)",
+        [
+            [result.run_id, result.instance_id, *m[:4], null_for_nan(m[4])]
+            for m in result.reason_metrics
+        ],
+    )
+    insert_rows(
+        con,
+        "instance_metrics",
+        "(?, ?, ?, ?, ?)",
+        [
+            [result.run_id, result.instance_id, m[0], null_for_nan(m[1]), m[2]]
+            for m in result.instance_metrics
+        ],
+    )
+    insert_method_rows(con, result.run_id, result.instance_id, result.rows)
 
 
 def insert_reasons_and_diagnostics(con: Any, key: list[Any], g: GenerationRecord) -> None:
     """A generation's reasons (spans, token scores, confidence) and parse diagnostics under
     ``key`` (run, instance, stage, sub-index), inside the caller's transaction: a run's
     generation and a re-scored one store them alike."""
-    if g.reasons:
-        con.executemany(
-            "INSERT INTO reasons VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                [
-                    *key,
-                    r.reason_index,
-                    r.text,
-                    r.span_start,
-                    r.span_end,
-                    r.token_first,
-                    r.token_count,
-                    list(r.nll),
-                    list(r.relevance),
-                    null_for_nan(r.confidence),
-                ]
-                for r in g.reasons
-            ],
-        )
-    if g.diagnostics:
-        con.executemany(
-            "INSERT INTO parse_diagnostics VALUES (?, ?, ?, ?, ?, ?)",
-            [[*key, kind, detail] for kind, detail in g.diagnostics],
-        )
+    insert_rows(con, "reasons", REASON_ROW, reason_rows(key, g))
+    insert_rows(con, "parse_diagnostics", DIAGNOSTIC_ROW, diagnostic_rows(key, g))
+
+
+REASON_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+"""One ``reasons`` row's values (:func:`reason_rows`)."""
+DIAGNOSTIC_ROW = "(?, ?, ?, ?, ?, ?)"
+"""One ``parse_diagnostics`` row's values (:func:`diagnostic_rows`)."""
+ROWS_A_STATEMENT = 200
+"""The most rows :func:`insert_rows` puts in one statement."""
+
+
+def reason_rows(key: list[Any], g: GenerationRecord) -> list[list[Any]]:
+    """A generation's ``reasons`` rows under ``key``."""
+    return [
+        [
+            *key,
+            r.reason_index,
+            r.text,
+            r.span_start,
+            r.span_end,
+            r.token_first,
+            r.token_count,
+            list(r.nll),
+            list(r.relevance),
+            null_for_nan(r.confidence),
+        ]
+        for r in g.reasons
+    ]
+
+
+def diagnostic_rows(key: list[Any], g: GenerationRecord) -> list[list[Any]]:
+    """A generation's ``parse_diagnostics`` rows under ``key``."""
+    return [[*key, kind, detail] for kind, detail in g.diagnostics]
+
+
+def insert_rows(con: Any, table: str, row: str, rows: Sequence[Sequence[Any]]) -> None:
+    """``rows`` into ``table`` (one of this module's fixed names), each as ``row`` says (its
+    values' placeholders), :data:`ROWS_A_STATEMENT` rows a statement: one statement where
+    ``executemany`` ran one a row (about half the time for a re-scored instance's rows)."""
+    for start in range(0, len(rows), ROWS_A_STATEMENT):
+        part = rows[start : start + ROWS_A_STATEMENT]
+        values = ", ".join([row] * len(part))
+        con.execute(f"INSERT INTO {table} VALUES {values}", [v for one in part for v in one])

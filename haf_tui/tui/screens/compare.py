@@ -5,14 +5,18 @@ Wilcoxon's test, and one instance across the chosen runs side by side.
 
 Thread workers read the runs, then their instance values; compute the statistics when the
 choice changes (those kept from an earlier opening, in any process, are shown before the values
-are read: :func:`~haf_tui.tui.compare_data.kept_statistics`); read one instance when it
-changes. Each posts a message; the handlers only draw what they are given.
+are read: :func:`~haf_tui.tui.compare_data.kept_statistics`; the first choice's are looked up,
+and with nothing kept its defined values read, by the worker that listed the runs, at once,
+not after the event loop has handled the list); read one instance when it changes. Each posts
+a message; the handlers only draw what they are given.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 from textual import on, work
@@ -20,7 +24,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Header, Input, Static, TabbedContent, TabPane
 
-from haf_tui.store.comparison_readers import ComparedRun
+from haf_tui.store import Store, StoreError
+from haf_tui.store.comparison_readers import ComparedRun, DefinedValues
 from haf_tui.tui.compare_data import (
     CompareData,
     RunStatistics,
@@ -67,6 +72,16 @@ FIRST_DRAW_WAIT = 5.0
 """Seconds the values' read waits for the first statistics drawn (only catches "never")."""
 
 
+@dataclass(frozen=True)
+class FirstFound:
+    """What the runs' worker found of the runs first chosen (``run_ids``): their kept
+    statistics, else (None) their defined values (None: not read)."""
+
+    run_ids: tuple[str, ...]
+    kept: list[RunStatistics] | None
+    defined: DefinedValues | None
+
+
 class CompareScreen(InstancePane):
     """Runs on top (``space`` chooses, ``a`` all/none); below, the statistics (``1``) and one
     instance across the chosen runs (``2``; ``]`` / ``[`` step, ``/`` finds an id)."""
@@ -99,9 +114,15 @@ class CompareScreen(InstancePane):
         self.chosen: list[str] = []
         self.asked_width = 0  # (the width the statistics were last asked to be drawn at)
         self.drawn_key: tuple[tuple[str, ...], int] | None = None  # (of the statistics shown)
+        self.runs_fitted_at: int | None = None  # (the width the runs' columns were fitted to)
         self.first_drawn = threading.Event()
         """Set when the first statistics are drawn, or found not kept: the values are read then
         (their read, mostly Python, would slow the drawing of what is kept)."""
+        self.first_found: FirstFound | None = None
+        """What was found of the runs first chosen, with the runs: taken once by the
+        statistics' worker."""
+        self.first_found_read = threading.Event()
+        """Set when :attr:`first_found` is read (or its read failed)."""
 
     def compose(self) -> ComposeResult:
         """Header; runs; a status line; the two panes; the search box; the footer."""
@@ -129,9 +150,38 @@ class CompareScreen(InstancePane):
         with self.reader.reading() as store:
             listed = list_runs(store, str(self.reader.path.resolve()))
             self.post_message(RunsListed(listed))
+            self.read_first_found(store, listed)
             self.first_drawn.wait(FIRST_DRAW_WAIT)
             data = load_compare_data(store, listed.database, listed)
         self.post_message(CompareLoaded(data))
+
+    def read_first_found(self, store: Store, listed: CompareData) -> None:
+        """The kept statistics of the runs the screen opens with (:func:`first_choice` of the
+        runs listed, as :meth:`runs_listed` chooses them), else their defined values: read
+        while the event loop handles the list (under load, it drew the screen for 50–110 ms
+        before the statistics' worker started), the statistics' worker takes them."""
+        try:
+            by_id = {run.run_id: run for run in listed.runs}
+            chosen = first_choice(listed.runs, self.initial_run_ids, self.around)
+            runs = [by_id[run_id] for run_id in chosen if run_id in by_id]
+            kept = kept_statistics(runs, listed.versions, listed.database) if runs else None
+            ids = tuple(run.run_id for run in runs)
+            found = FirstFound(ids, kept, None)
+            if runs and kept is None:
+                with contextlib.suppress(StoreError):  # (said by the statistics' own read)
+                    found = FirstFound(ids, None, read_defined(store, runs))
+            self.first_found = found
+        finally:
+            self.first_found_read.set()
+
+    def take_first_found(self, runs: Sequence[ComparedRun]) -> FirstFound | None:
+        """What was found with the runs if it is of ``runs`` (taken: None after), else None
+        (another choice: look again)."""
+        self.first_found_read.wait(FIRST_DRAW_WAIT)
+        found, self.first_found = self.first_found, None
+        if found is None or found.run_ids != tuple(run.run_id for run in runs):
+            return None
+        return found
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare-stats", description=DRAW)
     def compute_statistics(
@@ -148,11 +198,16 @@ class CompareScreen(InstancePane):
         stats = known
         key = (tuple(run.run_id for run in runs), width)
         if stats is None and not data.values_read:
-            stats = kept_statistics(runs, data.versions, data.database)
+            early = self.take_first_found(runs)
+            if early is not None:  # (looked up with the runs)
+                stats, defined = early.kept, early.defined
+            else:
+                stats, defined = kept_statistics(runs, data.versions, data.database), None
             if stats is None:  # (not kept: the means and n at once, then the values are read)
                 try:
-                    with self.reader.reading() as store:
-                        defined = read_defined(store, runs)
+                    if defined is None:
+                        with self.reader.reading() as store:
+                            defined = read_defined(store, runs)
                     stats = statistics_at_once(
                         runs, defined=defined, versions=data.versions, database=data.database
                     )
@@ -218,6 +273,7 @@ class CompareScreen(InstancePane):
         row = table.cursor_row
         rows = run_rows(self.data.runs, self.chosen_runs())
         table.fill_fitted(RUN_COLUMNS, rows, [run.run_id for run in self.data.runs])
+        self.runs_fitted_at = table.size.width or self.app.size.width
         table.styles.height = min(table.row_count, MAX_RUN_ROWS) + 2  # (header, scrollbar)
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1))
@@ -288,8 +344,16 @@ class CompareScreen(InstancePane):
 
     def on_resize(self) -> None:
         """Fit the runs' columns and draw again at the new width."""
-        self.call_after_refresh(self.fill_runs)
+        self.call_after_refresh(self.refit_runs)
         self.call_after_refresh(self.width_changed)
+
+    def refit_runs(self) -> None:
+        """Fit the runs' columns again if the table's width is not the one they were fitted
+        to (the screen's first resize, as it is laid out, mostly finds them fitted: filling
+        the table again redrew it while the first statistics were read)."""
+        table = self.query_one("#cmp-runs", MeasuredTable)
+        if self.runs_fitted_at != (table.size.width or self.app.size.width):
+            self.fill_runs()
 
     def width_changed(self) -> None:
         """Draw again if the panes' width is not the one last asked for (the screen's first
