@@ -90,8 +90,10 @@ async def test_a_key_that_appears_is_mounted_alone_not_by_a_rebuild(
         kept = set(footer.query(FooterKey))
         built = len(rebuilds)
         assert "cancel_query" not in [action for _, action, _ in footer_keys(footer)]
-        for busy in (True, False, True):  # a query runs, has run, runs again
+        for busy in (True, False, True):  # a query runs (and is said to), has run, runs again
             screen.set_busy(busy)
+            if busy:
+                screen.say_running()
             await settle(pilot)
             wanted = [entry[:3] for entry in _shown_keys(screen)]
             assert ("cancel_query" in [action for _, action, _ in wanted]) == busy
