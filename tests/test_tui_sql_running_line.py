@@ -5,6 +5,7 @@ one)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,10 @@ from haf_tui.tui import create_app
 from haf_tui.tui.screens import sql_query
 from haf_tui.tui.screens.sql import SqlScreen
 from haf_tui.tui.widgets.sql_editor import SqlEditor
-from tests.support import settle
+from tests.support import settle, until
+
+LONG_QUERY = "SELECT count(*) FROM range(100000000) a, range(100000) b"
+"""Runs for hours: only an interrupt ends it."""
 
 
 @pytest.fixture
@@ -72,3 +76,33 @@ async def test_a_quick_query_is_not_said_to_run_and_a_long_one_is(
         screen.set_busy(False)
         await settle(pilot)
         assert not screen.cancel_shown and not offered(screen)
+
+
+async def test_ctrl_c_before_the_query_is_said_to_run_still_cancels_it(
+    bench_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pressed in the first 0.15 s (the cancel key not shown yet), ``ctrl+c`` stops the query
+    as it does later: it stopped nothing and Textual said "press ctrl+q to quit"."""
+    monkeypatch.setattr(sql_query, "RUNNING_SHOWN_AFTER", 3600.0)  # never said to run
+    async with create_app(bench_db).run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, SqlScreen)
+        screen.query_one("#sql-editor", SqlEditor).load_text(LONG_QUERY)
+        await pilot.press("ctrl+r")
+        assert screen.busy and not screen.cancel_shown and not offered(screen)
+        await pilot.press("ctrl+c")
+        deadline = time.monotonic() + 60  # (the query runs for hours: catches "never")
+        while screen.busy and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+        stopped = not screen.busy
+        if not stopped:
+            screen.stop_running()  # (let the test end)
+            await until(pilot, lambda: not screen.busy)
+        assert stopped, "ctrl+c before the running line did not stop the query"
+        await settle(pilot)
+        assert str(screen.query_one("#sql-error", Static).render()) == "query interrupted"
+        assert not [note for note in pilot.app._notifications if "quit" in note.message]
+        assert not offered(screen)

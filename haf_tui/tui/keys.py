@@ -194,7 +194,7 @@ KEY_TABLE: Final[tuple[KeyVerb, ...]] = (
     _row(
         "ctrl+c",
         "cancel the query",
-        "SQL: while a query runs, once it has run 0.15 s (shown then, with a running line); "
+        "SQL: while a query runs (shown once it has run 0.15 s, with a running line); "
         "the editor stays usable",
         ["cancel_query"],
     ),

@@ -5,8 +5,8 @@ Paging wraps the SQL as ``SELECT * FROM (<sql>) LIMIT 501 OFFSET n`` (the 501st 
 there is more); SQL that cannot be wrapped (``SHOW``, several statements) runs as written,
 skipping ``n`` rows. Reads run in thread workers that only post messages; there a page becomes
 Arrow text, which textual-fastdatatable shows rendering only the rows on screen. While a query
-runs the screen stays usable; once it has run 0.15 s it is said to, and ``ctrl+c`` (shown then)
-stops it (DuckDB's ``interrupt()``).
+runs the screen stays usable and ``ctrl+c`` stops it (DuckDB's ``interrupt()``); once it has
+run 0.15 s it is said to run, and ``ctrl+c`` is shown.
 
 Safety: the SQL runs only through the store's sandbox, as ``haf query``'s does
 (``Store.query_user_page``, ``Store.export_user``): reading statements only, in a read-only
@@ -62,6 +62,7 @@ class SqlScreen(OwnSqlHint, SqlFileActions, SqlQueryScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "run_query", "Run", priority=True),
         Binding("ctrl+c", "cancel_query", "Cancel query", priority=True),  # (while one runs)
+        Binding("ctrl+c", "cancel_query('unsaid')", show=False, priority=True),  # (before)
         Binding("f5", "run_query", "Run", show=False, priority=True),
         Binding("ctrl+n", "next_page", "Next page", priority=True),
         Binding("ctrl+b", "previous_page", "Prev page", priority=True),

@@ -198,9 +198,12 @@ class SqlQueryScreen(HafScreen[None]):
                 self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``ctrl+c`` cancels only once a query is said to run (else it is the editor's
-        copy)."""
-        return self.cancel_shown if action == "cancel_query" else True
+        """``ctrl+c`` cancels while a query runs (else it is the editor's copy); it is shown
+        only once the query is said to run, and before that it cancels unshown (pressed
+        then, it stopped nothing and Textual said "press ctrl+q to quit")."""
+        if action != "cancel_query":
+            return True
+        return (self.busy and not self.cancel_shown) if parameters else self.cancel_shown
 
     def stop_running(self) -> None:
         """Stop the query being read, if one is."""
@@ -211,8 +214,9 @@ class SqlQueryScreen(HafScreen[None]):
         """A query still running stops with the screen (leaving it, quitting the app)."""
         self.stop_running()
 
-    def action_cancel_query(self) -> None:
-        """Stop the running query; the screen says so when it has stopped."""
+    def action_cancel_query(self, when: str = "said") -> None:
+        """Stop the running query (``when``: "unsaid" before it is said to run, from the
+        footer's hidden binding); the screen says so when it has stopped."""
         self.stop_running()
         self.results.show_status("cancelling …")
 
