@@ -115,3 +115,20 @@ async def test_the_table_knows_its_size_when_first_drawn(monkeypatch: pytest.Mon
         table = results.query_one(_PageTable)
         widths = sum(column.render_width for column in table.ordered_columns)
         assert sizes and set(sizes) == {Size(widths, len(ROWS) + 1)}  # (and the header)
+
+
+async def test_a_cell_the_cursor_moves_to_or_from_is_drawn_again() -> None:
+    """The cells are cached as fastdatatable caches them: the cursor leaving a cell, or
+    coming to it, draws it again (not the cell as it was)."""
+    async with TwoTables().run_test(size=(400, 12)) as pilot:
+        await settle(pilot)
+        ours = pilot.app.query_one("#ours", _PageTable)
+        theirs = pilot.app.query_one("#theirs", DataTable)
+        for row, column in ((0, 0), (1, 1), (2, 3), (0, 0)):
+            for table in (ours, theirs):
+                table.move_cursor(row=row, column=column)
+            await settle(pilot)
+            assert ours.cursor_coordinate == (row, column)
+            for y in range(len(ROWS) + 1):
+                drawn = visible(list(ours.render_line(y)))
+                assert drawn == visible(list(theirs.render_line(y))), (row, column, y)
