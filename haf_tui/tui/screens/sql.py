@@ -6,12 +6,15 @@ there is more); SQL that cannot be wrapped (``SHOW``, several statements) runs a
 skipping ``n`` rows. Reads run in thread workers that only post messages; there a page becomes
 Arrow text, which textual-fastdatatable shows rendering only the rows on screen. While a query
 runs the screen stays usable and ``ctrl+c`` stops it (DuckDB's ``interrupt()``); once it has
-run 0.15 s it is said to run, and ``ctrl+c`` is shown.
+run 0.15 s it is said to run, and ``ctrl+c`` is shown. A result longer than a page is counted in
+the background once its first page is shown (``Store.count_user_rows``: one SELECT only; a
+count said after 0.15 s, stopped by ``ctrl+c``, dropped when another query starts).
 
 Safety: the SQL runs only through the store's sandbox, as ``haf query``'s does
-(``Store.query_user_page``, ``Store.export_user``): reading statements only, in a read-only
-transaction on the locked-down database, whatever connection the app holds (see
-``store.connection.sandboxed_cursor``). A refused statement is one line in the error line.
+(``Store.query_user_page``, ``Store.count_user_rows``, ``Store.export_user``): reading
+statements only, in a read-only transaction on the locked-down database, whatever connection
+the app holds (see ``store.connection.sandboxed_cursor``). A refused statement is one line in
+the error line.
 
 The editor's buffers and the queries run are kept under the HAF home (``tui/sql_history.py``);
 buffers, ``.sql`` files and formatting are ``screens/sql_files.py``'s verbs.
