@@ -65,3 +65,40 @@ async def test_a_pick_that_focuses_the_form_moves_the_keys_without_a_rebuild(
         assert shown != before  # the order did change ...
         assert shown == wanted[: len(shown)] and len(shown) == len(wanted)  # ... as wanted
         assert len(rebuilds) == built  # ... with the widgets there were
+
+
+async def test_a_key_that_appears_is_mounted_alone_not_by_a_rebuild(
+    bench_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ctrl+c (cancel) shows while a query runs: one key widget mounted in its place, the
+    others kept (a rebuild of them all cost ~45 ms of the first query's key)."""
+    rebuilds: list[KeyFooter] = []
+    recompose = KeyFooter.recompose
+
+    async def counted(self: KeyFooter) -> None:
+        rebuilds.append(self)
+        await recompose(self)
+
+    monkeypatch.setattr(KeyFooter, "recompose", counted)
+    async with create_app(bench_db).run_test(size=(200, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, SqlScreen)
+        footer = screen.query_one(KeyFooter)
+        kept = set(footer.query(FooterKey))
+        built = len(rebuilds)
+        assert "cancel_query" not in [action for _, action, _ in footer_keys(footer)]
+        for busy in (True, False, True):  # a query runs (and is said to), has run, runs again
+            screen.set_busy(busy)
+            if busy:
+                screen.say_running()
+            await settle(pilot)
+            wanted = [entry[:3] for entry in _shown_keys(screen)]
+            assert ("cancel_query" in [action for _, action, _ in wanted]) == busy
+            assert footer_keys(footer) == wanted  # every key, in the screen's order
+        assert len(rebuilds) == built and kept <= set(footer.query(FooterKey))
+        cancel = next(key for key in footer.query(FooterKey) if key.action == "cancel_query")
+        assert (cancel.key_display, cancel.description) == ("^c", "Cancel query")
+        assert not cancel.has_class("-disabled") and footer.styles.grid_size_columns == len(wanted)

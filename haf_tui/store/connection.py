@@ -288,6 +288,11 @@ def runnable_sql(sql: str) -> str:
     return sql.strip().rstrip(";").rstrip()
 
 
+def count_sql(sql: str) -> str:
+    """How many rows ``sql`` gives, counted in DuckDB (no row leaves it)."""
+    return f"SELECT count(*) FROM (\n{runnable_sql(sql)}\n)"
+
+
 def page_sql(sql: str, offset: int, limit: int) -> str:
     """``limit`` rows of ``sql`` from row ``offset`` (DuckDB pushes the limit down)."""
     return f"SELECT * FROM (\n{runnable_sql(sql)}\n) LIMIT {int(limit)} OFFSET {int(offset)}"

@@ -17,9 +17,11 @@ from haf_tui.store.connection import (
     StatementInterrupt,
     StoreError,
     check_reading_sql,
+    count_sql,
     damaged_file_error,
     is_damaged_file_error,
     page_sql,
+    runnable_sql,
     sandboxed_cursor,
     user_sql_error,
 )
@@ -143,6 +145,36 @@ class UserSql(StoreBase):
                 return columns, cursor.fetchmany(limit)
         except duckdb.Error as exc:
             raise user_sql_error(exc, self.path) from exc
+
+    def count_user_rows(
+        self,
+        sql: str,
+        parameters: dict[str, Any] | None,
+        *,
+        interrupt: StatementInterrupt | None = None,
+    ) -> int | None:
+        """How many rows a user's query gives, counted by DuckDB (``SELECT count(*) FROM
+        (<sql>)``: no row is fetched, so memory stays bounded as the query's own), sandboxed as
+        :meth:`query_user`; ``interrupt`` stops it from another thread. None (not run) unless
+        the SQL is one SELECT (FROM …, WITH …, SHOW and DESCRIBE are SELECTs): an EXPLAIN,
+        several statements or SQL that cannot be wrapped run only as written. A SELECT runs
+        in a read-only transaction (a write hidden in one is refused), so counting it is one
+        more read, as each page is."""
+        check_reading_sql(sql)
+        try:
+            statements = duckdb.extract_statements(runnable_sql(sql))
+        except duckdb.Error:
+            return None
+        if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+            return None
+        try:
+            with sandboxed_cursor(self.connection, interrupt) as cursor:
+                row = cursor.execute(count_sql(sql), parameters).fetchone()
+        except duckdb.ParserException:
+            return None  # (SQL that cannot be wrapped)
+        except duckdb.Error as exc:
+            raise user_sql_error(exc, self.path) from exc
+        return None if row is None else int(row[0])
 
     def export_user(
         self, sql: str, parameters: Any, target: Path, fmt: str, *, overwrite: bool = False

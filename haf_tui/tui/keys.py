@@ -194,7 +194,8 @@ KEY_TABLE: Final[tuple[KeyVerb, ...]] = (
     _row(
         "ctrl+c",
         "cancel the query",
-        "SQL: while a query runs (shown then); the editor stays usable",
+        "SQL: while a query runs (shown once it has run 0.15 s, with a running line); "
+        "the editor stays usable",
         ["cancel_query"],
     ),
     _row("ctrl+e", "export CSV", "SQL", ["export('csv')"]),

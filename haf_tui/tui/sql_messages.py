@@ -35,6 +35,15 @@ class PageRead(Message):
 
 
 @dataclass
+class RowsCounted(Message):
+    """The current result's rows were counted (None: not counted, or the count failed or
+    was stopped)."""
+
+    request: str
+    rows: int | None
+
+
+@dataclass
 class CatalogLoaded(Message):
     """The named queries and the schema's columns were read."""
 

@@ -5,12 +5,16 @@ Paging wraps the SQL as ``SELECT * FROM (<sql>) LIMIT 501 OFFSET n`` (the 501st 
 there is more); SQL that cannot be wrapped (``SHOW``, several statements) runs as written,
 skipping ``n`` rows. Reads run in thread workers that only post messages; there a page becomes
 Arrow text, which textual-fastdatatable shows rendering only the rows on screen. While a query
-runs the screen stays usable and ``ctrl+c`` (shown then) stops it (DuckDB's ``interrupt()``).
+runs the screen stays usable and ``ctrl+c`` stops it (DuckDB's ``interrupt()``); once it has
+run 0.15 s it is said to run, and ``ctrl+c`` is shown. A result longer than a page is counted in
+the background once its first page is shown (``Store.count_user_rows``: one SELECT only; a
+count said after 0.15 s, stopped by ``ctrl+c``, dropped when another query starts).
 
 Safety: the SQL runs only through the store's sandbox, as ``haf query``'s does
-(``Store.query_user_page``, ``Store.export_user``): reading statements only, in a read-only
-transaction on the locked-down database, whatever connection the app holds (see
-``store.connection.sandboxed_cursor``). A refused statement is one line in the error line.
+(``Store.query_user_page``, ``Store.count_user_rows``, ``Store.export_user``): reading
+statements only, in a read-only transaction on the locked-down database, whatever connection
+the app holds (see ``store.connection.sandboxed_cursor``). A refused statement is one line in
+the error line.
 
 The editor's buffers and the queries run are kept under the HAF home (``tui/sql_history.py``);
 buffers, ``.sql`` files and formatting are ``screens/sql_files.py``'s verbs.
@@ -61,6 +65,7 @@ class SqlScreen(OwnSqlHint, SqlFileActions, SqlQueryScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "run_query", "Run", priority=True),
         Binding("ctrl+c", "cancel_query", "Cancel query", priority=True),  # (while one runs)
+        Binding("ctrl+c", "cancel_query('unsaid')", show=False, priority=True),  # (before)
         Binding("f5", "run_query", "Run", show=False, priority=True),
         Binding("ctrl+n", "next_page", "Next page", priority=True),
         Binding("ctrl+b", "previous_page", "Prev page", priority=True),

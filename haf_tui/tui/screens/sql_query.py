@@ -15,6 +15,7 @@ from typing import Any
 
 from rich.text import Text
 from textual import on, work
+from textual.timer import Timer
 from textual.widgets import Static
 
 from haf_tui.reports import NamedQuery, QueryError, QueryParam
@@ -28,16 +29,21 @@ from haf_tui.tui.screens.sql_dialogs import (
     typed_params,
     with_run_ids,
 )
-from haf_tui.tui.sql_messages import PageRead, SqlFailed
+from haf_tui.tui.sql_messages import PageRead, RowsCounted, SqlFailed
 from haf_tui.tui.sql_text import error_notes, error_position, sql_params
 from haf_tui.tui.widgets.result_table import result_page
 from haf_tui.tui.widgets.sql_editor import SqlEditor
 from haf_tui.tui.widgets.sql_params import ParamsForm, ParamsGiven
-from haf_tui.tui.widgets.sql_results import SqlResults
+from haf_tui.tui.widgets.sql_results import SqlResults, status_text
 from haf_tui.vocabulary import first_line
 
 PAGE_SIZE = 500
 """Rows shown per page."""
+RUNNING_SHOWN_AFTER = 0.15
+"""Seconds a query runs before the screen says so (the running line, ``ctrl+c`` in the
+footer): one that ends sooner shows its rows without them coming and going first (on a 2-core
+machine that was ~50-70 ms of a quick query's key: the footer's keys moved, and the screen was
+laid out and drawn twice, while DuckDB ran)."""
 EXPORT_DIR = Path("exports")
 query_clock = time.perf_counter
 """What a query's time is read from (a snapshot test holds it still)."""
@@ -59,8 +65,20 @@ class SqlQueryScreen(HafScreen[None]):
         self.page_offset = 0
         self.more = False
         self.total_rows: int | None = None
-        """The result's row count once its last page was read (None: not yet)."""
+        """The result's row count once counted or its last page was read (None: not yet)."""
+        self.counting: StatementInterrupt | None = None
+        """Stops the count of the result's rows (None when none runs)."""
+        self._count_request: str | None = None
+        self._count_started = False
+        """Whether the result's rows were set counting (once a result: a stopped count stays
+        stopped)."""
+        self._counting_timer: Timer | None = None
+        self._page_status: tuple[int, int, bool, float] = (0, 0, False, 0.0)
+        """The page shown: its offset, rows, whether more follow, and the query's seconds."""
         self.busy = False
+        self.cancel_shown = False
+        """Whether ``ctrl+c`` (cancel) is offered: the query has run a while (busy, said)."""
+        self._running_timer: Timer | None = None
         self.running: StatementInterrupt | None = None
         """Stops the query being read (None when none runs)."""
         self._pending: tuple[str, int, str] | None = None
@@ -138,8 +156,10 @@ class SqlQueryScreen(HafScreen[None]):
 
     def start_query(self, sql: str, params: dict[str, Any]) -> None:
         """Run ``sql`` with ``params`` from its first row (and add it to the history)."""
+        self.stop_counting()  # (another result: a count of the last one is dropped)
         self.result_sql, self.result_params = sql, params
         self.total_rows = None
+        self._count_started = False
         self.load_page(0, record=True)
 
     def action_next_page(self) -> None:
@@ -161,20 +181,44 @@ class SqlQueryScreen(HafScreen[None]):
         self.stop_running()
         self.running = StatementInterrupt()
         self.set_busy(True)
-        self.results.show_status("running … ctrl+c cancels")
         sql, params = self.result_sql, dict(self.result_params)
         self.fetch_page(request, sql, params, offset, record, self.running)
 
     def set_busy(self, busy: bool) -> None:
-        """Whether a query runs (the footer shows ctrl+c while it does)."""
+        """Whether a query runs; one still running :data:`RUNNING_SHOWN_AFTER` later is said
+        (:meth:`say_running`), and what was said goes when it ends."""
         self.busy = busy
-        if not busy:
-            self.running = None
-        self.refresh_bindings()
+        if self._running_timer is not None:
+            self._running_timer.stop()
+            self._running_timer = None
+        if busy:
+            self._running_timer = self.set_timer(RUNNING_SHOWN_AFTER, self.say_running)
+            return
+        self.running = None
+        if self.cancel_shown:
+            self.cancel_shown = False
+            self.refresh_bindings()
+
+    def say_running(self) -> None:
+        """The query still runs: the running line, and ``ctrl+c`` in the footer."""
+        self._running_timer = None
+        if self.busy:
+            self.results.show_status("running … ctrl+c cancels")
+            if not self.cancel_shown:
+                self.cancel_shown = True
+                self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``ctrl+c`` cancels only while a query runs (else it is the editor's copy)."""
-        return self.busy if action == "cancel_query" else True
+        """``ctrl+c`` cancels while a query runs (else it is the editor's copy); it is shown
+        only once the query is said to run, and before that it cancels unshown (pressed
+        then, it stopped nothing and Textual said "press ctrl+q to quit")."""
+        if action != "cancel_query":
+            return True
+        if not parameters:
+            return self.cancel_shown
+        return (self.busy and not self.cancel_shown) or (
+            self.counting is not None and not self.busy
+        )
 
     def stop_running(self) -> None:
         """Stop the query being read, if one is."""
@@ -184,9 +228,16 @@ class SqlQueryScreen(HafScreen[None]):
     def on_unmount(self) -> None:
         """A query still running stops with the screen (leaving it, quitting the app)."""
         self.stop_running()
+        self.stop_counting()
 
-    def action_cancel_query(self) -> None:
-        """Stop the running query; the screen says so when it has stopped."""
+    def action_cancel_query(self, when: str = "said") -> None:
+        """Stop the running query (``when``: "unsaid" before it is said to run, from the
+        footer's hidden binding), or else the count of the result's rows; the screen says so
+        when it has stopped."""
+        if self.running is None and self.counting is not None:
+            self.stop_counting()
+            self.show_page_status()
+            return
         self.stop_running()
         self.results.show_status("cancelling …")
 
@@ -233,8 +284,77 @@ class SqlQueryScreen(HafScreen[None]):
         self.more = message.more
         if not message.more:  # (the last page: the whole count is known)
             self.total_rows = offset + message.page.data.num_rows
+        self._page_status = (offset, message.page.data.num_rows, self.more, message.seconds)
         self.results.show_page(message.page, offset, self.more, message.seconds, self.total_rows)
         self.haf_app.freeze_after_load(self)  # (see the module)
+        if self.more and self.total_rows is None and not self._count_started:
+            self.start_count()
+
+    # ------------------------------------------------------------ counting
+
+    def start_count(self) -> None:
+        """Count the result's rows in the background (a result longer than a page said "at
+        least 501 rows" until its last page was read); said once it has run
+        :data:`RUNNING_SHOWN_AFTER`, ``ctrl+c`` stops it, another query drops it."""
+        assert self.result_sql is not None
+        self._counter += 1
+        self._count_started = True
+        self._count_request = f"sql-count-{self._counter}"
+        self.counting = StatementInterrupt()
+        self._counting_timer = self.set_timer(RUNNING_SHOWN_AFTER, self.say_counting)
+        sql, params = self.result_sql, dict(self.result_params)
+        self.count_rows(self._count_request, sql, params, self.counting)
+
+    def say_counting(self) -> None:
+        """The count still runs: the status line says so."""
+        self._counting_timer = None
+        if self.counting is not None and not self.busy:
+            self.show_page_status(" · counting … ctrl+c stops")
+
+    def show_page_status(self, tail: str = "") -> None:
+        """The status line of the page shown (with the total once counted)."""
+        offset, shown, more, seconds = self._page_status
+        self.results.show_status(status_text(offset, shown, more, seconds, self.total_rows) + tail)
+
+    def stop_counting(self) -> None:
+        """Stop the count of the result's rows, if one runs; its answer is dropped."""
+        if self.counting is not None:
+            self.counting.interrupt()
+        self.counting = None
+        self._count_request = None
+        if self._counting_timer is not None:
+            self._counting_timer.stop()
+            self._counting_timer = None
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="sql-count")
+    def count_rows(
+        self, request: str, sql: str, params: dict[str, Any], interrupt: StatementInterrupt
+    ) -> None:
+        """Count the rows of ``sql`` (thread worker: posts a message, touches no widget)."""
+        try:
+            with self.reader.reading() as store:
+                params = with_run_ids(store, params)
+                rows = store.count_user_rows(sql, params or None, interrupt=interrupt)
+        except Exception:  # (stopped, or failed: the page's "at least" stays)
+            rows = None
+        self.post_message(RowsCounted(request, rows))
+
+    @on(RowsCounted)
+    def show_count(self, message: RowsCounted) -> None:
+        """The result's rows, counted: the status line says how many."""
+        if message.request != self._count_request:
+            return  # (a count of a result since replaced, or stopped)
+        said = self._counting_timer is None  # (its timer has fired: "counting …" is shown)
+        if self._counting_timer is not None:
+            self._counting_timer.stop()
+            self._counting_timer = None
+        self.counting = None
+        if message.rows is not None and self.total_rows is None:
+            self.total_rows = message.rows
+        elif not said:
+            return  # (not counted: the line stays as it is)
+        if not self.busy:
+            self.show_page_status()
 
     @on(SqlFailed)
     def show_failure(self, message: SqlFailed) -> None:

@@ -1,6 +1,7 @@
-"""The footer every screen uses: Textual's Footer, rebuilt only when it must show a key it has
-no widget for, showing only the keys that fit whole (in the screen's order: the first bound
-are the most important; ``?`` and ``ctrl+p`` list the rest)."""
+"""The footer every screen uses: Textual's Footer, its key widgets kept and a key it has no
+widget for mounted alone (rebuilt only when it has none yet or groups keys), showing only the
+keys that fit whole (in the screen's order: the first bound are the most important; ``?`` and
+``ctrl+p`` list the rest)."""
 
 from __future__ import annotations
 
@@ -19,12 +20,12 @@ Shown = tuple[tuple[str, str, str, bool, str], ...]
 
 
 class KeyFooter(Footer):
-    """A Footer that rebuilds its keys (a widget each) only when it must show a key it has no
-    widget for: Footer rebuilds several times as a screen opens and twice per focus change
-    (a text box hides the letter keys), ~30-60 ms each on a 2-core machine. Keys that only
-    come and go, turn enabled or disabled, or change places (a focused text box binds some of
-    the screen's keys too, which puts them first) are shown, hidden, restyled or moved in
-    place."""
+    """A Footer that keeps its keys' widgets: Footer rebuilds them all several times as a
+    screen opens, twice per focus change (a text box hides the letter keys) and whenever a key
+    comes or goes, ~30-60 ms each on a 2-core machine. Keys that come and go, turn enabled or
+    disabled, or change places (a focused text box binds some of the screen's keys too, which
+    puts them first) are shown, hidden, restyled or moved in place; a key never shown before
+    is mounted alone, in its place. It rebuilds only when it has no keys yet or groups some."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -63,25 +64,30 @@ class KeyFooter(Footer):
                 key.display = fits
 
     def bindings_changed(self, screen: Screen[Any]) -> None:
-        """Rebuild (as Footer does) only if a key to show has no widget yet."""
+        """Show the keys in place; rebuild (as Footer does) only when that cannot be done."""
         shown = _shown_keys(screen)
         if shown == self._shown:
             return
         self._shown = shown
-        if not (self.is_attached and self._show_in_place(shown)):
+        if not (self.is_attached and self._show_in_place(screen, shown)):
             super().bindings_changed(screen)
         else:
             self.fit_keys()
 
-    def _show_in_place(self, shown: Shown) -> bool:
-        """Show exactly ``shown`` with the key widgets there are; False if one is missing."""
+    def _show_in_place(self, screen: Screen[Any], shown: Shown) -> bool:
+        """Show exactly ``shown`` with the key widgets there are, a key missing mounted
+        alone; False when the footer must be rebuilt (none built yet, grouped keys)."""
         widgets = [w for w in self.query(FooterKey) if not w.has_class("-command-palette")]
         if not widgets or any(w.has_class("-grouped") for w in widgets):
             return False
         by_key = {(w.key, w.action, w.description): w for w in widgets}
         wanted = {(key, action, text): on for key, action, text, on, _ in shown}
-        if any(entry not in by_key for entry in wanted):
-            return False
+        for key, action, text, enabled, tooltip in shown:
+            if (key, action, text) not in by_key:
+                mounted = self._mount_key(screen, key, action, text, enabled, tooltip)
+                if mounted is None:
+                    return False
+                by_key[key, action, text] = mounted
         order = [by_key[entry] for entry in wanted]
         if order != [w for w in widgets if w in order]:  # the order changed: move, not rebuild
             for before, widget in pairwise(order):
@@ -94,6 +100,25 @@ class KeyFooter(Footer):
                 widget.set_class(not on, "-disabled")
         self.styles.grid_size_columns = len(wanted)
         return True
+
+    def _mount_key(
+        self, screen: Screen[Any], key: str, action: str, text: str, on: bool, tooltip: str
+    ) -> FooterKey | None:
+        """A key widget as Footer builds it, mounted last (the caller puts it in its place):
+        a key that comes and goes (the SQL screen's ``ctrl+c`` while a query runs) costs one
+        widget, not a rebuild of all of them (~45 ms on a 2-core machine). None when it
+        cannot be mounted (the footer is being removed with its screen)."""
+        binding = next(
+            b
+            for _, b, _, _ in screen.active_bindings.values()
+            if (b.key, b.action) == (key, action)
+        )
+        widget = FooterKey(
+            key, self.app.get_key_display(binding), text, action, disabled=not on, tooltip=tooltip
+        ).data_bind(compact=Footer.compact)
+        palette = [w for w in self.query(FooterKey) if w.has_class("-command-palette")]
+        self.mount(widget, before=palette[0] if palette else None)
+        return widget if widget.parent is self else None
 
 
 def _shown_keys(screen: Screen[Any]) -> Shown:
