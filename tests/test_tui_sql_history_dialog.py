@@ -2,7 +2,8 @@
 drawn over an opaque background, so Textual neither blends the SQL screen under it nor lays
 that screen out for it (the dimmed screen under the dialog cost ~40 of the key's ~75 ms at
 paper scale); it shows whole (the title, the entries, the keys), filters as you type, takes
-the highlighted query with ``enter``, and ``esc`` brings back the editor's SQL untouched.
+the highlighted query with ``enter`` (the editor focused), and ``esc`` brings back the
+editor's SQL untouched with the focus where it was (moving it re-laid the footer's keys).
 Driven through Textual's pilot on a small synthetic store."""
 
 from __future__ import annotations
@@ -116,3 +117,30 @@ async def test_a_long_history_keeps_the_keys_line_and_one_line_a_query(
         await settle(pilot)
         (only,) = [row for row in frame(app) if " AS q" in row]
         assert "AS q39 " in only
+
+
+async def test_esc_leaves_the_focus_where_it_was_and_a_query_taken_focuses_the_editor(
+    bench_db: tuple[Path, list[str]],
+) -> None:
+    db, _ = bench_db
+    sql_history.append_history(PAST[0], db)
+    app = create_app(db)
+    async with app.run_test(size=SIZES["80x24"]) as pilot:
+        screen = await open_sql(pilot)
+        editor = editor_of(screen)
+        editor.load_text(MINE)
+        await pilot.press("ctrl+o")  # the schema browser, focused
+        await settle(pilot)
+        browsing = screen.focused
+        assert browsing is not None and browsing is not editor
+        await pilot.press("ctrl+f")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen and screen.focused is browsing and editor.text == MINE
+
+        await pilot.press("ctrl+f")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert screen.focused is editor and editor.text == PAST[0]
