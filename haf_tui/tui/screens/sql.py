@@ -210,11 +210,12 @@ class SqlScreen(OwnSqlHint, SqlFileActions, SqlQueryScreen):
         """Search the queries run before; the one taken goes into the editor."""
 
         def take(sql: str | None) -> None:
-            if sql is not None:
-                self.selected = None
-                before = self.editor.buffers.current
-                if self.editor.open_text(sql, {q.sql for q in self.library.values()}):
-                    self.show_hint(f"from the history · your SQL is in buffer {before + 1} (f3)")
+            if sql is None:  # cancelled: the focus stays where it was (moving it re-laid the
+                return  # footer's keys and the screen, ~50 ms of esc at paper scale)
+            self.selected = None
+            before = self.editor.buffers.current
+            if self.editor.open_text(sql, {q.sql for q in self.library.values()}):
+                self.show_hint(f"from the history · your SQL is in buffer {before + 1} (f3)")
             self.editor.focus()
 
         self.app.push_screen(HistoryScreen(), take)
