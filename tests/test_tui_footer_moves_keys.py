@@ -4,6 +4,7 @@ of the screen's keys too, which puts them first), instead of rebuilding every ke
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import Input, OptionList
@@ -102,3 +103,32 @@ async def test_a_key_that_appears_is_mounted_alone_not_by_a_rebuild(
         cancel = next(key for key in footer.query(FooterKey) if key.action == "cancel_query")
         assert (cancel.key_display, cancel.description) == ("^c", "Cancel query")
         assert not cancel.has_class("-disabled") and footer.styles.grid_size_columns == len(wanted)
+
+
+async def test_a_key_mounted_alone_has_the_footers_style_before_it_is_laid_out(
+    bench_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A FooterKey is made compact and takes the footer's style only once mounted: laid out
+    in between (under load), it kept the compact width and its padding cut its text (the
+    metrics screen's "space Pick run" for "Pick runs" in a snapshot)."""
+    styles: list[tuple[bool, bool]] = []
+    mount_key = KeyFooter._mount_key
+
+    def recorded(self: KeyFooter, *args: Any) -> FooterKey | None:
+        widget = mount_key(self, *args)
+        if widget is not None:
+            styles.append((widget.compact, self.compact))
+        return widget
+
+    monkeypatch.setattr(KeyFooter, "_mount_key", recorded)
+    async with create_app(bench_db).run_test(size=(200, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, SqlScreen)
+        screen.set_busy(True)
+        screen.say_running()  # ctrl+c shows: mounted alone
+        await settle(pilot)
+        assert styles, "no key was mounted alone"
+        assert all(key == footer for key, footer in styles)

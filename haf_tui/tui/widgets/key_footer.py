@@ -115,7 +115,12 @@ class KeyFooter(Footer):
         )
         widget = FooterKey(
             key, self.app.get_key_display(binding), text, action, disabled=not on, tooltip=tooltip
-        ).data_bind(compact=Footer.compact)
+        )
+        # the footer's style from the start: a FooterKey is made compact and takes the
+        # footer's style only after it is mounted; laid out in between, it kept the compact
+        # width and its text was cut by its padding ("Pick run" for "Pick runs")
+        widget.set_reactive(FooterKey.compact, self.compact)
+        widget.data_bind(compact=Footer.compact)
         palette = [w for w in self.query(FooterKey) if w.has_class("-command-palette")]
         self.mount(widget, before=palette[0] if palette else None)
         return widget if widget.parent is self else None
