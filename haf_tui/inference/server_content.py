@@ -213,7 +213,7 @@ def check_entries(
             raise BadAnswerError(
                 f"token {index} names id {outside[0]}, outside the model's vocabulary of {n_vocab}"
             )
-        _check_piece(entry, index, piece)
+        whole = _check_piece(entry, index, piece)
         for rank, ((top_id, _, _), data) in enumerate(zip(entry.top, entry.top_data, strict=True)):
             if data not in (piece(top_id, False), piece(top_id, True)):
                 raise BadAnswerError(
@@ -225,7 +225,6 @@ def check_entries(
                     f"token {index} names id {top_id} with bytes {shown(entry.data)}, but "
                     f"with {shown(data)} in its top_logprobs (one id, one token)"
                 )
-        whole = entry.data in {piece(entry.token_id, False), piece(entry.token_id, True)}
         _check_given(entry, index, given, whole)
 
 
@@ -243,17 +242,18 @@ def _check_given(entry: Entry, index: int, given: dict[int, bytes], whole: bool)
             )
 
 
-def _check_piece(entry: Entry, index: int, piece: Callable[[int, bool], bytes]) -> None:
+def _check_piece(entry: Entry, index: int, piece: Callable[[int, bool], bytes]) -> bool:
     """Refuse an entry whose bytes are not its id's piece, or a character split over tokens
-    that ends with it."""
+    that ends with it; whether they are its id's piece whole (not a split character)."""
     pieces = {piece(entry.token_id, False), piece(entry.token_id, True)}
     if entry.data in pieces:
-        return
+        return True
     if not any(p and entry.data.endswith(p) and _split_start(entry.data, p) for p in pieces):
         raise BadAnswerError(
             f"token {index}: bytes {shown(entry.data)} that are not token "
             f"{entry.token_id}'s {shown(piece(entry.token_id, False))}"
         )
+    return False
 
 
 def _split_start(data: bytes, last: bytes) -> bool:
