@@ -12,7 +12,7 @@ from haf_tui.methods.haf.suite.suite import HAF
 from haf_tui.pipeline.rescore import RescoreError, rescore_run
 from haf_tui.similarity import load_similarity
 from haf_tui.store import Store
-from haf_tui.store.derived_runs import children_of, parent_run, source_generations
+from haf_tui.store.derived_runs import children_of, parent_run, source_generations_of
 from tests.test_rescore import _assert_same, models, stored
 
 __all__ = ["models", "stored"]  # (the fixtures)
@@ -31,10 +31,10 @@ def _reverse_rows(store: Store, table: str, run_id: str) -> None:
 def test_the_parents_rows_are_read_in_order_however_they_lie(
     stored: Store, models: tuple[Path, Path]
 ) -> None:
-    before = source_generations(stored, "parent", "i0", HAF.stages)
+    before = source_generations_of(stored, "parent", ["i0"], HAF.stages)["i0"]
     for table in ("tokens", "generations"):
         _reverse_rows(stored, table, "parent")
-    after = source_generations(stored, "parent", "i0", HAF.stages)
+    after = source_generations_of(stored, "parent", ["i0"], HAF.stages)["i0"]
     assert after == before and len(after) > 1
     assert [(g.stage, g.sub_index) for g in after] == sorted((g.stage, g.sub_index) for g in after)
     offsets = [t.char_offset for t in after[0].tokens]

@@ -141,18 +141,11 @@ def create_derived_run(
             raise StoreError(f"no run {parent_run_id!r} to derive from")
 
 
-def source_generations(
-    store: Store, run_id: str, instance_id: str, stages: tuple[str, ...]
-) -> list[SourceGeneration]:
-    """An instance's stored generations of ``stages`` with their tokens, in stage order."""
-    return source_generations_of(store, run_id, [instance_id], stages).get(instance_id, [])
-
-
 def source_generations_of(
     store: Store, run_id: str, instance_ids: Sequence[str], stages: tuple[str, ...]
 ) -> dict[str, list[SourceGeneration]]:
-    """:func:`source_generations` of each of ``instance_ids`` in one read (an instance with
-    none is left out)."""
+    """Each of ``instance_ids``' stored generations of ``stages`` with their tokens, in stage
+    order, in one read (an instance with none is left out)."""
     params = {"run_id": run_id, "instance_ids": list(instance_ids), "stages": list(stages)}
     found: dict[str, list[SourceGeneration]] = {}
     for (
