@@ -99,6 +99,12 @@ class HafScreen(Screen[ResultType]):
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             error = event.worker.error
             self.post_message(WorkFailed(first_line(error)))
+            self.worker_failed(event.worker.group, error)
+
+    def worker_failed(self, group: str, error: BaseException) -> None:
+        """Say so where this screen waits for a worker of ``group`` that failed (its
+        "loading …" line would stay forever): screens with such a line say what failed there
+        (:func:`~haf_tui.vocabulary.error_line`); the app's notification comes all the same."""
 
     @on(FullValueRequested)
     def show_full_value(self, message: FullValueRequested) -> None:

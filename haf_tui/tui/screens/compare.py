@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
 from textual import on, work
@@ -25,7 +24,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Header, Input, Static, TabbedContent, TabPane
 
 from haf_tui.store import Store, StoreError
-from haf_tui.store.comparison_readers import ComparedRun, DefinedValues
+from haf_tui.store.comparison_readers import ComparedRun
 from haf_tui.tui.compare_data import (
     CompareData,
     RunStatistics,
@@ -40,46 +39,24 @@ from haf_tui.tui.compare_data import (
 from haf_tui.tui.screens.compare_instance import DRAW, InstancePane
 from haf_tui.tui.screens.compare_messages import (
     CompareLoaded,
+    FirstFound,
     RunsListed,
     StatisticsDrawn,
 )
 from haf_tui.tui.widgets.compare_tables import (
+    RUN_COLUMNS,
     metric_definitions,
     run_rows,
     statistics_parts,
 )
-from haf_tui.tui.widgets.fit_columns import FitColumn
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.measured_table import MeasuredTable
 from haf_tui.tui.widgets.panel_view import PanelView, render_strips
 
-RUN_COLUMNS = (
-    FitColumn("", rank=0),
-    FitColumn("run", min_width=10, rank=1, cut_middle=True),
-    FitColumn("suites", min_width=8, rank=2),
-    FitColumn("model", min_width=10, rank=3),
-    FitColumn("dataset", min_width=8, rank=4),
-    FitColumn("n", rank=5),
-    FitColumn("status", rank=6),
-    FitColumn("quant", rank=7),
-    FitColumn("date", rank=8),
-)
-"""The runs table's columns as they give way on a narrow screen (long values cut with "…", a
-run's name in its middle; then the date, the quantisation … left out)."""
 MAX_RUN_ROWS = 5
 """Runs shown at once (the list scrolls): the panes below keep the height."""
 FIRST_DRAW_WAIT = 5.0
 """Seconds the values' read waits for the first statistics drawn (only catches "never")."""
-
-
-@dataclass(frozen=True)
-class FirstFound:
-    """What the runs' worker found of the runs first chosen (``run_ids``): their kept
-    statistics, else (None) their defined values (None: not read)."""
-
-    run_ids: tuple[str, ...]
-    kept: list[RunStatistics] | None
-    defined: DefinedValues | None
 
 
 class CompareScreen(InstancePane):
@@ -159,13 +136,18 @@ class CompareScreen(InstancePane):
         """The kept statistics of the runs the screen opens with (:func:`first_choice` of the
         runs listed, as :meth:`runs_listed` chooses them), else their defined values: read
         while the event loop handles the list (under load, it drew the screen for 50–110 ms
-        before the statistics' worker started), the statistics' worker takes them."""
+        before the statistics' worker started), the statistics' worker takes them; what
+        failed, it raises (the values are read all the same)."""
         try:
             by_id = {run.run_id: run for run in listed.runs}
             chosen = first_choice(listed.runs, self.initial_run_ids, self.around)
             runs = [by_id[run_id] for run_id in chosen if run_id in by_id]
-            kept = kept_statistics(runs, listed.versions, listed.database) if runs else None
             ids = tuple(run.run_id for run in runs)
+            try:
+                kept = kept_statistics(runs, listed.versions, listed.database) if runs else None
+            except Exception as exc:  # (whatever it is: its worker says it, the values come)
+                self.first_found = FirstFound(ids, None, None, failed=exc)
+                return
             found = FirstFound(ids, kept, None)
             if runs and kept is None:
                 with contextlib.suppress(StoreError):  # (said by the statistics' own read)
@@ -199,6 +181,8 @@ class CompareScreen(InstancePane):
         key = (tuple(run.run_id for run in runs), width)
         if stats is None and not data.values_read:
             early = self.take_first_found(runs)
+            if early is not None and early.failed is not None:
+                raise early.failed  # (said once, on the status line: :meth:`worker_failed`)
             if early is not None:  # (looked up with the runs)
                 stats, defined = early.kept, early.defined
             else:
@@ -293,11 +277,12 @@ class CompareScreen(InstancePane):
         runs = self.chosen_runs()
         ids = [run.run_id for run in runs]
         self.order_instances(ids)
+        self.stats_failed = None  # (computed again)
         same = [f.run.run_id for f in self.stats] == ids and not self.computing()
         known = self.stats if same else None
         doing = "" if known is not None else "computing …"
         if not self.data.values_read:
-            doing = "reading instances …"
+            doing = self.reading_note()
         self.update_status(doing)
         width = self.asked_width = self.view_width("#cmp-stats-view")
         self.compute_statistics(runs, self.data, width, known)
@@ -325,9 +310,17 @@ class CompareScreen(InstancePane):
         self.first_drawn.set()
         self.query_one("#cmp-stats-view", PanelView).show(message.lines, from_top=not again)
         reading = self.data is not None and not self.data.values_read
-        self.update_status("reading instances …" if reading else self.computing_note())
+        self.update_status(self.reading_note() if reading else self.computing_note())
         if self.instance_shown_for != message.key:
             self.show_instance()
+
+    def worker_failed(self, group: str, error: BaseException) -> None:
+        """As the instance pane's (what failed, said), the statistics not computed forgotten
+        and the values read at once (their arrival computes them again)."""
+        if group == "compare-stats":
+            self.first_drawn.set()
+            self.drawn_key = None
+        super().worker_failed(group, error)
 
     def computing(self) -> bool:
         """Whether an interval or a test shown is still being computed."""

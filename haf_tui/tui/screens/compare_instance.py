@@ -16,6 +16,7 @@ from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.screens.compare_messages import InstanceDrawn
 from haf_tui.tui.widgets.compare_tables import instance_parts, statistics_parts
 from haf_tui.tui.widgets.panel_view import PanelView, render_strips
+from haf_tui.vocabulary import error_line
 
 DRAW = "compare: statistics or instance"
 """The drawing workers' description (else Textual writes one from the repr of their arguments,
@@ -24,7 +25,7 @@ every instance value: 0.12 s on the event loop at 5,000 × 4)."""
 
 class InstancePane(HafScreen[None]):
     """The instances to step through and the one shown (the data and statistics: the
-    comparison's)."""
+    comparison's); a failed read or computation said where it was waited for."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -34,9 +35,40 @@ class InstancePane(HafScreen[None]):
         self.instance_index = 0
         self.instance_shown_for: tuple[tuple[str, ...], int] | None = None
         """The chosen runs and width the instance was last read for (None: not read yet)."""
+        self.read_failed: str | None = None
+        """What stopped the runs' or values' read (None: read, or being read)."""
+        self.stats_failed: str | None = None
+        """What stopped the chosen runs' statistics (None: computed, or being computed): the
+        instance, drawn with them, says it too."""
 
     def update_status(self, doing: str | None = None) -> None:
         """The line under the runs (the comparison's)."""
+
+    def reading_note(self) -> str:
+        """What the status line says while the values are not read: being read, or what
+        stopped their read."""
+        return self.read_failed or "reading instances …"
+
+    def worker_failed(self, group: str, error: BaseException) -> None:
+        """What failed, said on the status line and in the pane that waited for it, in place
+        of "reading" or "loading" forever (the runs listed can still be chosen)."""
+        line = error_line(error)
+        if group == "compare-load":
+            self.read_failed = f"could not read the {'instances' if self.data else 'runs'}: {line}"
+            self.update_status(self.read_failed)
+            self.show_instance()  # (its "loading …" says it too)
+        elif group == "compare-stats":  # (the instance is drawn with them: not either)
+            self.stats, self.stats_failed = [], f"could not compute the statistics: {line}"
+            self.show_instance()
+            self.show_failure("#cmp-stats-view", self.stats_failed)
+        elif group == "compare-instance":
+            self.show_failure("#cmp-instance-view", f"could not read the instance: {line}")
+
+    def show_failure(self, view_id: str, line: str) -> None:
+        """A failure's one line in a pane, and on the status line."""
+        width = self.view_width("#cmp-stats-view")
+        self.query_one(view_id, PanelView).show(render_strips(Text(line), width), from_top=True)
+        self.update_status(line)
 
     @work(
         thread=True, exclusive=True, exit_on_error=False, group="compare-instance", description=DRAW
@@ -80,14 +112,12 @@ class InstancePane(HafScreen[None]):
         width = self.view_width("#cmp-stats-view")
         if self.data is not None and not self.data.values_read:
             self.instance_shown_for = None
-            view.show(render_strips(Text("loading …"), width))
+            view.show(render_strips(Text(self.read_failed or "loading …"), width))
             return
         self.instance_shown_for = (tuple(found.run.run_id for found in self.stats), width)
         if instance_id is None or not self.stats:
-            view.show(
-                render_strips(statistics_parts([]), self.view_width("#cmp-stats-view")),
-                from_top=True,
-            )
+            said = Text(self.stats_failed) if self.stats_failed else statistics_parts([])
+            view.show(render_strips(said, width), from_top=True)
             return
         position = f"{self.instance_index + 1} of {len(self.instances)}"
         self.read_instance(self.stats, instance_id, position, self.view_width("#cmp-stats-view"))
@@ -95,7 +125,7 @@ class InstancePane(HafScreen[None]):
     @on(InstanceDrawn)
     def instance_drawn(self, message: InstanceDrawn) -> None:
         """Show the instance if it is still the one asked for."""
-        if message.key[1] == self.current_instance():
+        if message.key[1] == self.current_instance() and self.stats:  # (else: they failed)
             self.query_one("#cmp-instance-view", PanelView).show(message.lines, from_top=True)
 
     def action_pane(self, pane: str) -> None:

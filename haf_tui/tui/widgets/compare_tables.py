@@ -33,6 +33,7 @@ from haf_tui.store.comparison_readers import (
 )
 from haf_tui.store.readers import suites_text
 from haf_tui.tui.compare_data import RunStatistics, letter
+from haf_tui.tui.widgets.fit_columns import FitColumn
 from haf_tui.vocabulary import METRIC_LABELS
 
 CONFIDENCE_LABEL = "C(JUSTIFY)"
@@ -50,6 +51,21 @@ PENDING = "…"
 are final)."""
 CHOSEN, NOT_CHOSEN = "●", "○"
 """How the runs table marks a chosen run (with its letter) and one not chosen."""
+
+
+RUN_COLUMNS = (
+    FitColumn("", rank=0),
+    FitColumn("run", min_width=10, rank=1, cut_middle=True),
+    FitColumn("suites", min_width=8, rank=2),
+    FitColumn("model", min_width=10, rank=3),
+    FitColumn("dataset", min_width=8, rank=4),
+    FitColumn("n", rank=5),
+    FitColumn("status", rank=6),
+    FitColumn("quant", rank=7),
+    FitColumn("date", rank=8),
+)
+"""The runs table's columns as they give way on a narrow screen (long values cut with "…", a
+run's name in its middle; then the date, the quantisation … left out)."""
 
 
 def run_rows(runs: Sequence[ComparedRun], chosen: Sequence[ComparedRun]) -> list[tuple[str, ...]]:
