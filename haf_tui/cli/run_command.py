@@ -37,6 +37,7 @@ from haf_tui.pipeline.demo import DEMO_DECODING, demo_stop, refuse_other_models
 
 if TYPE_CHECKING:
     from haf_tui.pipeline.runner import RunSummary
+    from haf_tui.pipeline.runs import StartedRun
     from haf_tui.store import Store
 
 # The pipeline (models, datasets, the store's writers) is imported when a run starts, not when
@@ -275,9 +276,9 @@ class _CtrlC:
 
 
 def run_command(args: argparse.Namespace, store: Store, console: Console) -> int:
-    """Start or resume a run; returns the exit status."""
-    from haf_tui.cli.read_commands import suggest_instance
-    from haf_tui.cli.run_dataset import say_gold, with_columns
+    """Start or resume a run (its models closed once it returns or raises); returns the exit
+    status."""
+    from haf_tui.cli.run_dataset import with_columns
     from haf_tui.pipeline.runs import (
         DEMO_CHOICE,
         RunRequest,
@@ -285,7 +286,6 @@ def run_command(args: argparse.Namespace, store: Store, console: Console) -> int
         resolve_dataset,
         start_or_resume,
     )
-    from haf_tui.store import StoreWriteError
 
     overrides = {
         "n_ctx": args.n_ctx,
@@ -306,6 +306,20 @@ def run_command(args: argparse.Namespace, store: Store, console: Console) -> int
         request = RunRequest(config=config, dataset=chosen)
     with console.status("loading the model and the similarity model ..."):
         started = start_or_resume(store, request)
+    try:
+        return _run_started(args, store, console, started)
+    finally:  # (finished, failed or Ctrl-C: the GGUF freed now, not when the frames go)
+        started.models.backend.close()
+
+
+def _run_started(
+    args: argparse.Namespace, store: Store, console: Console, started: StartedRun
+) -> int:
+    """Run what :func:`start_or_resume` started; returns the exit status."""
+    from haf_tui.cli.read_commands import suggest_instance
+    from haf_tui.cli.run_dataset import say_gold
+    from haf_tui.store import StoreWriteError
+
     run_id, config, models = started.run_id, started.config, started.models
     args.run_id = run_id  # (what an interrupted `haf run` says to resume)
     dataset = started.dataset
