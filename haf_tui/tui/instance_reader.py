@@ -65,10 +65,12 @@ class InstancesLoaded(Message):
 
 @dataclass
 class InstancesRead(Message):
-    """Instances read (``requested``: every id asked for, even if the read failed)."""
+    """Instances read (``requested``: every id asked for, even if the read failed; ``failed``:
+    what stopped the read, one line)."""
 
     found: list[InstanceData]
     requested: list[str]
+    failed: str | None = None
 
 
 @dataclass

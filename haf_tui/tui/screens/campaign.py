@@ -25,6 +25,7 @@ from haf_tui.tui.campaign_data import (
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter
+from haf_tui.vocabulary import error_line
 
 POLL_SECONDS = 3.0
 """How often the grid is read again while it is shown (a campaign running elsewhere moves)."""
@@ -82,6 +83,12 @@ class CampaignScreen(HafScreen[None]):
         with reader.reading(linger=not poll) as store:
             grids = read_campaigns(store)
         self.post_message(QueryFinished("campaigns", [], [(grid,) for grid in grids]))
+
+    def worker_failed(self, group: str, error: BaseException) -> None:
+        """The campaigns not read: said on their line ("loading …" there stayed for ever)."""
+        if group == "campaigns":
+            line = f"could not read the campaigns: {error_line(error)}"
+            self.query_one("#campaign-line", Static).update(Text(line))  # (until a read succeeds)
 
     @on(QueryFinished)
     def show_campaigns(self, message: QueryFinished) -> None:

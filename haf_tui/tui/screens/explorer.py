@@ -64,6 +64,7 @@ from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.legend import Legend
 from haf_tui.tui.widgets.stance_tree import StanceTree, fmt
 from haf_tui.tui.widgets.token_view import TokenView
+from haf_tui.vocabulary import error_line
 
 EXPLORER_MARKS = ("U", "!", "★", "—")
 """The marks the legend explains (a run with related runs adds their parts' marks)."""
@@ -209,6 +210,13 @@ class ExplorerScreen(DetailScreen):
             with self.reader.reading() as store:
                 answers = kept_answers(store, run.run_id, state)
             self.post_message(AnswersRead(run.run_id, answers))
+
+    def worker_failed(self, group: str, error: BaseException) -> None:
+        """The run's instances not read: said where "loading …" was (not for ever)."""
+        if group == "explorer-list" and not self.loaded:
+            line = Text(f"could not read the run's instances: {error_line(error)}")
+            self.query_one("#ex-shown", Static).update(line)
+            self.query_one("#ex-input", Static).update(line)
 
     # -- handlers --------------------------------------------------------------------------------
 

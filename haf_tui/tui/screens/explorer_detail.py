@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from time import monotonic
 from typing import Any, cast
 
+from rich.text import Text
 from textual import on, work
 from textual.widgets import Static, Tree
 
@@ -28,6 +29,7 @@ from haf_tui.tui.instance_reader import (
 from haf_tui.tui.method_parts import DetailPane, ManyReader, NodeRef, explorer_parts
 from haf_tui.tui.screens.explorer_filters import FilteredScreen
 from haf_tui.tui.widgets.token_view import TokenView
+from haf_tui.vocabulary import error_line
 
 LOADING_DELAY = 0.15
 """Seconds before a slow instance read says "loading" (a fast one just appears)."""
@@ -86,14 +88,18 @@ class DetailScreen(FilteredScreen):
     ) -> None:
         """Read ``ids`` and post them (the run's, its parts' and metrics unless given)."""
         found: list[InstanceData] = []
+        failed: str | None = None
         if metrics is None:
             metrics = [spec.name for m in self.methods for spec in m.metrics]
         try:
             with self.reader.reading() as store:
                 attached = self._attached() if attached is None else attached
                 found = read_instances(store, run_id or self.run_id, ids, attached, metrics)
-        finally:  # even a failed read says what it no longer brings
-            self.post_message(InstancesRead(found, ids))
+        except Exception as exc:
+            failed = error_line(exc)
+            raise  # (the app's notification too)
+        finally:  # even a failed read says what it no longer brings, and why
+            self.post_message(InstancesRead(found, ids, failed))
 
     def _read_now(self, instance_id: str) -> None:
         # "loading" only if the read is slow: a quick one shows the instance in one frame
@@ -124,7 +130,8 @@ class DetailScreen(FilteredScreen):
             self.prefetch(missing)
 
     def _loading(self, instance_id: str) -> None:
-        if self.current == instance_id and instance_id not in self.cache:
+        reading = instance_id in self.reading  # (not read yet, nor failed)
+        if self.current == instance_id and instance_id not in self.cache and reading:
             self.query_one("#ex-input", Static).update(f"loading {instance_id} …", layout=False)
 
     def _read_later(self, instance_id: str) -> None:
@@ -145,9 +152,12 @@ class DetailScreen(FilteredScreen):
         if current is None or current not in message.requested:
             return
         data = self.cache.get_fresh(current)
-        if data is not None:  # (a failed read is reported by the app: "loading" stays)
+        if data is not None:
             self.show_instance(data)
             self.read_neighbours(current)
+        elif message.failed is not None:  # (said where "loading" was; moving to it reads again)
+            line = f"could not read {current}: {message.failed}"
+            self.query_one("#ex-input", Static).update(Text(line), layout=False)
 
     def show_instance(self, data: InstanceData) -> None:
         """Show an instance read (the explorer draws it)."""

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import ClassVar
 
 from rich.cells import cell_len
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -26,7 +27,7 @@ from haf_tui.tui.screens.run_rescore import RunRescoreScreen, nested
 from haf_tui.tui.widgets.fit_columns import FitColumn, fit_widths
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.measured_table import MeasuredTable
-from haf_tui.vocabulary import HafError, shown_text
+from haf_tui.vocabulary import HafError, error_line, shown_text
 
 COLUMNS = ("run", "status", "suites", "model", "dataset", "done", "started", "SoS", "RS")
 FIT_COLUMNS = (
@@ -186,6 +187,13 @@ class HomeScreen(RunRescoreScreen):
         """Every column in full (→ scrolls sideways), or again the columns that fit."""
         self._all_columns = not self._all_columns
         self._fill_table()
+
+    def worker_failed(self, group: str, error: BaseException) -> None:
+        """The runs not read: said on the hint line ("loading …" there stayed for ever); the
+        next read that succeeds says the runs again."""
+        if group == "home":
+            hint = f"could not read the runs: {error_line(error)}"
+            self.query_one("#runs-hint", Static).update(Text(hint))
 
     def _show_hint(self, count: int) -> None:
         reader = self.reader

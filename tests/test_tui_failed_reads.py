@@ -1,0 +1,95 @@
+"""A screen whose worker fails says what failed, in one line, where it said "loading …" (which
+stayed for ever): the runs list's hint, the campaigns' line, the explorer's count and
+instance; the app's notification comes too. A read that succeeds afterwards shows its data."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.benchdata import build_bench_db
+from haf_tui.store.readers import run_overviews
+from haf_tui.tui import create_app
+from haf_tui.tui.screens import campaign, explorer, explorer_detail, home
+from haf_tui.tui.screens.campaign import CampaignScreen
+from haf_tui.tui.screens.explorer import ExplorerScreen
+from tests.support import settle, static_text
+
+
+@pytest.fixture(scope="module")
+def bench_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """One synthetic run of 6 instances."""
+    path = tmp_path_factory.mktemp("failed-reads") / "haf.duckdb"
+    return path, build_bench_db(path, n_instances=6, n_runs=1, seed=5)
+
+
+def _failing(message: str) -> Callable[..., Any]:
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(message)
+
+    return fail
+
+
+async def test_the_runs_list_says_its_read_failed_then_shows_the_runs(
+    bench_db: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(home, "run_overviews", _failing("database is locked"))
+    app = create_app(bench_db[0])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        hint = static_text(app.screen, "#runs-hint")
+        assert hint == "could not read the runs: RuntimeError: database is locked"
+        assert [n.message for n in app._notifications] == ["database is locked"]
+        monkeypatch.setattr(home, "run_overviews", run_overviews)
+        app.screen.load_runs()  # type: ignore[attr-defined]
+        await settle(pilot)
+        assert static_text(app.screen, "#runs-hint").startswith("1 run in haf.duckdb")
+
+
+async def test_the_campaigns_say_their_read_failed(
+    bench_db: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(campaign, "read_campaigns", _failing("a torn page"))
+    app = create_app(bench_db[0])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.push_screen(CampaignScreen())
+        await settle(pilot)
+        line = static_text(app.screen, "#campaign-line")
+        assert line == "could not read the campaigns: RuntimeError: a torn page"
+
+
+async def test_the_explorer_says_its_run_could_not_be_read(
+    bench_db: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(explorer, "instance_notes", _failing("no such table: annotations"))
+    app = create_app(bench_db[0])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.push_screen(ExplorerScreen(bench_db[1][0]))
+        await settle(pilot)
+        failed = "could not read the run's instances: RuntimeError: no such table: annotations"
+        assert static_text(app.screen, "#ex-shown") == failed
+        assert static_text(app.screen, "#ex-input") == failed
+
+
+async def test_the_explorer_says_an_instance_could_not_be_read(
+    bench_db: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(explorer_detail, "read_instances", _failing("out of memory"))
+    app = create_app(bench_db[0])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.push_screen(ExplorerScreen(bench_db[1][0]))
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ExplorerScreen)
+        current = screen.current
+        assert current is not None and static_text(screen, "#ex-shown").startswith("6")
+        failed = f"could not read {current}: RuntimeError: out of memory"
+        assert static_text(screen, "#ex-input") == failed
+        screen._loading(current)  # (the "loading" timer of that read, firing late)
+        assert static_text(screen, "#ex-input") == failed
