@@ -29,13 +29,16 @@ RUN_PARAMS = ("run_id", "run_ids")
 """Parameters that take run ids (a unique prefix is resolved, as ``haf report`` does)."""
 
 DIALOG_CSS = """
-{name} {{ align: center middle; }}
+{name} {{ align: center middle; background: $background; }}
 {name} > Vertical {{ width: 90%; max-width: 100; height: auto; max-height: 90%;
     border: round $primary; background: $surface; padding: 0 1; }}
 {name} .dialog-title {{ text-style: bold; }}
 {name} .dialog-keys, {name} .dialog-note {{ color: $text-muted; }}
 {name} .dialog-error {{ color: $error; }}
 """
+"""The dialogs' look. Their background is opaque: the SQL screen need not be seen while a path
+is typed or a past query looked for, and under a translucent one Textual lays that screen out
+and blends every cell of it into each frame (~40 of a key's ~75 ms at paper scale)."""
 
 
 class ExportScreen(ModalScreen[tuple[Path, int] | None]):
@@ -174,15 +177,12 @@ class PathScreen(ModalScreen[Path | None]):
 
 
 class HistoryScreen(ModalScreen[str | None]):
-    """Past queries, newest first, filtered by the words typed; ``enter`` takes one.
-
-    Its background is opaque: a translucent one makes Textual lay out the SQL screen under
-    it and blend every cell of it on each frame (~40 of the key's ~75 ms at paper scale)."""
+    """Past queries, newest first, filtered by the words typed; ``enter`` takes one (over an
+    opaque background, as every dialog of :data:`DIALOG_CSS`)."""
 
     DEFAULT_CSS = (
         DIALOG_CSS.format(name="HistoryScreen")
         + """
-    HistoryScreen { background: $background; }
     HistoryScreen OptionList { height: 1fr; max-height: 18; text-wrap: nowrap;
         text-overflow: ellipsis; }
     """
