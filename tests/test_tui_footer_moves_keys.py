@@ -10,19 +10,28 @@ import pytest
 from textual.widgets import Input, OptionList
 from textual.widgets._footer import FooterKey
 
-from benchmarks.benchdata import build_bench_db
 from haf_tui import reports
 from haf_tui.tui import create_app
-from haf_tui.tui.screens.sql import SqlScreen
 from haf_tui.tui.widgets.key_footer import KeyFooter, _shown_keys
-from tests.support import settle
+from tests.support import settle, sql_screen
+from tests.test_tui_sql_workbench import open_sql
+
+bench_db = sql_screen.bench_db
+"""A store of its own for each test (two synthetic runs of four instances)."""
 
 
 @pytest.fixture
-def bench_db(tmp_path: Path) -> Path:
-    db = tmp_path / "haf.duckdb"
-    build_bench_db(db, n_instances=4, n_runs=2, seed=3)
-    return db
+def rebuilds(monkeypatch: pytest.MonkeyPatch) -> list[KeyFooter]:
+    """The footers rebuilt (every key widget composed again), one entry a rebuild."""
+    found: list[KeyFooter] = []
+    recompose = KeyFooter.recompose
+
+    async def counted(self: KeyFooter) -> None:
+        found.append(self)
+        await recompose(self)
+
+    monkeypatch.setattr(KeyFooter, "recompose", counted)
+    return found
 
 
 def footer_keys(footer: KeyFooter) -> list[tuple[str, str, str]]:
@@ -35,22 +44,10 @@ def footer_keys(footer: KeyFooter) -> list[tuple[str, str, str]]:
 
 
 async def test_a_pick_that_focuses_the_form_moves_the_keys_without_a_rebuild(
-    bench_db: Path, monkeypatch: pytest.MonkeyPatch
+    bench_db: Path, rebuilds: list[KeyFooter]
 ) -> None:
-    rebuilds: list[KeyFooter] = []
-    recompose = KeyFooter.recompose
-
-    async def counted(self: KeyFooter) -> None:
-        rebuilds.append(self)
-        await recompose(self)
-
-    monkeypatch.setattr(KeyFooter, "recompose", counted)
     async with create_app(bench_db).run_test(size=(200, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("s")
-        await settle(pilot)
-        screen = pilot.app.screen
-        assert isinstance(screen, SqlScreen)
+        screen = await open_sql(pilot)
         footer = screen.query_one(KeyFooter)
         library = screen.query_one("#library", OptionList)
         library.focus()
@@ -69,24 +66,12 @@ async def test_a_pick_that_focuses_the_form_moves_the_keys_without_a_rebuild(
 
 
 async def test_a_key_that_appears_is_mounted_alone_not_by_a_rebuild(
-    bench_db: Path, monkeypatch: pytest.MonkeyPatch
+    bench_db: Path, rebuilds: list[KeyFooter]
 ) -> None:
     """ctrl+c (cancel) shows while a query runs: one key widget mounted in its place, the
     others kept (a rebuild of them all cost ~45 ms of the first query's key)."""
-    rebuilds: list[KeyFooter] = []
-    recompose = KeyFooter.recompose
-
-    async def counted(self: KeyFooter) -> None:
-        rebuilds.append(self)
-        await recompose(self)
-
-    monkeypatch.setattr(KeyFooter, "recompose", counted)
     async with create_app(bench_db).run_test(size=(200, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("s")
-        await settle(pilot)
-        screen = pilot.app.screen
-        assert isinstance(screen, SqlScreen)
+        screen = await open_sql(pilot)
         footer = screen.query_one(KeyFooter)
         kept = set(footer.query(FooterKey))
         built = len(rebuilds)
@@ -122,11 +107,7 @@ async def test_a_key_mounted_alone_has_the_footers_style_before_it_is_laid_out(
 
     monkeypatch.setattr(KeyFooter, "_mount_key", recorded)
     async with create_app(bench_db).run_test(size=(200, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("s")
-        await settle(pilot)
-        screen = pilot.app.screen
-        assert isinstance(screen, SqlScreen)
+        screen = await open_sql(pilot)
         screen.set_busy(True)
         screen.say_running()  # ctrl+c shows: mounted alone
         await settle(pilot)

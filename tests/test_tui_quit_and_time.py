@@ -41,6 +41,7 @@ from haf_tui.tui.screens.wizard import WizardScreen
 from haf_tui.tui.widgets.dataset_picker import BUILTIN_SOURCE, DatasetPicker
 from haf_tui.tui.widgets.run_review import counted
 from haf_tui.tui.wizard_answers import answers_path
+from tests import test_tui_wizard_steps as steps
 from tests.support import settle, static_text
 
 EMBEDDED = embedded_model_path().name
@@ -51,13 +52,7 @@ FORM_DEFAULTS = RunConfig(
 """The settings the wizard's form starts with for the embedded model alone (the demo's)."""
 
 
-@pytest.fixture(autouse=True)
-def _private_homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The HAF home, the Hub cache and the model folders are this test's own (empty)."""
-    monkeypatch.setenv("HAF_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
-    monkeypatch.delenv("HAF_MODELS_PATH", raising=False)
-    monkeypatch.chdir(tmp_path)
+_private_homes = steps._private_homes  # (the HAF home, Hub cache and models: the test's own)
 
 
 async def type_into(pilot: Any, selector: str, value: str) -> None:

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from benchmarks.benchdata import build_bench_db
 from haf_tui.store import StatementInterrupt, open_store
 from haf_tui.store.connection import QueryInterruptedError
 from haf_tui.store.user_sql import UserSql
@@ -21,18 +20,15 @@ from haf_tui.tui import create_app
 from haf_tui.tui.screens.sql import SqlScreen
 from haf_tui.tui.widgets.result_table import ResultTable
 from haf_tui.tui.widgets.sql_editor import SqlEditor
-from tests.support import settle, until
-from tests.test_tui_sql_workbench import line, timed
+from tests.support import settle, sql_screen, until
+from tests.test_tui_sql_workbench import line, open_sql, timed
 
 ENDLESS = "SELECT * FROM range(100000000) a, range(100000) b"
 """Its first page comes at once; counting it takes hours (only an interrupt ends it)."""
 
 
-@pytest.fixture
-def bench_db(tmp_path: Path) -> Path:
-    db = tmp_path / "haf.duckdb"
-    build_bench_db(db, n_instances=4, n_runs=2, seed=3)
-    return db
+bench_db = sql_screen.bench_db
+"""A store of its own for each test (two synthetic runs of four instances)."""
 
 
 def test_the_store_counts_one_select_and_nothing_else(tmp_path: Path) -> None:
@@ -47,15 +43,6 @@ def test_the_store_counts_one_select_and_nothing_else(tmp_path: Path) -> None:
         interrupt.interrupt()
         with pytest.raises(QueryInterruptedError):
             store.count_user_rows(ENDLESS, None, interrupt=interrupt)
-
-
-async def _sql_screen(pilot: Any) -> SqlScreen:
-    await settle(pilot)
-    await pilot.press("s")
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, SqlScreen)
-    return screen
 
 
 async def _run(pilot: Any, screen: SqlScreen, sql: str) -> None:
@@ -75,7 +62,7 @@ async def test_the_page_is_shown_first_then_the_whole_count(
 
     monkeypatch.setattr(UserSql, "count_user_rows", held)
     async with create_app(bench_db).run_test(size=(80, 24)) as pilot:
-        screen = await _sql_screen(pilot)
+        screen = await open_sql(pilot)
         await _run(pilot, screen, "SELECT range AS i FROM range(1234) ORDER BY i")
         await until(pilot, lambda: screen.query_one("#sql-results", ResultTable).row_count > 0)
         await until(pilot, lambda: "counting" in line(screen, "#sql-status"))
@@ -98,7 +85,7 @@ def _attached(interrupt: StatementInterrupt) -> Callable[[], bool]:
 async def test_ctrl_c_stops_a_count_and_another_query_drops_one(bench_db: Path) -> None:
     counts: list[StatementInterrupt] = []
     async with create_app(bench_db).run_test(size=(80, 24)) as pilot:
-        screen = await _sql_screen(pilot)
+        screen = await open_sql(pilot)
         try:
             for stop in ("ctrl+c", "another query"):
                 await _run(pilot, screen, ENDLESS)

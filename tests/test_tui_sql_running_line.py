@@ -12,22 +12,19 @@ import pytest
 from textual.widgets import Static
 from textual.widgets._footer import FooterKey
 
-from benchmarks.benchdata import build_bench_db
 from haf_tui.tui import create_app
 from haf_tui.tui.screens import sql_query
 from haf_tui.tui.screens.sql import SqlScreen
 from haf_tui.tui.widgets.sql_editor import SqlEditor
-from tests.support import settle, until
+from tests.support import settle, sql_screen, until
+from tests.test_tui_sql_workbench import open_sql
 
 LONG_QUERY = "SELECT count(*) FROM range(100000000) a, range(100000) b"
 """Runs for hours: only an interrupt ends it."""
 
 
-@pytest.fixture
-def bench_db(tmp_path: Path) -> Path:
-    db = tmp_path / "haf.duckdb"
-    build_bench_db(db, n_instances=4, n_runs=2, seed=3)
-    return db
+bench_db = sql_screen.bench_db
+"""A store of its own for each test (two synthetic runs of four instances)."""
 
 
 def offered(screen: SqlScreen) -> bool:
@@ -41,11 +38,7 @@ async def test_a_quick_query_is_not_said_to_run_and_a_long_one_is(
     monkeypatch.setattr(sql_query, "RUNNING_SHOWN_AFTER", 3600.0)  # every query is quick
     said: list[str] = []
     async with create_app(bench_db).run_test(size=(160, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("s")
-        await settle(pilot)
-        screen = pilot.app.screen
-        assert isinstance(screen, SqlScreen)
+        screen = await open_sql(pilot)
         status = screen.query_one("#sql-status", Static)
         show = screen.results.show_status
 
@@ -85,11 +78,7 @@ async def test_ctrl_c_before_the_query_is_said_to_run_still_cancels_it(
     as it does later: it stopped nothing and Textual said "press ctrl+q to quit"."""
     monkeypatch.setattr(sql_query, "RUNNING_SHOWN_AFTER", 3600.0)  # never said to run
     async with create_app(bench_db).run_test(size=(160, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("s")
-        await settle(pilot)
-        screen = pilot.app.screen
-        assert isinstance(screen, SqlScreen)
+        screen = await open_sql(pilot)
         screen.query_one("#sql-editor", SqlEditor).load_text(LONG_QUERY)
         await pilot.press("ctrl+r")
         assert screen.busy and not screen.cancel_shown and not offered(screen)

@@ -23,6 +23,7 @@ from haf_tui.tui.live import RunJob
 from haf_tui.tui.screens.wizard import WizardScreen
 from haf_tui.tui.widgets.dataset_picker import BUILTIN_SOURCE, DEMO_SOURCE
 from haf_tui.tui.widgets.model_picker import ModelPicker
+from tests import test_tui_wizard_steps as steps
 from tests.support import settle
 from tests.test_tui_first_run import fake_calibration
 from tests.test_tui_wizard_steps import SIZE_IDS, SIZES, open_wizard, shown_step
@@ -31,12 +32,7 @@ ODD_NAME = "odd[bold]model.gguf"
 """A model file whose name is Textual markup (read as markup it would show ``oddmodel.gguf``)."""
 
 
-@pytest.fixture(autouse=True)
-def _private_homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HAF_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
-    monkeypatch.delenv("HAF_MODELS_PATH", raising=False)
-    monkeypatch.chdir(tmp_path)
+_private_homes = steps._private_homes  # (the HAF home, Hub cache and models: the test's own)
 
 
 def other_model(tmp_path: Path) -> Path:

@@ -23,17 +23,12 @@ from haf_tui.tui.live import RunJob
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.widgets.method_fields import FieldGrid
 from haf_tui.tui.widgets.run_settings import RunSettingsForm
+from tests import test_tui_wizard_steps as steps
 from tests.support import settle
 from tests.test_tui_first_run import fake_calibration
 from tests.test_tui_wizard_steps import SIZE_IDS, SIZES, open_wizard, shown_step
 
-
-@pytest.fixture(autouse=True)
-def _private_homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HAF_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
-    monkeypatch.delenv("HAF_MODELS_PATH", raising=False)
-    monkeypatch.chdir(tmp_path)
+_private_homes = steps._private_homes  # (the HAF home, Hub cache and models: the test's own)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
