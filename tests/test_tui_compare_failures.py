@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from benchmarks.benchdata import build_bench_db
-from haf_tui.tui import create_app
+from haf_tui.tui import compare_data, create_app
 from haf_tui.tui.run_cache import RUN_CACHE
 from haf_tui.tui.screens import compare, compare_instance, home
 from haf_tui.tui.screens.compare import CompareScreen
@@ -139,6 +139,28 @@ async def test_a_failed_computation_says_so_in_both_panes(
         status = static_text(screen, "#cmp-status")
         assert "instance 2/8" in status and "computing" not in status  # (nothing computes)
         assert _pane(screen, "#cmp-instance-view") == failed
+
+
+async def test_a_failed_computation_is_not_said_once_the_statistics_are_computed(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The intervals failing once: the next choice that computes (none chosen, then all)
+    says no failure that has passed."""
+    monkeypatch.setattr(compare, "run_statistics", _failing("no memory for the draws"))
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _opened(db, pilot)
+        assert _pane(screen, "#cmp-instance-view").startswith("could not compute")
+        monkeypatch.setattr(compare, "run_statistics", compare_data.run_statistics)
+        await pilot.press("a")  # (every run chosen: none)
+        await settle(pilot)
+        assert static_text(screen, "#cmp-status") == "runs 0/2 chosen (space, a)"
+        for view_id in ("#cmp-stats-view", "#cmp-instance-view"):
+            assert "could not" not in _pane(screen, view_id)
+        await pilot.press("a")  # (every run again: computed)
+        await settle(pilot)
+        assert "95 % bootstrap CI" in _pane(screen, "#cmp-stats-view")
+        assert _pane(screen, "#cmp-instance-view").startswith("t0000")
 
 
 async def test_a_failed_instance_read_says_so_in_the_instance_pane(

@@ -118,6 +118,8 @@ class InstancePane(HafScreen[None]):
         if instance_id is None or not self.stats:
             said = Text(self.stats_failed) if self.stats_failed else statistics_parts([])
             view.show(render_strips(said, width), from_top=True)
+            if self.stats_failed:  # (drawn again with the next statistics, of no run too)
+                self.instance_shown_for = None
             return
         position = f"{self.instance_index + 1} of {len(self.instances)}"
         self.read_instance(self.stats, instance_id, position, self.view_width("#cmp-stats-view"))
