@@ -6,6 +6,7 @@ the values' read (the statistics are then computed from them)."""
 from __future__ import annotations
 
 import shutil
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,33 @@ async def test_a_failed_values_read_says_so_instead_of_reading_forever(
         assert _pane(screen, "#cmp-instance-view") == failed
         assert "Δ" in _pane(screen, "#cmp-stats-view")  # (the means, from the defined values)
         await pilot.press("space")  # (the runs still chosen: the failure still said)
+        await settle(pilot)
+        assert static_text(screen, "#cmp-status") == f"runs 1/2 chosen (space, a) {failed}"
+
+
+async def test_a_choice_after_a_failed_values_read_says_the_failure_while_it_computes(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The status line as a run is chosen, its statistics not drawn yet (held here), says
+    what failed: not "reading instances …", which no read would end."""
+    monkeypatch.setattr(compare, "load_compare_data", _failing("disk I/O error"))
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _opened(db, pilot)
+        released = threading.Event()
+
+        def held(*args: Any, **kwargs: Any) -> Any:
+            assert released.wait(OPENED)  # (the test has read the status line)
+            return compare_data.kept_statistics(*args, **kwargs)
+
+        monkeypatch.setattr(compare, "kept_statistics", held)
+        failed = "could not read the instances: RuntimeError: disk I/O error"
+        try:
+            await pilot.press("space")
+            status = static_text(screen, "#cmp-status")
+        finally:
+            released.set()
+        assert status == f"runs 1/2 chosen (space, a) {failed}"
         await settle(pilot)
         assert static_text(screen, "#cmp-status") == f"runs 1/2 chosen (space, a) {failed}"
 
