@@ -13,6 +13,7 @@ import pytest
 from benchmarks.benchdata import build_bench_db
 from haf_tui.store.readers import run_overviews
 from haf_tui.tui import create_app
+from haf_tui.tui.instance_reader import read_instances
 from haf_tui.tui.screens import campaign, explorer, explorer_detail, home
 from haf_tui.tui.screens.campaign import CampaignScreen
 from haf_tui.tui.screens.explorer import ExplorerScreen
@@ -91,5 +92,11 @@ async def test_the_explorer_says_an_instance_could_not_be_read(
         assert current is not None and static_text(screen, "#ex-shown").startswith("6")
         failed = f"could not read {current}: RuntimeError: out of memory"
         assert static_text(screen, "#ex-input") == failed
+        assert [n.message for n in app._notifications] == ["out of memory"]  # (the app's too)
         screen._loading(current)  # (the "loading" timer of that read, firing late)
         assert static_text(screen, "#ex-input") == failed
+        monkeypatch.setattr(explorer_detail, "read_instances", read_instances)
+        await pilot.press("down", "up")  # (back to it: read again)
+        await settle(pilot)
+        assert screen.current == current and current in screen.cache
+        assert "could not" not in static_text(screen, "#ex-input")
