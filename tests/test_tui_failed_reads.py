@@ -1,6 +1,7 @@
 """A screen whose worker fails says what failed, in one line, where it said "loading …" (which
 stayed for ever): the runs list's hint, the campaigns' line, the explorer's count and
-instance; the app's notification comes too. A read that succeeds afterwards shows its data."""
+instance, the metrics' panels not read; the app's notification comes too. A read that
+succeeds afterwards shows its data."""
 
 from __future__ import annotations
 
@@ -14,10 +15,13 @@ from benchmarks.benchdata import build_bench_db
 from haf_tui.store.readers import run_overviews
 from haf_tui.tui import create_app
 from haf_tui.tui.instance_reader import read_instances
-from haf_tui.tui.screens import campaign, explorer, explorer_detail, home
+from haf_tui.tui.metrics_data import load_metrics_data
+from haf_tui.tui.screens import campaign, explorer, explorer_detail, home, metrics
 from haf_tui.tui.screens.campaign import CampaignScreen
 from haf_tui.tui.screens.explorer import ExplorerScreen
+from haf_tui.tui.screens.metrics import MetricsScreen
 from tests.support import settle, static_text
+from tests.test_tui_metrics import shown
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +104,35 @@ async def test_the_explorer_says_an_instance_could_not_be_read(
         await settle(pilot)
         assert screen.current == current and current in screen.cache
         assert "could not" not in static_text(screen, "#ex-input")
+
+
+@pytest.mark.parametrize("failing", ["first", "rest"])
+async def test_the_metrics_say_the_panels_not_read_could_not_be(
+    bench_db: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    """The first panel's reports failing (nothing read: the status line says it too), or the
+    other panels' (the first drawn): every panel not read says what failed, not "loading …"
+    for ever."""
+
+    def failing_read(store: Any, panes: Any = None, known: Any = None, state: Any = None) -> Any:
+        if (panes is None) == (failing == "rest"):
+            raise RuntimeError("a torn page")
+        return load_metrics_data(store, panes, known, state)
+
+    monkeypatch.setattr(metrics, "load_metrics_data", failing_read)
+    app = create_app(bench_db[0])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        screen = MetricsScreen()
+        app.push_screen(screen)
+        await settle(pilot)
+        failed = "could not read the metrics: RuntimeError: a torn page"
+        first, *others = screen.panels
+        assert others and [n.message for n in app._notifications] == ["a torn page"]
+        if failing == "first":
+            assert screen.data is None and static_text(screen, "#mx-status") == failed
+            assert shown(screen, first).strip() == failed
+        else:
+            assert screen.data is not None and screen.data.holds(first)
+            assert shown(screen, first).strip() not in ("loading …", failed)
+        assert all(shown(screen, pane).strip() == failed for pane in others)

@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeVar, cast
 
+from rich.text import Text
 from textual import on
 from textual.reactive import Reactive
 from textual.screen import Screen
@@ -16,7 +17,7 @@ from haf_tui.methods.declare import MetricSpec
 from haf_tui.tui.messages import FullValueRequested, WorkFailed
 from haf_tui.tui.screens.full_value import FullValueScreen
 from haf_tui.tui.store_reader import StoreReader
-from haf_tui.vocabulary import first_line
+from haf_tui.vocabulary import error_line, first_line
 
 if TYPE_CHECKING:
     from haf_tui.tui.app import HafApp
@@ -24,6 +25,12 @@ if TYPE_CHECKING:
 ResultType = TypeVar("ResultType")
 SNAPSHOT_SECONDS = 5.0
 """While another process writes, how often a polling screen takes a fresh snapshot."""
+
+
+def failure_text(what: str, error: BaseException) -> Text:
+    """What a screen says where it waited for ``what`` that failed: "could not ``what``: " and
+    the error in one line (plain text: the error's brackets are not markup)."""
+    return Text(f"could not {what}: {error_line(error)}")
 
 
 class HafScreen(Screen[ResultType]):

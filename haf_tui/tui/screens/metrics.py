@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.strip import Strip
 from textual.widgets import Header, SelectionList, Static, TabbedContent, TabPane
 from textual.widgets.selection_list import Selection
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import get_current_worker
 
 from haf_tui.methods.declare import MetricSpec, PanelSpec
 from haf_tui.store.readers import suites_text
@@ -36,7 +36,7 @@ from haf_tui.tui.metrics_data import (
     run_prompts,
     tab_label,
 )
-from haf_tui.tui.screens.base import HafScreen
+from haf_tui.tui.screens.base import HafScreen, failure_text
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.legend import Legend
 from haf_tui.tui.widgets.marked_selection import MarkedSelectionList
@@ -135,12 +135,14 @@ class MetricsScreen(HafScreen[None]):
             data = load_metrics_data(store, known=first, state=state)
         self.post_message(MetricsLoaded(data))
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """Forward a failed read to the app, and say so where the panels are."""
-        super().on_worker_state_changed(event)
-        if event.state == WorkerState.ERROR:
-            what = "read the metrics" if event.worker.group == "metrics-load" else "draw a panel"
-            self.query_one("#mx-status", Static).update(f"could not {what} (see the error)")
+    def worker_failed(self, group: str, error: BaseException) -> None:
+        """What failed, over the panels and in each panel not read ("loading …" for ever)."""
+        what = "read the metrics" if group == "metrics-load" else "draw a panel"
+        self.query_one("#mx-status", Static).update(line := failure_text(what, error))
+        for pane in self.panels if group == "metrics-load" else ():
+            if self.data is None or not self.data.holds(pane):
+                view = self.query_one(f"#mx-body-{pane}", PanelView)
+                view.show(render_strips(line, self.body_width()))
 
     # -- handlers --------------------------------------------------------------------------------
 
@@ -344,8 +346,7 @@ class MetricsScreen(HafScreen[None]):
         if self.has_class("-narrow"):
             runs.display = False
             self.call_after_refresh(self.redraw)
-        pane = self.query_one("#mx-tabs", TabbedContent).active
-        self.query_one(f"#mx-body-{pane}", PanelView).focus()
+        self.active_view().focus()
 
     def action_compare(self) -> None:
         """Compare the runs chosen here (intervals, paired tests, instances side by side)."""
