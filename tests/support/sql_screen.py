@@ -1,5 +1,5 @@
 """What the SQL screen's Pilot tests start from: a small synthetic store of their own (two runs
-of four instances) and the screen opened on it."""
+of four instances; the screen is opened on it by ``tests.test_tui_sql_workbench.open_sql``)."""
 
 from __future__ import annotations
 
