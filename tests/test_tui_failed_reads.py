@@ -5,6 +5,7 @@ succeeds afterwards shows its data."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from haf_tui.tui.screens import campaign, explorer, explorer_detail, home, metri
 from haf_tui.tui.screens.campaign import CampaignScreen
 from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.screens.metrics import MetricsScreen
-from tests.support import settle, static_text
+from tests.support import settle, static_text, until
 from tests.test_tui_metrics import shown
 
 
@@ -136,3 +137,30 @@ async def test_the_metrics_say_the_panels_not_read_could_not_be(
             assert screen.data is not None and screen.data.holds(first)
             assert shown(screen, first).strip() not in ("loading …", failed)
         assert all(shown(screen, pane).strip() == failed for pane in others)
+
+
+async def test_the_explorer_says_loading_while_an_instance_is_read_slowly(
+    bench_db: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read still under way when its "loading" timer fires says so (only a failed or
+    finished read keeps the line as it is); then the instance comes."""
+    released = threading.Event()
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        assert released.wait(60.0)  # (the test has seen "loading")
+        return read_instances(*args, **kwargs)
+
+    monkeypatch.setattr(explorer_detail, "read_instances", held)
+    app = create_app(bench_db[0])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = ExplorerScreen(bench_db[1][0])
+        try:
+            await app.push_screen(screen)
+            await until(pilot, lambda: static_text(screen, "#ex-input").startswith("loading t"))
+        finally:
+            released.set()
+        await settle(pilot)
+        current = screen.current
+        assert current is not None and current in screen.cache
+        assert "loading" not in static_text(screen, "#ex-input")
