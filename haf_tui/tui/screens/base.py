@@ -111,7 +111,7 @@ class HafScreen(Screen[ResultType]):
     def worker_failed(self, group: str, error: BaseException) -> None:
         """Say so where this screen waits for a worker of ``group`` that failed (its
         "loading …" line would stay forever): screens with such a line say what failed there
-        (:func:`~haf_tui.vocabulary.error_line`); the app's notification comes all the same."""
+        (:func:`failure_text`); the app's notification comes all the same."""
 
     @on(FullValueRequested)
     def show_full_value(self, message: FullValueRequested) -> None:

@@ -23,9 +23,8 @@ from haf_tui.tui.campaign_data import (
     read_campaigns,
 )
 from haf_tui.tui.messages import QueryFinished
-from haf_tui.tui.screens.base import HafScreen
+from haf_tui.tui.screens.base import HafScreen, failure_text
 from haf_tui.tui.widgets.key_footer import KeyFooter
-from haf_tui.vocabulary import error_line
 
 POLL_SECONDS = 3.0
 """How often the grid is read again while it is shown (a campaign running elsewhere moves)."""
@@ -87,8 +86,8 @@ class CampaignScreen(HafScreen[None]):
     def worker_failed(self, group: str, error: BaseException) -> None:
         """The campaigns not read: said on their line ("loading …" there stayed for ever)."""
         if group == "campaigns":
-            line = f"could not read the campaigns: {error_line(error)}"
-            self.query_one("#campaign-line", Static).update(Text(line))  # (until a read succeeds)
+            line = failure_text("read the campaigns", error)
+            self.query_one("#campaign-line", Static).update(line)  # (until a read succeeds)
 
     @on(QueryFinished)
     def show_campaigns(self, message: QueryFinished) -> None:

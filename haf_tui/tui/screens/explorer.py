@@ -56,6 +56,7 @@ from haf_tui.tui.instance_reader import (
     run_rows,
 )
 from haf_tui.tui.method_parts import NodeRef
+from haf_tui.tui.screens.base import failure_text
 from haf_tui.tui.screens.explorer_detail import WITH_MISSING, DetailScreen
 from haf_tui.tui.screens.explorer_filters import TYPING_PAUSE
 from haf_tui.tui.screens.instance_notes import add_notes, notes_and_pending
@@ -64,7 +65,6 @@ from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.legend import Legend
 from haf_tui.tui.widgets.stance_tree import StanceTree, fmt
 from haf_tui.tui.widgets.token_view import TokenView
-from haf_tui.vocabulary import error_line
 
 EXPLORER_MARKS = ("U", "!", "★", "—")
 """The marks the legend explains (a run with related runs adds their parts' marks)."""
@@ -214,7 +214,7 @@ class ExplorerScreen(DetailScreen):
     def worker_failed(self, group: str, error: BaseException) -> None:
         """The run's instances not read: said where "loading …" was (not for ever)."""
         if group == "explorer-list" and not self.loaded:
-            line = Text(f"could not read the run's instances: {error_line(error)}")
+            line = failure_text("read the run's instances", error)
             self.query_one("#ex-shown", Static).update(line)
             self.query_one("#ex-input", Static).update(line)
 

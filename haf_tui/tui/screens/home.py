@@ -9,7 +9,6 @@ from dataclasses import replace
 from typing import ClassVar
 
 from rich.cells import cell_len
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -23,11 +22,12 @@ from haf_tui.store.pending_annotations import PendingAnnotation, pending
 from haf_tui.store.readers import RunOverview, run_overviews, run_title, suites_text
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.read_ahead import REST_SECONDS, read_ahead
+from haf_tui.tui.screens.base import failure_text
 from haf_tui.tui.screens.run_rescore import RunRescoreScreen, nested
 from haf_tui.tui.widgets.fit_columns import FitColumn, fit_widths
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.measured_table import MeasuredTable
-from haf_tui.vocabulary import HafError, error_line, shown_text
+from haf_tui.vocabulary import HafError, shown_text
 
 COLUMNS = ("run", "status", "suites", "model", "dataset", "done", "started", "SoS", "RS")
 FIT_COLUMNS = (
@@ -192,8 +192,8 @@ class HomeScreen(RunRescoreScreen):
         """The runs not read: said on the hint line ("loading …" there stayed for ever); the
         next read that succeeds says the runs again."""
         if group == "home":
-            hint = f"could not read the runs: {error_line(error)}"
-            self.query_one("#runs-hint", Static).update(Text(hint))
+            hint = failure_text("read the runs", error)
+            self.query_one("#runs-hint", Static).update(hint)
 
     def _show_hint(self, count: int) -> None:
         reader = self.reader
