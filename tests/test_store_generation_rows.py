@@ -11,7 +11,13 @@ import duckdb
 import pytest
 
 from haf_tui.store.records import GenerationRecord, InstanceResult, ReasonRecord
-from haf_tui.store.result_rows import REASON_ROW, ROWS_A_STATEMENT, insert_rows
+from haf_tui.store.result_rows import (
+    REASON_COLUMNS,
+    REASON_ROW,
+    ROWS_A_STATEMENT,
+    insert_columns,
+    insert_rows,
+)
 from tests.test_scheduler import _store_with_run
 
 
@@ -95,3 +101,36 @@ def test_rows_in_statements_are_those_inserted_one_at_a_time(count: int) -> None
     expected = one_by_one.execute(read).fetchall()
     assert len(expected) == count
     assert repr(in_statements.execute(read).fetchall()) == repr(expected)  # (NaN equal to NaN)
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 401])
+def test_rows_in_columns_are_those_inserted_one_at_a_time(count: int) -> None:
+    """:func:`insert_columns` (a list a column, unnested) stores each row as one ``INSERT`` a
+    row stores it, to the type and the last bit: odd texts, NaN and infinities, ints where
+    doubles go, None, empty lists."""
+    rows = [_odd_reason_row(k) for k in range(count)]
+    one_by_one, in_columns = duckdb.connect(), duckdb.connect()
+    for con in (one_by_one, in_columns):
+        con.execute(_REASONS)
+    for row in rows:
+        one_by_one.execute(f"INSERT INTO reasons VALUES {REASON_ROW}", row)
+    insert_columns(in_columns, "reasons", REASON_COLUMNS, rows)
+    read = "SELECT *, typeof(nll), typeof(confidence) FROM reasons ORDER BY reason_index"
+    expected = one_by_one.execute(read).fetchall()
+    assert len(expected) == count
+    assert repr(in_columns.execute(read).fetchall()) == repr(expected)  # (NaN equal to NaN)
+
+
+def test_a_column_of_one_value_for_every_row_and_a_short_row() -> None:
+    """``=expr`` columns take no value of the row; a row with a value too few or too many is
+    refused, never stored shifted."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (a VARCHAR, b INTEGER, c DOUBLE, d TIMESTAMP)")
+    insert_columns(con, "t", ("VARCHAR", "=NULL", "DOUBLE", "=current_timestamp"), [["x", 1.5]])
+    assert con.execute("SELECT a, b, c, d IS NOT NULL FROM t").fetchall() == [
+        ("x", None, 1.5, True)
+    ]
+    for bad in ([["x"]], [["x", 1.5, 2.0]]):
+        with pytest.raises(ValueError):
+            insert_columns(con, "t", ("VARCHAR", "=NULL", "DOUBLE", "=current_timestamp"), bad)
+    assert con.execute("SELECT count(*) FROM t").fetchall() == [(1,)]

@@ -34,11 +34,12 @@ from haf_tui.similarity import (
 )
 from haf_tui.store import Store
 from haf_tui.store.derived_runs import (
+    RescoredInstance,
     children_of,
     create_derived_run,
     discard_unfinished,
     generation_source,
-    save_rescored_instance,
+    save_rescored_instances,
     source_generations_of,
 )
 from haf_tui.store.records import GenerationRecord, InstanceRecord, InstanceResult
@@ -208,17 +209,21 @@ def rescore_run(
                     f"re-score {derived_id} of run {parent_id} failed at instances "
                     f"{chunk[0].instance_id}…{chunk[-1].instance_id}: {error}"
                 ) from exc
-            for instance in chunk:
-                if stop_event is not None and stop_event.is_set():
-                    break
-                try:
-                    _rescore_instance(store, context, instance, sources[instance.instance_id])
-                except (SimilarityError, RescoreError) as exc:  # (g's scores unusable: failed,
-                    status, error = "failed", first_line(exc)  # never "finished" with NULLs)
-                    raise RescoreError(
-                        f"re-score {derived_id} of run {parent_id} failed at instance "
-                        f"{instance.instance_id}: {error}"
-                    ) from exc
+            recorded: list[RescoredInstance] = []
+            try:
+                for instance in chunk:
+                    if recorded and stop_event is not None and stop_event.is_set():
+                        break
+                    recorded.append(_rescored(context, instance, sources[instance.instance_id]))
+            except (SimilarityError, RescoreError) as exc:  # (g's scores unusable: failed,
+                status, error = "failed", first_line(exc)  # never "finished" with NULLs)
+                save_rescored_instances(store, recorded)  # (the instances before it kept)
+                raise RescoreError(
+                    f"re-score {derived_id} of run {parent_id} failed at instance "
+                    f"{chunk[len(recorded)].instance_id}: {error}"
+                ) from exc
+            save_rescored_instances(store, recorded)  # (the batch in one transaction)
+            for _ in recorded:
                 finished += 1
                 if on_progress is not None:
                     on_progress(finished, total)
@@ -333,12 +338,12 @@ def _scored(
     return records, HAF.finish(context, instance, [Answer.of_record(r) for r in records])
 
 
-def _rescore_instance(
-    store: Store, context: SuiteContext, instance: InstanceRecord, sources: Sequence[Source]
-) -> None:
+def _rescored(
+    context: SuiteContext, instance: InstanceRecord, sources: Sequence[Source]
+) -> RescoredInstance:
     """One instance: every stored HAF generation recorded again with the new g (stored
-    without its texts and tokens), then its results from those answers, in one transaction
-    (a transaction a generation was most of a re-score's own time beside g's)."""
+    without its texts and tokens, each with its output's token count), and its results from
+    those answers."""
     records, outcome = _scored(context, instance, sources)
     counted = [
         (record, len(generation.tokens))
@@ -350,4 +355,4 @@ def _rescore_instance(
     result.reason_metrics = list(outcome.reason_metrics)
     result.instance_metrics = list(outcome.instance_metrics)
     result.rows = dict(outcome.rows)
-    save_rescored_instance(store, counted, result)
+    return counted, result

@@ -22,11 +22,11 @@ from haf_tui.store.db import Store
 from haf_tui.store.errors import StoreError
 from haf_tui.store.records import GenerationRecord, InstanceResult
 from haf_tui.store.result_rows import (
-    DIAGNOSTIC_ROW,
-    REASON_ROW,
+    DIAGNOSTIC_COLUMNS,
+    REASON_COLUMNS,
     diagnostic_rows,
-    insert_instance_result,
-    insert_rows,
+    insert_columns,
+    insert_instance_results,
     reason_rows,
 )
 from haf_tui.vocabulary import null_for_nan
@@ -199,31 +199,39 @@ def discard_unfinished(store: Store, run_id: str) -> None:
             )
 
 
-def save_rescored_instance(
-    store: Store, generations: Sequence[tuple[GenerationRecord, int]], result: InstanceResult
-) -> None:
-    """A re-scored instance in one transaction: each generation (a record and its output's
-    token count) with its decision, confidence, reasons and diagnostics, without its prompt,
-    output or tokens (the parent's), then its results (which mark it finished); each table's
-    rows in one statement."""
+RescoredInstance = tuple[Sequence[tuple[GenerationRecord, int]], InstanceResult]
+"""A re-scored instance as it is stored: each generation (a record and its output's token
+count) and the instance's results."""
+
+
+def save_rescored_instances(store: Store, instances: Sequence[RescoredInstance]) -> None:
+    """Re-scored instances (a re-score's batch) in one transaction: each generation with its
+    decision, confidence, reasons and diagnostics, without its prompt, output or tokens (the
+    parent's), then each instance's results (which mark it finished); each table's rows of
+    them all in one statement (a transaction and six statements an instance were most of a
+    re-score's own time beside g's). All are stored or none: an instance is never half
+    written, and a batch stopped while it is written is scored again whole on resume."""
     rows: list[list[Any]] = []
     reasons: list[list[Any]] = []
     notes: list[list[Any]] = []
-    for g, output_tokens in generations:
-        key = [g.run_id, g.instance_id, g.stage, g.sub_index]
-        rows.append(_rescored_generation_row(key, g, output_tokens))
-        reasons.extend(reason_rows(key, g))
-        notes.extend(diagnostic_rows(key, g))
+    for generations, _ in instances:
+        for g, output_tokens in generations:
+            key = [g.run_id, g.instance_id, g.stage, g.sub_index]
+            rows.append(_rescored_generation_row(key, g, output_tokens))
+            reasons.extend(reason_rows(key, g))
+            notes.extend(diagnostic_rows(key, g))
     with store.transaction() as con:
-        insert_rows(con, "generations", _RESCORED_GENERATION_ROW, rows)
-        insert_rows(con, "reasons", REASON_ROW, reasons)
-        insert_rows(con, "parse_diagnostics", DIAGNOSTIC_ROW, notes)
-        insert_instance_result(con, result)
+        insert_columns(con, "generations", _RESCORED_GENERATION_COLUMNS, rows)
+        insert_columns(con, "reasons", REASON_COLUMNS, reasons)
+        insert_columns(con, "parse_diagnostics", DIAGNOSTIC_COLUMNS, notes)
+        insert_instance_results(con, [result for _, result in instances])
 
 
-_RESCORED_GENERATION_ROW = (
-    "(?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, current_timestamp)"
-)
+_RESCORED_GENERATION_COLUMNS = (
+    "VARCHAR", "VARCHAR", "VARCHAR", "INTEGER", "VARCHAR", "BIGINT", "=NULL", "INTEGER",
+    "=NULL", "INTEGER", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "INTEGER", "INTEGER",
+    "DOUBLE", "DOUBLE", "=current_timestamp",
+)  # fmt: skip
 """A re-scored ``generations`` row's values: no prompt text, no output text."""
 
 
