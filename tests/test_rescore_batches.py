@@ -15,8 +15,9 @@ import pytest
 from haf_tui.pipeline.rescore import rescore_run
 from haf_tui.similarity import BiEncoderSimilarity, CachedSimilarity
 from haf_tui.store import Store, open_store
+from haf_tui.store.derived_runs import children_of
 from tests.support.rescore_runs import save_tiny_dataset, scripted_run
-from tests.test_rescore import _assert_same
+from tests.test_rescore import TABLES, _assert_same, _rows
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz.,"
 
@@ -73,3 +74,89 @@ def test_scored_ahead_in_batches_of_instances(stored: Store) -> None:
     as_asked = CountingEncoder()
     rescore_run(stored, "parent", counting_g(as_asked, "counting-g-2"), score_ahead=0)
     assert len(as_asked.calls) > 10  # (each follow-up's decision and span asked on its own)
+
+
+def _one_row_a_statement(con: Any, table: str, columns: Sequence[str], rows: Any) -> None:
+    """How a re-score stored its rows before its batches: an ``INSERT … VALUES`` a row."""
+    marks = ", ".join(c[1:] if c.startswith("=") else "?" for c in columns)
+    for row in rows:
+        con.execute(f"INSERT INTO {table} VALUES ({marks})", list(row))
+
+
+@pytest.mark.parametrize("score_ahead", [16, 2, 0])
+def test_a_batch_stored_in_columns_is_stored_as_each_row_alone(
+    stored: Store, monkeypatch: pytest.MonkeyPatch, score_ahead: int
+) -> None:
+    """The rows a re-score stores a batch at a time, a list a column, are those an ``INSERT`` a
+    row stores: in all six tables, every value's ``repr`` (its type and last bit) the same."""
+    from haf_tui.store import derived_runs, result_rows
+
+    batched = rescore_run(stored, "parent", counting_g(CountingEncoder()), score_ahead=score_ahead)
+    with monkeypatch.context() as patched:
+        for module in (derived_runs, result_rows):
+            patched.setattr(module, "insert_columns", _one_row_a_statement)
+        alone = rescore_run(stored, "parent", counting_g(CountingEncoder(), "counting-g-2"))
+    for table, columns in TABLES.items():
+        read = f"SELECT {columns} FROM {table} WHERE run_id = ? ORDER BY ALL"
+        rows = [stored.query(read, [run])[1] for run in (batched.run_id, alone.run_id)]
+        assert rows[0] or table == "parse_diagnostics", table
+        assert repr(rows[0]) == repr(rows[1]), table
+
+
+def test_a_batch_interrupted_is_stored_not_at_all_and_scored_again_on_resume(
+    stored: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch is one transaction: Ctrl-C while its last instance is recorded (the one before
+    it recorded, not stored) leaves the batches before it whole and none of its rows; the
+    resume scores the batch again to the values of a re-score never stopped."""
+    from haf_tui.pipeline import rescore
+
+    real, calls = rescore._scored, []
+
+    def killed_on_the_eighth(*args: Any) -> Any:
+        calls.append(args[1].instance_id)  # (each batch: its pairs collected, then recorded)
+        if len(calls) == 8:  # (the second batch of two: i2 recorded, i3 being recorded)
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(rescore, "_scored", killed_on_the_eighth)
+    with pytest.raises(KeyboardInterrupt):
+        rescore_run(stored, "parent", counting_g(CountingEncoder()), score_ahead=2)
+    assert calls == ["i0", "i1", "i0", "i1", "i2", "i3", "i2", "i3"]
+    monkeypatch.setattr(rescore, "_scored", real)
+    (derived,) = children_of(stored, "parent")
+    assert stored.get_run(derived.run_id).status == "stopped"
+    for table in TABLES:  # (diagnostics: only the instances that have any)
+        held = {row[0] for row in _rows(stored, table, derived.run_id)}
+        assert held <= {"i0", "i1"} and (held or table == "parse_diagnostics"), table
+        assert held == {"i0", "i1"} or table == "parse_diagnostics", table
+    resumed = rescore_run(stored, "parent", counting_g(CountingEncoder()), score_ahead=2)
+    assert resumed.resumed and resumed.run_id == derived.run_id
+    assert (resumed.status, resumed.instances_done) == ("finished", 4)
+    whole = rescore_run(stored, "parent", counting_g(CountingEncoder(), "counting-g-2"))
+    for table in TABLES:
+        assert repr(_rows(stored, table, resumed.run_id)) == repr(
+            _rows(stored, table, whole.run_id)
+        )
+
+
+def test_a_batch_that_fails_to_be_written_leaves_none_of_its_instances(
+    stored: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed inside the batch's transaction (its generations written, its results not): no
+    row of the batch stays, and the resume writes it whole."""
+    from haf_tui.store import derived_runs
+
+    def killed(con: Any, results: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(derived_runs, "insert_instance_results", killed)
+    with pytest.raises(KeyboardInterrupt):
+        rescore_run(stored, "parent", counting_g(CountingEncoder()))
+    monkeypatch.undo()
+    (derived,) = children_of(stored, "parent")
+    for table in TABLES:
+        assert _rows(stored, table, derived.run_id) == [], table
+    resumed = rescore_run(stored, "parent", counting_g(CountingEncoder()))
+    assert resumed.run_id == derived.run_id and resumed.instances_done == 4
+    _assert_same(stored, resumed.run_id, "parent", 0.0)
