@@ -4,6 +4,7 @@ whose embedding of a text does not depend on its batch, exactly)."""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -111,11 +112,13 @@ def test_a_batch_interrupted_is_stored_not_at_all_and_scored_again_on_resume(
     resume scores the batch again to the values of a re-score never stopped."""
     from haf_tui.pipeline import rescore
 
-    real, calls = rescore._scored, []
+    real, calls, running = rescore._scored, [], []
 
     def killed_on_the_eighth(*args: Any) -> Any:
         calls.append(args[1].instance_id)  # (each batch: its pairs collected, then recorded)
         if len(calls) == 8:  # (the second batch of two: i2 recorded, i3 being recorded)
+            writer = "SELECT status, writer_pid FROM runs WHERE parent_run_id = 'parent'"
+            running.extend(stored.query(writer)[1])
             raise KeyboardInterrupt
         return real(*args)
 
@@ -123,6 +126,7 @@ def test_a_batch_interrupted_is_stored_not_at_all_and_scored_again_on_resume(
     with pytest.raises(KeyboardInterrupt):
         rescore_run(stored, "parent", counting_g(CountingEncoder()), score_ahead=2)
     assert calls == ["i0", "i1", "i0", "i1", "i2", "i3", "i2", "i3"]
+    assert running == [("running", os.getpid())]  # (set so when the run was made)
     monkeypatch.setattr(rescore, "_scored", real)
     (derived,) = children_of(stored, "parent")
     assert stored.get_run(derived.run_id).status == "stopped"
@@ -155,8 +159,47 @@ def test_a_batch_that_fails_to_be_written_leaves_none_of_its_instances(
         rescore_run(stored, "parent", counting_g(CountingEncoder()))
     monkeypatch.undo()
     (derived,) = children_of(stored, "parent")
+    assert derived.status == "stopped"  # (not finished by the batch it could not write)
     for table in TABLES:
         assert _rows(stored, table, derived.run_id) == [], table
     resumed = rescore_run(stored, "parent", counting_g(CountingEncoder()))
     assert resumed.run_id == derived.run_id and resumed.instances_done == 4
     _assert_same(stored, resumed.run_id, "parent", 0.0)
+
+
+def test_a_finished_rescore_is_set_finished_with_its_time_by_its_last_batch(stored: Store) -> None:
+    summary = rescore_run(stored, "parent", counting_g(CountingEncoder()), score_ahead=3)
+    run = stored.query(
+        "SELECT status, seconds_running, error FROM runs WHERE run_id = ?", [summary.run_id]
+    )[1]
+    assert run == [("finished", pytest.approx(summary.seconds, abs=0.05), None)]
+    assert run[0][1] > 0
+
+
+def test_a_stop_asked_before_a_rescore_begins_scores_and_writes_nothing(stored: Store) -> None:
+    """Set before g's probe: not a sentence encoded, no derived run made; a stopped one
+    resumed so is left as it was."""
+    import threading
+
+    stop = threading.Event()
+    stop.set()
+    encoder = CountingEncoder()
+    summary = rescore_run(stored, "parent", counting_g(encoder), stop_event=stop)
+    assert (summary.status, summary.run_id, summary.instances_done) == ("stopped", "", 0)
+    assert encoder.calls == [] and children_of(stored, "parent") == []
+    halfway = threading.Event()
+    first = rescore_run(
+        stored,
+        "parent",
+        counting_g(CountingEncoder()),
+        score_ahead=2,
+        on_progress=lambda *_: halfway.set(),
+        stop_event=halfway,
+    )
+    assert (first.status, first.instances_done) == ("stopped", 2)
+    before = [_rows(stored, table, first.run_id) for table in TABLES]
+    again = rescore_run(stored, "parent", counting_g(encoder), stop_event=stop)
+    assert (again.run_id, again.status, again.instances_done) == (first.run_id, "stopped", 2)
+    assert again.resumed and encoder.calls == []
+    assert [_rows(stored, table, first.run_id) for table in TABLES] == before
+    assert stored.get_run(first.run_id).status == "stopped"

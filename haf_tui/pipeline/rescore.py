@@ -56,7 +56,8 @@ class RescoreError(HafError, RuntimeError):
 @dataclass(frozen=True)
 class RescoreSummary:
     """How a re-score ended: the derived run, its parent, instances done of the total, its
-    status and the seconds it took this time; ``resumed``: it went on with a stored one."""
+    status and the seconds it took this time; ``resumed``: it went on with a stored one. A
+    re-score asked to stop before it began: ``stopped``, the run id empty when none was made."""
 
     run_id: str
     parent_run_id: str
@@ -121,7 +122,9 @@ def rescore_run(
 ) -> RescoreSummary:
     """Re-score the finished run ``run_id`` (a derived run: its parent) with ``similarity``:
     a new derived run, or the unfinished one with this g, resumed. Stops between instances
-    when ``stop_event`` is set; Ctrl-C leaves the instances done stored and the run stopped.
+    when ``stop_event`` is set (set before it begins: nothing scored, nothing written); Ctrl-C
+    leaves the batches done stored and the run stopped. Each batch of instances is stored in
+    one transaction (with the run's status when it is the last), its progress said once it is.
 
     g scores the pairs of ``score_ahead`` instances at a time in one batch (0: each pair when
     the suite asks for it, in the batches the run itself used: a bi-encoder's float32
@@ -168,11 +171,17 @@ def rescore_run(
     context = SuiteContext(derived_id, config, similarity)
     step = max(1, score_ahead)
     first = todo[:step] if score_ahead > 0 else []
+    if stop_event is not None and stop_event.is_set():  # (before g's probe: nothing scored)
+        shown = derived_id if existing else ""
+        done_count = len(instances) - len(todo)
+        return RescoreSummary(shown, parent_id, done_count, len(instances), "stopped", 0.0, resumed)
     started = time.perf_counter()  # (the first batch's scoring is the re-score's own)
     first_sources = _sources(store, parent_id, first) if first else {}
     probe_similarity(similarity, _pairs_ahead(context, first, first_sources))
     if existing:
         discard_unfinished(store, derived_id)  # (the instances done stay done)
+        if todo:
+            store.update_run(derived_id, status="running")
     else:
         create_derived_run(
             store,
@@ -183,12 +192,12 @@ def rescore_run(
             similarity_kind=kind,
             n_planned=len(instances),
             versions=package_versions(),
+            running=True,  # (in its own transaction: one commit less)
         )
     total, finished = len(instances), len(instances) - len(todo)
     if not todo:
         store.update_run(derived_id, status="finished")
         return RescoreSummary(derived_id, parent_id, finished, total, "finished", 0.0, resumed)
-    store.update_run(derived_id, status="running")
     status = "stopped"
     error: str | None = None
     try:
@@ -222,16 +231,18 @@ def rescore_run(
                     f"re-score {derived_id} of run {parent_id} failed at instance "
                     f"{chunk[len(recorded)].instance_id}: {error}"
                 ) from exc
-            save_rescored_instances(store, recorded)  # (the batch in one transaction)
+            last = finished + len(recorded) == total  # (the run set finished with it)
+            elapsed = time.perf_counter() - started if last else None
+            save_rescored_instances(store, recorded, finished_after=elapsed)  # (a transaction)
+            status = "finished" if last else status
             for _ in recorded:
                 finished += 1
                 if on_progress is not None:
                     on_progress(finished, total)
-        if finished == total:
-            status = "finished"
     finally:
         seconds = time.perf_counter() - started
-        store.update_run(derived_id, status=status, seconds=seconds, error=error)
+        if status != "finished":  # (a finished run's status and time: its last batch's)
+            store.update_run(derived_id, status=status, seconds=seconds, error=error)
     return RescoreSummary(derived_id, parent_id, finished, total, status, seconds, resumed)
 
 

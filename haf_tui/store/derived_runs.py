@@ -123,8 +123,10 @@ def create_derived_run(
     similarity_kind: str,
     n_planned: int,
     versions: dict[str, str],
+    running: bool = False,
 ) -> None:
-    """A new derived run row: the parent's model identity, the new g, in one statement."""
+    """A new derived run row: the parent's model identity, the new g, in one statement;
+    ``running``: set running by this process in the same transaction."""
     params = {
         "run_id": run_id,
         "parent_run_id": parent_run_id,
@@ -139,6 +141,8 @@ def create_derived_run(
         row = con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchone()
         if not row or row[0] != 1:
             raise StoreError(f"no run {parent_run_id!r} to derive from")
+        if running:
+            store.update_run_in(con, run_id, status="running")
 
 
 def source_generations_of(
@@ -204,13 +208,17 @@ RescoredInstance = tuple[Sequence[tuple[GenerationRecord, int]], InstanceResult]
 count) and the instance's results."""
 
 
-def save_rescored_instances(store: Store, instances: Sequence[RescoredInstance]) -> None:
+def save_rescored_instances(
+    store: Store, instances: Sequence[RescoredInstance], *, finished_after: float | None = None
+) -> None:
     """Re-scored instances (a re-score's batch) in one transaction: each generation with its
     decision, confidence, reasons and diagnostics, without its prompt, output or tokens (the
     parent's), then each instance's results (which mark it finished); each table's rows of
     them all in one statement (a transaction and six statements an instance were most of a
     re-score's own time beside g's). All are stored or none: an instance is never half
-    written, and a batch stopped while it is written is scored again whole on resume."""
+    written, and a batch stopped while it is written is scored again whole on resume.
+    ``finished_after``: the batch is the re-score's last, its run set finished with these
+    seconds added in the same transaction."""
     rows: list[list[Any]] = []
     reasons: list[list[Any]] = []
     notes: list[list[Any]] = []
@@ -225,6 +233,9 @@ def save_rescored_instances(store: Store, instances: Sequence[RescoredInstance])
         insert_columns(con, "reasons", REASON_COLUMNS, reasons)
         insert_columns(con, "parse_diagnostics", DIAGNOSTIC_COLUMNS, notes)
         insert_instance_results(con, [result for _, result in instances])
+        if finished_after is not None and instances:
+            run_id = instances[0][1].run_id
+            store.update_run_in(con, run_id, status="finished", seconds=finished_after)
 
 
 _RESCORED_GENERATION_COLUMNS = (
