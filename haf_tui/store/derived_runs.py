@@ -13,6 +13,8 @@ are its own. A reader that needs an output text or tokens of a run reads them fr
 from __future__ import annotations
 
 import json
+import os
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +22,7 @@ from typing import Any
 from haf_tui.inference.base import GeneratedToken
 from haf_tui.store.db import Store
 from haf_tui.store.errors import StoreError
+from haf_tui.store.holder import update_holder_purpose
 from haf_tui.store.records import GenerationRecord, InstanceResult
 from haf_tui.store.result_rows import (
     DIAGNOSTIC_COLUMNS,
@@ -39,11 +42,14 @@ FROM runs WHERE parent_run_id IS NOT NULL ORDER BY created_at, run_id
 _CREATE_SQL = """
 INSERT INTO runs (run_id, status, dataset_id, n_planned, config, model_file, model_size,
                   model_sha256, model_arch, model_quant, chat_format, similarity_model,
-                  similarity_kind, offload_supported, n_gpu_layers, versions, parent_run_id)
-SELECT $run_id, 'created', dataset_id, $n_planned, $config, model_file, model_size,
+                  similarity_kind, offload_supported, n_gpu_layers, versions, parent_run_id,
+                  writer_pid, writer_host)
+SELECT $run_id, $status, dataset_id, $n_planned, $config, model_file, model_size,
        model_sha256, model_arch, model_quant, chat_format, $similarity_model,
-       $similarity_kind, offload_supported, n_gpu_layers, $versions, run_id
+       $similarity_kind, offload_supported, n_gpu_layers, $versions, run_id,
+       $writer_pid, $writer_host
 FROM runs WHERE run_id = $parent_run_id
+RETURNING run_id
 """
 _SOURCE_GENERATIONS_SQL = """
 SELECT g.instance_id, g.stage, g.sub_index, g.test, g.seed, g.prompt_text, g.prompt_tokens,
@@ -126,7 +132,7 @@ def create_derived_run(
     running: bool = False,
 ) -> None:
     """A new derived run row: the parent's model identity, the new g, in one statement;
-    ``running``: set running by this process in the same transaction."""
+    ``running``: set running by this process (its writer) in that statement."""
     params = {
         "run_id": run_id,
         "parent_run_id": parent_run_id,
@@ -135,14 +141,15 @@ def create_derived_run(
         "similarity_kind": similarity_kind,
         "n_planned": n_planned,
         "versions": json.dumps(versions),
+        "status": "running" if running else "created",
+        "writer_pid": os.getpid() if running else None,
+        "writer_host": socket.gethostname() if running else None,
     }
+    if running and not store.read_only:  # (the holder note says what it does, as update_run)
+        update_holder_purpose(store.path, f"run {run_id}: writing")
     with store.transaction() as con:
-        con.execute(_CREATE_SQL, params)
-        row = con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchone()
-        if not row or row[0] != 1:
+        if len(con.execute(_CREATE_SQL, params).fetchall()) != 1:
             raise StoreError(f"no run {parent_run_id!r} to derive from")
-        if running:
-            store.update_run_in(con, run_id, status="running")
 
 
 def source_generations_of(
