@@ -18,6 +18,7 @@ from haf_tui.similarity import BiEncoderSimilarity, CachedSimilarity
 from haf_tui.store import Store, open_store
 from haf_tui.store.derived_runs import children_of
 from tests.support.rescore_runs import save_tiny_dataset, scripted_run
+from tests.support.same_rows import assert_same_rows
 from tests.test_rescore import TABLES, _assert_same, _rows
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz.,"
@@ -101,7 +102,7 @@ def test_a_batch_stored_in_columns_is_stored_as_each_row_alone(
         read = f"SELECT {columns} FROM {table} WHERE run_id = ? ORDER BY ALL"
         rows = [stored.query(read, [run])[1] for run in (batched.run_id, alone.run_id)]
         assert rows[0] or table == "parse_diagnostics", table
-        assert repr(rows[0]) == repr(rows[1]), table
+        assert_same_rows(rows[0], rows[1], table)
 
 
 def test_a_batch_interrupted_is_stored_not_at_all_and_scored_again_on_resume(
@@ -139,8 +140,8 @@ def test_a_batch_interrupted_is_stored_not_at_all_and_scored_again_on_resume(
     assert (resumed.status, resumed.instances_done) == ("finished", 4)
     whole = rescore_run(stored, "parent", counting_g(CountingEncoder(), "counting-g-2"))
     for table in TABLES:
-        assert repr(_rows(stored, table, resumed.run_id)) == repr(
-            _rows(stored, table, whole.run_id)
+        assert_same_rows(
+            _rows(stored, table, resumed.run_id), _rows(stored, table, whole.run_id), table
         )
 
 

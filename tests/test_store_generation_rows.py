@@ -18,6 +18,7 @@ from haf_tui.store.result_rows import (
     insert_columns,
     insert_rows,
 )
+from tests.support.same_rows import assert_same_rows
 from tests.test_scheduler import _store_with_run
 
 
@@ -100,7 +101,7 @@ def test_rows_in_statements_are_those_inserted_one_at_a_time(count: int) -> None
     read = "SELECT *, typeof(nll), typeof(confidence) FROM reasons ORDER BY reason_index"
     expected = one_by_one.execute(read).fetchall()
     assert len(expected) == count
-    assert repr(in_statements.execute(read).fetchall()) == repr(expected)  # (NaN equal to NaN)
+    assert_same_rows(in_statements.execute(read).fetchall(), expected, "reasons")
 
 
 @pytest.mark.parametrize("count", [0, 1, 2, 401])
@@ -118,7 +119,7 @@ def test_rows_in_columns_are_those_inserted_one_at_a_time(count: int) -> None:
     read = "SELECT *, typeof(nll), typeof(confidence) FROM reasons ORDER BY reason_index"
     expected = one_by_one.execute(read).fetchall()
     assert len(expected) == count
-    assert repr(in_columns.execute(read).fetchall()) == repr(expected)  # (NaN equal to NaN)
+    assert_same_rows(in_columns.execute(read).fetchall(), expected, "reasons")
 
 
 def test_a_column_of_one_value_for_every_row_and_a_short_row() -> None:
