@@ -383,3 +383,18 @@ def test_a_grid_with_several_gs_rescores_its_cells_and_reports_the_sensitivity(
         grid_file.write_text(f'models = ["embedded"]\ndatasets = ["sample"]\n{bad}\n')
         with pytest.raises(GridError, match=says):
             load_grid(grid_file)
+
+
+def test_a_new_derived_run_never_takes_a_taken_id(
+    stored: Store, models: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ids are a second and two random bytes: two made in one second may clash. A re-score
+    whose fresh id is taken (here: its parent's) takes another, never a traceback or rows in
+    the other run."""
+    from haf_tui.pipeline import runs
+
+    offered = iter(["parent", "derived-2"])
+    monkeypatch.setattr(runs, "new_run_id", lambda: next(offered))
+    summary = rescore_run(stored, "parent", load_similarity(str(models[1])))
+    assert (summary.run_id, summary.status) == ("derived-2", "finished")
+    assert parent_run(stored, "parent") is None and parent_run(stored, "derived-2") == "parent"

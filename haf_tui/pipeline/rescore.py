@@ -164,9 +164,10 @@ def rescore_run(
         derived_id, resumed = existing[0].run_id, True
         done = store.finished_instances(derived_id)
     else:
-        from haf_tui.pipeline.runs import new_run_id as fresh_id
+        from haf_tui.pipeline.runs import fresh_run_id
 
-        derived_id, resumed, done = (new_run_id or fresh_id)(), False, set()
+        made = new_run_id() if new_run_id is not None else fresh_run_id(store)
+        derived_id, resumed, done = made, False, set()
     todo = [i for i in instances if i.instance_id not in done]
     context = SuiteContext(derived_id, config, similarity)
     step = max(1, score_ahead)
