@@ -204,3 +204,53 @@ def test_a_stop_asked_before_a_rescore_begins_scores_and_writes_nothing(stored: 
     assert again.resumed and encoder.calls == []
     assert [_rows(stored, table, first.run_id) for table in TABLES] == before
     assert stored.get_run(first.run_id).status == "stopped"
+
+
+def test_a_g_failing_inside_a_batch_keeps_the_instances_before_it(
+    stored: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """g's scores unusable at the batch's third instance: the run failed in one line naming
+    it, the two recorded before it stored (not scored again), nothing of it or after it."""
+    from haf_tui.pipeline import rescore
+    from haf_tui.pipeline.rescore import RescoreError
+
+    real, calls = rescore._scored, []
+
+    def unusable_at_the_seventh(*args: Any) -> Any:
+        calls.append(args[1].instance_id)  # (the batch's pairs collected, then recorded)
+        if len(calls) == 7:  # (i2 being recorded)
+            raise RescoreError("g gave a score too few")
+        return real(*args)
+
+    monkeypatch.setattr(rescore, "_scored", unusable_at_the_seventh)
+    with pytest.raises(RescoreError, match="failed at instance i2: g gave a score too few"):
+        rescore_run(stored, "parent", counting_g(CountingEncoder()))
+    (derived,) = children_of(stored, "parent")
+    assert stored.get_run(derived.run_id).status == "failed"
+    assert stored.finished_instances(derived.run_id) == {"i0", "i1"}
+    for table in TABLES:
+        held = {row[0] for row in _rows(stored, table, derived.run_id)}
+        assert held <= {"i0", "i1"} and (held or table == "parse_diagnostics"), table
+
+
+def test_a_stop_asked_while_a_batch_is_scored_ahead_stores_its_first_instance(
+    stored: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asked to stop while the second batch's pairs are encoded: that encoding is not thrown
+    away, its first instance is recorded and stored, then the re-score stops."""
+    import threading
+
+    from haf_tui.pipeline import rescore
+
+    stop, real = threading.Event(), rescore._score_ahead
+
+    def stop_while_scored_ahead(*args: Any) -> None:
+        real(*args)
+        stop.set()
+
+    monkeypatch.setattr(rescore, "_score_ahead", stop_while_scored_ahead)
+    summary = rescore_run(
+        stored, "parent", counting_g(CountingEncoder()), score_ahead=2, stop_event=stop
+    )
+    assert (summary.status, summary.instances_done) == ("stopped", 3)
+    assert stored.finished_instances(summary.run_id) == {"i0", "i1", "i2"}
