@@ -174,7 +174,40 @@ def test_a_finished_rescore_is_set_finished_with_its_time_by_its_last_batch(stor
         "SELECT status, seconds_running, error FROM runs WHERE run_id = ?", [summary.run_id]
     )[1]
     assert run == [("finished", pytest.approx(summary.seconds, abs=0.05), None)]
-    assert run[0][1] > 0
+    assert 0 < run[0][1] <= summary.seconds  # (its time added once: taken before the summary's)
+
+
+def test_a_resumed_rescore_is_set_running_by_its_writer_while_it_scores(
+    stored: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stopped re-score resumed shows running, with this process as its writer, while it
+    scores (it stayed "stopped" while written)."""
+    import threading
+
+    from haf_tui.pipeline import rescore
+
+    halfway = threading.Event()
+    first = rescore_run(
+        stored,
+        "parent",
+        counting_g(CountingEncoder()),
+        score_ahead=2,
+        on_progress=lambda *_: halfway.set(),
+        stop_event=halfway,
+    )
+    assert stored.get_run(first.run_id).status == "stopped"
+    real, seen = rescore._scored, []
+
+    def watched(*args: Any) -> Any:
+        query = "SELECT status, writer_pid FROM runs WHERE run_id = ?"
+        seen.extend(stored.query(query, [first.run_id])[1])
+        return real(*args)
+
+    monkeypatch.setattr(rescore, "_scored", watched)
+    resumed = rescore_run(stored, "parent", counting_g(CountingEncoder()), score_ahead=2)
+    assert resumed.resumed and resumed.status == "finished"
+    # (i2 and i3 collected for g's probe, before the run is touched; then recorded)
+    assert seen[2:] == [("running", os.getpid())] * 2
 
 
 def test_a_stop_asked_before_a_rescore_begins_scores_and_writes_nothing(stored: Store) -> None:
