@@ -5,7 +5,11 @@ sentences embedded per second, against the ceiling: sentence-transformers' ``enc
 exactly the re-score's distinct sentences, in one batched call. Beside it, each ``rescore``
 round's own ``encode`` calls are timed: ``rescore / its own encoder calls`` is the re-score's
 pace against its encoder's in the same second (the ceiling's call and the re-score's are
-apart by a round, and under load the encoder's pace moves 2–5× between them).
+apart by a round, and under load the encoder's pace moves 2–5× between them). It is the share
+of the re-score's time spent inside ``encode``: it counts the re-score's own work (reads,
+writes, the suite's Python) and leaves out whatever its encoding costs beyond the ceiling's
+one call (batches of 16 instances, padding, more calls); the issue's measure is the ceiling's
+ratio, reported first.
 
 Arms, interleaved (:func:`benchmarks.method.compare`): ``rescore`` (as ``haf rescore`` runs:
 scored ahead, 16 instances a batch), ``rescore as asked`` (``score_ahead=0``: each pair when
