@@ -324,3 +324,20 @@ def test_two_grid_files_of_one_name_are_not_one_campaign(tmp_path: Path) -> None
         ]
         first.path.unlink()  # (moved away: this file is the campaign now)
         assert not plan_campaign(store, second, grid_run_config(second)).refused
+
+
+def test_a_fresh_run_id_is_never_one_a_run_or_a_claimed_cell_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two ids made in one second may clash (a second and two random bytes): every run the
+    store makes (a run, a campaign's cell, a re-score) takes one no run or claim has."""
+    from haf_tui.pipeline import runs
+
+    grid = load_grid(_grid(tmp_path, BASIC))
+    with open_store(tmp_path / "c.duckdb") as store:
+        plan = plan_campaign(store, grid, grid_run_config(grid))
+        claim = ClaimedCell("embedded", "sample", "claimed-1", plan.cells[0].fingerprint, {}, 0)
+        claim_cell(store, grid.name, claim)
+        offered = iter(["claimed-1", "claimed-1", "free-1"])
+        monkeypatch.setattr(runs, "new_run_id", lambda: next(offered))
+        assert runs.fresh_run_id(store) == "free-1"

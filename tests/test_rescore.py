@@ -5,6 +5,7 @@ text or token row, gives back the stored values with the run's own g, and resume
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from haf_tui.pipeline.runs import run_config_of
 from haf_tui.similarity import load_similarity
 from haf_tui.store import Store, StoreError, derived_runs, open_store
 from haf_tui.store.derived_runs import children_of, parent_run
-from haf_tui.store.result_rows import insert_instance_result
+from haf_tui.store.result_rows import insert_instance_results
 from tests.support.rescore_runs import JUSTIFY, save_tiny_dataset, scripted_run
 from tests.support.tiny_similarity import tiny_bi_encoder
 
@@ -135,19 +136,19 @@ def test_a_stopped_rescore_resumes_to_the_same_values(
     stored: Store, models: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     second = load_similarity(str(models[1]))
-    saved = insert_instance_result
-    calls = []
+    saved = insert_instance_results
+    calls: list[str] = []
 
-    def killed_on_the_second(con: Any, result: Any) -> None:
-        calls.append(result.instance_id)
+    def killed_on_the_second(con: Any, results: Any) -> None:
+        calls.extend(result.instance_id for result in results)
         if len(calls) == 2:  # its generations are written, its results never are
             raise KeyboardInterrupt
-        saved(con, result)
+        saved(con, results)
 
-    monkeypatch.setattr(derived_runs, "insert_instance_result", killed_on_the_second)
+    monkeypatch.setattr(derived_runs, "insert_instance_results", killed_on_the_second)
     with pytest.raises(KeyboardInterrupt):
         rescore_run(stored, "parent", second, score_ahead=0)
-    monkeypatch.setattr(derived_runs, "insert_instance_result", saved)
+    monkeypatch.setattr(derived_runs, "insert_instance_results", saved)
     (derived,) = children_of(stored, "parent")
     assert stored.get_run(derived.run_id).status == "stopped"
     for table in ("generations", "reasons", "instance_results"):  # (one transaction an instance)
@@ -228,25 +229,48 @@ def test_the_derived_run_names_its_g_and_each_kind_of_g_is_a_run_of_its_own(
 
 
 def stopped_rescore(store: Store, models: tuple[Path, Path]) -> RescoreSummary:
-    """A re-score of the parent with the second g, asked to stop after its first instance."""
+    """A re-score of the parent with the second g, asked to stop while its first instance is
+    recorded (g asked a pair past its probe: the four instances are one batch)."""
     import threading
 
     stop = threading.Event()
-    return rescore_run(
+    second = load_similarity(str(models[1]))
+
+    class StopOnTheSecondCall:
+        name = second.name
+
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def similarities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+            self.calls += 1
+            if self.calls == 2:  # (the first: the batch's pairs, g's probe)
+                stop.set()
+            return second.similarities(pairs)
+
+    progress: list[tuple[int, int]] = []
+    summary = rescore_run(
         store,
         "parent",
-        load_similarity(str(models[1])),
-        on_progress=lambda *_: stop.set(),
+        StopOnTheSecondCall(),
+        on_progress=lambda *done: progress.append(done),
         stop_event=stop,
     )
+    assert progress == [(1, 4)]  # (said once stored)
+    return summary
 
 
 def test_a_rescore_asked_to_stop_stops_between_instances(
     stored: Store, models: tuple[Path, Path]
 ) -> None:
+    """Asked to stop inside a batch, the instance being recorded is finished and stored, the
+    rest of the batch is not scored."""
     summary = stopped_rescore(stored, models)
     assert (summary.status, summary.instances_done, summary.instances_total) == ("stopped", 1, 4)
     assert stored.get_run(summary.run_id).status == "stopped"
+    for table in ("generations", "reasons", "instance_results"):
+        held = {row[0] for row in _rows(stored, table, summary.run_id)}
+        assert held == {"i0"}, table
 
 
 def test_the_command_line_rescores_and_refuses_a_model_it_cannot_load(
@@ -359,3 +383,18 @@ def test_a_grid_with_several_gs_rescores_its_cells_and_reports_the_sensitivity(
         grid_file.write_text(f'models = ["embedded"]\ndatasets = ["sample"]\n{bad}\n')
         with pytest.raises(GridError, match=says):
             load_grid(grid_file)
+
+
+def test_a_new_derived_run_never_takes_a_taken_id(
+    stored: Store, models: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ids are a second and two random bytes: two made in one second may clash. A re-score
+    whose fresh id is taken (here: its parent's) takes another, never a traceback or rows in
+    the other run."""
+    from haf_tui.pipeline import runs
+
+    offered = iter(["parent", "derived-2"])
+    monkeypatch.setattr(runs, "new_run_id", lambda: next(offered))
+    summary = rescore_run(stored, "parent", load_similarity(str(models[1])))
+    assert (summary.run_id, summary.status) == ("derived-2", "finished")
+    assert parent_run(stored, "parent") is None and parent_run(stored, "derived-2") == "parent"

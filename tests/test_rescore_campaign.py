@@ -14,7 +14,7 @@ import pytest
 
 from haf_tui.campaign.grid import Grid, load_grid
 from haf_tui.campaign.report import build_campaign_report
-from haf_tui.campaign.rescores import rescore_campaign
+from haf_tui.campaign.rescores import RescoreHooks, rescore_campaign
 from haf_tui.store import Store
 from haf_tui.store.campaigns import ClaimedCell, claim_cell, save_campaign
 from haf_tui.store.derived_runs import children_of
@@ -81,6 +81,30 @@ def test_a_stop_asked_before_a_cell_rescores_nothing(
     stop.set()
     assert rescore_campaign(stored, grid, stop_event=stop) == []
     assert children_of(stored, "parent") == children_of(stored, "scratch") == []
+
+
+class SetOnTheSecondLook(threading.Event):
+    """A stop asked between the campaign's look and the re-score's (the Stop key pressed as a
+    cell's re-score starts)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.looks = 0
+
+    def is_set(self) -> bool:
+        self.looks += 1
+        return self.looks > 1
+
+
+def test_a_stop_asked_as_a_cells_rescore_starts_reports_no_cell_done(
+    stored: Store, models: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The re-score makes no run: no cell is said re-scored (as a run without an id)."""
+    grid = _grid(stored, models, tmp_path)
+    said: list[str] = []
+    hooks = RescoreHooks(done=lambda cell, entry, summary: said.append(summary.run_id))
+    assert rescore_campaign(stored, grid, hooks=hooks, stop_event=SetOnTheSecondLook()) == []
+    assert said == [] and children_of(stored, "parent") == children_of(stored, "scratch") == []
 
 
 def test_a_metric_the_cells_run_never_defines_has_no_rows(

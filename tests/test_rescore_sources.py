@@ -82,3 +82,16 @@ def test_a_parents_instance_without_answers_is_one_line(
         with stored.transaction() as con:
             con.execute("INSERT INTO generations SELECT * FROM held")
             con.execute("DROP TABLE held")
+
+
+def test_a_derived_run_of_no_stored_run_is_one_line(stored: Store) -> None:
+    """The run's one ``INSERT … SELECT`` from its parent makes no row: refused, nothing made."""
+    from haf_tui.store import StoreError
+    from haf_tui.store.derived_runs import create_derived_run
+
+    with pytest.raises(StoreError, match="no run 'gone' to derive from"):
+        create_derived_run(
+            stored, "derived-1", "gone", config_json="{}", similarity_model="g",
+            similarity_kind="bi-encoder", n_planned=4, versions={}, running=True,
+        )  # fmt: skip
+    assert stored.query("SELECT count(*) FROM runs WHERE run_id = 'derived-1'")[1] == [(0,)]

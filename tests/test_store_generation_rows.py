@@ -6,12 +6,22 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
 
 from haf_tui.store.records import GenerationRecord, InstanceResult, ReasonRecord
-from haf_tui.store.result_rows import REASON_ROW, ROWS_A_STATEMENT, insert_rows
+from haf_tui.store.result_rows import (
+    REASON_COLUMNS,
+    REASON_ROW,
+    ROWS_A_STATEMENT,
+    insert_columns,
+    insert_instance_results,
+    insert_rows,
+)
+from haf_tui.vocabulary import null_for_nan
+from tests.support.same_rows import assert_same_rows
 from tests.test_scheduler import _store_with_run
 
 
@@ -94,4 +104,89 @@ def test_rows_in_statements_are_those_inserted_one_at_a_time(count: int) -> None
     read = "SELECT *, typeof(nll), typeof(confidence) FROM reasons ORDER BY reason_index"
     expected = one_by_one.execute(read).fetchall()
     assert len(expected) == count
-    assert repr(in_statements.execute(read).fetchall()) == repr(expected)  # (NaN equal to NaN)
+    assert_same_rows(in_statements.execute(read).fetchall(), expected, "reasons")
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 401])
+def test_rows_in_columns_are_those_inserted_one_at_a_time(count: int) -> None:
+    """:func:`insert_columns` (a list a column, unnested) stores each row as one ``INSERT`` a
+    row stores it, to the type and the last bit: odd texts, NaN and infinities, ints where
+    doubles go, None, empty lists."""
+    rows = [_odd_reason_row(k) for k in range(count)]
+    one_by_one, in_columns = duckdb.connect(), duckdb.connect()
+    for con in (one_by_one, in_columns):
+        con.execute(_REASONS)
+    for row in rows:
+        one_by_one.execute(f"INSERT INTO reasons VALUES {REASON_ROW}", row)
+    insert_columns(in_columns, "reasons", REASON_COLUMNS, rows)
+    read = "SELECT *, typeof(nll), typeof(confidence) FROM reasons ORDER BY reason_index"
+    expected = one_by_one.execute(read).fetchall()
+    assert len(expected) == count
+    assert_same_rows(in_columns.execute(read).fetchall(), expected, "reasons")
+
+
+def test_a_column_of_one_value_for_every_row_and_a_short_row() -> None:
+    """``=expr`` columns take no value of the row; a row with a value too few or too many is
+    refused, never stored shifted."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (a VARCHAR, b INTEGER, c DOUBLE, d TIMESTAMP)")
+    insert_columns(con, "t", ("VARCHAR", "=NULL", "DOUBLE", "=current_timestamp"), [["x", 1.5]])
+    assert con.execute("SELECT a, b, c, d IS NOT NULL FROM t").fetchall() == [
+        ("x", None, 1.5, True)
+    ]
+    for bad in ([["x"]], [["x", 1.5, 2.0]]):
+        with pytest.raises(ValueError):
+            insert_columns(con, "t", ("VARCHAR", "=NULL", "DOUBLE", "=current_timestamp"), bad)
+    assert con.execute("SELECT count(*) FROM t").fetchall() == [(1,)]
+
+
+_RESULTS = """
+CREATE TABLE instance_results (run_id VARCHAR, instance_id VARCHAR, stance VARCHAR,
+    n_reasons INTEGER, stopped VARCHAR, created_at TIMESTAMP);
+CREATE TABLE reason_metrics (run_id VARCHAR, instance_id VARCHAR, stage VARCHAR,
+    sub_index INTEGER, reason_index INTEGER, metric VARCHAR, value DOUBLE);
+CREATE TABLE instance_metrics (run_id VARCHAR, instance_id VARCHAR, metric VARCHAR,
+    value DOUBLE, n INTEGER);
+"""
+
+
+def _results_a_row_a_statement(con: Any, result: InstanceResult) -> None:
+    """How an instance's results were stored before a batch's were stored a list a column."""
+    row = [result.run_id, result.instance_id, result.stance, result.n_reasons, result.stopped]
+    con.execute("INSERT INTO instance_results VALUES (?, ?, ?, ?, ?, current_timestamp)", row)
+    for m in result.reason_metrics:
+        con.execute(
+            "INSERT INTO reason_metrics VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [result.run_id, result.instance_id, *m[:4], null_for_nan(m[4])],
+        )
+    for name, value, n in result.instance_metrics:
+        con.execute(
+            "INSERT INTO instance_metrics VALUES (?, ?, ?, ?, ?)",
+            [result.run_id, result.instance_id, name, null_for_nan(value), n],
+        )
+
+
+def test_results_stored_a_list_a_column_are_those_stored_a_row_a_statement() -> None:
+    """A run's and a re-score's results (``insert_instance_results``, a list a column) are
+    stored as an ``INSERT`` a row stored them: odd texts, None, NaN, ±inf, -0.0, the least
+    double, ints where doubles go, 2**31 - 1 counts."""
+    values: list[Any] = [math.nan, math.inf, -math.inf, -0.0, 0.1, 1, 2**53 + 1, 5e-324, None, True]
+    texts = ["ünï 日本 🙂", "", 'it\'s "q"; --', "x" * 5000, "?", None]
+    results = []
+    for k in range(12):
+        result = InstanceResult("run", f"i{k}", texts[k % 6], (2**31 - 1) * (k % 2), texts[-k % 6])
+        result.reason_metrics = [("justify", k, j, f"m{j}", values[(k + j) % 10]) for j in range(3)]
+        result.instance_metrics = [(f"n{j}", values[(3 * k + j) % 10], j) for j in range(4)]
+        results.append(result)
+    one_by_one, in_columns = duckdb.connect(), duckdb.connect()
+    for con in (one_by_one, in_columns):
+        con.execute(_RESULTS)
+    for result in results:
+        _results_a_row_a_statement(one_by_one, result)
+    insert_instance_results(in_columns, results)
+    for table in ("instance_results", "reason_metrics", "instance_metrics"):
+        columns = "* EXCLUDE (created_at)" if table == "instance_results" else "*"
+        read = f"SELECT {columns}, typeof(COLUMNS({columns})) FROM {table} ORDER BY ALL"
+        expected = one_by_one.execute(read).fetchall()
+        assert expected, table
+        assert_same_rows(in_columns.execute(read).fetchall(), expected, table)

@@ -83,6 +83,8 @@ def rescore_campaign(
                 store, str(cell.run_id), similarity, entry.kind, device=device,
                 stop_event=stop_event,
             )  # fmt: skip
+            if not summary.run_id:  # (stopped before it began: nothing made)
+                return done
             hooks.done(cell, entry, summary)
             done.append((cell, entry, summary))
     return done

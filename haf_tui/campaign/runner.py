@@ -37,7 +37,7 @@ from haf_tui.pipeline.runs import (
     RunRequest,
     StartedRun,
     execute_run,
-    new_run_id,
+    fresh_run_id,
     resolve_dataset,
     start_or_resume,
 )
@@ -46,7 +46,6 @@ from haf_tui.store.campaigns import (
     ClaimedCell,
     claim_cell,
     reclaim_cell,
-    run_id_taken,
     save_campaign,
 )
 from haf_tui.vocabulary import HafError, first_line
@@ -281,7 +280,7 @@ def _request(
     claim = ClaimedCell(
         cell.model.label,
         cell.dataset.label,
-        cell.claim.run_id if cell.claim else _fresh_run_id(store),
+        cell.claim.run_id if cell.claim else fresh_run_id(store),
         cell.fingerprint,
         cell.settings,
         cell.position,
@@ -298,10 +297,3 @@ def _request(
         preloaded=models,
         run_id=claim.run_id,
     )
-
-
-def _fresh_run_id(store: Store) -> str:
-    run_id = new_run_id()
-    while run_id_taken(store, run_id):
-        run_id = new_run_id()
-    return run_id

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -80,11 +81,17 @@ def file_sha256(path: Path) -> str:
 
 
 def package_versions() -> dict[str, str]:
-    """Versions of the packages that decide a run's numbers."""
-    versions = {}
+    """Versions of the packages that decide a run's numbers (those this process imported: read
+    from their metadata once; each read was a few ms of every run and re-score made)."""
+    return dict(_package_versions())
+
+
+@functools.cache
+def _package_versions() -> tuple[tuple[str, str], ...]:
+    versions = []
     for name in VERSIONED_PACKAGES:
         try:
-            versions[name] = metadata.version(name)
+            versions.append((name, metadata.version(name)))
         except metadata.PackageNotFoundError:
-            versions[name] = "absent"
-    return versions
+            versions.append((name, "absent"))
+    return tuple(versions)

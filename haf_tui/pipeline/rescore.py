@@ -34,11 +34,12 @@ from haf_tui.similarity import (
 )
 from haf_tui.store import Store
 from haf_tui.store.derived_runs import (
+    RescoredInstance,
     children_of,
     create_derived_run,
     discard_unfinished,
     generation_source,
-    save_rescored_instance,
+    save_rescored_instances,
     source_generations_of,
 )
 from haf_tui.store.records import GenerationRecord, InstanceRecord, InstanceResult
@@ -55,7 +56,8 @@ class RescoreError(HafError, RuntimeError):
 @dataclass(frozen=True)
 class RescoreSummary:
     """How a re-score ended: the derived run, its parent, instances done of the total, its
-    status and the seconds it took this time; ``resumed``: it went on with a stored one."""
+    status and the seconds it took this time; ``resumed``: it went on with a stored one. A
+    re-score asked to stop before it began: ``stopped``, the run id empty when none was made."""
 
     run_id: str
     parent_run_id: str
@@ -120,7 +122,9 @@ def rescore_run(
 ) -> RescoreSummary:
     """Re-score the finished run ``run_id`` (a derived run: its parent) with ``similarity``:
     a new derived run, or the unfinished one with this g, resumed. Stops between instances
-    when ``stop_event`` is set; Ctrl-C leaves the instances done stored and the run stopped.
+    when ``stop_event`` is set (set before it begins: nothing scored, nothing written); Ctrl-C
+    leaves the batches done stored and the run stopped. Each batch of instances is stored in
+    one transaction (with the run's status when it is the last), its progress said once it is.
 
     g scores the pairs of ``score_ahead`` instances at a time in one batch (0: each pair when
     the suite asks for it, in the batches the run itself used: a bi-encoder's float32
@@ -160,18 +164,25 @@ def rescore_run(
         derived_id, resumed = existing[0].run_id, True
         done = store.finished_instances(derived_id)
     else:
-        from haf_tui.pipeline.runs import new_run_id as fresh_id
+        from haf_tui.pipeline.runs import fresh_run_id
 
-        derived_id, resumed, done = (new_run_id or fresh_id)(), False, set()
+        made = new_run_id() if new_run_id is not None else fresh_run_id(store)
+        derived_id, resumed, done = made, False, set()
     todo = [i for i in instances if i.instance_id not in done]
     context = SuiteContext(derived_id, config, similarity)
     step = max(1, score_ahead)
     first = todo[:step] if score_ahead > 0 else []
+    if stop_event is not None and stop_event.is_set():  # (before g's probe: nothing scored)
+        shown = derived_id if existing else ""
+        done_count = len(instances) - len(todo)
+        return RescoreSummary(shown, parent_id, done_count, len(instances), "stopped", 0.0, resumed)
     started = time.perf_counter()  # (the first batch's scoring is the re-score's own)
     first_sources = _sources(store, parent_id, first) if first else {}
     probe_similarity(similarity, _pairs_ahead(context, first, first_sources))
     if existing:
         discard_unfinished(store, derived_id)  # (the instances done stay done)
+        if todo:
+            store.update_run(derived_id, status="running")
     else:
         create_derived_run(
             store,
@@ -182,12 +193,12 @@ def rescore_run(
             similarity_kind=kind,
             n_planned=len(instances),
             versions=package_versions(),
+            running=True,  # (in its own transaction: one commit less)
         )
     total, finished = len(instances), len(instances) - len(todo)
     if not todo:
         store.update_run(derived_id, status="finished")
         return RescoreSummary(derived_id, parent_id, finished, total, "finished", 0.0, resumed)
-    store.update_run(derived_id, status="running")
     status = "stopped"
     error: str | None = None
     try:
@@ -208,25 +219,31 @@ def rescore_run(
                     f"re-score {derived_id} of run {parent_id} failed at instances "
                     f"{chunk[0].instance_id}…{chunk[-1].instance_id}: {error}"
                 ) from exc
-            for instance in chunk:
-                if stop_event is not None and stop_event.is_set():
-                    break
-                try:
-                    _rescore_instance(store, context, instance, sources[instance.instance_id])
-                except (SimilarityError, RescoreError) as exc:  # (g's scores unusable: failed,
-                    status, error = "failed", first_line(exc)  # never "finished" with NULLs)
-                    raise RescoreError(
-                        f"re-score {derived_id} of run {parent_id} failed at instance "
-                        f"{instance.instance_id}: {error}"
-                    ) from exc
+            recorded: list[RescoredInstance] = []
+            try:
+                for instance in chunk:
+                    if recorded and stop_event is not None and stop_event.is_set():
+                        break
+                    recorded.append(_rescored(context, instance, sources[instance.instance_id]))
+            except (SimilarityError, RescoreError) as exc:  # (g's scores unusable: failed,
+                status, error = "failed", first_line(exc)  # never "finished" with NULLs)
+                save_rescored_instances(store, recorded)  # (the instances before it kept)
+                raise RescoreError(
+                    f"re-score {derived_id} of run {parent_id} failed at instance "
+                    f"{chunk[len(recorded)].instance_id}: {error}"
+                ) from exc
+            last = finished + len(recorded) == total  # (the run set finished with it)
+            elapsed = time.perf_counter() - started if last else None
+            save_rescored_instances(store, recorded, finished_after=elapsed)  # (a transaction)
+            status = "finished" if last else status
+            for _ in recorded:
                 finished += 1
                 if on_progress is not None:
                     on_progress(finished, total)
-        if finished == total:
-            status = "finished"
     finally:
         seconds = time.perf_counter() - started
-        store.update_run(derived_id, status=status, seconds=seconds, error=error)
+        if status != "finished":  # (a finished run's status and time: its last batch's)
+            store.update_run(derived_id, status=status, seconds=seconds, error=error)
     return RescoreSummary(derived_id, parent_id, finished, total, status, seconds, resumed)
 
 
@@ -333,12 +350,12 @@ def _scored(
     return records, HAF.finish(context, instance, [Answer.of_record(r) for r in records])
 
 
-def _rescore_instance(
-    store: Store, context: SuiteContext, instance: InstanceRecord, sources: Sequence[Source]
-) -> None:
+def _rescored(
+    context: SuiteContext, instance: InstanceRecord, sources: Sequence[Source]
+) -> RescoredInstance:
     """One instance: every stored HAF generation recorded again with the new g (stored
-    without its texts and tokens), then its results from those answers, in one transaction
-    (a transaction a generation was most of a re-score's own time beside g's)."""
+    without its texts and tokens, each with its output's token count), and its results from
+    those answers."""
     records, outcome = _scored(context, instance, sources)
     counted = [
         (record, len(generation.tokens))
@@ -350,4 +367,4 @@ def _rescore_instance(
     result.reason_metrics = list(outcome.reason_metrics)
     result.instance_metrics = list(outcome.instance_metrics)
     result.rows = dict(outcome.rows)
-    save_rescored_instance(store, counted, result)
+    return counted, result

@@ -53,6 +53,7 @@ from haf_tui.pipeline.models import LoadedModels, file_sha256, load_models, pack
 from haf_tui.pipeline.runner import HafRunner, RunControl, RunSummary
 from haf_tui.pipeline.served import check_resumed_model, record_servers
 from haf_tui.store import Store, StoreError
+from haf_tui.store.campaigns import run_id_taken
 from haf_tui.store.dataset_catalog import find_datasets
 from haf_tui.store.derived_runs import parent_run
 from haf_tui.store.records import RunRecord
@@ -262,8 +263,18 @@ def start_or_resume(store: Store, request: RunRequest) -> StartedRun:
 
 
 def new_run_id() -> str:
-    """A readable, unique run id: date, time and a random suffix."""
+    """A readable run id: date, time and a random suffix (two made in a second may clash:
+    :func:`fresh_run_id` checks it against the store)."""
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
+
+
+def fresh_run_id(store: Store) -> str:
+    """A new run id no run or claimed campaign cell of ``store`` has (re-scores made ~40 a
+    second clashed: the run's INSERT failed on its key with a traceback)."""
+    run_id = new_run_id()
+    while run_id_taken(store, run_id):
+        run_id = new_run_id()
+    return run_id
 
 
 def check_prompts_fit(models: LoadedModels, config: RunConfig, dataset: Dataset) -> None:
@@ -313,7 +324,7 @@ def create_run(
     if planned == 0:
         raise StoreError(f"dataset {dataset.name} has no instances to evaluate")
     backend = models.backend
-    run_id = run_id or new_run_id()
+    run_id = run_id or fresh_run_id(store)
     store.create_run(
         RunRecord(
             run_id=run_id,

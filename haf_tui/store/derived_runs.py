@@ -13,6 +13,8 @@ are its own. A reader that needs an output text or tokens of a run reads them fr
 from __future__ import annotations
 
 import json
+import os
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,13 +22,14 @@ from typing import Any
 from haf_tui.inference.base import GeneratedToken
 from haf_tui.store.db import Store
 from haf_tui.store.errors import StoreError
+from haf_tui.store.holder import update_holder_purpose
 from haf_tui.store.records import GenerationRecord, InstanceResult
 from haf_tui.store.result_rows import (
-    DIAGNOSTIC_ROW,
-    REASON_ROW,
+    DIAGNOSTIC_COLUMNS,
+    REASON_COLUMNS,
     diagnostic_rows,
-    insert_instance_result,
-    insert_rows,
+    insert_columns,
+    insert_instance_results,
     reason_rows,
 )
 from haf_tui.vocabulary import null_for_nan
@@ -39,11 +42,14 @@ FROM runs WHERE parent_run_id IS NOT NULL ORDER BY created_at, run_id
 _CREATE_SQL = """
 INSERT INTO runs (run_id, status, dataset_id, n_planned, config, model_file, model_size,
                   model_sha256, model_arch, model_quant, chat_format, similarity_model,
-                  similarity_kind, offload_supported, n_gpu_layers, versions, parent_run_id)
-SELECT $run_id, 'created', dataset_id, $n_planned, $config, model_file, model_size,
+                  similarity_kind, offload_supported, n_gpu_layers, versions, parent_run_id,
+                  writer_pid, writer_host)
+SELECT $run_id, $status, dataset_id, $n_planned, $config, model_file, model_size,
        model_sha256, model_arch, model_quant, chat_format, $similarity_model,
-       $similarity_kind, offload_supported, n_gpu_layers, $versions, run_id
+       $similarity_kind, offload_supported, n_gpu_layers, $versions, run_id,
+       $writer_pid, $writer_host
 FROM runs WHERE run_id = $parent_run_id
+RETURNING run_id
 """
 _SOURCE_GENERATIONS_SQL = """
 SELECT g.instance_id, g.stage, g.sub_index, g.test, g.seed, g.prompt_text, g.prompt_tokens,
@@ -123,8 +129,10 @@ def create_derived_run(
     similarity_kind: str,
     n_planned: int,
     versions: dict[str, str],
+    running: bool = False,
 ) -> None:
-    """A new derived run row: the parent's model identity, the new g, in one statement."""
+    """A new derived run row: the parent's model identity, the new g, in one statement;
+    ``running``: set running by this process (its writer) in that statement."""
     params = {
         "run_id": run_id,
         "parent_run_id": parent_run_id,
@@ -133,11 +141,14 @@ def create_derived_run(
         "similarity_kind": similarity_kind,
         "n_planned": n_planned,
         "versions": json.dumps(versions),
+        "status": "running" if running else "created",
+        "writer_pid": os.getpid() if running else None,
+        "writer_host": socket.gethostname() if running else None,
     }
+    if running and not store.read_only:  # (the holder note says what it does, as update_run)
+        update_holder_purpose(store.path, f"run {run_id}: writing")
     with store.transaction() as con:
-        con.execute(_CREATE_SQL, params)
-        row = con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchone()
-        if not row or row[0] != 1:
+        if len(con.execute(_CREATE_SQL, params).fetchall()) != 1:
             raise StoreError(f"no run {parent_run_id!r} to derive from")
 
 
@@ -199,31 +210,46 @@ def discard_unfinished(store: Store, run_id: str) -> None:
             )
 
 
-def save_rescored_instance(
-    store: Store, generations: Sequence[tuple[GenerationRecord, int]], result: InstanceResult
+RescoredInstance = tuple[Sequence[tuple[GenerationRecord, int]], InstanceResult]
+"""A re-scored instance as it is stored: each generation (a record and its output's token
+count) and the instance's results."""
+
+
+def save_rescored_instances(
+    store: Store, instances: Sequence[RescoredInstance], *, finished_after: float | None = None
 ) -> None:
-    """A re-scored instance in one transaction: each generation (a record and its output's
-    token count) with its decision, confidence, reasons and diagnostics, without its prompt,
-    output or tokens (the parent's), then its results (which mark it finished); each table's
-    rows in one statement."""
+    """Re-scored instances (a re-score's batch) in one transaction: each generation with its
+    decision, confidence, reasons and diagnostics, without its prompt, output or tokens (the
+    parent's), then each instance's results (which mark it finished); each table's rows of
+    them all in one statement (a transaction and six statements an instance were most of a
+    re-score's own time beside g's). All are stored or none: an instance is never half
+    written, and a batch stopped while it is written is scored again whole on resume.
+    ``finished_after``: the batch is the re-score's last, its run set finished with these
+    seconds added in the same transaction."""
     rows: list[list[Any]] = []
     reasons: list[list[Any]] = []
     notes: list[list[Any]] = []
-    for g, output_tokens in generations:
-        key = [g.run_id, g.instance_id, g.stage, g.sub_index]
-        rows.append(_rescored_generation_row(key, g, output_tokens))
-        reasons.extend(reason_rows(key, g))
-        notes.extend(diagnostic_rows(key, g))
+    for generations, _ in instances:
+        for g, output_tokens in generations:
+            key = [g.run_id, g.instance_id, g.stage, g.sub_index]
+            rows.append(_rescored_generation_row(key, g, output_tokens))
+            reasons.extend(reason_rows(key, g))
+            notes.extend(diagnostic_rows(key, g))
     with store.transaction() as con:
-        insert_rows(con, "generations", _RESCORED_GENERATION_ROW, rows)
-        insert_rows(con, "reasons", REASON_ROW, reasons)
-        insert_rows(con, "parse_diagnostics", DIAGNOSTIC_ROW, notes)
-        insert_instance_result(con, result)
+        insert_columns(con, "generations", _RESCORED_GENERATION_COLUMNS, rows)
+        insert_columns(con, "reasons", REASON_COLUMNS, reasons)
+        insert_columns(con, "parse_diagnostics", DIAGNOSTIC_COLUMNS, notes)
+        insert_instance_results(con, [result for _, result in instances])
+        if finished_after is not None and instances:
+            run_id = instances[0][1].run_id
+            store.update_run_in(con, run_id, status="finished", seconds=finished_after)
 
 
-_RESCORED_GENERATION_ROW = (
-    "(?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, current_timestamp)"
-)
+_RESCORED_GENERATION_COLUMNS = (
+    "VARCHAR", "VARCHAR", "VARCHAR", "INTEGER", "VARCHAR", "BIGINT", "=NULL", "INTEGER",
+    "=NULL", "INTEGER", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "INTEGER", "INTEGER",
+    "DOUBLE", "DOUBLE", "=current_timestamp",
+)  # fmt: skip
 """A re-scored ``generations`` row's values: no prompt text, no output text."""
 
 

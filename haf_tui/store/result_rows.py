@@ -109,35 +109,41 @@ class ResultRows(StoreBase):
 def insert_instance_result(con: Any, result: InstanceResult) -> None:
     """An instance's stance, metrics and its suites' rows (``result.rows``), inside the
     caller's transaction: a run's instance and a re-scored one store them alike."""
-    con.execute(
-        "INSERT INTO instance_results VALUES (?, ?, ?, ?, ?, current_timestamp)",
-        [
-            result.run_id,
-            result.instance_id,
-            result.stance,
-            result.n_reasons,
-            result.stopped,
-        ],
+    insert_instance_results(con, [result])
+
+
+def insert_instance_results(con: Any, results: Sequence[InstanceResult]) -> None:
+    """Instances' stances, metrics and their suites' rows (``result.rows``), inside the
+    caller's transaction, each table's rows of them all in one statement (a re-score's batch
+    of instances: a statement each was most of its writes' time)."""
+    insert_columns(
+        con,
+        "instance_results",
+        RESULT_COLUMNS,
+        [[r.run_id, r.instance_id, r.stance, r.n_reasons, r.stopped] for r in results],
     )
-    insert_rows(
+    insert_columns(
         con,
         "reason_metrics",
-        "(?, ?, ?, ?, ?, ?, ?)",
+        REASON_METRIC_COLUMNS,
         [
-            [result.run_id, result.instance_id, *m[:4], null_for_nan(m[4])]
-            for m in result.reason_metrics
+            [r.run_id, r.instance_id, *m[:4], null_for_nan(m[4])]
+            for r in results
+            for m in r.reason_metrics
         ],
     )
-    insert_rows(
+    insert_columns(
         con,
         "instance_metrics",
-        "(?, ?, ?, ?, ?)",
+        INSTANCE_METRIC_COLUMNS,
         [
-            [result.run_id, result.instance_id, m[0], null_for_nan(m[1]), m[2]]
-            for m in result.instance_metrics
+            [r.run_id, r.instance_id, m[0], null_for_nan(m[1]), m[2]]
+            for r in results
+            for m in r.instance_metrics
         ],
     )
-    insert_method_rows(con, result.run_id, result.instance_id, result.rows)
+    for r in results:
+        insert_method_rows(con, r.run_id, r.instance_id, r.rows)
 
 
 def insert_reasons_and_diagnostics(con: Any, key: list[Any], g: GenerationRecord) -> None:
@@ -152,6 +158,21 @@ REASON_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 """One ``reasons`` row's values (:func:`reason_rows`)."""
 DIAGNOSTIC_ROW = "(?, ?, ?, ?, ?, ?)"
 """One ``parse_diagnostics`` row's values (:func:`diagnostic_rows`)."""
+_KEY = ("VARCHAR", "VARCHAR", "VARCHAR", "INTEGER")
+"""A generation's key columns' types: run, instance, stage, sub-index."""
+REASON_COLUMNS = (
+    *_KEY, "INTEGER", "VARCHAR", "INTEGER", "INTEGER", "INTEGER", "INTEGER",
+    "DOUBLE[]", "DOUBLE[]", "DOUBLE",
+)  # fmt: skip
+"""A ``reasons`` row's columns (:func:`reason_rows`, :func:`insert_columns`)."""
+DIAGNOSTIC_COLUMNS = (*_KEY, "VARCHAR", "VARCHAR")
+"""A ``parse_diagnostics`` row's columns (:func:`diagnostic_rows`)."""
+RESULT_COLUMNS = ("VARCHAR", "VARCHAR", "VARCHAR", "INTEGER", "VARCHAR", "=current_timestamp")
+"""An ``instance_results`` row's columns."""
+REASON_METRIC_COLUMNS = ("VARCHAR", "VARCHAR", "VARCHAR", "INTEGER", "INTEGER", "VARCHAR", "DOUBLE")
+"""A ``reason_metrics`` row's columns."""
+INSTANCE_METRIC_COLUMNS = ("VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE", "INTEGER")
+"""An ``instance_metrics`` row's columns."""
 ROWS_A_STATEMENT = 200
 """The most rows :func:`insert_rows` puts in one statement."""
 
@@ -178,6 +199,24 @@ def reason_rows(key: list[Any], g: GenerationRecord) -> list[list[Any]]:
 def diagnostic_rows(key: list[Any], g: GenerationRecord) -> list[list[Any]]:
     """A generation's ``parse_diagnostics`` rows under ``key``."""
     return [[*key, kind, detail] for kind, detail in g.diagnostics]
+
+
+def insert_columns(
+    con: Any, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+) -> None:
+    """``rows`` into ``table`` (one of this module's fixed names) in one statement, a list a
+    column: ``columns`` names each column's SQL type (its values a parameter: a list of the
+    rows' values, unnested) or, after ``=``, a SQL expression every row takes (``=NULL``).
+    A row's values are stored as an ``INSERT`` of that row alone stores them (to the type and
+    the last bit); a re-score's batch of instances binds a parameter a column where
+    :func:`insert_rows` bound one a value (half its writes' time)."""
+    if not rows:
+        return
+    values = [list(column) for column in zip(*rows, strict=True)]
+    if len(values) != sum(1 for c in columns if not c.startswith("=")):
+        raise ValueError(f"rows for {table}: {len(values)} values a row, columns {columns}")
+    select = ", ".join(c[1:] if c.startswith("=") else f"unnest(?::{c}[])" for c in columns)
+    con.execute(f"INSERT INTO {table} SELECT {select}", values)
 
 
 def insert_rows(con: Any, table: str, row: str, rows: Sequence[Sequence[Any]]) -> None:

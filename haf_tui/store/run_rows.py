@@ -178,19 +178,35 @@ class RunRows(StoreBase):
     ) -> None:
         """Change a run's status, add running time, record an error or the chat format; a run
         set running records this process (PID and host) as its writer."""
+        with self.transaction() as con:
+            self.update_run_in(
+                con, run_id, status=status, seconds=seconds, error=error, chat_format=chat_format
+            )
+
+    def update_run_in(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        run_id: str,
+        *,
+        status: str | None = None,
+        seconds: float = 0.0,
+        error: str | None = None,
+        chat_format: str | None = None,
+    ) -> None:
+        """:meth:`update_run` inside the caller's transaction ``con`` (a re-score's first and
+        last writes carry the run's status: a transaction, a commit, less)."""
         writer = (os.getpid(), socket.gethostname()) if status == "running" else (None, None)
         if status is not None and not self.read_only:  # (the holder note says what it does)
             doing = "writing" if status == "running" else status
             update_holder_purpose(self.path, f"run {run_id}: {doing}")
-        with self.transaction() as con:
-            con.execute(
-                "UPDATE runs SET status = coalesce(?, status), "
-                "seconds_running = seconds_running + ?, "
-                "error = coalesce(?, error), chat_format = coalesce(?, chat_format), "
-                "writer_pid = coalesce(?, writer_pid), writer_host = coalesce(?, writer_host), "
-                "updated_at = current_timestamp WHERE run_id = ?",
-                [status, seconds, error, chat_format, *writer, run_id],
-            )
+        con.execute(
+            "UPDATE runs SET status = coalesce(?, status), "
+            "seconds_running = seconds_running + ?, "
+            "error = coalesce(?, error), chat_format = coalesce(?, chat_format), "
+            "writer_pid = coalesce(?, writer_pid), writer_host = coalesce(?, writer_host), "
+            "updated_at = current_timestamp WHERE run_id = ?",
+            [status, seconds, error, chat_format, *writer, run_id],
+        )
 
     def account_unstored_time(self, run_id: str) -> float:
         """Add to a run's ``seconds_running`` the time a session worked after it last stored
