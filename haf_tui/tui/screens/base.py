@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeVar, cast
 
 from textual import on
+from textual.geometry import Size
 from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.widget import Widget
@@ -39,6 +40,41 @@ class HafScreen(Screen[ResultType]):
     focused: Reactive[Widget | None] = Reactive(None, repaint=False)
     """As Screen's, without repainting the whole screen on every focus change (~25 ms at
     200×60): the widgets that gain or lose the focus restyle and repaint themselves."""
+
+    async def _compose(self) -> None:
+        """Take the breakpoint classes of the app's size before composing: the widgets are
+        styled once, for the layout they are shown in. (Textual sets them on the screen's first
+        resize, after its first layout: every widget was restyled and the screen laid out
+        again: 5-10 ms of a screen's opening key.)"""
+        self.update_classes(self.breakpoint_classes(self.app.size), update=False)
+        await super()._compose()
+
+    def _update_auto_focus(self) -> None:
+        """Textual's auto-focus, but a widget these classes hide does not keep it: it gives it
+        up as it did when the first resize hid it (Textual's ``focusable`` looks at the
+        visibility, not at the display)."""
+        super()._update_auto_focus()
+        focused = self.focused
+        if focused is not None and not all(
+            node.display
+            for node in focused.ancestors_with_self
+            if isinstance(node, Widget) and node is not self
+        ):
+            focused.blur()
+
+    def breakpoint_classes(self, size: Size) -> dict[str, bool]:
+        """Which of the screen's breakpoint classes apply at ``size`` (as Textual's resize
+        sets them)."""
+        horizontal = self.HORIZONTAL_BREAKPOINTS
+        vertical = self.VERTICAL_BREAKPOINTS
+        horizontal = (self.app.HORIZONTAL_BREAKPOINTS if horizontal is None else horizontal) or []
+        vertical = (self.app.VERTICAL_BREAKPOINTS if vertical is None else vertical) or []
+        classes = {name: False for _, name in [*horizontal, *vertical]}
+        for name in self._get_breakpoint_classes(size.width, horizontal):
+            classes[name] = True
+        for name in self._get_breakpoint_classes(size.height, vertical):
+            classes[name] = True
+        return classes
 
     @property
     def haf_app(self) -> HafApp:
