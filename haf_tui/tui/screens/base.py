@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar, cast
 
-from textual import on
+from textual import events, on
 from textual.geometry import Size
 from textual.reactive import Reactive
 from textual.screen import Screen
@@ -37,6 +37,12 @@ class HafScreen(Screen[ResultType]):
     _snapshot_taken = 0.0
     """When :meth:`poll_due` last took a fresh snapshot (``time.monotonic``)."""
 
+    built_ahead = False
+    """Composed and mounted before the key that shows it (:mod:`haf_tui.tui.screens_ahead`):
+    what it reads to show waits until it is first shown (:meth:`when_shown`)."""
+    _shown_once = False
+    _starts_waiting: list[Callable[[], object]] | None = None
+
     focused: Reactive[Widget | None] = Reactive(None, repaint=False)
     """As Screen's, without repainting the whole screen on every focus change (~25 ms at
     200×60): the widgets that gain or lose the focus restyle and repaint themselves."""
@@ -61,6 +67,22 @@ class HafScreen(Screen[ResultType]):
             if isinstance(node, Widget) and node is not self
         ):
             focused.blur()
+
+    def when_shown(self, start: Callable[[], object]) -> None:
+        """Run ``start`` (what the screen reads to show: the database, a file) now; on a
+        screen built ahead and not shown yet, as it is first shown, before its first layout."""
+        if self.built_ahead and not self._shown_once:
+            self._starts_waiting = [*(self._starts_waiting or []), start]
+        else:
+            start()
+
+    @on(events.ScreenResume)
+    def _start_on_first_show(self) -> None:
+        """(Before Textual's own handler, which restyles, lays out and draws the screen.)"""
+        self._shown_once = True
+        starts, self._starts_waiting = self._starts_waiting or [], None
+        for start in starts:
+            start()
 
     def breakpoint_classes(self, size: Size) -> dict[str, bool]:
         """Which of the screen's breakpoint classes apply at ``size`` (as Textual's resize
