@@ -5,6 +5,7 @@ exactly as a screen built at its key does, takes its keys, and is built again af
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from pathlib import Path
 from typing import Any
@@ -146,3 +147,10 @@ async def test_metrics_built_ahead_ticks_the_run_under_the_runs_list_cursor(benc
         screen = pilot.app.screen
         assert isinstance(screen, MetricsScreen) and screen.built_ahead
         assert screen.query_one("#mx-run-list", SelectionList).selected == [run_id]
+
+
+async def test_screens_built_ahead_stay_out_of_the_collector_s_full_passes(bench_db: Path) -> None:
+    async with create_app(bench_db).run_test(size=(200, 50)) as pilot:
+        kept = await built(pilot, set(KEYS.values()))
+        collected = {id(thing) for thing in gc.get_objects()}  # (not the frozen ones)
+        assert not [screen for screen in kept if id(screen) in collected]
