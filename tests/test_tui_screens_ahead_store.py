@@ -19,7 +19,7 @@ from haf_tui.tui import create_app
 from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.screens.metrics import MetricsScreen
-from haf_tui.tui.screens_ahead import kinds_ahead
+from haf_tui.tui.screens_ahead import ScreensAhead, kinds_ahead
 from haf_tui.tui.store_writes import write_store
 from tests.support import settle, until
 from tests.test_tui_screens_ahead import built
@@ -79,3 +79,14 @@ async def test_only_the_kinds_built_ahead_are_built_again_when_a_screen_closes(
         assert sorted(type(s).__name__ for s in pilot.app.ahead.kept()) == sorted(  # type: ignore[attr-defined]
             kind.__name__ for kind in kinds
         )
+
+
+async def test_the_screens_are_built_one_at_a_time(bench_db: Path) -> None:
+    async with create_app(bench_db).run_test(size=(200, 50)) as pilot:
+        await built(pilot, set(kinds_ahead()))
+        ahead = ScreensAhead(pilot.app)  # (one of the test's own: the app's has built its three)
+        ahead.build()
+        assert [type(screen) for screen in ahead.kept()] == [kinds_ahead()[0]]
+        await until(pilot, lambda: len(ahead.kept()) == len(kinds_ahead()))
+        await until(pilot, lambda: all(screen.is_mounted for screen in ahead.kept()))
+        assert [type(screen) for screen in ahead.kept()] == list(kinds_ahead())

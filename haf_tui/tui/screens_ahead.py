@@ -37,18 +37,24 @@ class ScreensAhead:
         self._kept: dict[type[HafScreen[Any]], HafScreen[Any]] = {}
 
     def build(self, kinds: tuple[type[HafScreen[Any]], ...] | None = None) -> None:
-        """Compose and mount a screen of each of ``kinds`` (every kind built ahead: None)
-        that has none kept (none while the app stops)."""
+        """Compose and mount a screen of the first of ``kinds`` (every kind built ahead: None)
+        that has none kept, then, once it is mounted and the keys waiting then are handled,
+        the next (one screen at a time: building all three at once held a key pressed then
+        ~100 ms); none while the app stops."""
         if not self._app.is_running:
             return
-        for kind in kinds_ahead() if kinds is None else kinds:
-            if kind in self._kept:
-                continue
-            screen = kind()
-            screen.built_ahead = True
-            self._app._load_screen_css(screen)  # (as a push does before it mounts one)
-            self._app._register(self._app, screen)
-            self._kept[kind] = screen
+        wanted = kinds_ahead() if kinds is None else kinds
+        missing = [kind for kind in wanted if kind not in self._kept]
+        if not missing:
+            return
+        kind, rest = missing[0], tuple(missing[1:])
+        screen = kind()
+        screen.built_ahead = True
+        self._app._load_screen_css(screen)  # (as a push does before it mounts one)
+        self._app._register(self._app, screen)
+        self._kept[kind] = screen
+        if rest:  # (the screen's queue is read once it is mounted; then the app's keys first)
+            screen.call_later(self._app.call_later, self.build, rest)
 
     def take(self, kind: type[ScreenType]) -> ScreenType:
         """The screen of ``kind`` built ahead (given once), else a new one."""
