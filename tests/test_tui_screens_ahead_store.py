@@ -1,6 +1,7 @@
 """Screens built ahead of their keys (``haf_tui.tui.screens_ahead``) against a real DuckDB store:
 the store changed between the build and the key is what the screen shows, and opening and
-closing a screen builds again only the kinds built ahead."""
+closing a screen builds again only the kinds built ahead, and what it froze is collected once
+the keys pause."""
 
 from __future__ import annotations
 
@@ -90,3 +91,20 @@ async def test_the_screens_are_built_one_at_a_time(bench_db: Path) -> None:
         await until(pilot, lambda: len(ahead.kept()) == len(kinds_ahead()))
         await until(pilot, lambda: all(screen.is_mounted for screen in ahead.kept()))
         assert [type(screen) for screen in ahead.kept()] == list(kinds_ahead())
+
+
+async def test_what_a_closed_screen_froze_is_collected_only_once_the_keys_pause(
+    bench_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    collected: list[str] = []
+    monkeypatch.setattr(app_module.HafApp, "_refreeze", staticmethod(lambda: collected.append("")))
+    async with create_app(bench_db).run_test(size=(200, 50)) as pilot:
+        app = pilot.app
+        await settle(pilot)
+        await pilot.press("down")  # (a key: the full pass waits for a pause after it)
+        monkeypatch.setattr(app_module, "KEYS_QUIET", 3600.0)
+        app._refreeze_when_quiet()  # type: ignore[attr-defined]
+        assert collected == []
+        monkeypatch.setattr(app_module, "KEYS_QUIET", 0.0)
+        app._refreeze_when_quiet()  # type: ignore[attr-defined]
+        assert collected == [""]
