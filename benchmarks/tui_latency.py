@@ -45,6 +45,7 @@ import numpy as np
 from textual import events
 from textual.keys import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
 from textual.pilot import Pilot
+from textual.widget import Widget
 from textual.worker import WorkerCancelled, WorkerFailed, WorkerState
 
 from benchmarks.tui_scenarios import SCENARIOS as SCENARIOS
@@ -69,11 +70,14 @@ def _key_event(key: str) -> events.Key:
 
 
 def _busy(pilot: Pilot[Any]) -> bool:
+    """A worker runs, or a message waits, or a widget is still being mounted, anywhere in the
+    app: the screens on its stack and those it builds before their keys."""
     app = pilot.app
     if any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers):
         return True
-    nodes = [app, *(node for s in app.screen_stack for node in s.walk_children(with_self=True))]
-    return any(node.message_queue_size for node in nodes)
+    if any(isinstance(node, Widget) and not node.is_mounted for node in app._registry):
+        return True
+    return any(node.message_queue_size for node in [app, *app._registry])
 
 
 async def _wait_for_workers(pilot: Pilot[Any]) -> None:

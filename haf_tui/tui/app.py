@@ -10,13 +10,14 @@ import os
 import signal
 import sys
 import termios
+import time
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 from textual.message import Message
@@ -29,9 +30,11 @@ from haf_tui.store.pending_annotations import PendingAnnotation, pending, pendin
 from haf_tui.store.pending_annotations import take_notices as pending_notices
 from haf_tui.tui.app_runs import RunningApp
 from haf_tui.tui.messages import WorkFailed
+from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.screens.confirm import ConfirmScreen
 from haf_tui.tui.screens.help import HelpScreen
 from haf_tui.tui.screens.home import HomeScreen
+from haf_tui.tui.screens_ahead import ScreensAhead
 from haf_tui.tui.store_reader import StoreReader
 from haf_tui.tui.store_writes import store_kept
 from haf_tui.vocabulary import first_line, shown_text
@@ -50,6 +53,13 @@ class PendingStored(Message):
 
 REFREEZE_DELAY = 2.0
 """Seconds after a screen that froze its rows closes before they are collected."""
+
+KEYS_QUIET = 1.0
+"""Seconds without a key before what a closed screen froze is collected (a full pass of the
+collector, 120-145 ms on the paper-scale store: not in the keys being typed)."""
+
+REBUILD_DELAY = 1.0
+"""Seconds after a screen built ahead closes before the next one is built."""
 
 
 HANG_UP_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
@@ -86,6 +96,10 @@ class HafApp(RunningApp):
     def __init__(self, reader: StoreReader):
         super().__init__(reader)
         self._holders: weakref.WeakSet[Screen[Any]] = weakref.WeakSet()
+        self.ahead = ScreensAhead(self)
+        self._last_key = 0.0
+        """When the last key came (``time.monotonic``)."""
+        """The metrics, SQL and wizard screens, built before their keys."""
 
     def on_mount(self) -> None:
         """Start on the runs list; a closed terminal (SIGHUP) or SIGTERM ends the app."""
@@ -131,7 +145,24 @@ class HafApp(RunningApp):
         freeze the rest again), not while its keys are still being handled."""
         if screen in self._holders:
             self._holders.discard(screen)
-            self.set_timer(REFREEZE_DELAY, self._refreeze)
+            self.set_timer(REFREEZE_DELAY, self._refreeze_when_quiet)
+        if isinstance(screen, HafScreen) and screen.built_ahead and self.is_running:
+            kind = type(screen)
+            self.set_timer(REBUILD_DELAY, lambda: self.ahead.build((kind,)))
+
+    async def on_event(self, event: events.Event) -> None:
+        """(Notes when the last key came: see :meth:`_refreeze_when_quiet`.)"""
+        if isinstance(event, events.Key):
+            self._last_key = time.monotonic()
+        await super().on_event(event)
+
+    def _refreeze_when_quiet(self) -> None:
+        """Collect what closed screens froze once no key has come for ``KEYS_QUIET`` s."""
+        waited = time.monotonic() - self._last_key
+        if waited < KEYS_QUIET:
+            self.set_timer(KEYS_QUIET - waited, self._refreeze_when_quiet)
+            return
+        self._refreeze()
 
     @staticmethod
     def _refreeze() -> None:
@@ -226,19 +257,19 @@ class HafApp(RunningApp):
         """The guided new-run wizard."""
         from haf_tui.tui.screens.wizard import WizardScreen
 
-        self.push_screen(WizardScreen())
+        self.push_screen(self.ahead.take(WizardScreen))
 
     def action_sql(self) -> None:
         """The SQL screen."""
         from haf_tui.tui.screens.sql import SqlScreen
 
-        self.push_screen(SqlScreen())
+        self.push_screen(self.ahead.take(SqlScreen))
 
     def action_metrics(self) -> None:
         """The metric panels of every run."""
         from haf_tui.tui.screens.metrics import MetricsScreen
 
-        self.push_screen(MetricsScreen())
+        self.push_screen(self.ahead.take(MetricsScreen))
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """Command palette: the app's actions, then every key binding of the current screen."""
@@ -267,7 +298,10 @@ class HafApp(RunningApp):
                 )
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """A failed app worker becomes one error line (as screens forward theirs)."""
+        """A failed app worker becomes one error line (as screens forward theirs); once the
+        warm-up is done, the screens built ahead are built."""
+        if event.worker.group == "warm" and event.state == WorkerState.SUCCESS:
+            self.ahead.build()
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             error = event.worker.error
             self.post_message(WorkFailed(first_line(error)))

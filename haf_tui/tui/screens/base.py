@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar, cast
 
 from rich.text import Text
-from textual import on
+from textual import events, on
+from textual.geometry import Size
 from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.widget import Widget
@@ -43,9 +44,74 @@ class HafScreen(Screen[ResultType]):
     _snapshot_taken = 0.0
     """When :meth:`poll_due` last took a fresh snapshot (``time.monotonic``)."""
 
+    built_ahead = False
+    """Composed and mounted before the key that shows it (:mod:`haf_tui.tui.screens_ahead`):
+    what it reads to show waits until it is first shown (:meth:`when_shown`)."""
+    _shown_once = False
+    _starts_waiting: list[Callable[[], object]] | None = None
+
     focused: Reactive[Widget | None] = Reactive(None, repaint=False)
     """As Screen's, without repainting the whole screen on every focus change (~25 ms at
     200×60): the widgets that gain or lose the focus restyle and repaint themselves."""
+
+    async def _compose(self) -> None:
+        """Take the breakpoint classes of the app's size before composing: the widgets are
+        styled once, for the layout they are shown in. (Textual sets them on the screen's first
+        resize, after its first layout: every widget was restyled and the screen laid out
+        again: 5-10 ms of a screen's opening key.)"""
+        self.update_classes(self.breakpoint_classes(self.app.size), update=False)
+        await super()._compose()
+
+    def _update_auto_focus(self) -> None:
+        """Textual's auto-focus, but a widget these classes hide does not keep it: it gives it
+        up as it did when the first resize hid it (Textual's ``focusable`` looks at the
+        visibility, not at the display)."""
+        super()._update_auto_focus()
+        focused = self.focused
+        if focused is not None and not all(
+            node.display
+            for node in focused.ancestors_with_self
+            if isinstance(node, Widget) and node is not self
+        ):
+            focused.blur()
+
+    def when_shown(self, start: Callable[[], object]) -> None:
+        """Run ``start`` (what the screen reads to show: the database, a file) now; on a
+        screen built ahead and not shown yet, as it is first shown, before its first layout."""
+        if self.built_ahead and not self._shown_once:
+            self._starts_waiting = [*(self._starts_waiting or []), start]
+        else:
+            start()
+
+    @on(events.Mount)
+    def _frozen_once_built_ahead(self) -> None:
+        """A screen built ahead, mounted: its widgets stay out of the collector's full passes
+        (kept off the stack, they were re-scanned in the keys of every other screen: the runs
+        list's ``r`` 35 -> 90 ms p95); given back once it closes."""
+        if self.built_ahead:
+            self.haf_app.freeze_after_load(self)
+
+    @on(events.ScreenResume)
+    def _start_on_first_show(self) -> None:
+        """(Before Textual's own handler, which restyles, lays out and draws the screen.)"""
+        self._shown_once = True
+        starts, self._starts_waiting = self._starts_waiting or [], None
+        for start in starts:
+            start()
+
+    def breakpoint_classes(self, size: Size) -> dict[str, bool]:
+        """Which of the screen's breakpoint classes apply at ``size`` (as Textual's resize
+        sets them)."""
+        horizontal = self.HORIZONTAL_BREAKPOINTS
+        vertical = self.VERTICAL_BREAKPOINTS
+        horizontal = (self.app.HORIZONTAL_BREAKPOINTS if horizontal is None else horizontal) or []
+        vertical = (self.app.VERTICAL_BREAKPOINTS if vertical is None else vertical) or []
+        classes = {name: False for _, name in [*horizontal, *vertical]}
+        for name in self._get_breakpoint_classes(size.width, horizontal):
+            classes[name] = True
+        for name in self._get_breakpoint_classes(size.height, vertical):
+            classes[name] = True
+        return classes
 
     @property
     def haf_app(self) -> HafApp:

@@ -287,7 +287,9 @@ class HomeScreen(RunRescoreScreen):
         from haf_tui.tui.screens.metrics import MetricsScreen
 
         run_id = self.selected_run()
-        self.app.push_screen(MetricsScreen([run_id] if run_id else None))
+        screen = self.haf_app.ahead.take(MetricsScreen)
+        screen.initial_run_ids = [run_id] if run_id else []
+        self.app.push_screen(screen)
 
     def action_compare(self) -> None:
         """Compare runs: the runs that share a suite with the one under the cursor chosen

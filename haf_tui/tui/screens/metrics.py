@@ -115,10 +115,10 @@ class MetricsScreen(HafScreen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        """Read everything in a worker."""
+        """Read everything in a worker (as the screen is shown: see ``when_shown``)."""
         self.sub_title = "metrics"
         self.query_one("#mx-run-list", SelectionList).border_title = "runs (space toggles)"
-        self.load_data()
+        self.when_shown(self.load_data)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="metrics-load")
     def load_data(self) -> None:

@@ -106,10 +106,14 @@ class SqlScreen(OwnSqlHint, SqlFileActions, SqlQueryScreen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        """Bring back the last session's text, read the catalog (in a worker), focus."""
+        """Focus the editor; as the screen is shown (see ``when_shown``), bring back the last
+        session's text and read the catalog (in a worker)."""
+        self.editor.focus()
+        self.when_shown(self._restore_and_read)
+
+    def _restore_and_read(self) -> None:
         self.opened_text = self.editor.restore()
         self.load_catalog()
-        self.editor.focus()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sql-library")
     def load_catalog(self) -> None:

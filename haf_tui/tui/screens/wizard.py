@@ -101,8 +101,12 @@ class WizardScreen(WizardSteps):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        """Offer the last answers, then scan for models and datasets."""
+        """As the screen is shown (see ``when_shown``): offer the last answers, then scan for
+        models and datasets."""
         self.sub_title = "new evaluation"
+        self.when_shown(self._offer_last_and_scan)
+
+    def _offer_last_and_scan(self) -> None:
         last, notice = load_answers()  # (a file that cannot be read: set aside, said once)
         self._say(notice)
         if last is not None:

@@ -1,0 +1,68 @@
+"""Screens composed and mounted before the key that shows them: one metrics, SQL and wizard
+screen each, built once the app's warm-up is done and again a moment after one closes.
+
+Composing and mounting a screen's widgets (and styling each as it mounts) was a third of its
+opening key (25-45 ms of ~100 on the paper-scale store); a screen built ahead is only restyled,
+laid out and drawn when its key pushes it. What it shows is read when it is first shown, not
+when it is built (:meth:`~haf_tui.tui.screens.base.HafScreen.when_shown`): a database or a
+file written in between is read as it is then.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from haf_tui.tui.screens.base import HafScreen
+
+ScreenType = TypeVar("ScreenType", bound="HafScreen[Any]")
+
+
+def kinds_ahead() -> tuple[type[HafScreen[Any]], ...]:
+    """The screens built ahead (imported here: the warm-up worker has imported them)."""
+    from haf_tui.tui.screens.metrics import MetricsScreen
+    from haf_tui.tui.screens.sql import SqlScreen
+    from haf_tui.tui.screens.wizard import WizardScreen
+
+    return (MetricsScreen, SqlScreen, WizardScreen)
+
+
+class ScreensAhead:
+    """At most one screen of each kind built ahead, mounted off the screen stack."""
+
+    def __init__(self, app: App[Any]) -> None:
+        self._app = app
+        self._kept: dict[type[HafScreen[Any]], HafScreen[Any]] = {}
+
+    def build(self, kinds: tuple[type[HafScreen[Any]], ...] | None = None) -> None:
+        """Compose and mount a screen of the first of ``kinds`` (every kind built ahead: None)
+        that has none kept, then, once it is mounted and the keys waiting then are handled,
+        the next (one screen at a time: building all three at once held a key pressed then
+        ~100 ms); none while the app stops."""
+        if not self._app.is_running:
+            return
+        wanted = kinds_ahead() if kinds is None else kinds
+        missing = [kind for kind in wanted if kind not in self._kept]
+        if not missing:
+            return
+        kind, rest = missing[0], tuple(missing[1:])
+        screen = kind()
+        screen.built_ahead = True
+        self._app._load_screen_css(screen)  # (as a push does before it mounts one)
+        self._app._register(self._app, screen)
+        self._kept[kind] = screen
+        if rest:  # (the screen's queue is read once it is mounted; then the app's keys first)
+            screen.call_later(self._app.call_later, self.build, rest)
+
+    def take(self, kind: type[ScreenType]) -> ScreenType:
+        """The screen of ``kind`` built ahead (given once), else a new one."""
+        screen = self._kept.pop(kind, None)
+        if isinstance(screen, kind) and screen.is_running and not screen._closing:
+            return screen
+        return kind()
+
+    def kept(self) -> list[HafScreen[Any]]:
+        """The screens built ahead and not taken yet."""
+        return list(self._kept.values())

@@ -1,0 +1,156 @@
+"""The metrics, SQL and wizard screens built ahead of their keys (``haf_tui.tui.screens_ahead``):
+such a screen reads nothing until it is shown, shows what was written after it was built, looks
+exactly as a screen built at its key does, takes its keys, and is built again after it closes."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import SelectionList
+
+from benchmarks.benchdata import build_bench_db
+from haf_tui.tui import create_app, sql_history
+from haf_tui.tui.screens.base import HafScreen
+from haf_tui.tui.screens.metrics import MetricsScreen
+from haf_tui.tui.screens.sql import SqlScreen
+from haf_tui.tui.screens.wizard import WizardScreen
+from haf_tui.tui.screens_ahead import ScreensAhead
+from haf_tui.tui.widgets.sql_editor import SqlEditor
+from tests.support import settle
+
+KEYS: dict[str, type[HafScreen[Any]]] = {"m": MetricsScreen, "s": SqlScreen, "n": WizardScreen}
+
+
+@pytest.fixture
+def bench_db(tmp_path: Path) -> Path:
+    db = tmp_path / "haf.duckdb"
+    build_bench_db(db, n_instances=4, n_runs=2, seed=3)
+    return db
+
+
+async def built(pilot: Pilot[Any], kinds: set[type[HafScreen[Any]]]) -> list[HafScreen[Any]]:
+    """The screens built ahead once every one of ``kinds`` is kept and mounted (a generous
+    deadline: it only catches "never")."""
+    app = pilot.app
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        await settle(pilot)
+        kept = app.ahead.kept()  # type: ignore[attr-defined]
+        if {type(s) for s in kept} >= kinds and all(s.is_mounted for s in kept):
+            return list(kept)
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"not built ahead: {kinds}")
+
+
+async def test_a_screen_built_ahead_reads_nothing_until_its_key_shows_it(
+    bench_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[str] = []
+    for kind, name in ((MetricsScreen, "load_data"), (SqlScreen, "load_catalog")):
+        real = getattr(kind, name)
+
+        def counted(self: Any, real: Any = real, name: str = name) -> Any:
+            reads.append(name)
+            return real(self)
+
+        monkeypatch.setattr(kind, name, counted)
+    real_scan = WizardScreen.scan
+
+    def scan(self: WizardScreen, *args: Any) -> Any:
+        reads.append("scan")
+        return real_scan(self, *args)
+
+    monkeypatch.setattr(WizardScreen, "scan", scan)
+    async with create_app(bench_db).run_test(size=(200, 50)) as pilot:
+        kept = await built(pilot, set(KEYS.values()))
+        assert reads == []
+        for key, shown_kind in KEYS.items():
+            ahead = next(screen for screen in kept if isinstance(screen, shown_kind))
+            await pilot.press(key)
+            await settle(pilot)
+            assert pilot.app.screen is ahead
+            await pilot.app.pop_screen()
+            await settle(pilot)
+        assert sorted(reads) == ["load_catalog", "load_data", "scan"]
+
+
+async def test_what_is_written_after_the_build_is_what_the_screen_shows(bench_db: Path) -> None:
+    async with create_app(bench_db).run_test(size=(200, 50)) as pilot:
+        await built(pilot, {SqlScreen})
+        kept = sql_history.load_buffers()
+        kept.buffers[kept.current].text = "SELECT 42 AS written_after_the_build"
+        sql_history.save_buffers(kept)
+        await pilot.press("s")
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, SqlScreen) and screen.built_ahead
+        assert screen.query_one(SqlEditor).text == "SELECT 42 AS written_after_the_build"
+
+
+async def _shown(bench_db: Path, key: str, size: tuple[int, int], ahead: bool) -> str:
+    async with create_app(bench_db).run_test(size=size) as pilot:
+        if ahead:
+            await built(pilot, {KEYS[key]})
+        else:
+            await settle(pilot)
+        await pilot.press(key)
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, KEYS[key]) and screen.built_ahead is ahead
+        return pilot.app.export_screenshot()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+@pytest.mark.parametrize("key", list(KEYS))
+async def test_a_screen_built_ahead_shows_what_one_built_at_its_key_shows(
+    bench_db: Path, monkeypatch: pytest.MonkeyPatch, key: str, size: tuple[int, int]
+) -> None:
+    shown_ahead = await _shown(bench_db, key, size, ahead=True)
+    monkeypatch.setattr(ScreensAhead, "build", lambda self, kinds=None: None)
+    assert await _shown(bench_db, key, size, ahead=False) == shown_ahead
+
+
+async def test_keys_reach_a_screen_built_ahead_and_another_is_built_after_it_closes(
+    bench_db: Path,
+) -> None:
+    async with create_app(bench_db).run_test(size=(200, 50)) as pilot:
+        first = next(s for s in await built(pilot, {MetricsScreen}) if isinstance(s, MetricsScreen))
+        await pilot.press("m")
+        await settle(pilot)
+        assert pilot.app.screen is first
+        await pilot.press("2")
+        await settle(pilot)
+        assert first.query_one("#mx-tabs").active == list(first.panels)[1]  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await settle(pilot)
+        assert pilot.app.screen is not first
+        again = next(s for s in await built(pilot, {MetricsScreen}) if isinstance(s, MetricsScreen))
+        assert again is not first and not again._shown_once
+
+
+async def test_metrics_built_ahead_ticks_the_run_under_the_runs_list_cursor(bench_db: Path) -> None:
+    async with create_app(bench_db).run_test(size=(200, 50)) as pilot:
+        await built(pilot, {MetricsScreen})
+        home = pilot.app.screen
+        await pilot.press("down")
+        await settle(pilot)
+        run_id = home.selected_run()  # type: ignore[attr-defined]
+        assert run_id is not None
+        await pilot.press("m")
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, MetricsScreen) and screen.built_ahead
+        assert screen.query_one("#mx-run-list", SelectionList).selected == [run_id]
+
+
+async def test_screens_built_ahead_stay_out_of_the_collector_s_full_passes(bench_db: Path) -> None:
+    async with create_app(bench_db).run_test(size=(200, 50)) as pilot:
+        kept = await built(pilot, set(KEYS.values()))
+        collected = {id(thing) for thing in gc.get_objects()}  # (not the frozen ones)
+        assert not [screen for screen in kept if id(screen) in collected]
