@@ -82,6 +82,24 @@ def _session_methods(method_registry: Any) -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _ctrl_c_raises() -> Iterator[None]:
+    """Every test starts with Ctrl-C raising KeyboardInterrupt, as in a fresh ``haf`` process,
+    and a handler a test leaves behind is put back. A full run once found SIGINT ignored in
+    one test process (a handler left by an earlier test, or the worker's own): a campaign test's
+    Ctrl-C raised nothing, and a ``haf rescore --wait`` it started inherited the ignored signal
+    and never stopped."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.fixture(autouse=True)
 def _sql_state_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The SQL screen keeps its buffer and history under the HAF home: each test gets its own
     folder, so no test sees another's (or the user's) buffer in the editor."""
