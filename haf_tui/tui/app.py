@@ -97,9 +97,9 @@ class HafApp(RunningApp):
         super().__init__(reader)
         self._holders: weakref.WeakSet[Screen[Any]] = weakref.WeakSet()
         self.ahead = ScreensAhead(self)
+        """The metrics, SQL and wizard screens, built before their keys."""
         self._last_key = 0.0
         """When the last key came (``time.monotonic``)."""
-        """The metrics, SQL and wizard screens, built before their keys."""
 
     def on_mount(self) -> None:
         """Start on the runs list; a closed terminal (SIGHUP) or SIGTERM ends the app."""
