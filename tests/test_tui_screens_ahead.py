@@ -154,3 +154,35 @@ async def test_screens_built_ahead_stay_out_of_the_collector_s_full_passes(bench
         kept = await built(pilot, set(KEYS.values()))
         collected = {id(thing) for thing in gc.get_objects()}  # (not the frozen ones)
         assert not [screen for screen in kept if id(screen) in collected]
+
+
+async def _building(pilot: Pilot[Any], kind: type[HafScreen[Any]]) -> None:
+    """A screen of ``kind`` being built ahead now (the others built and mounted first)."""
+    ahead: ScreensAhead = pilot.app.ahead  # type: ignore[attr-defined]
+    await built(pilot, set(KEYS.values()))
+    ahead._kept.pop(kind)
+    ahead.build((kind,))
+    assert ahead.building()
+
+
+@pytest.mark.parametrize("kind", list(KEYS.values()))
+async def test_the_app_stops_cleanly_while_a_screen_is_built_ahead(
+    bench_db: Path, kind: type[HafScreen[Any]]
+) -> None:
+    """(As a test's app stops: leaving ``run_test``, no ``exit``.) The app stopped on the
+    screen's own Mount handler not finding its widgets: "No nodes match '#sql-editor'"."""
+    async with create_app(bench_db).run_test(size=(200, 50)) as pilot:
+        await _building(pilot, kind)
+
+
+@pytest.mark.parametrize("kind", list(KEYS.values()))
+async def test_q_while_a_screen_is_built_ahead_quits_cleanly(
+    bench_db: Path, kind: type[HafScreen[Any]]
+) -> None:
+    app = create_app(bench_db)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await _building(pilot, kind)
+        await pilot.press("q")
+        await asyncio.wait_for(app._task, timeout=30)  # type: ignore[arg-type]
+        assert app.return_code == 0
+        assert not app.ahead.building()

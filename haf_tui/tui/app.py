@@ -3,19 +3,14 @@ handler for worker errors; runs started here are :mod:`haf_tui.tui.app_runs`'s."
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
-import os
-import signal
-import sys
-import termios
 import time
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, work
 from textual.app import SystemCommand
@@ -26,18 +21,20 @@ from textual.worker import Worker, WorkerState
 
 from haf_tui.methods.loader import ensure_methods
 from haf_tui.methods.registry import left_out
-from haf_tui.store.pending_annotations import PendingAnnotation, pending, pending_path
+from haf_tui.store.pending_annotations import PendingAnnotation, pending_path
 from haf_tui.store.pending_annotations import take_notices as pending_notices
-from haf_tui.tui.app_runs import RunningApp
+from haf_tui.tui.app_stop import StoppingApp
 from haf_tui.tui.messages import WorkFailed
 from haf_tui.tui.screens.base import HafScreen
-from haf_tui.tui.screens.confirm import ConfirmScreen
 from haf_tui.tui.screens.help import HelpScreen
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.screens_ahead import ScreensAhead
 from haf_tui.tui.store_reader import StoreReader
 from haf_tui.tui.store_writes import store_kept
 from haf_tui.vocabulary import first_line, shown_text
+
+if TYPE_CHECKING:
+    pass
 
 PENDING_SECONDS = 3.0
 """How often the annotations kept while another process writes are tried again."""
@@ -62,26 +59,7 @@ REBUILD_DELAY = 1.0
 """Seconds after a screen built ahead closes before the next one is built."""
 
 
-HANG_UP_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
-"""Signals that end the app at once (a closed terminal; a polite kill)."""
-
-
-TERMINAL_CHECK_SECONDS = 1.0
-
-
-def terminal_alive(stream: Any) -> bool | None:
-    """Whether the terminal behind ``stream`` is still there (None: it is not a terminal)."""
-    try:
-        fd = stream.fileno()
-        if not os.isatty(fd):
-            return None
-        termios.tcgetattr(fd)
-    except (termios.error, OSError, ValueError, AttributeError):
-        return False
-    return True
-
-
-class HafApp(RunningApp):
+class HafApp(StoppingApp):
     """Run HAF evaluations, browse stored runs, explore explanations, query them with SQL."""
 
     TITLE = "haf-tui"
@@ -111,25 +89,7 @@ class HafApp(RunningApp):
         self._storing_pending = False
         self.store_pending_annotations()  # (kept at the last session: stored now if it can)
         self.set_interval(PENDING_SECONDS, self.store_pending_annotations)
-        loop = asyncio.get_running_loop()
-        for signum in HANG_UP_SIGNALS:
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(signum, self.hang_up)
-        if not self.is_headless and terminal_alive(sys.__stdin__) is not None:
-            self.set_interval(TERMINAL_CHECK_SECONDS, self.check_terminal)
-
-    def check_terminal(self) -> None:
-        """A terminal can close without a SIGHUP reaching the app (it is not the process's
-        controlling terminal): then its attributes can no longer be read, and the app ends."""
-        if not terminal_alive(sys.__stdin__):  # (a hung-up terminal is no tty any more)
-            self.hang_up()
-
-    def hang_up(self) -> None:
-        """The terminal is gone (SIGHUP) or the app is asked to stop (SIGTERM): cancel a run it
-        runs (it stays resumable) and exit at once, asking nothing."""
-        if self.session is not None and self.session.active:
-            self.session.control.cancel()
-        self.exit(return_code=129)
+        self.stop_on_hang_up()
 
     def freeze_after_load(self, screen: Screen[Any] | None = None) -> None:
         """Leave what is loaded now (the app, its libraries, the rows ``screen`` just read)
@@ -229,18 +189,6 @@ class HafApp(RunningApp):
             if callable(stored):
                 stored(message.stored)
 
-    def _exit_keeping_pending(self) -> None:
-        """Exit; annotations still pending are kept, and a line after the app says so."""
-        kept = pending(self.reader.path)
-        if not kept:
-            self.exit()
-            return
-        self.exit(
-            message=f"{len(kept)} annotation{'s' if len(kept) > 1 else ''} pending (the "
-            f"database was in use): kept in {pending_path()}, stored the next time the "
-            "workbench opens it"
-        )
-
     # -- navigation ------------------------------------------------------------------------------
 
     def action_home(self) -> None:
@@ -306,66 +254,6 @@ class HafApp(RunningApp):
             error = event.worker.error
             self.post_message(WorkFailed(first_line(error)))
 
-    async def action_quit(self) -> None:
-        """Quit; with text typed and not saved in a dialog, or while a run started here is
-        going, ask first (quitting cancels the run and leaves it resumable)."""
-        lost = [
-            what
-            for screen in self.screen_stack
-            if callable(unsaved := getattr(screen, "unsaved_edits", None)) and (what := unsaved())
-        ]
-        if lost:
-            if isinstance(self.screen, ConfirmScreen) and self.screen.quit_question:
-                return  # (already asking)
-            self.push_screen(
-                ConfirmScreen(
-                    "Quit and lose your edits?",
-                    f"Quitting loses {lost[-1]}: it is not saved.",
-                    yes="quit",
-                    no="go back",
-                    quit_question=True,
-                ),
-                self._quit_with_edits_answered,
-            )
-            return
-        await self._quit_now()
-
-    async def _quit_with_edits_answered(self, quit_now: bool | None) -> None:
-        if quit_now:
-            await self._quit_now()
-
-    async def _quit_now(self) -> None:
-        """Quit (the edits' question answered); while a run is going, ask about it."""
-        for screen in self.screen_stack:  # (a screen that keeps its edits keeps them now)
-            keep = getattr(screen, "keep_on_quit", None)
-            if callable(keep):
-                keep()
-        session = self.session
-        if session is None or not session.active or self._session_worker is None:
-            self._exit_keeping_pending()
-            return
-        if isinstance(self.screen, ConfirmScreen):
-            return
-        question = (
-            "Quitting stops the run going now; it stays resumable: R on the runs list (or "
-            "haf run --resume RUN_ID) resumes it later."
-        )
-        self.push_screen(
-            ConfirmScreen("Quit while a run is going?", question, yes="quit", no="keep running"),
-            self._quit_answered,
-        )
-
-    async def _quit_answered(self, quit_now: bool | None) -> None:
-        """Cancel the run (it stays resumable), wait for its worker, then exit."""
-        if not quit_now:
-            return
-        session, worker = self.session, self._session_worker
-        if session is not None and session.active and worker is not None:
-            session.control.cancel()
-            self.notify("cancelling the run: it stays resumable", timeout=3)
-            await worker.wait()
-        self._exit_keeping_pending()
-
     def on_work_failed(self, message: WorkFailed) -> None:
         """The one handler for worker errors (screens forward theirs): a notification, its
         line as text (never markup) with its control characters shown as escapes."""
@@ -376,10 +264,7 @@ class HafApp(RunningApp):
         """Stop a run still going (it stays resumable) and close the database."""
         if self.session is not None and self.session.active:
             self.session.control.cancel()
-        with contextlib.suppress(RuntimeError):
-            loop = asyncio.get_running_loop()
-            for signum in HANG_UP_SIGNALS:
-                loop.remove_signal_handler(signum)
+        self.forget_hang_up()
         self.reader.close()
         gc.unfreeze()
 

@@ -10,6 +10,8 @@ file written in between is read as it is then.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -18,6 +20,10 @@ if TYPE_CHECKING:
     from haf_tui.tui.screens.base import HafScreen
 
 ScreenType = TypeVar("ScreenType", bound="HafScreen[Any]")
+
+STOP_WAIT = 2.0
+"""Seconds the app's stop waits at most for a screen being built ahead to be mounted (one takes
+25-45 ms; the bound only keeps a compose that never ends from holding the stop)."""
 
 
 def kinds_ahead() -> tuple[type[HafScreen[Any]], ...]:
@@ -35,13 +41,14 @@ class ScreensAhead:
     def __init__(self, app: App[Any]) -> None:
         self._app = app
         self._kept: dict[type[HafScreen[Any]], HafScreen[Any]] = {}
+        self._stopped = False
 
     def build(self, kinds: tuple[type[HafScreen[Any]], ...] | None = None) -> None:
         """Compose and mount a screen of the first of ``kinds`` (every kind built ahead: None)
         that has none kept, then, once it is mounted and the keys waiting then are handled,
         the next (one screen at a time: building all three at once held a key pressed then
-        ~100 ms); none while the app stops."""
-        if not self._app.is_running:
+        ~100 ms); none once the app stops (:meth:`stop`)."""
+        if self._stopped or not self._app.is_running:
             return
         wanted = kinds_ahead() if kinds is None else kinds
         missing = [kind for kind in wanted if kind not in self._kept]
@@ -55,6 +62,26 @@ class ScreensAhead:
         self._kept[kind] = screen
         if rest:  # (the screen's queue is read once it is mounted; then the app's keys first)
             screen.call_later(self._app.call_later, self.build, rest)
+
+    def building(self) -> bool:
+        """Whether a screen built ahead is composing or mounting now."""
+        return any(not screen.is_mounted for screen in self._kept.values())
+
+    def stop_building(self) -> None:
+        """Build nothing more (the app stops)."""
+        self._stopped = True
+
+    async def stop(self) -> None:
+        """Build nothing more, and return once every screen being built is mounted.
+
+        The app stops only then: a screen still composing as the app stops has its widgets'
+        mounts skipped by Textual, yet it and its widgets still take Mount, and their handlers
+        fail on the widgets that are not there (the app ended on an error, the SQL screen's
+        "No nodes match '#sql-editor'", when ``q`` came as one was built)."""
+        self.stop_building()
+        deadline = time.monotonic() + STOP_WAIT
+        while self.building() and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
 
     def take(self, kind: type[ScreenType]) -> ScreenType:
         """The screen of ``kind`` built ahead (given once), else a new one."""
