@@ -85,18 +85,31 @@ def _session_methods(method_registry: Any) -> Iterator[None]:
 def _ctrl_c_raises() -> Iterator[None]:
     """Every test starts with Ctrl-C raising KeyboardInterrupt, as in a fresh ``haf`` process,
     and a handler a test leaves behind is put back. A full run once found SIGINT ignored in
-    one test process (a handler left by an earlier test, or the worker's own): a campaign test's
-    Ctrl-C raised nothing, and a ``haf rescore --wait`` it started inherited the ignored signal
-    and never stopped."""
-    import signal
+    one test process (a handler left by an earlier test, or a blocked mask): a campaign test's
+    Ctrl-C raised nothing, and a ``haf rescore --wait`` started after it never stopped on its
+    Ctrl-C (as a process that inherited an ignored or blocked SIGINT)."""
     import threading
 
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    _ctrl_c_delivered()
     yield
+    _ctrl_c_delivered()
+
+
+def _ctrl_c_delivered() -> None:
+    """SIGINT raises KeyboardInterrupt in this process and is not blocked in its main thread
+    (a blocked SIGINT is inherited by the threads it starts and, through exec, by every process
+    it starts: none of them would hear a Ctrl-C); one left pending is dropped, not delivered
+    to the next test."""
+    import signal
+
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []):
+        if signal.SIGINT in signal.sigpending():
+            signal.sigtimedwait([signal.SIGINT], 0)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
 
 
 @pytest.fixture(autouse=True)
