@@ -1,6 +1,8 @@
 """A generation's rows as the store writes them: its reasons (spans, token scores, confidence;
 NaN stored as NULL) and its parse diagnostics, under the generation's key, in the one
-transaction that stores the generation (``store/result_rows.py``)."""
+transaction that stores the generation (``store/result_rows.py``); and the one way the store
+writes them and an instance's metrics, a list a column (``insert_columns``), held to an
+``INSERT … VALUES`` of one row at a time, as they were stored before."""
 
 from __future__ import annotations
 
@@ -13,12 +15,12 @@ import pytest
 
 from haf_tui.store.records import GenerationRecord, InstanceResult, ReasonRecord
 from haf_tui.store.result_rows import (
+    DIAGNOSTIC_COLUMNS,
     REASON_COLUMNS,
-    REASON_ROW,
-    ROWS_A_STATEMENT,
+    diagnostic_rows,
     insert_columns,
     insert_instance_results,
-    insert_rows,
+    reason_rows,
 )
 from haf_tui.vocabulary import null_for_nan
 from tests.support.same_rows import assert_same_rows
@@ -55,11 +57,11 @@ def test_a_generations_reasons_and_diagnostics_are_stored_under_its_key(tmp_path
     store.close()
 
 
-def test_an_instances_rows_past_one_statement_are_all_stored(tmp_path: Path) -> None:
-    """More metric rows than one statement holds (``ROWS_A_STATEMENT``): every row stored,
-    each with its own value, NaN as NULL."""
+def test_an_instances_thousands_of_metric_rows_are_all_stored(tmp_path: Path) -> None:
+    """An instance's 5,000 metric rows in one statement: every row stored, each with its own
+    value and count (none shifted, none lost at either end), NaN as NULL."""
     store, _ = _store_with_run(tmp_path / "many.duckdb", 1, 1)
-    many = 2 * ROWS_A_STATEMENT + 1
+    many = 5000
     result = InstanceResult("run", "i0", "toxic", 1, None)
     result.instance_metrics = [
         (f"m{k}", math.nan if k == many - 1 else k / 4, k) for k in range(many)
@@ -67,6 +69,7 @@ def test_an_instances_rows_past_one_statement_are_all_stored(tmp_path: Path) -> 
     store.save_instance_result(result)
     rows = store.query("SELECT metric, value, n FROM instance_metrics ORDER BY n")[1]
     assert rows == [(f"m{k}", None if k == many - 1 else k / 4, k) for k in range(many)]
+    store.close()
 
 
 _REASONS = (
@@ -78,9 +81,12 @@ _REASONS = (
 
 
 def _odd_reason_row(k: int) -> list[object]:
-    """A ``reasons`` row of odd values: quotes, SQL, unicode, a long text, placeholders' marks;
-    NaN, infinities, ints and None in the lists and the double."""
-    texts = ['it\'s "quoted"; DROP TABLE reasons; --', "ünï 日本 🙂", "x" * 100_000, "", "?", "$1"]
+    """A ``reasons`` row of odd values: quotes, SQL, unicode, 5,000 characters (the fourth
+    row's 100,000), placeholders' marks; NaN, infinities, ints and None in the lists and the
+    double."""
+    texts = ['it\'s "quoted"; DROP TABLE reasons; --', "ünï 日本 🙂", "x" * 5000, "", "?", "$1"]
+    if k == 3:
+        texts[k % 6] = "y" * 100_000
     nlls = [[], [math.nan, 1.5], [1, 2], [0.1] * 50, None, [math.inf, -0.0]]
     confidences = [None, 0.1, 1, 2**31, 1e308, -math.inf]
     return [
@@ -89,40 +95,94 @@ def _odd_reason_row(k: int) -> list[object]:
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("count", [0, 1, 199, 200, 201, 400, 401])
-def test_rows_in_statements_are_those_inserted_one_at_a_time(count: int) -> None:
-    """:func:`insert_rows` stores each row as one ``INSERT`` a row stores it, to the type and
-    the last bit, on each side of a statement's bound (``ROWS_A_STATEMENT``), none lost."""
-    assert ROWS_A_STATEMENT == 200  # (the counts are its bounds)
-    rows = [_odd_reason_row(k) for k in range(count)]
-    one_by_one, in_statements = duckdb.connect(), duckdb.connect()
-    for con in (one_by_one, in_statements):
-        con.execute(_REASONS)
+def _a_row_a_statement(con: Any, table: str, rows: list[list[Any]]) -> None:
+    """How a generation's rows were stored before they were stored a list a column: an
+    ``INSERT … VALUES`` of one row, a statement a row."""
     for row in rows:
-        one_by_one.execute(f"INSERT INTO reasons VALUES {REASON_ROW}", row)
-    insert_rows(in_statements, "reasons", REASON_ROW, rows)
-    read = "SELECT *, typeof(nll), typeof(confidence) FROM reasons ORDER BY reason_index"
-    expected = one_by_one.execute(read).fetchall()
-    assert len(expected) == count
-    assert_same_rows(in_statements.execute(read).fetchall(), expected, "reasons")
+        con.execute(f"INSERT INTO {table} VALUES ({', '.join('?' * len(row))})", row)
 
 
-@pytest.mark.parametrize("count", [0, 1, 2, 401])
+@pytest.mark.parametrize("count", [0, 1, 2, 199, 200, 201, 401, 2000])
 def test_rows_in_columns_are_those_inserted_one_at_a_time(count: int) -> None:
-    """:func:`insert_columns` (a list a column, unnested) stores each row as one ``INSERT`` a
-    row stores it, to the type and the last bit: odd texts, NaN and infinities, ints where
-    doubles go, None, empty lists."""
+    """:func:`insert_columns` (a list a column, unnested, one statement however many rows)
+    stores each row as one ``INSERT`` a row stores it, to the type and the last bit: odd
+    texts, NaN and infinities, ints where doubles go, None, empty lists; none lost or shifted
+    in a batch of thousands."""
     rows = [_odd_reason_row(k) for k in range(count)]
     one_by_one, in_columns = duckdb.connect(), duckdb.connect()
     for con in (one_by_one, in_columns):
         con.execute(_REASONS)
-    for row in rows:
-        one_by_one.execute(f"INSERT INTO reasons VALUES {REASON_ROW}", row)
+    _a_row_a_statement(one_by_one, "reasons", rows)
     insert_columns(in_columns, "reasons", REASON_COLUMNS, rows)
     read = "SELECT *, typeof(nll), typeof(confidence) FROM reasons ORDER BY reason_index"
     expected = one_by_one.execute(read).fetchall()
     assert len(expected) == count
     assert_same_rows(in_columns.execute(read).fetchall(), expected, "reasons")
+
+
+def _odd_generation(count: int) -> GenerationRecord:
+    """A generation with ``count`` reasons and as many diagnostics of odd values (the
+    schema's NOT NULLs kept): unicode, quotes, 5,000 characters, NaN, ±inf, -0.0, the least
+    double, empty lists, a token_first of None, 2**31 - 1."""
+    texts = ["ünï 日本 🙂", 'it\'s "q"; --', "x" * 5000, "", "?", "$1"]
+    numbers = [math.nan, math.inf, -math.inf, -0.0, 5e-324, 0.1, 1e308]
+    reasons = [
+        ReasonRecord(
+            k, texts[k % 6], k, 2**31 - 1 - k, None if k % 3 == 0 else k, k % 5,
+            tuple(numbers[(k + j) % 7] for j in range(k % 4)), (numbers[k % 7],) if k % 2 else (),
+            numbers[(k + 3) % 7],
+        )
+        for k in range(count)
+    ]  # fmt: skip
+    diagnostics = [(texts[(k + 1) % 6], texts[k % 6]) for k in range(count)]
+    record = _generation()
+    record.reasons, record.diagnostics = reasons, diagnostics
+    return record
+
+
+@pytest.mark.parametrize("count", [1, 401])
+def test_a_runs_generation_stores_its_rows_as_one_row_a_statement_did(
+    tmp_path: Path, count: int
+) -> None:
+    """``save_generation`` (a run's path: the reasons and diagnostics a list a column) stores
+    in the real schema what an ``INSERT … VALUES`` a row stored: every column's value and type
+    to the last bit, for one reason and for hundreds."""
+    in_columns, _ = _store_with_run(tmp_path / "columns.duckdb", 1, 1)
+    one_by_one, _ = _store_with_run(tmp_path / "rows.duckdb", 1, 1)
+    record = _odd_generation(count)
+    in_columns.save_generation(record)
+    bare = _odd_generation(0)
+    one_by_one.save_generation(bare)
+    key = [record.run_id, record.instance_id, record.stage, record.sub_index]
+    with one_by_one.transaction() as con:
+        _a_row_a_statement(con, "reasons", reason_rows(key, record))
+        _a_row_a_statement(con, "parse_diagnostics", diagnostic_rows(key, record))
+    for table in ("reasons", "parse_diagnostics"):
+        read = f"SELECT *, typeof(COLUMNS(*)) FROM {table} ORDER BY ALL"
+        expected = one_by_one.query(read)[1]
+        assert len(expected) == count, table
+        assert_same_rows(in_columns.query(read)[1], expected, table)
+    in_columns.close()
+    one_by_one.close()
+
+
+def test_diagnostics_in_columns_are_those_inserted_one_at_a_time() -> None:
+    """``parse_diagnostics`` rows a list a column are those an ``INSERT`` a row stores: None
+    details, unicode, 5,000 characters, SQL in a text."""
+    details = [None, "ünï 🙂", "x" * 5000, "'; DROP TABLE parse_diagnostics; --", ""]
+    rows = [["run", f"i{k}", "justify", k, f"kind{k % 3}", details[k % 5]] for k in range(23)]
+    one_by_one, in_columns = duckdb.connect(), duckdb.connect()
+    for con in (one_by_one, in_columns):
+        con.execute(
+            "CREATE TABLE parse_diagnostics (run_id VARCHAR, instance_id VARCHAR, stage VARCHAR,"
+            " sub_index INTEGER, kind VARCHAR, detail VARCHAR)"
+        )
+    _a_row_a_statement(one_by_one, "parse_diagnostics", rows)
+    insert_columns(in_columns, "parse_diagnostics", DIAGNOSTIC_COLUMNS, rows)
+    read = "SELECT *, typeof(detail) FROM parse_diagnostics ORDER BY sub_index"
+    expected = one_by_one.execute(read).fetchall()
+    assert len(expected) == 23
+    assert_same_rows(in_columns.execute(read).fetchall(), expected, "parse_diagnostics")
 
 
 def test_a_column_of_one_value_for_every_row_and_a_short_row() -> None:

@@ -103,19 +103,14 @@ class ResultRows(StoreBase):
         """An instance's stance, metrics and its suites' rows in their methods'
         tables (``result.rows``), atomically: marks the instance finished."""
         with self.transaction() as con:
-            insert_instance_result(con, result)
-
-
-def insert_instance_result(con: Any, result: InstanceResult) -> None:
-    """An instance's stance, metrics and its suites' rows (``result.rows``), inside the
-    caller's transaction: a run's instance and a re-scored one store them alike."""
-    insert_instance_results(con, [result])
+            insert_instance_results(con, [result])
 
 
 def insert_instance_results(con: Any, results: Sequence[InstanceResult]) -> None:
     """Instances' stances, metrics and their suites' rows (``result.rows``), inside the
-    caller's transaction, each table's rows of them all in one statement (a re-score's batch
-    of instances: a statement each was most of its writes' time)."""
+    caller's transaction, each table's rows of them all in one statement: a run's instance
+    and a re-score's batch of instances store them alike (a statement each was most of a
+    re-score's writes' time)."""
     insert_columns(
         con,
         "instance_results",
@@ -148,16 +143,13 @@ def insert_instance_results(con: Any, results: Sequence[InstanceResult]) -> None
 
 def insert_reasons_and_diagnostics(con: Any, key: list[Any], g: GenerationRecord) -> None:
     """A generation's reasons (spans, token scores, confidence) and parse diagnostics under
-    ``key`` (run, instance, stage, sub-index), inside the caller's transaction: a run's
-    generation and a re-scored one store them alike."""
-    insert_rows(con, "reasons", REASON_ROW, reason_rows(key, g))
-    insert_rows(con, "parse_diagnostics", DIAGNOSTIC_ROW, diagnostic_rows(key, g))
+    ``key`` (run, instance, stage, sub-index), inside the caller's transaction, a statement a
+    table: their rows are those a re-score's batch stores (:func:`reason_rows`,
+    :func:`diagnostic_rows`, :func:`insert_columns`)."""
+    insert_columns(con, "reasons", REASON_COLUMNS, reason_rows(key, g))
+    insert_columns(con, "parse_diagnostics", DIAGNOSTIC_COLUMNS, diagnostic_rows(key, g))
 
 
-REASON_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-"""One ``reasons`` row's values (:func:`reason_rows`)."""
-DIAGNOSTIC_ROW = "(?, ?, ?, ?, ?, ?)"
-"""One ``parse_diagnostics`` row's values (:func:`diagnostic_rows`)."""
 _KEY = ("VARCHAR", "VARCHAR", "VARCHAR", "INTEGER")
 """A generation's key columns' types: run, instance, stage, sub-index."""
 REASON_COLUMNS = (
@@ -173,8 +165,6 @@ REASON_METRIC_COLUMNS = ("VARCHAR", "VARCHAR", "VARCHAR", "INTEGER", "INTEGER", 
 """A ``reason_metrics`` row's columns."""
 INSTANCE_METRIC_COLUMNS = ("VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE", "INTEGER")
 """An ``instance_metrics`` row's columns."""
-ROWS_A_STATEMENT = 200
-"""The most rows :func:`insert_rows` puts in one statement."""
 
 
 def reason_rows(key: list[Any], g: GenerationRecord) -> list[list[Any]]:
@@ -208,8 +198,9 @@ def insert_columns(
     column: ``columns`` names each column's SQL type (its values a parameter: a list of the
     rows' values, unnested) or, after ``=``, a SQL expression every row takes (``=NULL``).
     A row's values are stored as an ``INSERT`` of that row alone stores them (to the type and
-    the last bit); a re-score's batch of instances binds a parameter a column where
-    :func:`insert_rows` bound one a value (half its writes' time)."""
+    the last bit); any number of rows binds one parameter a column (a statement a row, or a
+    parameter a value, was about half a re-scored instance's writes' time). A run's generation
+    and instance and a re-score's batch store their reasons, diagnostics and metrics here."""
     if not rows:
         return
     values = [list(column) for column in zip(*rows, strict=True)]
@@ -217,13 +208,3 @@ def insert_columns(
         raise ValueError(f"rows for {table}: {len(values)} values a row, columns {columns}")
     select = ", ".join(c[1:] if c.startswith("=") else f"unnest(?::{c}[])" for c in columns)
     con.execute(f"INSERT INTO {table} SELECT {select}", values)
-
-
-def insert_rows(con: Any, table: str, row: str, rows: Sequence[Sequence[Any]]) -> None:
-    """``rows`` into ``table`` (one of this module's fixed names), each as ``row`` says (its
-    values' placeholders), :data:`ROWS_A_STATEMENT` rows a statement: one statement where
-    ``executemany`` ran one a row (about half the time for a re-scored instance's rows)."""
-    for start in range(0, len(rows), ROWS_A_STATEMENT):
-        part = rows[start : start + ROWS_A_STATEMENT]
-        values = ", ".join([row] * len(part))
-        con.execute(f"INSERT INTO {table} VALUES {values}", [v for one in part for v in one])
