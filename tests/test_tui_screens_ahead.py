@@ -186,3 +186,26 @@ async def test_q_while_a_screen_is_built_ahead_quits_cleanly(
         await asyncio.wait_for(app._task, timeout=30)  # type: ignore[arg-type]
         assert app.return_code == 0
         assert not app.ahead.building()
+
+
+@pytest.mark.parametrize(("key", "action"), [("m", "metrics"), ("s", "sql"), ("n", "new_run")])
+async def test_a_key_before_the_screen_built_ahead_has_started_shows_that_screen(
+    bench_db: Path, key: str, action: str
+) -> None:
+    """The key comes right after the build, before the screen's own task has run: the screen
+    built ahead is the one shown, reads what it shows then, and no second screen of its kind
+    is left built and never shown (one was, the screen of the key built anew)."""
+    kind = KEYS[key]
+    async with create_app(bench_db).run_test(size=(200, 50)) as pilot:
+        app = pilot.app
+        await _building(pilot, kind)
+        ahead = next(s for s in app.ahead.kept() if isinstance(s, kind))  # type: ignore[attr-defined]
+        assert not ahead.is_running
+        registered = {node for node in app._registry if isinstance(node, kind)}
+        await app.run_action(action)
+        await settle(pilot)
+        assert app.screen is ahead and ahead._shown_once
+        assert {node for node in app._registry if isinstance(node, kind)} == registered
+        if kind is SqlScreen:
+            saved = sql_history.load_buffers()
+            assert ahead.query_one(SqlEditor).text == saved.buffers[saved.current].text

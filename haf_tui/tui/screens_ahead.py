@@ -84,9 +84,11 @@ class ScreensAhead:
             await asyncio.sleep(0.005)
 
     def take(self, kind: type[ScreenType]) -> ScreenType:
-        """The screen of ``kind`` built ahead (given once), else a new one."""
+        """The screen of ``kind`` built ahead (given once), else a new one. One whose own task
+        has not started yet is given too: pushed, it composes and then is shown (a key right
+        after its build got a new screen, and the one built was kept, never shown)."""
         screen = self._kept.pop(kind, None)
-        if isinstance(screen, kind) and screen.is_running and not screen._closing:
+        if isinstance(screen, kind) and not (screen._closing or screen._closed):
             return screen
         return kind()
 
