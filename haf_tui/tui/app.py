@@ -3,6 +3,7 @@ handler for worker errors; runs started here are :mod:`haf_tui.tui.app_runs`'s."
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import time
@@ -24,6 +25,7 @@ from haf_tui.methods.registry import left_out
 from haf_tui.store.pending_annotations import PendingAnnotation, pending_path
 from haf_tui.store.pending_annotations import take_notices as pending_notices
 from haf_tui.tui.app_stop import StoppingApp
+from haf_tui.tui.closed_screens import forget_closed, job_context_executor
 from haf_tui.tui.messages import WorkFailed
 from haf_tui.tui.screens.base import HafScreen
 from haf_tui.tui.screens.help import HelpScreen
@@ -85,6 +87,7 @@ class HafApp(StoppingApp):
         for line in left_out():  # a broken plug-in: said once, the rest works
             self.notify(line, title="method left out", severity="warning", timeout=12)
         self.freeze_after_load()
+        job_context_executor(asyncio.get_running_loop())
         self.warm_imports()
         self._storing_pending = False
         self.store_pending_annotations()  # (kept at the last session: stored now if it can)
@@ -102,7 +105,9 @@ class HafApp(StoppingApp):
 
     def screen_closed(self, screen: Screen[Any]) -> None:
         """A screen closed: if it froze a load, collect what it held a moment later (and
-        freeze the rest again), not while its keys are still being handled."""
+        freeze the rest again), not while its keys are still being handled; what Textual
+        kept of it is let go (:mod:`haf_tui.tui.closed_screens`)."""
+        forget_closed(self)
         if screen in self._holders:
             self._holders.discard(screen)
             self.set_timer(REFREEZE_DELAY, self._refreeze_when_quiet)
