@@ -83,11 +83,11 @@ class HafApp(StoppingApp):
 
     def on_mount(self) -> None:
         """Start on the runs list; a closed terminal (SIGHUP) or SIGTERM ends the app."""
+        job_context_executor(asyncio.get_running_loop())  # (before any thread worker starts)
         self.push_screen(HomeScreen())
         for line in left_out():  # a broken plug-in: said once, the rest works
             self.notify(line, title="method left out", severity="warning", timeout=12)
         self.freeze_after_load()
-        job_context_executor(asyncio.get_running_loop())
         self.warm_imports()
         self._storing_pending = False
         self.store_pending_annotations()  # (kept at the last session: stored now if it can)

@@ -9,7 +9,14 @@ live objects behind at each close), let go:
   widgets' styles caches, their drawn lines in them, for 1,024 calls. Emptied at each close
   (it refills from two colours in a few calls).
 - ``watch(app, ...)`` (a Header on the app's title, a TextArea such as the SQL editor on the
-  theme) is dropped only when that attribute next changes. Dropped at each close."""
+  theme) is dropped only when that attribute next changes. Dropped at each close.
+
+Private APIs used, each because no public one reaches what holds the screen (Textual 8.2):
+``textual._styles_cache.StylesCache`` (the class whose cache is emptied), the app's
+``"__watchers"`` attribute that ``textual.reactive._watch`` fills and a node's ``_closing``
+(the very test Textual applies when the watched attribute changes), and asyncio's
+``loop._default_executor`` (read only: a plain pool made before is shut down, not left with its
+threads; ``set_default_executor`` does not)."""
 
 from __future__ import annotations
 
@@ -42,11 +49,11 @@ class JobContextExecutor(ThreadPoolExecutor):
 
 def job_context_executor(loop: asyncio.AbstractEventLoop) -> None:
     """Make ``loop``'s default thread pool a :class:`JobContextExecutor` (once; a plain one
-    there before is shut down, its queued jobs still run)."""
+    there before is shut down, its queued jobs still run; threads named as asyncio's own)."""
     before = getattr(loop, "_default_executor", None)
     if isinstance(before, JobContextExecutor):
         return
-    loop.set_default_executor(JobContextExecutor())
+    loop.set_default_executor(JobContextExecutor(thread_name_prefix="asyncio"))
     if isinstance(before, ThreadPoolExecutor):
         before.shutdown(wait=False)
 
