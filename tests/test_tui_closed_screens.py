@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import gc
-import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -30,7 +29,7 @@ from haf_tui.tui.screens.metrics import MetricsScreen
 from haf_tui.tui.screens.sql import SqlScreen
 from haf_tui.tui.screens.wizard import WizardScreen
 from haf_tui.tui.screens_ahead import kinds_ahead
-from tests.support import settle
+from tests.support import settle, until
 
 KEYS: dict[str, type[HafScreen[Any]]] = {
     "m": MetricsScreen,
@@ -66,16 +65,6 @@ def full_collection() -> None:
     gc.freeze()
 
 
-async def until(pilot: Pilot[Any], ok: Any, what: str) -> None:
-    deadline = time.monotonic() + DEADLINE
-    while True:
-        await settle(pilot)
-        if ok():
-            return
-        assert time.monotonic() < deadline, f"{what}: not within {DEADLINE:.0f} s"
-        await asyncio.sleep(0.05)
-
-
 async def built_ahead(pilot: Pilot[Any]) -> dict[type[HafScreen[Any]], HafScreen[Any]]:
     """The screens built ahead, once one of each kind is kept and mounted."""
 
@@ -83,7 +72,7 @@ async def built_ahead(pilot: Pilot[Any]) -> dict[type[HafScreen[Any]], HafScreen
         kept = pilot.app.ahead.kept()  # type: ignore[attr-defined]
         return len(kept) == len(kinds_ahead()) and all(screen.is_mounted for screen in kept)
 
-    await until(pilot, ready, "the screens built ahead")
+    await until(pilot, ready, DEADLINE)
     return {type(screen): screen for screen in pilot.app.ahead.kept()}  # type: ignore[attr-defined]
 
 
@@ -94,7 +83,7 @@ async def collected(pilot: Pilot[Any], refs: list[weakref.ref[Any]], what: str) 
         full_collection()
         return all(ref() is None for ref in refs)
 
-    await until(pilot, gone, f"{what} still alive")
+    await until(pilot, gone, DEADLINE)
 
 
 def live(kind: type[Screen[Any]]) -> weakref.WeakSet[Screen[Any]]:
@@ -116,7 +105,7 @@ async def open_and_close(
     expected = None if built is None else weakref.ref(built)
     del built
     await pilot.press(key)
-    await until(pilot, lambda: isinstance(pilot.app.screen, kind), f"{kind.__name__} shown")
+    await until(pilot, lambda: isinstance(pilot.app.screen, kind), DEADLINE)
     await pilot.app.workers.wait_for_complete()
     await settle(pilot)
     screen = pilot.app.screen
@@ -128,7 +117,7 @@ async def open_and_close(
     refs += [weakref.ref(widget._styles_cache) for widget in widgets]
     del screen, widgets
     await pilot.press("escape")
-    await until(pilot, lambda: isinstance(pilot.app.screen, HomeScreen), "back on the runs")
+    await until(pilot, lambda: isinstance(pilot.app.screen, HomeScreen), DEADLINE)
     return refs
 
 
