@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from rich.cells import cell_len
 from rich.color import Color
 from rich.style import Style
 from rich.text import Text
@@ -181,9 +182,10 @@ class TokenView(Vertical):
                 return Style(color="black", bgcolor=scale(1.0 - weight)) + emphasis
         return Style(dim=True)
 
-    def status_text(self) -> Text:
+    def status_text(self, width: int | None = None) -> Text:
         """The status, four lines cut with … (never wrapped): the token under the cursor with
-        its logprob and NLL; its relevance; the top-k alternatives; the node and the colours."""
+        its logprob and NLL; its relevance; the top-k alternatives, as many whole as ``width``
+        (the status's columns) holds; the node and the colours."""
         line = Text(no_wrap=True, overflow="ellipsis")
         if self.show_prompt:
             line.append(f"{self.title} · prompt ({len(self.prompt)} chars) · v: output")
@@ -192,13 +194,11 @@ class TokenView(Vertical):
             line.append(f"{self.title} · no tokens")
             return line
         token = self.tokens[self.cursor]
-        line.append(f"token {self.cursor + 1}/{len(self.tokens)} ")
-        line.append(repr(token.text), style="bold")
-        line.append(f"  logprob {token.logprob:.3f}  NLL {-token.logprob:.3f}\n")
-        line.append(self.relevance_text())
-        line.append("\ntop: ")
-        alternatives = zip(token.top_texts, token.top_logprobs, strict=False)
-        line.append("  ".join(f"{text!r} {lp:.2f}" for text, lp in alternatives) or "—")
+        line.append(f"token {self.cursor + 1}/{len(self.tokens)}  ")
+        line.append(f"logprob {token.logprob:.3f}  NLL {-token.logprob:.3f}  ")
+        line.append(repr(token.text), style="bold")  # (last: a long token is cut, no number)
+        line.append("\n" + self.relevance_text())
+        line.append("\n" + top_line(token, width))
         colours = NLL_COLOURS if self.mode == "nll" else RELEVANCE_COLOURS
         line.append(f"\n{self.title} · {colours}", style="dim")
         return line
@@ -226,8 +226,17 @@ class TokenView(Vertical):
     def refresh_view(self) -> None:
         """Re-render the body and the status line; keep the cursor token in view."""
         self.query_one(TokenBody).update(self.body_text())
-        self.query_one("#tv-status", Static).update(self.status_text(), layout=False)
+        self.refresh_status()
         self.scroll_to_cursor()
+
+    def refresh_status(self) -> None:
+        """Re-render the status at the width it has now."""
+        status = self.query_one("#tv-status", Static)
+        status.update(self.status_text(status.content_size.width or None), layout=False)
+
+    def on_resize(self) -> None:
+        """The status holds as many whole alternatives as its new width does."""
+        self.refresh_status()
 
     def cursor_line(self, width: int) -> int:
         """The line (of the body wrapped to ``width``) that holds the cursor token: the
@@ -253,3 +262,19 @@ class TokenView(Vertical):
             body.scroll_to(y=line, animate=False, immediate=True)
         elif line >= top + height:
             body.scroll_to(y=line - height + 1, animate=False, immediate=True)
+
+
+def top_line(token: Token, width: int | None) -> str:
+    """``top: 'The' -0.06  ' article' -0.26``: the token's alternatives, each whole (a number is
+    never cut), as many as ``width`` columns hold, then how many more there are."""
+    parts = [
+        f"{text!r} {lp:.2f}" for text, lp in zip(token.top_texts, token.top_logprobs, strict=False)
+    ]
+    if not parts:
+        return "top: —"
+    for shown in range(len(parts), -1, -1):
+        more = len(parts) - shown
+        line = "top: " + "  ".join([*parts[:shown], *([f"(+{more} more)"] if more else [])])
+        if width is None or cell_len(line) <= width:
+            return line
+    return line
