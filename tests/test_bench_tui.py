@@ -161,3 +161,35 @@ def test_summary_of_timings() -> None:
     assert summary([]) == {"n": 0}
     figures = summary([float(v) for v in range(1, 101)])
     assert figures == {"n": 100, "median_ms": 50.5, "p95_ms": 95.0, "max_ms": 100.0}
+
+
+@pytest.mark.parametrize("at_once", [False, True])
+def test_screen_open_gets_figures_with_the_key_after_the_warm_up_or_at_once(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    at_once: bool,
+) -> None:
+    """``--at-once`` posts the key as soon as the runs list shows its runs (the app still
+    warming up, the screens built ahead not built): the screen still shows its data."""
+    from benchmarks import screen_open
+
+    db = tmp_path / "bench.duckdb"
+    build_bench_db(db, n_instances=4, n_runs=2, seed=3)
+    monkeypatch.setenv("HAF_HOME", str(tmp_path / "home"))
+    order: list[str] = []
+    for name in ("settle", "_key_event"):
+        real = getattr(screen_open, name)
+
+        def logged(*args: Any, real: Any = real, name: str = name) -> Any:
+            order.append(name)
+            return real(*args)
+
+        monkeypatch.setattr(screen_open, name, logged)
+    screen_open.main(
+        ["--db", str(db), "explorer", "metrics", "--rounds", "1"] + ["--at-once"] * at_once
+    )
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["explorer round 1", "metrics round 1"]
+    assert all("data shown" in line and "everything done" in line for line in lines)
+    assert order[0] == ("_key_event" if at_once else "settle")  # (the first opening's)
