@@ -93,12 +93,14 @@ async def time_open(
     """(ms until the data is shown, until it is complete, until the app has settled) for one
     opening, its key ``rest`` seconds after the app has settled (what the runs list reads
     ahead while its cursor rests then done), or (``at_once``) as soon as the runs list shows
-    its runs, the app's warm-up and the screens built ahead still under way."""
+    its runs (and ``rest`` seconds), the app's warm-up and the screens built ahead still under
+    way."""
     key, class_name, filled = SCREENS[screen]
     app = create_app(db)
     async with app.run_test(size=(200, 60)) as pilot:
         if at_once:
             await _runs_listed(app)
+            await asyncio.sleep(rest)
         else:
             await pilot.pause()
             await settle(pilot)
@@ -144,7 +146,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--rest",
         type=float,
         default=0.0,
-        help="seconds on the runs list before the key (default 0: the key at once)",
+        help="seconds on the runs list before the key, after the app has settled or, with "
+        "--at-once, after the runs list shows its runs (default 0: the key at once)",
     )
     parser.add_argument(
         "--at-once",
