@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from rich.cells import cell_len
-from textual.pilot import Pilot
 from textual.widgets import Static
 
 from benchmarks.benchdata import build_bench_db
@@ -18,6 +16,7 @@ from haf_tui.tui import create_app
 from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.widgets.token_view import Token, TokenView, top_line
 from tests.support import settle
+from tests.test_tui_explorer import open_run
 
 TOKEN = Token(
     " article",
@@ -63,22 +62,13 @@ def _status(screen: ExplorerScreen) -> tuple[list[str], int]:
     return str(status.render()).splitlines(), status.content_size.width
 
 
-async def _explorer(pilot: Pilot[Any], run_id: str) -> ExplorerScreen:
-    await settle(pilot)
-    pilot.app.push_screen(ExplorerScreen(run_id))
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, ExplorerScreen)
-    return screen
-
-
 async def test_the_explorer_s_status_shows_whole_numbers_at_80x24_and_after_a_resize(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "haf.duckdb"
     (run_id,) = build_bench_db(db, n_instances=3, n_runs=1, seed=7)
     async with create_app(db).run_test(size=(200, 50)) as pilot:
-        screen = await _explorer(pilot, run_id)
+        screen = await open_run(pilot, run_id)
         wide, wide_width = _status(screen)
         await pilot.resize_terminal(80, 24)
         await settle(pilot)
