@@ -11,7 +11,7 @@ import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from textual import events, work
 from textual.app import SystemCommand
@@ -34,9 +34,6 @@ from haf_tui.tui.screens_ahead import ScreensAhead
 from haf_tui.tui.store_reader import StoreReader
 from haf_tui.tui.store_writes import store_kept
 from haf_tui.vocabulary import first_line, shown_text
-
-if TYPE_CHECKING:
-    pass
 
 PENDING_SECONDS = 3.0
 """How often the annotations kept while another process writes are tried again."""
