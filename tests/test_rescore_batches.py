@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from haf_tui.pipeline.rescore import rescore_run
+from haf_tui.pipeline.rescore import RescoreSummary, rescore_run
 from haf_tui.similarity import BiEncoderSimilarity, CachedSimilarity
 from haf_tui.store import Store, open_store
 from haf_tui.store.derived_runs import children_of
@@ -177,17 +177,12 @@ def test_a_finished_rescore_is_set_finished_with_its_time_by_its_last_batch(stor
     assert 0 < run[0][1] <= summary.seconds  # (its time added once: taken before the summary's)
 
 
-def test_a_resumed_rescore_is_set_running_by_its_writer_while_it_scores(
-    stored: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A stopped re-score resumed shows running, with this process as its writer, while it
-    scores (it stayed "stopped" while written)."""
+def stopped_after_its_first_batch(stored: Store) -> RescoreSummary:
+    """The parent re-scored in batches of 2, stopped once its first batch is stored."""
     import threading
 
-    from haf_tui.pipeline import rescore
-
     halfway = threading.Event()
-    first = rescore_run(
+    return rescore_run(
         stored,
         "parent",
         counting_g(CountingEncoder()),
@@ -195,6 +190,16 @@ def test_a_resumed_rescore_is_set_running_by_its_writer_while_it_scores(
         on_progress=lambda *_: halfway.set(),
         stop_event=halfway,
     )
+
+
+def test_a_resumed_rescore_is_set_running_by_its_writer_while_it_scores(
+    stored: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stopped re-score resumed shows running, with this process as its writer, while it
+    scores (it stayed "stopped" while written)."""
+    from haf_tui.pipeline import rescore
+
+    first = stopped_after_its_first_batch(stored)
     assert stored.get_run(first.run_id).status == "stopped"
     real, seen = rescore._scored, []
 
@@ -221,15 +226,7 @@ def test_a_stop_asked_before_a_rescore_begins_scores_and_writes_nothing(stored: 
     summary = rescore_run(stored, "parent", counting_g(encoder), stop_event=stop)
     assert (summary.status, summary.run_id, summary.instances_done) == ("stopped", "", 0)
     assert encoder.calls == [] and children_of(stored, "parent") == []
-    halfway = threading.Event()
-    first = rescore_run(
-        stored,
-        "parent",
-        counting_g(CountingEncoder()),
-        score_ahead=2,
-        on_progress=lambda *_: halfway.set(),
-        stop_event=halfway,
-    )
+    first = stopped_after_its_first_batch(stored)
     assert (first.status, first.instances_done) == ("stopped", 2)
     before = [_rows(stored, table, first.run_id) for table in TABLES]
     again = rescore_run(stored, "parent", counting_g(encoder), stop_event=stop)
