@@ -16,7 +16,7 @@ import pytest
 from haf_tui.pipeline.rescore import RescoreSummary, rescore_run
 from haf_tui.similarity import BiEncoderSimilarity, CachedSimilarity
 from haf_tui.store import Store, open_store
-from haf_tui.store.derived_runs import children_of
+from haf_tui.store.derived_runs import children_of, create_derived_run
 from tests.support.rescore_runs import save_tiny_dataset, scripted_run
 from tests.support.same_rows import assert_same_rows
 from tests.test_rescore import TABLES, _assert_same, _rows
@@ -284,3 +284,25 @@ def test_a_stop_asked_while_a_batch_is_scored_ahead_stores_its_first_instance(
     )
     assert (summary.status, summary.instances_done) == ("stopped", 3)
     assert stored.finished_instances(summary.run_id) == {"i0", "i1", "i2"}
+
+
+def test_the_holder_note_says_what_is_done_with_a_rescore_s_run(stored: Store) -> None:
+    """A process waiting for the database reads what its holder does: the derived run made
+    running says "writing"; stopped, it says so (as any run's status change does)."""
+    from haf_tui.store.holder import read_holder_note
+
+    def purpose() -> str | None:
+        note = read_holder_note(stored.path)
+        return None if note is None else note.purpose
+
+    first = stopped_after_its_first_batch(stored)
+    assert purpose() == f"run {first.run_id}: stopped"
+    create_derived_run(
+        stored, "derived-2", "parent", config_json=stored.get_run("parent").config_json,
+        similarity_model="g2", similarity_kind="bi-encoder", n_planned=1, versions={},
+        running=True,
+    )  # fmt: skip
+    assert purpose() == "run derived-2: writing"
+    assert stored.get_run("derived-2").status == "running"
+    stored.update_run("derived-2", status="finished")
+    assert purpose() == "run derived-2: finished"

@@ -13,8 +13,6 @@ are its own. A reader that needs an output text or tokens of a run reads them fr
 from __future__ import annotations
 
 import json
-import os
-import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +20,6 @@ from typing import Any
 from haf_tui.inference.base import GeneratedToken
 from haf_tui.store.db import Store
 from haf_tui.store.errors import StoreError
-from haf_tui.store.holder import update_holder_purpose
 from haf_tui.store.records import GenerationRecord, InstanceResult
 from haf_tui.store.result_rows import (
     DIAGNOSTIC_COLUMNS,
@@ -133,6 +130,8 @@ def create_derived_run(
 ) -> None:
     """A new derived run row: the parent's model identity, the new g, in one statement;
     ``running``: set running by this process (its writer) in that statement."""
+    status = "running" if running else "created"
+    writer_pid, writer_host = store.writer_for(run_id, status if running else None)
     params = {
         "run_id": run_id,
         "parent_run_id": parent_run_id,
@@ -141,12 +140,10 @@ def create_derived_run(
         "similarity_kind": similarity_kind,
         "n_planned": n_planned,
         "versions": json.dumps(versions),
-        "status": "running" if running else "created",
-        "writer_pid": os.getpid() if running else None,
-        "writer_host": socket.gethostname() if running else None,
+        "status": status,
+        "writer_pid": writer_pid,
+        "writer_host": writer_host,
     }
-    if running and not store.read_only:  # (the holder note says what it does, as update_run)
-        update_holder_purpose(store.path, f"run {run_id}: writing")
     with store.transaction() as con:
         if len(con.execute(_CREATE_SQL, params).fetchall()) != 1:
             raise StoreError(f"no run {parent_run_id!r} to derive from")

@@ -195,10 +195,7 @@ class RunRows(StoreBase):
     ) -> None:
         """:meth:`update_run` inside the caller's transaction ``con`` (a re-score's first and
         last writes carry the run's status: a transaction, a commit, less)."""
-        writer = (os.getpid(), socket.gethostname()) if status == "running" else (None, None)
-        if status is not None and not self.read_only:  # (the holder note says what it does)
-            doing = "writing" if status == "running" else status
-            update_holder_purpose(self.path, f"run {run_id}: {doing}")
+        writer = self.writer_for(run_id, status)
         con.execute(
             "UPDATE runs SET status = coalesce(?, status), "
             "seconds_running = seconds_running + ?, "
@@ -207,6 +204,15 @@ class RunRows(StoreBase):
             "updated_at = current_timestamp WHERE run_id = ?",
             [status, seconds, error, chat_format, *writer, run_id],
         )
+
+    def writer_for(self, run_id: str, status: str | None) -> tuple[int, str] | tuple[None, None]:
+        """The writer (PID, host) a run set to ``status`` records: this process's when it is
+        set running, else none (the last writer stays); the holder note says what this
+        process does with the run."""
+        if status is not None and not self.read_only:
+            doing = "writing" if status == "running" else status
+            update_holder_purpose(self.path, f"run {run_id}: {doing}")
+        return (os.getpid(), socket.gethostname()) if status == "running" else (None, None)
 
     def account_unstored_time(self, run_id: str) -> float:
         """Add to a run's ``seconds_running`` the time a session worked after it last stored
