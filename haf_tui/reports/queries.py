@@ -215,32 +215,21 @@ def parse_query(text: str, path: Path) -> NamedQuery:
     )
 
 
+_COMMENT_OR_LITERAL: Final = re.compile(
+    r"--[^\n]*"  # a line comment (its newline stays)
+    r"|/\*.*?(?:\*/|\Z)"  # a block comment (unclosed: to the end)
+    r"|'(?:[^']+|'')*(?:'|\Z)"  # a string ('' inside it is a quote; unclosed: to the end)
+    r'|"(?:[^"]+|"")*(?:"|\Z)',  # a quoted name, likewise
+    re.DOTALL,
+)
+
+
 def _strip_comments(sql: str) -> str:
-    """The SQL without ``--`` / ``/* */`` comments and string literals (to find ``$name``)."""
-    out: list[str] = []
-    i, n = 0, len(sql)
-    while i < n:
-        if sql.startswith("--", i):
-            end = sql.find("\n", i)
-            i = n if end < 0 else end
-        elif sql.startswith("/*", i):
-            end = sql.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-        elif sql[i] in "'\"":
-            quote, i = sql[i], i + 1
-            while i < n:
-                if sql[i] == quote:
-                    if sql.startswith(quote * 2, i):
-                        i += 2
-                        continue
-                    break
-                i += 1
-            i += 1
-            out.append(" ")
-        else:
-            out.append(sql[i])
-            i += 1
-    return "".join(out)
+    """The SQL without ``--`` / ``/* */`` comments and string literals (to find ``$name``):
+    a comment goes, a literal becomes one space. (One expression over the text: the scan a
+    character at a time it replaces took 25 ms for the library's 31 files, which a screen's
+    first read paid while the screen was drawn.)"""
+    return _COMMENT_OR_LITERAL.sub(lambda m: "" if m.group()[0] in "-/" else " ", sql)
 
 
 METHOD_QUERY_DIRS: list[Path] = []
@@ -254,15 +243,21 @@ def use_method_query_dirs(folders: Iterable[Path]) -> None:
     METHOD_QUERY_DIRS[:] = list(dict.fromkeys(folders))
 
 
-def load_queries(directory: Path | None = None) -> dict[str, NamedQuery]:
-    """Every ``*.sql`` of ``directory`` (default :func:`queries_dir`, then the methods'
-    folders), by name, sorted."""
+def _folders(directory: Path | None) -> list[Path]:
+    """The folders named queries are read from, the one whose query of a name wins first:
+    ``directory`` (default :func:`queries_dir`), then the methods' folders in their order."""
     folder = directory if directory is not None else queries_dir()
     if not folder.is_dir():
         raise QueryError(f"no queries folder at {folder} (set {QUERIES_ENV} to one)")
     extra = [] if directory is not None else [d for d in METHOD_QUERY_DIRS if d.is_dir()]
+    return [folder, *extra]
+
+
+def load_queries(directory: Path | None = None) -> dict[str, NamedQuery]:
+    """Every ``*.sql`` of ``directory`` (default :func:`queries_dir`, then the methods'
+    folders), by name, sorted."""
     queries: dict[str, NamedQuery] = {}
-    for source in (*extra[::-1], folder):
+    for source in _folders(directory)[::-1]:  # (the one that wins read last)
         for path in sorted(source.glob("*.sql")):
             query = _parsed(path)
             queries[query.name] = query
@@ -318,8 +313,19 @@ def _parsed(path: Path) -> NamedQuery:
     return found
 
 
+_FILE_NAME: Final = re.compile(r"[^/\\\x00]+")
+"""A query name that can only be a file's name in the folder (no separator)."""
+
+
 def get_query(name: str, directory: Path | None = None) -> NamedQuery:
-    """A named query; QueryError listing the known names when there is none such."""
+    """A named query (its file alone read: a query's name is its file's); QueryError listing
+    the known names when there is none such."""
+    folders = _folders(directory)
+    if _FILE_NAME.fullmatch(name):
+        for source in folders:
+            path = source / f"{name}.sql"
+            if path.is_file():
+                return _parsed(path)
     queries = load_queries(directory)
     try:
         return queries[name]
