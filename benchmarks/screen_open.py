@@ -75,6 +75,35 @@ COMPLETE: dict[str, Callable[[Any], bool]] = {"compare": _compare_complete}
 means and n first, then the intervals)."""
 
 
+def _errors_said(app: Any) -> list[str]:
+    """The error notifications ``app`` shows from now on, as they come (a screen whose read
+    failed says so, and its data never comes: the timing stops there, not at the deadline)."""
+    said: list[str] = []
+    notify = app.notify
+
+    def noted(message: str, *args: Any, severity: str = "information", **kwargs: Any) -> Any:
+        if severity == "error":
+            said.append(str(message))
+        return notify(message, *args, severity=severity, **kwargs)
+
+    app.notify = noted
+    return said
+
+
+async def _settled(pilot: Any) -> None:
+    """Until the app has settled and built its screens ahead (one at a time, a few hundred ms
+    after its warm-up: :func:`settle` can return between two of them)."""
+    from haf_tui.tui.screens_ahead import kinds_ahead
+
+    app, started = pilot.app, time.perf_counter()
+    await settle(pilot)
+    while len(app.ahead.kept()) < len(kinds_ahead()) or app.ahead.building():
+        if time.perf_counter() - started > DEADLINE_SECONDS:
+            raise TimeoutError(f"the screens ahead were not built in {DEADLINE_SECONDS:.0f} s")
+        await asyncio.sleep(0.01)
+    await settle(pilot)
+
+
 async def _runs_listed(app: Any) -> None:
     """Until the runs list shows its rows (the first thing a user sees to press a key on)."""
     started = time.perf_counter()
@@ -97,13 +126,14 @@ async def time_open(
     way."""
     key, class_name, filled = SCREENS[screen]
     app = create_app(db)
+    errors = _errors_said(app)
     async with app.run_test(size=(200, 60)) as pilot:
         if at_once:
             await _runs_listed(app)
             await asyncio.sleep(rest)
         else:
             await pilot.pause()
-            await settle(pilot)
+            await _settled(pilot)
         if rest and not at_once:
             await asyncio.sleep(rest)
             await settle(pilot)
@@ -118,6 +148,8 @@ async def time_open(
                     shown = filled(app.screen)
             if shown:
                 break
+            if errors:
+                raise RuntimeError(f"{screen}: {errors[0]}")
             if time.perf_counter() - started > DEADLINE_SECONDS:
                 raise TimeoutError(f"{screen} showed no data in {DEADLINE_SECONDS:.0f} s")
             await asyncio.sleep(0.002)

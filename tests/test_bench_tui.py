@@ -193,3 +193,24 @@ def test_screen_open_gets_figures_with_the_key_after_the_warm_up_or_at_once(
     assert [line.split(":")[0] for line in lines] == ["explorer round 1", "metrics round 1"]
     assert all("data shown" in line and "everything done" in line for line in lines)
     assert order[0] == ("_key_event" if at_once else "settle")  # (the first opening's)
+
+
+def test_screen_open_stops_at_a_screen_that_says_its_read_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A screen whose first read fails never shows its data: the timing says why at once
+    rather than waiting out its deadline."""
+    from benchmarks import screen_open
+    from haf_tui.tui.screens import explorer
+
+    db = tmp_path / "bench.duckdb"
+    build_bench_db(db, n_instances=4, n_runs=2, seed=3)
+    monkeypatch.setenv("HAF_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(screen_open, "DEADLINE_SECONDS", 20.0)
+
+    def failing(*args: Any) -> Any:
+        raise RuntimeError("a planted failure")
+
+    monkeypatch.setattr(explorer, "instance_notes", failing)
+    with pytest.raises(RuntimeError, match=r"explorer: .*a planted failure"):
+        screen_open.main(["--db", str(db), "explorer", "--rounds", "1", "--at-once"])
