@@ -20,6 +20,7 @@ in flight, and :meth:`Store.generation_keys` tells a resumed run what is already
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -110,6 +111,21 @@ class Store(RunRows, ResultRows, UserSql):
         on_close, self._on_close = self._on_close, None
         if on_close is not None:
             on_close()
+
+    def on_cursor(self) -> Store:
+        """This store on a cursor of its connection (the same database, a transaction context
+        of its own), for one thread to read beside others: a DuckDB connection holds one
+        pending result, so two threads executing on it at once can fetch each other's rows.
+        Close the cursor with :meth:`close_cursor`, never :meth:`close` (that would run this
+        store's own closing)."""
+        view = copy.copy(self)
+        view.connection = self.connection.cursor()
+        view._on_close = None
+        return view
+
+    def close_cursor(self) -> None:
+        """Close the cursor of a store made by :meth:`on_cursor`."""
+        self.connection.close()
 
     def foreign_tables(self) -> list[str]:
         """Tables of a file haf-tui never wrote (no ``schema_migrations``): not haf's to touch."""

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
+import importlib
 import time
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -56,6 +58,60 @@ collector, 120-145 ms on the paper-scale store: not in the keys being typed)."""
 
 REBUILD_DELAY = 1.0
 """Seconds after a screen built ahead closes before the next one is built."""
+
+
+WARM_YIELD_SECONDS = 3.0
+"""The most the warm-up waits, all its steps together, for reads of the store to end (a long
+query in the SQL screen does not hold it back for longer)."""
+
+WARM_QUIET_SECONDS = 0.05
+"""How long the store has gone unread before the warm-up's next step starts."""
+
+KEY_QUIET_SECONDS = 0.3
+"""How long after a key the warm-up's next step waits (the key's screen reads meanwhile)."""
+
+WARM_MODULES = (
+    "haf_tui.tui.screens.explorer",
+    "haf_tui.tui.screens.metrics",
+    "haf_tui.tui.screens.sql",
+    "haf_tui.tui.screens.wizard",
+    "haf_tui.tui.screens.monitor",
+    "haf_tui.pipeline.choices",
+    "haf_tui.pipeline.planning",
+    "haf_tui.pipeline.runs",
+)
+"""What the warm-up imports first, one step each: the screens (those a key on the runs list
+opens first), then what starting a run needs."""
+
+
+FIRST_KEY_STEPS = 3
+"""The warm-up's first steps, taken at once as the app starts (what the first key on the runs
+list needs: the explorer, its methods' parts, DuckDB's parser); the others wait their turn."""
+
+
+def _warm_steps() -> list[Callable[[], object]]:
+    """The warm-up's steps, in order: the explorer and the methods' parts of it, DuckDB's
+    parser (the check every named query passes: 24 ms its first time), the other screens and
+    what starting a run needs, the named queries, then numpy and scipy (the slowest)."""
+    from haf_tui.methods.registry import methods
+    from haf_tui.reports import QueryError, load_queries
+    from haf_tui.reports.bootstrap import import_libraries
+    from haf_tui.store.connection import check_reading_sql
+    from haf_tui.tui.method_parts import explorer_parts
+
+    def read_queries() -> None:
+        with contextlib.suppress(QueryError):  # (a broken library is said where it is used)
+            load_queries()
+
+    explorer, *others = [functools.partial(importlib.import_module, m) for m in WARM_MODULES]
+    return [
+        explorer,
+        lambda: explorer_parts(methods().values()),
+        lambda: check_reading_sql("SELECT 1"),
+        *others,
+        read_queries,
+        import_libraries,
+    ]
 
 
 class HafApp(StoppingApp):
@@ -138,24 +194,28 @@ class HafApp(StoppingApp):
         needs (llama.cpp, the pipeline), read the named queries, and import the comparison's
         statistics libraries (numpy, scipy), in the background, so that screens open without
         waiting for it (a screen's first report then only looks at the query files); posts
-        nothing."""
-        import haf_tui.pipeline.choices
-        import haf_tui.pipeline.planning
-        import haf_tui.pipeline.runs
-        import haf_tui.tui.screens.explorer
-        import haf_tui.tui.screens.metrics
-        import haf_tui.tui.screens.monitor
-        import haf_tui.tui.screens.sql
-        import haf_tui.tui.screens.wizard  # noqa: F401
-        from haf_tui.methods.registry import methods
-        from haf_tui.reports import QueryError, load_queries
-        from haf_tui.reports.bootstrap import import_libraries
-        from haf_tui.tui.method_parts import explorer_parts
+        nothing. Each step waits while the store is being read (:data:`WARM_YIELD_SECONDS` in
+        all): a screen opened at once reads without sharing the interpreter with the imports
+        (an explorer opened as the runs list appeared showed its data in 294–441 ms with the
+        imports beside it, 258–282 ms without)."""
+        deadline = time.monotonic() + WARM_YIELD_SECONDS
+        for number, step in enumerate(_warm_steps()):
+            if number >= FIRST_KEY_STEPS:
+                self._wait_for_quiet(deadline)
+            step()
 
-        explorer_parts(methods().values())
-        with contextlib.suppress(QueryError):  # (a broken library is said where it is used)
-            load_queries()
-        import_libraries()  # (last: the comparison's statistics, the slowest to import)
+    def _wait_for_quiet(self, deadline: float) -> None:
+        """Wait (in the warm-up's thread) until no key has come for :data:`KEY_QUIET_SECONDS`
+        and the store has gone unread for :data:`WARM_QUIET_SECONDS`, or until ``deadline``
+        (``time.monotonic``). (A key's screen starts reading some 30–70 ms after it: the store
+        unread alone would let a step in between.)"""
+        while (left := deadline - time.monotonic()) > 0:
+            if not self.reader.wait_quiet(WARM_QUIET_SECONDS, left):
+                return
+            since_key = time.monotonic() - self._last_key
+            if since_key >= KEY_QUIET_SECONDS:
+                return
+            time.sleep(min(KEY_QUIET_SECONDS - since_key, left))
 
     # -- annotations kept while another process writes ------------------------------------------
 

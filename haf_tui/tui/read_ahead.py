@@ -1,13 +1,17 @@
-"""Reading ahead on the runs list (issue 44 §2): once the cursor has rested on a run
-(:data:`REST_SECONDS`), what the explorer lists for it and what the metrics screen shows first
-(Table 1 and the runs) are read in a thread worker and kept by the database's state
-(:func:`~haf_tui.tui.run_cache.database_state`), so a first opening of either finds them, as
-an opening again does. Nothing is read while the database is being written (no state: nothing
-would be kept), and nothing is read twice for one state (the caches' own keys)."""
+"""Reading ahead on the runs list (issue 44 §2): as the list first shows its runs, for the run
+under the cursor, and then once the cursor has rested on a run (:data:`REST_SECONDS`), what
+the explorer lists for it and what the metrics screen shows first (Table 1 and the runs) are
+read in a thread worker and kept by the database's state
+(:func:`~haf_tui.tui.run_cache.database_state`), so a first opening of either finds them, as an
+opening again does. Nothing is read while the database is being written (no state: nothing
+would be kept), and nothing is read twice for one state (the caches' own keys). An explorer
+opened on a run whose rows are being read ahead waits for that read (:func:`wait_for_rows`)
+rather than making the same read beside it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+import threading
+from typing import TYPE_CHECKING, Any, Final
 
 from haf_tui.tui.run_cache import DatabaseState
 
@@ -22,6 +26,47 @@ _last_read: list[tuple[str, str, DatabaseState]] = []
 the run, which the caches' keys would need)."""
 
 
+ROWS_WAIT_SECONDS: Final = 2.0
+"""The most a screen waits for what is being read ahead for it (then it reads it itself)."""
+_rows_under_way: dict[tuple[str, str], threading.Event] = {}
+"""(database, run) → set once the explorer's rows of that run, being read ahead, are kept."""
+_ahead_under_way: dict[str, threading.Event] = {}
+"""database → set once the read ahead on it has ended (the metrics panel kept, or not)."""
+_rows_awaited: set[tuple[str, str]] = set()
+"""(database, run) whose rows being read ahead an explorer waited for: its own reads come
+next, and the metrics screen's panel is not read beside them (that slowed the explorer's first
+instance from about 50 ms to 230)."""
+_under_way_lock = threading.Lock()
+
+
+def wait_for_rows(reader: StoreReader, run_id: str, timeout: float = ROWS_WAIT_SECONDS) -> bool:
+    """Wait until the explorer's rows of run ``run_id`` being read ahead now are kept (at most
+    ``timeout`` s); whether none is being read now. (Thread worker.)"""
+    key = (str(reader.path), run_id)
+    with _under_way_lock:
+        reading = _rows_under_way.get(key)
+        if reading is not None:
+            _rows_awaited.add(key)
+    return reading is None or reading.wait(timeout)
+
+
+def wait_for_read_ahead(reader: StoreReader, timeout: float = ROWS_WAIT_SECONDS) -> bool:
+    """Wait until the read ahead under way on this database has ended, its metrics panel kept
+    (at most ``timeout`` s); whether none is under way now. (The metrics screen's worker: a
+    panel read beside the same panel's read ahead took the two of them twice as long.)"""
+    with _under_way_lock:
+        reading = _ahead_under_way.get(str(reader.path))
+    return reading is None or reading.wait(timeout)
+
+
+def _ended(under_way: dict[Any, threading.Event], key: object, event: threading.Event) -> None:
+    """What ``event`` stood for has ended (done or failed): those waiting for it go on."""
+    with _under_way_lock:
+        if under_way.get(key) is event:
+            del under_way[key]
+    event.set()
+
+
 def read_ahead(reader: StoreReader, run_id: str) -> bool:
     """Read and keep the explorer's rows of run ``run_id`` and the metrics screen's first
     panel (thread worker); False when nothing was read (the database written in the last
@@ -33,14 +78,29 @@ def read_ahead(reader: StoreReader, run_id: str) -> bool:
     from haf_tui.tui.metrics_data import load_metrics_data, panel_specs
 
     state = reader.database_state()  # (before reading, as the screens take it)
-    if state is None or (str(reader.path), run_id, state) in _last_read:
+    path = str(reader.path)
+    if state is None or (path, run_id, state) in _last_read:
         return False
-    with reader.reading() as store:
-        run = store.get_run(run_id)
-        suites = RunConfig.model_validate_json(run.config_json).suites
-        run_rows(store, run.run_id, list_schema(RunConfig(suites=suites)), state)
+    key, rows_kept, ended = (path, run_id), threading.Event(), threading.Event()
+    with _under_way_lock:
+        _rows_under_way[key] = rows_kept
+        _ahead_under_way[path] = ended
+    try:
+        try:
+            with reader.reading() as store:
+                run = store.get_run(run_id)
+                suites = RunConfig.model_validate_json(run.config_json).suites
+                run_rows(store, run.run_id, list_schema(RunConfig(suites=suites)), state)
+        finally:  # (kept or failed: an explorer waiting reads them, or says why)
+            with _under_way_lock:
+                awaited = key in _rows_awaited
+                _rows_awaited.discard(key)
+            _ended(_rows_under_way, key, rows_kept)
         first = next(iter(panel_specs()), None)
-        if first is not None:
-            load_metrics_data(store, [first.key], state=state)
-    _last_read[:] = [(str(reader.path), run_id, state)]
+        if first is not None and not awaited:
+            with reader.reading() as store:
+                load_metrics_data(store, [first.key], state=state)
+    finally:
+        _ended(_ahead_under_way, path, ended)
+    _last_read[:] = [(path, run_id, state)]
     return True

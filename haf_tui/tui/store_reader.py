@@ -18,8 +18,10 @@ and the app's reads go through that connection meanwhile.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -43,7 +45,8 @@ FileState = tuple[tuple[int, int] | None, ...]
 
 
 class StoreReader:
-    """Read access to the database for the app; thread-safe (one cursor per call)."""
+    """Read access to the database for the app; thread-safe (each :meth:`reading` is on a
+    cursor of its own)."""
 
     def __init__(self, db_path: str | Path | None = None, *, idle_seconds: float = IDLE_SECONDS):
         self.path = Path(db_path).expanduser() if db_path else default_db_path()
@@ -61,6 +64,7 @@ class StoreReader:
         self._copied_state: FileState = ()  # (the file when a snapshot or copy was taken)
         self._copied_db_state: DatabaseState | None = None  # (its contents' state, as keyed)
         self._held = threading.local()  # (how many reads this thread has open: nested reads)
+        self._reads_started = 0  # (reads begun: :meth:`wait_quiet` sees a new one)
 
     @property
     def snapshot(self) -> bool:
@@ -84,7 +88,11 @@ class StoreReader:
         writes. ``linger=False`` closes it at once when no one else reads (a periodic poll)."""
         store = self._acquire()
         try:
-            yield store
+            view = store.on_cursor()  # (threads read at once: each on a cursor of its own)
+            try:
+                yield view
+            finally:
+                view.close_cursor()
         finally:
             self._release(linger)
 
@@ -97,12 +105,34 @@ class StoreReader:
         with self.reading() as store:
             yield store
 
+    def wait_quiet(self, quiet: float, timeout: float) -> bool:
+        """Wait until no thread has read the store or opened it for ``quiet`` s (at most
+        ``timeout`` s in all); whether it was quiet. The app's warm-up waits here between its
+        steps (a screen's reads come a few at a time, a worker's moment apart: a quiet spell,
+        not one moment without a reader, tells that they are done)."""
+        deadline = time.monotonic() + timeout
+        with self._state:
+            while True:
+                unread = self._state.wait_for(
+                    lambda: not self._users and not self._opening, deadline - time.monotonic()
+                )
+                if not unread:
+                    return False
+                spell = min(quiet, deadline - time.monotonic())
+                if not self._state.wait_for(partial(self._read_since, self._reads_started), spell):
+                    return spell >= quiet  # (no read started in the spell)
+
+    def _read_since(self, started: int) -> bool:
+        return self._reads_started != started
+
     def _acquire(self) -> Store:
         depth = getattr(self._held, "depth", 0)
         with self._state:
             while self._opening or (self._switching and not depth):
                 self._state.wait()
             self._cancel_idle()
+            self._reads_started += 1
+            self._state.notify_all()
             if self._store is not None:
                 self._users += 1
                 self._held.depth = depth + 1

@@ -56,6 +56,7 @@ from haf_tui.tui.instance_reader import (
     run_rows,
 )
 from haf_tui.tui.method_parts import NodeRef
+from haf_tui.tui.read_ahead import wait_for_rows
 from haf_tui.tui.screens.base import failure_text
 from haf_tui.tui.screens.explorer_detail import WITH_MISSING, DetailScreen
 from haf_tui.tui.screens.explorer_filters import TYPING_PAUSE
@@ -185,6 +186,7 @@ class ExplorerScreen(DetailScreen):
         same read a key would start, without waiting for the list to be shown first), then
         the answers the search reads. Rows and answers read before from the database as it is
         now (no write since) are not read again; the notes are."""
+        wait_for_rows(self.reader, self.run_id)  # (being read ahead: kept, not read twice)
         state = self.reader.database_state()  # (before reading: what is read is as new)
         with self.reader.reading() as store:
             run = store.get_run(self.run_id)

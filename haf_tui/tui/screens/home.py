@@ -115,6 +115,8 @@ class HomeScreen(RunRescoreScreen):
         self._all_columns = False
         self._snapshot_taken = time.monotonic()
         self._resting: Timer | None = None  # (until reading ahead for the cursor's run)
+        self._read_ahead_once = False  # (read ahead for the first run the list showed)
+        self._first_read = True  # (the list's first read under way: a resume reads no more)
         self.load_runs()
         self.set_interval(POLL_SECONDS, self.poll_runs)
 
@@ -151,6 +153,7 @@ class HomeScreen(RunRescoreScreen):
         """Fill the table."""
         if message.request != "runs":
             return
+        self._first_read = False
         self._show_hint(len(message.rows))
         if message.rows == self._shown_rows:
             return  # (a poll that found nothing new: the cursor and scroll stay as they are)
@@ -192,6 +195,7 @@ class HomeScreen(RunRescoreScreen):
         """The runs not read: said on the hint line ("loading …" there stayed for ever); the
         next read that succeeds says the runs again."""
         if group == "home":
+            self._first_read = False
             hint = failure_text("read the runs", error)
             self.query_one("#runs-hint", Static).update(hint)
 
@@ -223,6 +227,10 @@ class HomeScreen(RunRescoreScreen):
         """The cursor on a run: read ahead for it once it rests there (:mod:`read_ahead`)."""
         if self._resting is not None:
             self._resting.stop()
+        if not self._read_ahead_once:  # (the list's first cursor: read ahead at once)
+            self._read_ahead_once = True
+            self.cursor_rested()
+            return
         self._resting = self.set_timer(REST_SECONDS, self.cursor_rested)
 
     def cursor_rested(self) -> None:
@@ -318,8 +326,11 @@ class HomeScreen(RunRescoreScreen):
             self.load_runs()
 
     def on_screen_resume(self) -> None:
-        """Back on the list: re-read it (runs may have been added or moved on)."""
-        self.load_runs()
+        """Back on the list: re-read it (runs may have been added or moved on); not as the app
+        starts, while the list's first read is still under way (a second read beside it took
+        the interpreter from a key pressed as the list appeared)."""
+        if not getattr(self, "_first_read", False):
+            self.load_runs()
 
     def refresh_list(self) -> None:
         """Re-read the database (a fresh snapshot if another process writes)."""

@@ -36,6 +36,7 @@ from haf_tui.tui.metrics_data import (
     run_prompts,
     tab_label,
 )
+from haf_tui.tui.read_ahead import wait_for_read_ahead
 from haf_tui.tui.screens.base import HafScreen, failure_text
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.legend import Legend
@@ -54,8 +55,7 @@ DRAW = "metrics: draw panels"  # (not Textual's repr of every value it is handed
 
 
 class MetricsScreen(HafScreen[None]):
-    """The methods' metric panels in tabs (keys 1–9, ``]`` / ``[``) for the runs chosen in
-    the list on the left."""
+    """The methods' metric panels in tabs (keys 1–9, ``]`` / ``[``), the runs chosen left."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
@@ -123,8 +123,9 @@ class MetricsScreen(HafScreen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="metrics-load")
     def load_data(self) -> None:
         """Read what the panel shown first needs and post it; then the other panels' (reports
-        already read are kept) and post everything. A report read before from the database as
-        it is now (no write since) is not read again."""
+        already read, or being read ahead, are kept) and post everything. A report read before
+        from the database as it is now (no write since) is not read again."""
+        wait_for_read_ahead(self.reader)  # (the first panel being read ahead: not read twice)
         state = self.reader.database_state()  # (before reading: what is read is as new)
         with self.reader.reading() as store:
             first = load_metrics_data(store, [self.initial_panel], state=state)

@@ -1,0 +1,309 @@
+"""A key pressed as the runs list first appears (issue 44 §2): the list reads ahead for the run
+under its cursor at once, an explorer opened meanwhile waits for those rows rather than reading
+them a second time beside them (and the metrics panel is then not read beside the explorer's
+own reads), the list is read once as the app starts, and the app's warm-up steps aside while
+the store is being read or a key has just come."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.benchdata import build_bench_db
+from haf_tui.reports import instance_rows
+from haf_tui.reports.registry import run_report
+from haf_tui.tui import app as app_module
+from haf_tui.tui import create_app, instance_reader, metrics_data, read_ahead
+from haf_tui.tui.metrics_data import panel_specs, reports_read
+from haf_tui.tui.run_cache import RUN_CACHE, VALUES_CACHE
+from haf_tui.tui.screens import explorer as explorer_screen
+from haf_tui.tui.screens import home as home_screen
+from haf_tui.tui.screens import metrics as metrics_screen
+from haf_tui.tui.screens.explorer import ExplorerScreen
+from haf_tui.tui.screens.home import HomeScreen
+from haf_tui.tui.screens.metrics import MetricsScreen
+from haf_tui.tui.store_reader import StoreReader
+from tests.support import settle, until
+
+NEVER = 10_000.0
+"""A rest the runs list's cursor never reaches in a test."""
+LONG = 30.0
+"""How long a test waits for what must come (it only catches "never")."""
+
+
+@pytest.fixture(scope="module")
+def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("first-key") / "template.duckdb"
+    build_bench_db(path, n_instances=20, n_runs=2, seed=11)
+    return path
+
+
+@pytest.fixture
+def db(template_db: Path, tmp_path: Path) -> Path:
+    """A copy of the store, written an hour ago (what is read from it is kept)."""
+    path = tmp_path / "haf.duckdb"
+    shutil.copyfile(template_db, path)
+    at = time.time() - 3600
+    os.utime(path, (at, at))
+    VALUES_CACHE.clear()
+    RUN_CACHE.clear()
+    return path
+
+
+def _counted(
+    monkeypatch: pytest.MonkeyPatch, rows_wait: threading.Event | None = None
+) -> dict[str, Any]:
+    """Count the explorer's row reads and the metrics reports read; with ``rows_wait``, the
+    first row read (the runs list's, reading ahead) starts, says so, and waits for it."""
+    calls: dict[str, Any] = {"rows": [], "reports": [], "started": threading.Event()}
+
+    def counted_rows(store: Any, run_id: str) -> Any:
+        calls["rows"].append(run_id)
+        if rows_wait is not None and len(calls["rows"]) == 1:
+            calls["started"].set()
+            assert rows_wait.wait(LONG)
+        return instance_rows(store, run_id)
+
+    def counted_report(store: Any, name: str, *args: Any) -> Any:
+        calls["reports"].append(name)
+        return run_report(store, name, *args)
+
+    monkeypatch.setattr(instance_reader, "instance_rows", counted_rows)
+    monkeypatch.setattr(metrics_data, "run_report", counted_report)
+    return calls
+
+
+async def test_the_first_run_listed_is_read_ahead_without_a_rest(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(home_screen, "REST_SECONDS", NEVER)
+    calls = _counted(monkeypatch)
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        home = app.screen
+        assert isinstance(home, HomeScreen)
+        assert calls["rows"] == [home.selected_run()]  # (read ahead, no rest waited for)
+        assert calls["reports"]  # (and the metrics screen's first panel)
+        await pilot.press("down")  # (a move: read after a rest, never here)
+        await settle(pilot)
+        assert len(calls["rows"]) == 1
+
+
+async def test_an_explorer_opened_while_its_rows_are_read_ahead_waits_for_them(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(home_screen, "REST_SECONDS", NEVER)
+    explorer_waits = threading.Event()
+    calls = _counted(monkeypatch, rows_wait=explorer_waits)
+    waited: list[bool] = []
+
+    def waiting(reader: StoreReader, run_id: str, timeout: float = LONG) -> bool:
+        explorer_waits.set()  # (the read ahead goes on once the explorer waits for it)
+        waited.append(read_ahead.wait_for_rows(reader, run_id, timeout))
+        return waited[-1]
+
+    monkeypatch.setattr(explorer_screen, "wait_for_rows", waiting)
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, calls["started"].is_set)  # (the list shown, its read ahead begun)
+        home = app.screen
+        assert isinstance(home, HomeScreen)
+        await pilot.press("e")
+        await settle(pilot)
+        explorer = app.screen
+        assert isinstance(explorer, ExplorerScreen) and explorer.instances
+        assert waited == [True]
+        assert calls["rows"] == [explorer.run_id]  # (read once: the read ahead's)
+        assert calls["reports"] == []  # (no metrics panel read beside the explorer's reads)
+
+
+async def test_the_metrics_screen_opened_while_its_panel_is_read_ahead_waits_for_it(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(home_screen, "REST_SECONDS", NEVER)
+    first_reports = reports_read(panel_specs()[:1])
+    assert first_reports
+    metrics_waits, panel_started = threading.Event(), threading.Event()
+    calls = _counted(monkeypatch)
+    counted_report = metrics_data.run_report
+
+    def held_report(store: Any, name: str, *args: Any) -> Any:
+        if not panel_started.is_set():  # (the read ahead's first report)
+            panel_started.set()
+            assert metrics_waits.wait(LONG)
+        return counted_report(store, name, *args)
+
+    monkeypatch.setattr(metrics_data, "run_report", held_report)
+    waited: list[bool] = []
+
+    def waiting(reader: StoreReader, timeout: float = LONG) -> bool:
+        metrics_waits.set()
+        waited.append(read_ahead.wait_for_read_ahead(reader, timeout))
+        return waited[-1]
+
+    monkeypatch.setattr(metrics_screen, "wait_for_read_ahead", waiting)
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, panel_started.is_set)
+        await pilot.press("m")
+        await settle(pilot)
+        assert isinstance(app.screen, MetricsScreen) and app.screen.data is not None
+        assert waited == [True]
+        assert all(calls["reports"].count(name) == 1 for name in first_reports)
+
+
+def test_a_read_ahead_that_fails_lets_the_explorer_waiting_for_it_go(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started, fail = threading.Event(), threading.Event()
+
+    def failing_rows(store: Any, run_id: str) -> Any:
+        started.set()
+        assert fail.wait(LONG)
+        raise RuntimeError("a planted failure")
+
+    monkeypatch.setattr(instance_reader, "instance_rows", failing_rows)
+    reader = StoreReader(db)
+    with reader.reading() as store:
+        run_id = str(store.list_runs()[0]["run_id"])
+    errors: list[BaseException] = []
+
+    def ahead() -> None:
+        try:
+            read_ahead.read_ahead(reader, run_id)
+        except RuntimeError as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=ahead)
+    thread.start()
+    try:
+        assert started.wait(LONG)
+        assert not read_ahead.wait_for_rows(reader, run_id, timeout=0.05)  # (under way)
+        fail.set()
+        assert read_ahead.wait_for_rows(reader, run_id, timeout=LONG)
+    finally:
+        fail.set()
+        thread.join(LONG)
+        reader.close()
+    assert [str(error) for error in errors] == ["a planted failure"]
+    assert read_ahead.wait_for_rows(reader, run_id, timeout=0)  # (nothing under way now)
+
+
+async def test_the_runs_list_is_read_once_as_the_app_starts(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The list's first read starts as it mounts; the screen's first showing (a resume) reads
+    no more while it is under way; coming back to the list reads it again."""
+    monkeypatch.setattr(home_screen, "REST_SECONDS", NEVER)
+    reads: list[str] = []
+    real = home_screen.run_overviews
+
+    def counted(store: Any) -> Any:
+        reads.append("runs")
+        return real(store)
+
+    monkeypatch.setattr(home_screen, "run_overviews", counted)
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert reads == ["runs"]
+        await pilot.press("e")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert reads == ["runs", "runs"]
+
+
+@contextmanager
+def _held(reader: StoreReader) -> Iterator[threading.Event]:
+    """A read held open in another thread until the event yielded is set."""
+    release, holding = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with reader.reading():
+            holding.set()
+            release.wait(LONG)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert holding.wait(LONG)
+    try:
+        yield release
+    finally:
+        release.set()
+        thread.join(LONG)
+
+
+def _in_thread(call: Callable[[], object]) -> tuple[threading.Thread, list[object]]:
+    result: list[object] = []
+    thread = threading.Thread(target=lambda: result.append(call()))
+    thread.start()
+    return thread, result
+
+
+def test_waiting_for_the_store_to_go_quiet(db: Path) -> None:
+    reader = StoreReader(db)
+    try:
+        assert reader.wait_quiet(0.01, LONG)  # (no one reads)
+        assert not reader.wait_quiet(0.5, 0.1)  # (its deadline before a whole quiet spell)
+        with _held(reader) as release:
+            thread, result = _in_thread(lambda: reader.wait_quiet(0.01, LONG))
+            thread.join(0.3)
+            assert thread.is_alive() and not result  # (a read under way: still waiting)
+            release.set()
+            thread.join(LONG)
+            assert result == [True]
+        with _held(reader):
+            assert not reader.wait_quiet(0.01, 0.1)  # (still read at the deadline)
+        thread, result = _in_thread(lambda: reader.wait_quiet(0.3, LONG))
+        time.sleep(0.1)  # (in its spell, most likely; before it, the read is waited for too)
+        with reader.reading():  # (begun before the spell or in it: no quiet while it lasts)
+            thread.join(0.5)
+            assert thread.is_alive() and not result
+        thread.join(LONG)
+        assert result == [True]
+    finally:
+        reader.close()
+
+
+async def test_the_warm_up_takes_its_first_steps_at_once_and_waits_for_reads_after(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taken: list[int] = []
+    steps = [lambda number=number: taken.append(number) for number in range(5)]
+    monkeypatch.setattr(app_module, "_warm_steps", lambda: steps)
+    monkeypatch.setattr(app_module, "FIRST_KEY_STEPS", 2)
+    monkeypatch.setattr(app_module, "WARM_YIELD_SECONDS", LONG)
+    monkeypatch.setattr(home_screen, "REST_SECONDS", NEVER)
+    app = create_app(db)
+    with _held(app.reader) as release:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: taken == [0, 1])
+            await pilot.pause(0.3)
+            assert taken == [0, 1]  # (a read under way: the third step waits)
+            release.set()
+            await until(pilot, lambda: taken == [0, 1, 2, 3, 4])
+
+
+def test_the_warm_up_waits_for_a_key_to_be_a_moment_old(db: Path) -> None:
+    app = create_app(db)
+    try:
+        app._last_key = time.monotonic()
+        start = time.monotonic()
+        app._wait_for_quiet(start + LONG)
+        assert time.monotonic() - app._last_key >= app_module.KEY_QUIET_SECONDS
+        app._last_key = time.monotonic()
+        start = time.monotonic()
+        app._wait_for_quiet(start + 0.05)  # (its deadline first)
+        assert time.monotonic() - start < app_module.KEY_QUIET_SECONDS
+    finally:
+        app.reader.close()
