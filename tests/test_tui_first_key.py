@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -307,3 +308,15 @@ def test_the_warm_up_waits_for_a_key_to_be_a_moment_old(db: Path) -> None:
         assert time.monotonic() - start < app_module.KEY_QUIET_SECONDS
     finally:
         app.reader.close()
+
+
+async def test_the_app_hands_the_interpreter_lock_round_often_while_it_runs(db: Path) -> None:
+    """Every 1 ms while the app runs (a worker's DuckDB calls wait less for the lock back while
+    the screen is drawn), and as it was once the app has ended."""
+    before = sys.getswitchinterval()
+    assert before != app_module.SWITCH_INTERVAL
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert sys.getswitchinterval() == app_module.SWITCH_INTERVAL
+    assert sys.getswitchinterval() == before
