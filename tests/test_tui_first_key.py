@@ -198,6 +198,38 @@ def test_a_read_ahead_that_fails_lets_the_explorer_waiting_for_it_go(
     assert read_ahead.wait_for_rows(reader, run_id, timeout=0)  # (nothing under way now)
 
 
+def test_an_explorer_coming_as_the_read_ahead_ends_leaves_no_mark_on_the_next_one(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An explorer that looks for the rows as the read ahead lets them go (or after it) keeps
+    that read ahead, at most, from reading the metrics panel beside it: the run's next read
+    ahead reads the panel (a mark left behind kept every later one from reading it)."""
+    calls = _counted(monkeypatch)
+    reader = StoreReader(db)
+    with reader.reading() as store:
+        run_id = str(store.list_runs()[0]["run_id"])
+    real_ended, late = read_ahead._ended, [True]
+
+    def explorer_comes_as_it_ends(under_way: Any, key: object, event: Any) -> Any:
+        if key == (str(reader.path), run_id) and late:  # (once: the first read's end)
+            late.clear()
+            read_ahead.wait_for_rows(reader, run_id, timeout=0)
+        return real_ended(under_way, key, event)
+
+    monkeypatch.setattr(read_ahead, "_ended", explorer_comes_as_it_ends)
+    try:
+        assert read_ahead.read_ahead(reader, run_id) and not late
+        assert read_ahead.wait_for_rows(reader, run_id, timeout=0)  # (an explorer after it)
+        read_ahead._last_read.clear()  # (the next read ahead of the run, nothing kept)
+        VALUES_CACHE.clear()
+        RUN_CACHE.clear()
+        calls["reports"].clear()
+        assert read_ahead.read_ahead(reader, run_id)
+    finally:
+        reader.close()
+    assert calls["reports"]  # (the metrics screen's first panel, read ahead again)
+
+
 async def test_the_runs_list_is_read_once_as_the_app_starts(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
