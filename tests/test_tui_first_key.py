@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widgets import Static
 
 from benchmarks.benchdata import build_bench_db
 from haf_tui.reports import instance_rows
 from haf_tui.reports.registry import run_report
+from haf_tui.store import StoreError
 from haf_tui.store.readers import run_overviews
 from haf_tui.tui import app as app_module
 from haf_tui.tui import create_app, instance_reader, metrics_data, read_ahead
@@ -254,6 +256,37 @@ async def test_the_runs_list_is_read_once_as_the_app_starts(
         await pilot.press("escape")
         await settle(pilot)
         assert reads == ["runs", "runs"]
+
+
+async def test_a_first_read_of_the_list_that_failed_is_made_again_back_on_the_list(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The list's first read failed (said on its hint line): coming back to the list from
+    another screen reads it again, as after a first read that succeeded."""
+    monkeypatch.setattr(home_screen, "REST_SECONDS", NEVER)
+    monkeypatch.setattr(home_screen, "POLL_SECONDS", NEVER)  # (no poll reads it meanwhile)
+    reads: list[str] = []
+
+    def failing_once(store: Any) -> Any:
+        reads.append("runs")
+        if len(reads) == 1:
+            raise StoreError("a planted failure")
+        return run_overviews(store)
+
+    monkeypatch.setattr(home_screen, "run_overviews", failing_once)
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        home = app.screen
+        assert isinstance(home, HomeScreen) and reads == ["runs"]
+        assert "a planted failure" in str(home.query_one("#runs-hint", Static).render())
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert app.screen is not home
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is home and reads == ["runs", "runs"]
+        assert "2 runs in" in str(home.query_one("#runs-hint", Static).render())
 
 
 @contextmanager
