@@ -82,6 +82,7 @@ def test_a_read_is_on_a_cursor_closed_after_it(bench_db: Path) -> None:
     try:
         with reader.reading() as first, reader.reading() as second:
             assert first is not second and first.connection is not second.connection
+            assert first.cursor_of is second.cursor_of is not None  # (one connection)
             assert first.path == second.path == bench_db
         with pytest.raises(Exception, match="closed"):
             first.query("SELECT 1")

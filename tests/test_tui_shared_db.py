@@ -268,10 +268,10 @@ def test_reads_share_one_connection_and_let_the_file_go_when_idle(tmp_path: Path
         with reader.reading() as store:
             assert store.get_run(first).status == "finished"
         with reader.reading() as again:  # (keys in quick succession: the same connection)
-            assert again is store and reader.holds_file
+            assert again.cursor_of is store.cursor_of and reader.holds_file
         reader.idle_seconds = 0.3
         with reader.reading() as once_more:
-            assert once_more is store
+            assert once_more.cursor_of is store.cursor_of
         deadline = time.monotonic() + 30
         while reader.holds_file and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -281,7 +281,7 @@ def test_reads_share_one_connection_and_let_the_file_go_when_idle(tmp_path: Path
         assert not reader.holds_file
         writer = reader.writable("run x: writing")
         with reader.reading() as through:  # (a run here writes: reads use its connection)
-            assert through is writer and not through.read_only
+            assert through.cursor_of is writer and not through.read_only
         note = read_holder_note(db)
         assert note is not None and note.pid == os.getpid() and note.purpose == "run x: writing"
         reader.release_writer()
@@ -316,7 +316,7 @@ def test_an_older_file_is_read_from_a_copy_that_locks_nothing(
         time.sleep(0.3)
         reader.refresh()  # (the file did not change: the copy stays)
         with reader.reading() as again:
-            assert again is copy
+            assert again.cursor_of is copy.cursor_of
         done = subprocess.run(
             [sys.executable, "-c", "import sys; from haf_tui.store import open_store; "
              "from haf_tui.methods.loader import load_methods; load_methods(); "
@@ -326,6 +326,6 @@ def test_an_older_file_is_read_from_a_copy_that_locks_nothing(
         assert done.returncode == 0, done.stderr  # (the CLI migrates the file meanwhile)
         reader.refresh()
         with reader.reading() as fresh:
-            assert fresh is not copy and not fresh.copied and reader.holds_file
+            assert fresh.cursor_of is not copy.cursor_of and not fresh.copied and reader.holds_file
     finally:
         reader.close()

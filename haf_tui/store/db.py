@@ -102,6 +102,9 @@ class Store(RunRows, ResultRows, UserSql):
         self.copied = False
         """Whether this reads a temporary copy (a snapshot, an older file upgraded): it holds
         no lock on the file."""
+        self.cursor_of: Store | None = None
+        """The store whose connection this one's is a cursor of (:meth:`on_cursor`); None for
+        a store on a connection of its own."""
 
     # ------------------------------------------------------------ lifecycle
 
@@ -121,6 +124,7 @@ class Store(RunRows, ResultRows, UserSql):
         view = copy.copy(self)
         view.connection = self.connection.cursor()
         view._on_close = None
+        view.cursor_of = self
         return view
 
     def close_cursor(self) -> None:

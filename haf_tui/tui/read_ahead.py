@@ -32,10 +32,12 @@ _rows_under_way: dict[tuple[str, str], threading.Event] = {}
 """(database, run) → set once the explorer's rows of that run, being read ahead, are kept."""
 _ahead_under_way: dict[str, threading.Event] = {}
 """database → set once the read ahead on it has ended (the metrics panel kept, or not)."""
-_rows_awaited: set[tuple[str, str]] = set()
-"""(database, run) whose rows being read ahead an explorer waited for: its own reads come
-next, and the metrics screen's panel is not read beside them (that slowed the explorer's first
-instance from about 50 ms to 230)."""
+_rows_awaited: set[threading.Event] = set()
+"""The reads of rows ahead (their events) an explorer waited for: its own reads come next, and
+the metrics screen's panel is not read beside them (that slowed the explorer's first instance
+from about 50 ms to 230). Marked and let go under :data:`_under_way_lock` with the event's
+removal, so a mark is that read's alone (one left for the run's next read ahead kept it from
+ever reading the panel)."""
 _under_way_lock = threading.Lock()
 
 
@@ -46,7 +48,7 @@ def wait_for_rows(reader: StoreReader, run_id: str, timeout: float = ROWS_WAIT_S
     with _under_way_lock:
         reading = _rows_under_way.get(key)
         if reading is not None:
-            _rows_awaited.add(key)
+            _rows_awaited.add(reading)
     return reading is None or reading.wait(timeout)
 
 
@@ -59,12 +61,16 @@ def wait_for_read_ahead(reader: StoreReader, timeout: float = ROWS_WAIT_SECONDS)
     return reading is None or reading.wait(timeout)
 
 
-def _ended(under_way: dict[Any, threading.Event], key: object, event: threading.Event) -> None:
-    """What ``event`` stood for has ended (done or failed): those waiting for it go on."""
+def _ended(under_way: dict[Any, threading.Event], key: object, event: threading.Event) -> bool:
+    """What ``event`` stood for has ended (done or failed): those waiting for it go on;
+    whether a screen waited for it (one that looks later finds it no longer under way)."""
     with _under_way_lock:
         if under_way.get(key) is event:
             del under_way[key]
+        awaited = event in _rows_awaited
+        _rows_awaited.discard(event)
     event.set()
+    return awaited
 
 
 def read_ahead(reader: StoreReader, run_id: str) -> bool:
@@ -92,10 +98,7 @@ def read_ahead(reader: StoreReader, run_id: str) -> bool:
                 suites = RunConfig.model_validate_json(run.config_json).suites
                 run_rows(store, run.run_id, list_schema(RunConfig(suites=suites)), state)
         finally:  # (kept or failed: an explorer waiting reads them, or says why)
-            with _under_way_lock:
-                awaited = key in _rows_awaited
-                _rows_awaited.discard(key)
-            _ended(_rows_under_way, key, rows_kept)
+            awaited = _ended(_rows_under_way, key, rows_kept)
         first = next(iter(panel_specs()), None)
         if first is not None and not awaited:
             with reader.reading() as store:
