@@ -58,6 +58,7 @@ def db(
     ``RUN_CACHE.computed``, which these tests read as the comparison's)."""
     monkeypatch.setenv("HAF_HOME", str(tmp_path / "home"))
     monkeypatch.setattr(home, "REST_SECONDS", NEVER)
+    monkeypatch.setattr(home, "FIRST_REST_SECONDS", NEVER)
     path = tmp_path / "haf.duckdb"
     shutil.copyfile(template_db[0], path)
     return path

@@ -43,6 +43,7 @@ def db(template_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
     """A copy of the template with a HAF home of its own (nothing kept: a first opening)."""
     monkeypatch.setenv("HAF_HOME", str(tmp_path / "home"))
     monkeypatch.setattr(home, "REST_SECONDS", NEVER)
+    monkeypatch.setattr(home, "FIRST_REST_SECONDS", NEVER)
     monkeypatch.setattr(compare, "FIRST_DRAW_WAIT", HELD)  # (a failure must end the wait)
     RUN_CACHE.clear()
     path = tmp_path / "haf.duckdb"

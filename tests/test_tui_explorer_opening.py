@@ -22,6 +22,7 @@ from haf_tui.store.instance_readers import run_answers
 from haf_tui.tui import create_app, instance_reader
 from haf_tui.tui.instance_reader import opening_ids, read_instances
 from haf_tui.tui.screens import explorer_detail
+from haf_tui.tui.screens import home as home_screen
 from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.screens.explorer_detail import DetailScreen
 from haf_tui.tui.widgets.stance_tree import StanceTree
@@ -126,6 +127,8 @@ async def test_opened_again_the_list_is_not_read_until_the_database_is_written(
 
     monkeypatch.setattr(instance_reader, "instance_rows", counted_rows)
     monkeypatch.setattr(instance_reader, "run_answers", counted_answers)
+    for rest in ("FIRST_REST_SECONDS", "REST_SECONDS"):  # (the runs list reads none ahead)
+        monkeypatch.setattr(home_screen, rest, 10_000.0)
     first = await _open(db, run_id)
     assert read == [run_id] and answered == [run_id]
     assert await _open(db, run_id) == first  # the same list, kept: nothing read

@@ -127,6 +127,7 @@ async def test_a_rest_ending_under_another_screen_reads_nothing_ahead(
     reads what it needs itself)."""
     db = _copy(template_db, tmp_path, settled=True)
     monkeypatch.setattr(home_screen, "REST_SECONDS", NEVER)
+    monkeypatch.setattr(home_screen, "FIRST_REST_SECONDS", NEVER)
     calls = _counting(monkeypatch)
     app = create_app(db)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -150,6 +151,7 @@ async def test_the_runs_list_polls_only_while_the_user_sees_it(
     every few seconds beside the explorer's own reads)."""
     db = _copy(template_db, tmp_path, settled=True)
     monkeypatch.setattr(home_screen, "REST_SECONDS", NEVER)
+    monkeypatch.setattr(home_screen, "FIRST_REST_SECONDS", NEVER)
     app = create_app(db)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 REST_SECONDS: Final = 0.5
 """How long the cursor rests on a run before its reads start (a key before: no read, so
 moving through the list reads nothing)."""
+FIRST_REST_SECONDS: Final = 0.0
+"""The same for the run under the cursor as the list first shows its runs (none: read at once,
+before a first key)."""
 _last_read: list[tuple[str, str, DatabaseState]] = []
 """The database, run and state read ahead last: resting there again reads nothing (not even
 the run, which the caches' keys would need)."""

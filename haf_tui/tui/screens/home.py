@@ -21,7 +21,7 @@ from haf_tui.store.derived_runs import DerivedRun, derived_runs
 from haf_tui.store.pending_annotations import PendingAnnotation, pending
 from haf_tui.store.readers import RunOverview, run_overviews, run_title, suites_text
 from haf_tui.tui.messages import QueryFinished
-from haf_tui.tui.read_ahead import REST_SECONDS, read_ahead
+from haf_tui.tui.read_ahead import FIRST_REST_SECONDS, REST_SECONDS, read_ahead
 from haf_tui.tui.screens.base import failure_text
 from haf_tui.tui.screens.run_rescore import RunRescoreScreen, nested
 from haf_tui.tui.widgets.fit_columns import FitColumn, fit_widths
@@ -227,11 +227,12 @@ class HomeScreen(RunRescoreScreen):
         """The cursor on a run: read ahead for it once it rests there (:mod:`read_ahead`)."""
         if self._resting is not None:
             self._resting.stop()
-        if not self._read_ahead_once:  # (the list's first cursor: read ahead at once)
-            self._read_ahead_once = True
+        rest = REST_SECONDS if self._read_ahead_once else FIRST_REST_SECONDS
+        self._read_ahead_once = True  # (the list's first cursor: read ahead before a key)
+        if rest <= 0:
             self.cursor_rested()
             return
-        self._resting = self.set_timer(REST_SECONDS, self.cursor_rested)
+        self._resting = self.set_timer(rest, self.cursor_rested)
 
     def cursor_rested(self) -> None:
         """Start reading ahead for the run under the cursor, if this screen is on top (not
