@@ -70,9 +70,11 @@ def _counted(
     """Count the explorer's row reads and the metrics reports read; with ``rows_wait``, the
     first row read (the runs list's, reading ahead) starts, says so, and waits for it."""
     calls: dict[str, Any] = {"rows": [], "reports": [], "started": threading.Event()}
+    calls["threads"] = {"rows": [], "reports": []}  # (which thread read each)
 
     def counted_rows(store: Any, run_id: str) -> Any:
         calls["rows"].append(run_id)
+        calls["threads"]["rows"].append(threading.get_ident())
         if rows_wait is not None and len(calls["rows"]) == 1:
             calls["started"].set()
             assert rows_wait.wait(LONG)
@@ -80,6 +82,7 @@ def _counted(
 
     def counted_report(store: Any, name: str, *args: Any) -> Any:
         calls["reports"].append(name)
+        calls["threads"]["reports"].append(threading.get_ident())
         return run_report(store, name, *args)
 
     monkeypatch.setattr(instance_reader, "instance_rows", counted_rows)
@@ -165,6 +168,33 @@ async def test_the_metrics_screen_opened_while_its_panel_is_read_ahead_waits_for
         assert isinstance(app.screen, MetricsScreen) and app.screen.data is not None
         assert waited == [True]
         assert all(calls["reports"].count(name) == 1 for name in first_reports)
+
+
+async def test_the_metrics_screen_opened_as_the_rows_are_read_ahead_has_its_panel_read_ahead(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The list no longer shown when the read ahead comes to the panel, a metrics screen
+    waiting for it still has it read there (in the read ahead's thread), once."""
+    monkeypatch.setattr(home_screen, "REST_SECONDS", NEVER)
+    first_reports = reports_read(panel_specs()[:1])
+    metrics_waits = threading.Event()
+    calls = _counted(monkeypatch, rows_wait=metrics_waits)
+
+    def waiting(reader: StoreReader, timeout: float = LONG) -> bool:
+        metrics_waits.set()
+        return read_ahead.wait_for_read_ahead(reader, timeout)
+
+    monkeypatch.setattr(metrics_screen, "wait_for_read_ahead", waiting)
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, calls["started"].is_set)
+        await pilot.press("m")
+        await settle(pilot)
+        assert isinstance(app.screen, MetricsScreen) and app.screen.data is not None
+        assert all(calls["reports"].count(name) == 1 for name in first_reports)
+        ahead = calls["threads"]["rows"][0]
+        read_by = dict(zip(calls["reports"], calls["threads"]["reports"], strict=True))
+        assert all(read_by[name] == ahead for name in first_reports)
 
 
 def test_a_read_ahead_that_fails_lets_the_explorer_waiting_for_it_go(
@@ -391,3 +421,25 @@ async def test_the_app_hands_the_interpreter_lock_round_often_while_it_runs(db: 
         await settle(pilot)
         assert sys.getswitchinterval() == app_module.SWITCH_INTERVAL
     assert sys.getswitchinterval() == before
+
+
+async def test_another_screen_opened_as_the_list_reads_ahead_leaves_the_panel_unread(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The comparison opened while the first run's rows are read ahead: the metrics panel is
+    not read beside its own first reads (the list is no longer shown; no metrics screen waits)."""
+    from haf_tui.tui.screens.compare import CompareScreen
+
+    monkeypatch.setattr(home_screen, "REST_SECONDS", NEVER)
+    opened = threading.Event()
+    calls = _counted(monkeypatch, rows_wait=opened)
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, calls["started"].is_set)
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, CompareScreen))
+        opened.set()
+        await settle(pilot)
+        assert isinstance(app.screen, CompareScreen)
+        assert len(calls["rows"]) == 1  # (the rows read ahead, then nothing more)
+        assert not set(reports_read(panel_specs()[:1])) & set(calls["reports"])

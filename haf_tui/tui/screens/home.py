@@ -246,7 +246,7 @@ class HomeScreen(RunRescoreScreen):
         """What the explorer and the metrics screen read first, kept (posts nothing; a read
         that fails is left to the screen that needs it, which says why)."""
         with contextlib.suppress(HafError):
-            read_ahead(self.reader, run_id)
+            read_ahead(self.reader, run_id, lambda: self.app.screen is self)
 
     def selected_run(self) -> str | None:
         """The run under the cursor."""
