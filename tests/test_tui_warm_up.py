@@ -1,0 +1,137 @@
+"""The app's warm-up steps aside for a screen's first reads (issue 44 §2): its first steps (what
+the first key on the runs list needs) are taken at once, each later one once no key has come for
+a moment and the store has gone unread for a quiet spell; and while the app runs, the
+interpreter hands its lock between threads every 1 ms."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from benchmarks.benchdata import build_bench_db
+from haf_tui.tui import app as app_module
+from haf_tui.tui import create_app
+from haf_tui.tui.screens import home as home_screen
+from haf_tui.tui.store_reader import StoreReader
+from tests.support import settle, until
+
+NEVER = 10_000.0
+"""A rest the runs list's cursor never reaches in a test."""
+LONG = 30.0
+"""How long a test waits for what must come (it only catches "never")."""
+SPELL = 1.5
+"""A quiet spell a read begun a moment after its start falls in, however loaded the machine."""
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("warm-up") / "haf.duckdb"
+    build_bench_db(path, n_instances=8, n_runs=1, seed=5)
+    return path
+
+
+@contextmanager
+def _held(reader: StoreReader) -> Iterator[threading.Event]:
+    """A read held open in another thread until the event yielded is set."""
+    release, holding = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with reader.reading():
+            holding.set()
+            release.wait(LONG)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert holding.wait(LONG)
+    try:
+        yield release
+    finally:
+        release.set()
+        thread.join(LONG)
+
+
+def _in_thread(call: Callable[[], object]) -> tuple[threading.Thread, list[object]]:
+    result: list[object] = []
+    thread = threading.Thread(target=lambda: result.append(call()))
+    thread.start()
+    return thread, result
+
+
+def test_waiting_for_the_store_to_go_quiet(db: Path) -> None:
+    reader = StoreReader(db)
+    try:
+        assert reader.wait_quiet(0.01, LONG)  # (no one reads)
+        assert not reader.wait_quiet(0.5, 0.1)  # (its deadline before a whole quiet spell)
+        with _held(reader) as release:
+            thread, result = _in_thread(lambda: reader.wait_quiet(0.01, LONG))
+            thread.join(0.3)
+            assert thread.is_alive() and not result  # (a read under way: still waiting)
+            release.set()
+            thread.join(LONG)
+            assert result == [True]
+        with _held(reader):
+            assert not reader.wait_quiet(0.01, 0.1)  # (still read at the deadline)
+        thread, result = _in_thread(lambda: reader.wait_quiet(SPELL, LONG))
+        time.sleep(0.1)  # (in its spell; before it, the read is waited for too)
+        with reader.reading():  # (begun before the spell or in it: no quiet while it lasts)
+            thread.join(2 * SPELL)  # (past the spell: a read it missed would have let it go)
+            assert thread.is_alive() and not result
+        thread.join(LONG)
+        assert result == [True]
+    finally:
+        reader.close()
+
+
+async def test_the_warm_up_takes_its_first_steps_at_once_and_waits_for_reads_after(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taken: list[int] = []
+    steps = [lambda number=number: taken.append(number) for number in range(5)]
+    monkeypatch.setattr(app_module, "_warm_steps", lambda: steps)
+    monkeypatch.setattr(app_module, "FIRST_KEY_STEPS", 2)
+    monkeypatch.setattr(app_module, "WARM_YIELD_SECONDS", LONG)
+    monkeypatch.setattr(home_screen, "REST_SECONDS", NEVER)
+    app = create_app(db)
+    with _held(app.reader) as release:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: taken == [0, 1])
+            await pilot.pause(0.3)
+            assert taken == [0, 1]  # (a read under way: the third step waits)
+            release.set()
+            await until(pilot, lambda: taken == [0, 1, 2, 3, 4])
+
+
+def test_the_warm_up_waits_for_a_key_to_be_a_moment_old(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = create_app(db)
+    try:
+        app._last_key = time.monotonic()
+        start = time.monotonic()
+        app._wait_for_quiet(start + LONG)
+        assert time.monotonic() - app._last_key >= app_module.KEY_QUIET_SECONDS
+        monkeypatch.setattr(app_module, "KEY_QUIET_SECONDS", LONG)  # (only "never" is late)
+        app._last_key = time.monotonic()
+        start = time.monotonic()
+        app._wait_for_quiet(start + 0.05)  # (its deadline first)
+        assert time.monotonic() - start < LONG / 2
+    finally:
+        app.reader.close()
+
+
+async def test_the_app_hands_the_interpreter_lock_round_often_while_it_runs(db: Path) -> None:
+    """Every 1 ms while the app runs (a worker's DuckDB calls wait less for the lock back while
+    the screen is drawn), and as it was once the app has ended."""
+    before = sys.getswitchinterval()
+    assert before != app_module.SWITCH_INTERVAL
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert sys.getswitchinterval() == app_module.SWITCH_INTERVAL
+    assert sys.getswitchinterval() == before
