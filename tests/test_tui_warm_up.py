@@ -1,11 +1,9 @@
 """The app's warm-up steps aside for a screen's first reads (issue 44 §2): its first steps (what
 the first key on the runs list needs) are taken at once, each later one once no key has come for
-a moment and the store has gone unread for a quiet spell; and while the app runs, the
-interpreter hands its lock between threads every 1 ms."""
+a moment and the store has gone unread for a quiet spell."""
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,7 +17,7 @@ from haf_tui.tui import app as app_module
 from haf_tui.tui import create_app
 from haf_tui.tui.screens import home as home_screen
 from haf_tui.tui.store_reader import StoreReader
-from tests.support import settle, until
+from tests.support import until
 
 NEVER = 10_000.0
 """A rest the runs list's cursor never reaches in a test."""
@@ -123,15 +121,3 @@ def test_the_warm_up_waits_for_a_key_to_be_a_moment_old(
         assert time.monotonic() - start < LONG / 2
     finally:
         app.reader.close()
-
-
-async def test_the_app_hands_the_interpreter_lock_round_often_while_it_runs(db: Path) -> None:
-    """Every 1 ms while the app runs (a worker's DuckDB calls wait less for the lock back while
-    the screen is drawn), and as it was once the app has ended."""
-    before = sys.getswitchinterval()
-    assert before != app_module.SWITCH_INTERVAL
-    app = create_app(db)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        assert sys.getswitchinterval() == app_module.SWITCH_INTERVAL
-    assert sys.getswitchinterval() == before

@@ -8,7 +8,6 @@ import contextlib
 import functools
 import gc
 import importlib
-import sys
 import time
 import weakref
 from collections.abc import Callable, Iterable
@@ -60,12 +59,6 @@ collector, 120-145 ms on the paper-scale store: not in the keys being typed)."""
 REBUILD_DELAY = 1.0
 """Seconds after a screen built ahead closes before the next one is built."""
 
-
-SWITCH_INTERVAL = 0.001
-"""How often the interpreter hands its lock between threads while the app runs (Python's own:
-5 ms). A worker's read is many short DuckDB calls, each letting the lock go and waiting for it
-back while the screen is drawn: opening the store at a key took 86–94 ms (24 ms alone), and an
-explorer opened as the runs list appeared showed its data in 242–272 ms, 202–258 ms at 1 ms."""
 
 WARM_YIELD_SECONDS = 3.0
 """The most the warm-up waits, all its steps together, for reads of the store to end (a long
@@ -144,8 +137,6 @@ class HafApp(StoppingApp):
     def on_mount(self) -> None:
         """Start on the runs list; a closed terminal (SIGHUP) or SIGTERM ends the app."""
         job_context_executor(asyncio.get_running_loop())  # (before any thread worker starts)
-        self._switch_interval = sys.getswitchinterval()  # (given back as the app ends)
-        sys.setswitchinterval(SWITCH_INTERVAL)
         self.push_screen(HomeScreen())
         for line in left_out():  # a broken plug-in: said once, the rest works
             self.notify(line, title="method left out", severity="warning", timeout=12)
@@ -338,7 +329,6 @@ class HafApp(StoppingApp):
         self.forget_hang_up()
         self.reader.close()
         gc.unfreeze()
-        sys.setswitchinterval(getattr(self, "_switch_interval", sys.getswitchinterval()))
 
 
 def create_app(db_path: str | Path | None = None) -> HafApp:
