@@ -194,8 +194,9 @@ class HafApp(StoppingApp):
         needs (llama.cpp, the pipeline), read the named queries, and import the comparison's
         statistics libraries (numpy, scipy), in the background, so that screens open without
         waiting for it (a screen's first report then only looks at the query files); posts
-        nothing. Each step waits while the store is being read (:data:`WARM_YIELD_SECONDS` in
-        all): a screen opened at once reads without sharing the interpreter with the imports
+        nothing. Its first :data:`FIRST_KEY_STEPS` steps are taken at once; each later one
+        waits while the store is being read or a key has just come (:data:`WARM_YIELD_SECONDS`
+        in all): a screen opened early reads without sharing the interpreter with the imports
         (an explorer opened as the runs list appeared showed its data in 294–441 ms with the
         imports beside it, 258–282 ms without)."""
         deadline = time.monotonic() + WARM_YIELD_SECONDS
