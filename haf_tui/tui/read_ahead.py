@@ -51,22 +51,29 @@ _under_way_lock = threading.Lock()
 def wait_for_rows(reader: StoreReader, run_id: str, timeout: float = ROWS_WAIT_SECONDS) -> bool:
     """Wait until the explorer's rows of run ``run_id`` being read ahead now are kept (at most
     ``timeout`` s); whether none is being read now. (Thread worker.)"""
-    key = (str(reader.path), run_id)
-    with _under_way_lock:
-        reading = _rows_under_way.get(key)
-        if reading is not None:
-            _rows_awaited.add(reading)
-    return reading is None or reading.wait(timeout)
+    return _waited(_rows_under_way, (str(reader.path), run_id), _rows_awaited, timeout)
 
 
 def wait_for_read_ahead(reader: StoreReader, timeout: float = ROWS_WAIT_SECONDS) -> bool:
     """Wait until the read ahead under way on this database has ended, its metrics panel kept
     (at most ``timeout`` s); whether none is under way now. (The metrics screen's worker: a
     panel read beside the same panel's read ahead took the two of them twice as long.)"""
+    return _waited(_ahead_under_way, str(reader.path), _panel_awaited, timeout)
+
+
+def _waited(
+    under_way: dict[Any, threading.Event],
+    key: object,
+    awaited: set[threading.Event],
+    timeout: float,
+) -> bool:
+    """Wait for what is under way at ``key`` (marked in ``awaited`` as waited for, under the
+    lock, as :func:`_ended` takes the mark) for at most ``timeout`` s; whether it has ended
+    (or none was under way)."""
     with _under_way_lock:
-        reading = _ahead_under_way.get(str(reader.path))
+        reading = under_way.get(key)
         if reading is not None:
-            _panel_awaited.add(reading)
+            awaited.add(reading)
     return reading is None or reading.wait(timeout)
 
 
