@@ -4,9 +4,11 @@ of the screen's keys too, which puts them first), instead of rebuilding every ke
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
 from textual.widgets import Input, OptionList
 from textual.widgets._footer import FooterKey
 
@@ -113,3 +115,42 @@ async def test_a_key_mounted_alone_has_the_footers_style_before_it_is_laid_out(
         await settle(pilot)
         assert styles, "no key was mounted alone"
         assert all(key == footer for key, footer in styles)
+
+
+class _Keys(App[None]):
+    """An app whose footer shows a few keys (``compact``: the footer's style)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(key, f"key_{key}", f"Key {key}") for key in "abcdef"
+    ]
+
+    def __init__(self, compact: bool) -> None:
+        super().__init__()
+        self.compact = compact
+
+    def compose(self) -> ComposeResult:
+        footer = KeyFooter()
+        footer.compact = self.compact
+        yield footer
+
+
+@pytest.mark.parametrize("compact", [False, True])
+async def test_the_keys_are_built_in_the_footers_style_not_restyled_once_mounted(
+    compact: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    styled: dict[str, list[bool]] = {}  # (key → each style it took: its class changed)
+    watch = FooterKey._watch_compact
+
+    def noted(self: FooterKey, value: bool) -> None:
+        if self.has_class("-compact") != value:
+            styled.setdefault(self.key, []).append(value)
+        watch(self, value)
+
+    monkeypatch.setattr(FooterKey, "_watch_compact", noted)
+    async with _Keys(compact).run_test(size=(120, 10)) as pilot:
+        await settle(pilot)
+        keys = [key for key in pilot.app.query(FooterKey) if key.key in "abcdef"]
+        assert len(keys) == 6
+        assert all(key.compact == compact == key.has_class("-compact") for key in keys)
+    # each key styled once at most, in the footer's style (never the other first, then back)
+    assert all(styled.get(key, []) in ([], [compact]) for key in "abcdef")
