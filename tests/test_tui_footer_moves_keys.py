@@ -152,5 +152,7 @@ async def test_the_keys_are_built_in_the_footers_style_not_restyled_once_mounted
         keys = [key for key in pilot.app.query(FooterKey) if key.key in "abcdef"]
         assert len(keys) == 6
         assert all(key.compact == compact == key.has_class("-compact") for key in keys)
+        palette = pilot.app.query_one("FooterKey.-command-palette", FooterKey)
+        assert palette.compact and palette.has_class("-compact")  # (as Footer draws it)
     # each key styled once at most, in the footer's style (never the other first, then back)
     assert all(styled.get(key, []) in ([], [compact]) for key in "abcdef")

@@ -18,7 +18,7 @@ schema looks afterwards.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import duckdb
@@ -83,8 +83,7 @@ def pending_method_migrations(
 ) -> list[tuple[str, MethodMigration]]:
     """The registered methods' migrations this file lacks, in order (none while it has no
     ``method_migrations``: the core migrations come first)."""
-    registered = registered_method_migrations()
-    if not registered or not has_method_migrations_table(con):
+    if not registered_method_migrations() or not has_method_migrations_table(con):
         return []
     applied = {
         (str(method), int(version))
@@ -92,9 +91,19 @@ def pending_method_migrations(
             "SELECT method, version FROM method_migrations"
         ).fetchall()
     }
+    return missing_method_migrations(applied)
+
+
+def missing_method_migrations(
+    applied: Collection[tuple[str, int]] | None,
+) -> list[tuple[str, MethodMigration]]:
+    """The registered methods' migrations not among ``applied`` ((method, version) pairs), in
+    order; none when ``applied`` is None (no ``method_migrations`` yet: the core ones first)."""
+    if applied is None:
+        return []
     return [
         (method, migration)
-        for method, migrations in registered.items()
+        for method, migrations in registered_method_migrations().items()
         for migration in migrations
         if (method, migration.version) not in applied
     ]

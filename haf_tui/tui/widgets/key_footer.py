@@ -39,9 +39,9 @@ class KeyFooter(Footer):
         and opened the explorer, on a 2-core machine); its value set before it is mounted, it
         takes the footer's style once (none, for a footer that is not compact)."""
         for widget in super().compose():
-            if isinstance(widget, FooterKey):
-                widget.set_reactive(FooterKey.compact, self.compact)
-            yield widget
+            if isinstance(widget, FooterKey) and not widget.has_class("-command-palette"):
+                widget.set_reactive(FooterKey.compact, self.compact)  # (the palette's key
+            yield widget  # is not bound to the footer's style: compact, as Footer draws it)
 
     async def recompose(self) -> None:
         """Rebuild the keys, then keep those that fit."""
