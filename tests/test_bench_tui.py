@@ -3,6 +3,7 @@ screen gets figures. Speed itself is measured by ``make bench``, never asserted 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -192,6 +193,9 @@ def test_screen_open_gets_figures_with_the_key_after_the_warm_up_or_at_once(
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0] for line in lines] == ["explorer round 1", "metrics round 1"]
     assert all("data shown" in line and "everything done" in line for line in lines)
+    for line in lines:  # (the first frame is drawn no later than the data is shown)
+        frame, data = (float(m) for m in re.findall(r"(?:first frame|data shown) (\d+) ms", line))
+        assert frame <= data
     assert order[0] == ("_key_event" if at_once else "settle")  # (the first opening's)
 
 
