@@ -4,7 +4,6 @@ a moment and the store has gone unread for a quiet spell."""
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -122,41 +121,3 @@ def test_the_warm_up_waits_for_a_key_to_be_a_moment_old(
         assert time.monotonic() - start < LONG / 2
     finally:
         app.reader.close()
-
-
-async def test_the_switch_interval_is_short_while_the_app_starts_and_given_back_after(
-    db: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    before = sys.getswitchinterval()
-    gate = threading.Event()
-    seen: list[float] = []
-    steps = [lambda: seen.append(sys.getswitchinterval()), lambda: gate.wait(LONG)]
-    monkeypatch.setattr(app_module, "_warm_steps", lambda: steps)
-    monkeypatch.setattr(app_module, "FIRST_KEY_STEPS", 2)
-    monkeypatch.setattr(home_screen, "REST_SECONDS", NEVER)
-    app = create_app(db)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: bool(seen))
-        assert seen == [app_module.START_SWITCH_SECONDS]  # (the warm-up still going)
-        assert sys.getswitchinterval() == app_module.START_SWITCH_SECONDS
-        gate.set()  # (the warm-up ends: the interval the app started with is back)
-        await until(pilot, lambda: sys.getswitchinterval() == before)
-    assert sys.getswitchinterval() == before
-
-
-async def test_an_app_that_ends_while_warming_up_gives_the_switch_interval_back(
-    db: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    before = sys.getswitchinterval()
-    gate = threading.Event()
-    steps = [lambda: gate.wait(LONG)]
-    monkeypatch.setattr(app_module, "_warm_steps", lambda: steps)
-    monkeypatch.setattr(home_screen, "REST_SECONDS", NEVER)
-    app = create_app(db)
-    try:
-        async with app.run_test(size=(120, 40)) as pilot:
-            await until(pilot, lambda: sys.getswitchinterval() != before)
-            await app.action_quit()  # (the warm-up still waiting on its step)
-        assert sys.getswitchinterval() == before
-    finally:
-        gate.set()

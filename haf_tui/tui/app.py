@@ -8,7 +8,6 @@ import contextlib
 import functools
 import gc
 import importlib
-import sys
 import time
 import weakref
 from collections.abc import Callable, Iterable
@@ -85,14 +84,6 @@ WARM_MODULES = (
 opens first), then what starting a run needs."""
 
 
-START_SWITCH_SECONDS = 0.001
-"""The interpreter's switch interval while the app starts, until its warm-up has ended (then
-the one it had is back). A worker's read is many short DuckDB calls, each releasing the
-interpreter's lock and waiting up to the interval to get it back while the screens are drawn:
-a first key's screen read that way showed its data later. The usual 5 ms comes back once the
-app has settled, so that its keys' first frames are not slowed by the workers in turn."""
-
-
 FIRST_KEY_STEPS = 3
 """The warm-up's first steps, taken at once as the app starts (what the first key on the runs
 list needs: the explorer, its methods' parts, DuckDB's parser); the others wait their turn."""
@@ -146,8 +137,6 @@ class HafApp(StoppingApp):
     def on_mount(self) -> None:
         """Start on the runs list; a closed terminal (SIGHUP) or SIGTERM ends the app."""
         job_context_executor(asyncio.get_running_loop())  # (before any thread worker starts)
-        self._switch_interval: float | None = sys.getswitchinterval()
-        sys.setswitchinterval(min(START_SWITCH_SECONDS, self._switch_interval))
         self.push_screen(HomeScreen())
         for line in left_out():  # a broken plug-in: said once, the rest works
             self.notify(line, title="method left out", severity="warning", timeout=12)
@@ -324,8 +313,6 @@ class HafApp(StoppingApp):
         warm-up is done, the screens built ahead are built."""
         if event.worker.group == "warm" and event.state == WorkerState.SUCCESS:
             self.ahead.build()
-        if event.worker.group == "warm" and event.worker.is_finished:
-            self._restore_switch_interval()
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             error = event.worker.error
             self.post_message(WorkFailed(first_line(error)))
@@ -343,13 +330,6 @@ class HafApp(StoppingApp):
         self.forget_hang_up()
         self.reader.close()
         gc.unfreeze()
-        self._restore_switch_interval()
-
-    def _restore_switch_interval(self) -> None:
-        """The switch interval the app started with, back (:data:`START_SWITCH_SECONDS`)."""
-        interval, self._switch_interval = getattr(self, "_switch_interval", None), None
-        if interval is not None:
-            sys.setswitchinterval(interval)
 
 
 def create_app(db_path: str | Path | None = None) -> HafApp:
