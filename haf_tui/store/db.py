@@ -181,7 +181,9 @@ class Store(RunRows, ResultRows, UserSql):
 
     def schema_state(self) -> SchemaState:
         """The core migrations and the methods' migrations this file has: one query for a file
-        this haf-tui wrote, two or three for an older one or one it never wrote."""
+        this haf-tui wrote, two or three for an older one or one it never wrote. Read outside
+        a transaction (as the store opens): a table missing is a failed statement, which would
+        end a transaction under way."""
         try:
             rows = self.connection.execute(_SCHEMA_STATE_SQL).fetchall()
         except _NO_SUCH_TABLE:
