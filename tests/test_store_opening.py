@@ -112,6 +112,9 @@ def test_a_method_migration_the_file_lacks_is_seen(
         "CREATE TABLE people (name VARCHAR)",
         "CREATE VIEW schema_migrations AS SELECT 1 AS step",  # (a name of haf's, not its table)
         "CREATE TABLE schema_migrations (step INTEGER)",
+        # (haf's two tables, neither holding a migration: read in the one query, none applied)
+        "CREATE TABLE schema_migrations (version INTEGER, description VARCHAR); "
+        "CREATE TABLE method_migrations (method VARCHAR, version INTEGER)",
     ],
 )
 def test_a_file_haf_tui_never_wrote_is_refused_in_one_line(tmp_path: Path, sql: str) -> None:

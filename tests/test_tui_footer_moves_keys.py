@@ -156,3 +156,34 @@ async def test_the_keys_are_built_in_the_footers_style_not_restyled_once_mounted
         assert palette.compact and palette.has_class("-compact")  # (as Footer draws it)
     # each key styled once at most, in the footer's style (never the other first, then back)
     assert all(styled.get(key, []) in ([], [compact]) for key in "abcdef")
+
+
+class _Composed(KeyFooter):
+    """A footer noting each key's style as composed (before it is mounted)."""
+
+    composed: ClassVar[dict[str, bool | None]] = {}
+
+    def compose(self) -> ComposeResult:
+        for widget in super().compose():
+            if isinstance(widget, FooterKey):  # (its value as set, without initializing it)
+                _Composed.composed[widget.key] = getattr(widget, "_reactive_compact", None)
+            yield widget
+
+
+class _ComposedKeys(_Keys):
+    def compose(self) -> ComposeResult:
+        footer = _Composed()
+        footer.compact = self.compact
+        yield footer
+
+
+@pytest.mark.parametrize("compact", [False, True])
+async def test_each_key_is_composed_with_the_footers_style_the_palettes_left_alone(
+    compact: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_Composed, "composed", {})
+    async with _ComposedKeys(compact).run_test(size=(120, 10)) as pilot:
+        await settle(pilot)
+    palette = [key for key in _Composed.composed if key not in "abcdef"]
+    assert len(palette) == 1 and _Composed.composed.pop(palette[0]) is None
+    assert _Composed.composed == dict.fromkeys("abcdef", compact)
