@@ -4,6 +4,8 @@ screen gets figures. Speed itself is measured by ``make bench``, never asserted 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,8 @@ import pytest
 
 from benchmarks.benchdata import TOP_K, bench_db_path, build_bench_db, cached_bench_db
 from benchmarks.tui_latency import SCENARIOS, Scenario, markdown, measure_keypress_latency, summary
+from haf_tui.methods.loader import ensure_methods
+from haf_tui.store import open_store
 
 N_INSTANCES, N_RUNS = 50, 2
 TABLES = {
@@ -128,6 +132,20 @@ def test_the_cached_store_is_built_once(tmp_path: Path) -> None:
     again = cached_bench_db(tmp_path, 6, 1, seed=1)
     assert again == (path, run_ids, None)
     assert not list(tmp_path.glob("*.partial*"))
+
+
+def test_a_store_built_where_no_method_was_loaded_has_their_tables(tmp_path: Path) -> None:
+    """A bench store is a store as ``haf run`` leaves it, whoever builds it: built by a
+    program that had not loaded the methods, it lacked their migrations, and every opening
+    read it through an upgraded copy of the whole file."""
+    db = tmp_path / "bench.duckdb"
+    build = (
+        "import sys; from benchmarks.benchdata import build_bench_db as b; b(sys.argv[1], 4, 1, 1)"
+    )
+    subprocess.run([sys.executable, "-c", build, str(db)], check=True, cwd=Path.cwd())
+    ensure_methods()
+    with open_store(db, read_only=True) as store:
+        assert not store.copied and not store.needs_migration()
 
 
 def test_every_screen_gets_figures(small_db: tuple[Path, list[str]]) -> None:
