@@ -128,8 +128,10 @@ class _Keys(App[None]):
         super().__init__()
         self.compact = compact
 
+    footer_class: type[KeyFooter] = KeyFooter
+
     def compose(self) -> ComposeResult:
-        footer = KeyFooter()
+        footer = self.footer_class()
         footer.compact = self.compact
         yield footer
 
@@ -171,10 +173,7 @@ class _Composed(KeyFooter):
 
 
 class _ComposedKeys(_Keys):
-    def compose(self) -> ComposeResult:
-        footer = _Composed()
-        footer.compact = self.compact
-        yield footer
+    footer_class = _Composed
 
 
 @pytest.mark.parametrize("compact", [False, True])
