@@ -29,7 +29,7 @@ from typing import Any
 
 from textual.css.query import NoMatches
 
-from benchmarks.tui_latency import _key_event, settle
+from benchmarks.tui_latency import _key_event, frame_drawn, settle
 from haf_tui.tui import create_app
 
 DEADLINE_SECONDS = 300.0
@@ -117,16 +117,6 @@ async def _runs_listed(app: Any) -> None:
         await asyncio.sleep(0.002)
 
 
-def _frame_drawn(screen: Any) -> bool:
-    """The screen is mounted and its widgets have handled what they were sent (its first
-    frame then drawn at once, as ``tui_latency.timed_open`` takes it)."""
-    nodes = list(screen.walk_children(with_self=True))
-    if not screen.is_mounted or any(node.message_queue_size for node in nodes):
-        return False
-    screen._on_timer_update()
-    return True
-
-
 async def time_open(
     db: str, screen: str, rest: float = 0.0, at_once: bool = False
 ) -> tuple[float, float, float, float]:
@@ -156,7 +146,7 @@ async def time_open(
         while True:
             shown = False
             if type(app.screen).__name__ == class_name:
-                if frame_ms is None and _frame_drawn(app.screen):
+                if frame_ms is None and frame_drawn(app.screen):
                     frame_ms = (time.perf_counter() - started) * 1000
                 with contextlib.suppress(NoMatches):  # (not composed yet)
                     shown = filled(app.screen)

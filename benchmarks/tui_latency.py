@@ -122,6 +122,16 @@ async def timed_press(pilot: Pilot[Any], key: str) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+def frame_drawn(screen: Any) -> bool:
+    """Whether ``screen`` is mounted and its widgets have handled what they were sent; then its
+    first frame is drawn at once (not at the refresh timer's next tick)."""
+    nodes = list(screen.walk_children(with_self=True))
+    if not screen.is_mounted or any(node.message_queue_size for node in nodes):
+        return False
+    screen._on_timer_update()
+    return True
+
+
 async def timed_open(
     pilot: Pilot[Any], key: str, screen_class: str | None, timeout: float = 60.0
 ) -> tuple[float, float]:
@@ -138,9 +148,7 @@ async def timed_open(
         screen = pilot.app.screen
         if screen_class is not None and type(screen).__name__ != screen_class:
             continue
-        nodes = list(screen.walk_children(with_self=True))
-        if screen.is_mounted and not any(node.message_queue_size for node in nodes):
-            screen._on_timer_update()
+        if frame_drawn(screen):
             shown = (time.perf_counter() - started) * 1000
     await settle(pilot)
     loaded = (time.perf_counter() - started) * 1000

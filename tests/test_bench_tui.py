@@ -252,7 +252,7 @@ def test_screen_open_first_frame_is_taken_once_before_the_data(
     build_bench_db(db, n_instances=4, n_runs=2, seed=3)
     monkeypatch.setenv("HAF_HOME", str(tmp_path / "home"))
     drawn: list[bool] = []  # (each look: whether the frame was drawn)
-    real_drawn = screen_open._frame_drawn
+    real_drawn = screen_open.frame_drawn
 
     def frame_drawn(screen: Any) -> bool:
         drawn.append(real_drawn(screen))
@@ -266,7 +266,7 @@ def test_screen_open_first_frame_is_taken_once_before_the_data(
         time.sleep(0.005)  # (so the data is found strictly after the frame)
         return filled(screen)
 
-    monkeypatch.setattr(screen_open, "_frame_drawn", frame_drawn)
+    monkeypatch.setattr(screen_open, "frame_drawn", frame_drawn)
     monkeypatch.setitem(screen_open.SCREENS, "explorer", (key, class_name, filled_later))
     frame_ms, data_ms, complete_ms, settled_ms = asyncio.run(
         screen_open.time_open(str(db), "explorer")
@@ -287,7 +287,7 @@ def test_screen_open_data_in_the_first_frame_gives_the_frame_the_datas_time(
     db = tmp_path / "bench.duckdb"
     build_bench_db(db, n_instances=4, n_runs=2, seed=3)
     monkeypatch.setenv("HAF_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(screen_open, "_frame_drawn", lambda screen: False)
+    monkeypatch.setattr(screen_open, "frame_drawn", lambda screen: False)
     frame_ms, data_ms, _, _ = asyncio.run(screen_open.time_open(str(db), "explorer"))
     assert frame_ms == data_ms
 
@@ -326,5 +326,5 @@ def test_screen_open_a_frame_is_drawn_once_mounted_and_every_message_handled(
     from benchmarks import screen_open
 
     screen = _Screen(mounted, queued)
-    assert screen_open._frame_drawn(screen) is drawn
+    assert screen_open.frame_drawn(screen) is drawn
     assert screen.updates == int(drawn)  # (drawn at once, as tui_latency takes it)

@@ -18,11 +18,8 @@ from haf_tui.tui import create_app
 from haf_tui.tui.screens import home as home_screen
 from haf_tui.tui.store_reader import StoreReader
 from tests.support import until
+from tests.test_tui_first_key import LONG, NEVER
 
-NEVER = 10_000.0
-"""A rest the runs list's cursor never reaches in a test."""
-LONG = 30.0
-"""How long a test waits for what must come (it only catches "never")."""
 SPELL = 1.5
 """A quiet spell a read begun a moment after its start falls in, however loaded the machine."""
 
