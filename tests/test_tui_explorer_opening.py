@@ -21,6 +21,7 @@ from haf_tui.store import Store, StoreError, open_store
 from haf_tui.store.instance_readers import run_answers
 from haf_tui.tui import create_app, instance_reader
 from haf_tui.tui.instance_reader import opening_ids, read_instances
+from haf_tui.tui.run_cache import VALUES_CACHE
 from haf_tui.tui.screens import explorer_detail
 from haf_tui.tui.screens import home as home_screen
 from haf_tui.tui.screens.explorer import ExplorerScreen
@@ -165,7 +166,11 @@ async def test_a_failed_opening_read_leaves_the_list_searchable_by_the_answers(
     def failing(*_: Any, **__: Any) -> Any:
         raise StoreError("the instance could not be read")
 
+    for rest in ("FIRST_REST_SECONDS", "REST_SECONDS"):  # (the runs list reads none ahead)
+        monkeypatch.setattr(home_screen, rest, 10_000.0)
+    VALUES_CACHE.clear()  # (none kept by an earlier test)
     monkeypatch.setattr(explorer_detail, "read_instances", failing)
+    monkeypatch.setattr(instance_reader, "read_instances", failing)  # (the first instances')
     with open_store(db, read_only=True) as store:
         answers = run_answers(store, run_id)
     async with create_app(db).run_test(size=(120, 40)) as pilot:
@@ -175,5 +180,7 @@ async def test_a_failed_opening_read_leaves_the_list_searchable_by_the_answers(
         screen = pilot.app.screen
         assert isinstance(screen, ExplorerScreen)
         assert not screen.reading  # (the failed read said what it no longer brings)
+        said = str(screen.query_one("#ex-input", Static).render())
+        assert said.startswith("could not read") and "the instance could not be read" in said
         row = next(r for r in screen.instances if answers.get(str(r["instance_id"])))
         assert answers[str(row["instance_id"])].lower() in row["_haystack"]

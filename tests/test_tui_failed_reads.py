@@ -14,9 +14,10 @@ import pytest
 
 from benchmarks.benchdata import build_bench_db
 from haf_tui.store.readers import run_overviews
-from haf_tui.tui import create_app
+from haf_tui.tui import create_app, instance_reader
 from haf_tui.tui.instance_reader import read_instances
 from haf_tui.tui.metrics_data import load_metrics_data
+from haf_tui.tui.run_cache import VALUES_CACHE
 from haf_tui.tui.screens import campaign, explorer, explorer_detail, home, metrics
 from haf_tui.tui.screens.campaign import CampaignScreen
 from haf_tui.tui.screens.explorer import ExplorerScreen
@@ -30,6 +31,16 @@ def bench_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]
     """One synthetic run of 6 instances."""
     path = tmp_path_factory.mktemp("failed-reads") / "haf.duckdb"
     return path, build_bench_db(path, n_instances=6, n_runs=1, seed=5)
+
+
+def _instances_read_by(monkeypatch: pytest.MonkeyPatch, read: Callable[..., Any]) -> None:
+    """Every instance read of the explorer, its first instances' included, made by ``read``;
+    none read ahead by the runs list, none kept from an earlier test."""
+    for rest in ("FIRST_REST_SECONDS", "REST_SECONDS"):
+        monkeypatch.setattr(home, rest, 10_000.0)
+    VALUES_CACHE.clear()
+    monkeypatch.setattr(explorer_detail, "read_instances", read)
+    monkeypatch.setattr(instance_reader, "read_instances", read)
 
 
 def _failing(message: str) -> Callable[..., Any]:
@@ -85,7 +96,7 @@ async def test_the_explorer_says_its_run_could_not_be_read(
 async def test_the_explorer_says_an_instance_could_not_be_read(
     bench_db: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(explorer_detail, "read_instances", _failing("out of memory"))
+    _instances_read_by(monkeypatch, _failing("out of memory"))
     app = create_app(bench_db[0])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -100,7 +111,7 @@ async def test_the_explorer_says_an_instance_could_not_be_read(
         assert [n.message for n in app._notifications] == ["out of memory"]  # (the app's too)
         screen._loading(current)  # (the "loading" timer of that read, firing late)
         assert static_text(screen, "#ex-input") == failed
-        monkeypatch.setattr(explorer_detail, "read_instances", read_instances)
+        _instances_read_by(monkeypatch, read_instances)
         await pilot.press("down", "up")  # (back to it: read again)
         await settle(pilot)
         assert screen.current == current and current in screen.cache
@@ -150,7 +161,7 @@ async def test_the_explorer_says_loading_while_an_instance_is_read_slowly(
         assert released.wait(60.0)  # (the test has seen "loading")
         return read_instances(*args, **kwargs)
 
-    monkeypatch.setattr(explorer_detail, "read_instances", held)
+    _instances_read_by(monkeypatch, held)
     app = create_app(bench_db[0])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)

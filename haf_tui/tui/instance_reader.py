@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypeVar
 from textual.message import Message
 
 from haf_tui.config import RunConfig
+from haf_tui.methods.declare import Method
 from haf_tui.reports import first_with_reasons, get_query, instance_rows
 from haf_tui.store import Store
 from haf_tui.store.instance_readers import (
@@ -34,6 +35,9 @@ AttachedReader = Callable[[Store, Sequence[str]], Mapping[str, Sequence[object]]
 
 CACHE_SIZE = 256
 """Instances kept in memory (a few kB each)."""
+WITH_MISSING = 3, 1
+"""The rows after and before an uncached instance read with it (a few: it is waited for); the
+explorer's first instance is read with as many (:func:`opening_ids`)."""
 
 
 class _OfInstance(Protocol):
@@ -182,7 +186,7 @@ def read_instances(
 
 
 def opening_ids(
-    rows: Sequence[Mapping[str, Any]], around: tuple[int, int] = (3, 1)
+    rows: Sequence[Mapping[str, Any]], around: tuple[int, int] = WITH_MISSING
 ) -> tuple[str, ...]:
     """The instance the explorer opens on with every filter off (the first with reasons, in
     dataset order) and the rows read with it (``around``: how many after and before it, as a
@@ -226,3 +230,30 @@ def kept_answers(store: Store, run_id: str, state: DatabaseState | None) -> dict
         return run_answers(store, run_id)
     key = ("explorer answers", state, run_id)
     return VALUES_CACHE.computed_once(key, lambda: run_answers(store, run_id))
+
+
+def metric_names(methods: Iterable[Method[Any]]) -> list[str]:
+    """The instance metrics of ``methods`` (those an instance read brings)."""
+    return [spec.name for method in methods for spec in method.metrics]
+
+
+def kept_opening(
+    store: Store,
+    run_id: str,
+    ids: tuple[str, ...],
+    attached: Mapping[str, AttachedReader],
+    shown_metrics: Sequence[str],
+    state: DatabaseState | None,
+) -> list[InstanceData]:
+    """The instances the explorer opens on (:func:`opening_ids`), as :func:`read_instances`
+    reads them, kept as :func:`run_rows` keeps the rows: read ahead on the runs list, an explorer
+    opened then shows them unread (shared, not copied: nothing changes an instance once read).
+    The related runs and metrics follow from the run in that ``state``; the key holds only the
+    ids."""
+
+    def read() -> list[InstanceData]:
+        return read_instances(store, run_id, list(ids), attached, shown_metrics)
+
+    if state is None:
+        return read()
+    return VALUES_CACHE.computed_once(("explorer opening", state, run_id, ids), read)

@@ -117,3 +117,34 @@ def explorer_parts(
         if part is not None:
             parts[method.name] = part
     return parts, problems
+
+
+def related_runs(
+    store: Store, run_id: str, suites: Sequence[str], parts: Mapping[str, ExplorerPart]
+) -> dict[str, tuple[object, ...]]:
+    """By method: the other runs whose items its part of the explorer shows with run
+    ``run_id``'s instances (its ``related``; a part with none is left out)."""
+    return {
+        name: part.related(store, run_id, suites)
+        for name, part in parts.items()
+        if part.related is not None
+    }
+
+
+def attached_readers(
+    parts: Mapping[str, ExplorerPart], related: Mapping[str, tuple[object, ...]]
+) -> dict[str, Callable[[Store, Sequence[str]], Mapping[str, Sequence[object]]]]:
+    """By method: the reader of its items of its ``related`` runs for the instances asked for
+    (the parts with such runs and a ``read_many``)."""
+    return {
+        name: _bound(read_many, runs)
+        for name, runs in related.items()
+        if runs and (read_many := parts[name].read_many) is not None
+    }
+
+
+def _bound(
+    read_many: ManyReader, runs: Sequence[object]
+) -> Callable[[Store, Sequence[str]], Mapping[str, Sequence[object]]]:
+    """``read_many`` of the related runs ``runs``."""
+    return lambda store, ids: read_many(store, runs, ids)

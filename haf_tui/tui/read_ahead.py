@@ -1,15 +1,17 @@
 """Reading ahead on the runs list (issue 44 §2): as the list first shows its runs, for the run
 under the cursor, and then once the cursor has rested on a run (:data:`REST_SECONDS`), what
-the explorer lists for it and what the metrics screen shows first (Table 1 and the runs) are
-read in a thread worker and kept by the database's state
+the explorer lists for it, the instances it opens on, and what the metrics screen shows first
+(Table 1 and the runs) are read in a thread worker and kept by the database's state
 (:func:`~haf_tui.tui.run_cache.database_state`), so a first opening of either finds them, as an
 opening again does. Nothing is read while the database is being written (no state: nothing
 would be kept), and nothing is read twice for one state (the caches' own keys). An explorer
-opened on a run whose rows are being read ahead waits for that read (:func:`wait_for_rows`)
-rather than making the same read beside it."""
+opened on a run whose rows are being read ahead says so as it starts (:func:`want_rows`) and
+then waits for the rows and its first instances (:func:`wait_for_rows`) rather than making the
+same reads beside them."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 from haf_tui.tui.run_cache import DatabaseState
 
 if TYPE_CHECKING:
+    from haf_tui.store import Store
     from haf_tui.tui.store_reader import StoreReader
 
 REST_SECONDS: Final = 0.5
@@ -33,11 +36,14 @@ the run, which the caches' keys would need)."""
 ROWS_WAIT_SECONDS: Final = 2.0
 """The most a screen waits for what is being read ahead for it (then it reads it itself)."""
 _rows_under_way: dict[tuple[str, str], threading.Event] = {}
-"""(database, run) → set once the explorer's rows of that run, being read ahead, are kept."""
+"""(database, run) → set once the explorer's rows of that run, being read ahead, are kept, and
+the instances it opens on (read while the list is shown or an explorer wants them)."""
 _ahead_under_way: dict[str, threading.Event] = {}
 """database → set once the read ahead on it has ended (the metrics panel kept, or not)."""
 _rows_awaited: set[threading.Event] = set()
-"""The reads of rows ahead (their events) an explorer waited for: its own reads come next, and
+"""The reads of rows ahead (their events) an explorer wants or waited for: its own reads come
+next (the instances it opens on, then, are read ahead for it even once the list is no longer
+shown), and
 the metrics screen's panel is not read beside them (that slowed the explorer's first instance
 from about 50 ms to 230). Marked and let go under :data:`_under_way_lock` with the event's
 removal, so a mark is that read's alone (one left for the run's next read ahead kept it from
@@ -46,6 +52,13 @@ _panel_awaited: set[threading.Event] = set()
 """The reads ahead (their end's events) a metrics screen waits for: their panel is read even
 once the runs list is no longer shown."""
 _under_way_lock = threading.Lock()
+
+
+def want_rows(reader: StoreReader, run_id: str) -> None:
+    """Say that an explorer of run ``run_id`` is opening, before it reads what it needs first
+    (it waits for the rows later, :func:`wait_for_rows`): the rows being read ahead now are
+    followed by the instances it opens on, not by the metrics panel. (Thread worker.)"""
+    _waited(_rows_under_way, (str(reader.path), run_id), _rows_awaited, timeout=0)
 
 
 def wait_for_rows(reader: StoreReader, run_id: str, timeout: float = ROWS_WAIT_SECONDS) -> bool:
@@ -93,13 +106,15 @@ def _ended(under_way: dict[Any, threading.Event], key: object, event: threading.
 def read_ahead(
     reader: StoreReader, run_id: str, on_list: Callable[[], bool] = lambda: True
 ) -> bool:
-    """Read and keep the explorer's rows of run ``run_id`` and the metrics screen's first
-    panel (thread worker); False when nothing was read (the database written in the last
-    moments: nothing would be kept; or read ahead already at this state). The panel is read
-    only while ``on_list()`` (the runs list still shown) or for a metrics screen waiting for
-    it: beside another screen's first reads it only slowed them (a comparison opened as the
-    list appeared showed its data in 293–496 ms with it, 202–318 ms without, four pairs). The
-    screens' modules are imported here, in the worker (the runs list starts without them)."""
+    """Read and keep the explorer's rows of run ``run_id``, the instances it opens on, and the
+    metrics screen's first panel (thread worker); False when nothing was read (the database
+    written in the last moments: nothing would be kept; or read ahead already at this state).
+    The instances are read only while ``on_list()`` (the runs list still shown) or for an
+    explorer that wants them, the panel only while ``on_list()`` or for a metrics screen
+    waiting for it: beside another screen's first reads it only slowed them (a comparison
+    opened as the list appeared showed its data in 293–496 ms with it, 202–318 ms without,
+    four pairs). The screens' modules are imported here, in the worker (the runs list starts
+    without them)."""
     from haf_tui.config import RunConfig
     from haf_tui.tui.filters import list_schema
     from haf_tui.tui.instance_reader import run_rows
@@ -118,7 +133,11 @@ def read_ahead(
             with reader.reading() as store:
                 run = store.get_run(run_id)
                 suites = RunConfig.model_validate_json(run.config_json).suites
-                run_rows(store, run.run_id, list_schema(RunConfig(suites=suites)), state)
+                rows = run_rows(store, run.run_id, list_schema(RunConfig(suites=suites)), state)
+                with _under_way_lock:
+                    wanted = on_list() or rows_kept in _rows_awaited
+                if wanted:  # (an explorer opened meanwhile waits for these too)
+                    _read_opening(store, run.run_id, suites, rows, state)
         finally:  # (kept or failed: an explorer waiting reads them, or says why)
             awaited = _ended(_rows_under_way, key, rows_kept)
         first = next(iter(panel_specs()), None)
@@ -131,3 +150,30 @@ def read_ahead(
         _ended(_ahead_under_way, path, ended)
     _last_read[:] = [(path, run_id, state)]
     return True
+
+
+def _read_opening(
+    store: Store,
+    run_id: str,
+    suites: tuple[str, ...],
+    rows: list[dict[str, Any]],
+    state: DatabaseState,
+) -> None:
+    """Read and keep the instances the explorer opens on in ``rows`` (its first with reasons
+    and its neighbours), as the explorer reads them: with the items of the runs related to it
+    and the instance metrics of its methods. A read that fails is left to the explorer (the
+    metrics panel is still read ahead)."""
+    from haf_tui.config import RunConfig
+    from haf_tui.methods.registry import methods, methods_of
+    from haf_tui.tui.instance_reader import kept_opening, metric_names, opening_ids
+    from haf_tui.tui.method_parts import attached_readers, explorer_parts, related_runs
+    from haf_tui.vocabulary import HafError
+
+    ids = opening_ids(rows)
+    if not ids:
+        return
+    parts, _ = explorer_parts(methods().values())  # (a part that failed: said by the explorer)
+    with contextlib.suppress(HafError):  # (not kept: the explorer reads them, or says why)
+        attached = attached_readers(parts, related_runs(store, run_id, suites, parts))
+        shown = metric_names(methods_of(RunConfig(suites=suites)))
+        kept_opening(store, run_id, ids, attached, shown, state)

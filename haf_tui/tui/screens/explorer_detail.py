@@ -7,7 +7,6 @@ when first shown and kept (or the item of a related run it attaches, read with t
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
 from time import monotonic
 from typing import Any, cast
 
@@ -19,14 +18,18 @@ from haf_tui.methods.declare import Method
 from haf_tui.methods.registry import method_named, methods
 from haf_tui.tui.instance_reader import (
     CACHE_SIZE,
+    WITH_MISSING,
     AttachedReader,
     InstanceCache,
     InstanceData,
     InstancesRead,
     PaneRead,
+    kept_opening,
+    metric_names,
     read_instances,
 )
-from haf_tui.tui.method_parts import DetailPane, ManyReader, NodeRef, explorer_parts
+from haf_tui.tui.method_parts import DetailPane, NodeRef, attached_readers, explorer_parts
+from haf_tui.tui.run_cache import DatabaseState
 from haf_tui.tui.screens.explorer_filters import FilteredScreen
 from haf_tui.tui.widgets.token_view import TokenView
 from haf_tui.vocabulary import error_line
@@ -37,13 +40,6 @@ AHEAD, BEHIND = 8, 3
 """The shown rows after and before the cursor read ahead while the instance under it shows
 (one read of several instances costs little more than one of a single instance), so that
 stepping finds them cached."""
-WITH_MISSING = 3, 1
-"""The rows after and before an uncached instance read with it (a few: it is waited for)."""
-
-
-def _bound(read_many: ManyReader, runs: Sequence[object]) -> AttachedReader:
-    """``read_many`` of the related runs ``runs``."""
-    return lambda store, ids: read_many(store, runs, ids)
 
 
 class DetailScreen(FilteredScreen):
@@ -85,16 +81,23 @@ class DetailScreen(FilteredScreen):
         run_id: str | None = None,
         attached: dict[str, AttachedReader] | None = None,
         metrics: list[str] | None = None,
+        opening: tuple[DatabaseState | None] | None = None,
     ) -> None:
-        """Read ``ids`` and post them (the run's, its parts' and metrics unless given)."""
+        """Read ``ids`` and post them (the run's, its parts' and metrics unless given;
+        ``opening``: those the explorer opens on, kept by the database's state then, as the runs
+        list keeps them when it reads ahead)."""
         found: list[InstanceData] = []
         failed: str | None = None
         if metrics is None:
-            metrics = [spec.name for m in self.methods for spec in m.metrics]
+            metrics = metric_names(self.methods)
         try:
             with self.reader.reading() as store:
                 attached = self._attached() if attached is None else attached
-                found = read_instances(store, run_id or self.run_id, ids, attached, metrics)
+                run = run_id or self.run_id
+                if opening is None:
+                    found = read_instances(store, run, ids, attached, metrics)
+                else:
+                    found = kept_opening(store, run, tuple(ids), attached, metrics, opening[0])
         except Exception as exc:
             failed = error_line(exc)
             raise  # (the app's notification too)
@@ -215,11 +218,7 @@ class DetailScreen(FilteredScreen):
     ) -> dict[str, AttachedReader]:
         """Each method's reader of its items of the related runs (the parts that have some;
         ``related``: those runs, by method, when not yet the screen's)."""
-        return {
-            name: _bound(read_many, runs)
-            for name, runs in (self.related if related is None else related).items()
-            if runs and (read_many := self.parts[name].read_many) is not None
-        }
+        return attached_readers(self.parts, self.related if related is None else related)
 
     def _pane(self, name: str) -> DetailPane:
         return cast("DetailPane", self.query_one(f"#ex-{name}"))

@@ -84,7 +84,7 @@ class InstanceNotesScreen(HafScreen[None]):
     by_id: dict[str, dict[str, Any]]
     cache: InstanceCache
 
-    def fill_table(self, keep: str | None = None) -> None:
+    def fill_table(self, keep: str | None = None, rows: list[dict[str, Any]] | None = None) -> None:
         """Refill the instance list (the explorer's)."""
 
     def current_row(self) -> dict[str, Any] | None:
