@@ -18,10 +18,11 @@ from textual.widgets import DataTable, Header, Static
 from haf_tui.reports import format_number
 from haf_tui.store.annotations import parse_tags
 from haf_tui.store.derived_runs import DerivedRun, derived_runs
-from haf_tui.store.pending_annotations import PendingAnnotation, pending
+from haf_tui.store.pending_annotations import PendingAnnotation, pending, pending_path
 from haf_tui.store.readers import RunOverview, run_overviews, run_title, suites_text
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.read_ahead import FIRST_REST_SECONDS, REST_SECONDS, read_ahead
+from haf_tui.tui.run_cache import DatabaseState, database_state
 from haf_tui.tui.screens.base import failure_text
 from haf_tui.tui.screens.run_rescore import RunRescoreScreen, nested
 from haf_tui.tui.widgets.fit_columns import FitColumn, fit_widths
@@ -117,23 +118,48 @@ class HomeScreen(RunRescoreScreen):
         self._resting: Timer | None = None  # (until reading ahead for the cursor's run)
         self._read_ahead_once = False  # (read ahead for the first run the list showed)
         self._first_read = True  # (the list's first read under way: a resume reads no more)
+        self._read_sources: tuple[DatabaseState, tuple[int, int, int] | None] | None = None
+        """What the list was last read from (:meth:`_sources`; None: read it again)."""
         self.load_runs()
         self.set_interval(POLL_SECONDS, self.poll_runs)
 
     def poll_runs(self) -> None:
         """While the list is shown, read it again (a run another process started appears);
-        from a fresh snapshot at most every few seconds while another process writes."""
-        if self.poll_due():
+        from a fresh snapshot at most every few seconds while another process writes. Not
+        when neither the database nor the pending annotations have changed on disk since the
+        list's last read (an idle list opened the store and read every run every 3 s)."""
+        if not self.poll_due():
+            return
+        sources = self._sources()
+        if sources is None or sources != self._read_sources:
             self.load_runs(poll=True)
+
+    def _sources(self) -> tuple[DatabaseState, tuple[int, int, int] | None] | None:
+        """What the list is read from, as it is on disk now: the database file's state and the
+        pending annotations file's inode, time and size; None when that cannot tell a change
+        (the database written in the last moments, or read through a copy: a snapshot while
+        another process writes, taken every few seconds)."""
+        if self.reader.reads_copy:
+            return None
+        state = database_state(self.reader.path)
+        if state is None:
+            return None
+        try:
+            found = pending_path().stat()
+        except OSError:
+            return state, None
+        return state, (found.st_ino, found.st_mtime_ns, found.st_size)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="home")
     def load_runs(self, poll: bool = False) -> None:
         """Read the runs (thread worker: posts a message, touches no widget); a poll lets the
         file go at once."""
         reader = self.reader
+        self._read_sources = None  # (until this read has succeeded: a poll reads again)
         if not reader.path.exists():
             self.post_message(QueryFinished("runs", list(COLUMNS), []))
             return
+        sources = self._sources()  # (before reading: what is read is at least as new)
         with reader.reading(linger=not poll) as store:
             overviews = run_overviews(store)
             derived = {d.run_id: d for d in derived_runs(store)}
@@ -147,6 +173,7 @@ class HomeScreen(RunRescoreScreen):
             for o, indent in nested(overviews, parents)
         ]  # fmt: skip
         self.post_message(QueryFinished("runs", list(COLUMNS), rows))
+        self._read_sources = sources
 
     @on(QueryFinished)
     def show_runs(self, message: QueryFinished) -> None:
