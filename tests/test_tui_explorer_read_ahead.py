@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
 from benchmarks.benchdata import build_bench_db
@@ -168,6 +169,91 @@ async def test_an_explorer_opening_as_the_rows_are_read_ahead_has_its_instances_
         assert [thread for _, thread in reads] == [rows_threads[0]]
 
 
+async def test_an_explorer_waiting_for_the_rows_gets_its_instances_with_them(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows being read ahead are let go only with the instances the explorer opens on: an
+    explorer waiting for the rows while those instances are still being read ahead does not
+    read them a second time beside them."""
+    monkeypatch.setattr(home_screen, "REST_SECONDS", NEVER)
+    reads: list[int] = []
+    real_read = instance_reader.read_instances
+    explorer_waits = threading.Event()
+
+    def held(store: Any, run_id: str, ids: list[str], *args: Any, **kwargs: Any) -> Any:
+        reads.append(threading.get_ident())
+        if len(reads) == 1:  # (the read ahead's: until the explorer waits for the rows)
+            assert explorer_waits.wait(LONG)
+        return real_read(store, run_id, ids, *args, **kwargs)
+
+    monkeypatch.setattr(instance_reader, "read_instances", held)
+    monkeypatch.setattr(explorer_detail, "read_instances", held)
+    real_wait = read_ahead.wait_for_rows
+
+    def waiting(reader: StoreReader, run_id: str) -> bool:
+        explorer_waits.set()
+        return real_wait(reader, run_id)
+
+    monkeypatch.setattr(explorer_screen, "wait_for_rows", waiting)
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: bool(reads))  # (the list shown, its instances being read)
+        await pilot.press("e")
+        await settle(pilot)
+        explorer = app.screen
+        assert isinstance(explorer, ExplorerScreen) and _shown_first(explorer)
+        assert len(reads) == 1
+
+
+async def test_the_first_instance_read_ahead_is_what_the_explorer_reads(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read ahead with the explorer's metrics and related runs' items: the same as the
+    explorer's own read of it."""
+    reads = _instance_reads(monkeypatch)
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: bool(reads) and not read_ahead._ahead_under_way)
+        await pilot.press("e")
+        await settle(pilot)
+        explorer = app.screen
+        assert isinstance(explorer, ExplorerScreen) and _shown_first(explorer)
+        assert len(reads) == 1 and explorer.current is not None
+        shown = explorer.cache[explorer.current]
+        assert shown.metrics  # (the run's instance metrics came with it)
+        with app.reader.reading() as store:
+            fresh = instance_reader.read_instances(
+                store,
+                explorer.run_id,
+                [explorer.current],
+                explorer._attached(),
+                instance_reader.metric_names(explorer.methods),
+            )
+        assert fresh == [shown]
+
+
+async def test_a_sort_chosen_before_the_list_comes_orders_it(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("FIRST_REST_SECONDS", "REST_SECONDS"):  # (the explorer reads its rows itself)
+        monkeypatch.setattr(home_screen, name, NEVER)
+    released = threading.Event()
+    _rows_reads(monkeypatch, held=released)
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        explorer = app.screen
+        assert isinstance(explorer, ExplorerScreen) and not explorer.instances
+        await pilot.press("O")  # (reversed, before the rows have come)
+        released.set()
+        await settle(pilot)
+        listed = [str(row["instance_id"]) for row in explorer.instance_list.rows]
+        every = [str(row["instance_id"]) for row in explorer.instances]
+        assert len(listed) == len(every) > 1 and listed == every[::-1]
+
+
 async def test_nothing_is_read_ahead_for_an_explorer_no_one_opens(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -221,8 +307,11 @@ def test_what_is_kept_is_what_a_read_gives(db: Path) -> None:
         reader.close()
 
 
+@pytest.mark.parametrize(
+    "error", [StoreError("a torn page"), duckdb.IOException("a torn page"), KeyError("a part")]
+)
 def test_a_read_ahead_whose_instances_fail_leaves_them_to_the_explorer(
-    db: Path, monkeypatch: pytest.MonkeyPatch
+    db: Path, monkeypatch: pytest.MonkeyPatch, error: Exception
 ) -> None:
     """The instances' read failing (the explorer reads them and says why), the read ahead goes
     on to the metrics panel and ends without an error."""
@@ -234,7 +323,7 @@ def test_a_read_ahead_whose_instances_fail_leaves_them_to_the_explorer(
         return real_report(store, name, *args)
 
     def failing(*_: Any, **__: Any) -> Any:
-        raise StoreError("a torn page")
+        raise error
 
     monkeypatch.setattr(metrics_data, "run_report", counted)
     monkeypatch.setattr(instance_reader, "read_instances", failing)

@@ -98,11 +98,73 @@ async def test_an_unchanged_database_is_not_read_again(
         pending_path().parent.mkdir(parents=True, exist_ok=True)
         await _polled(pilot, home)
         assert len(reads) == 5
-        pending_path().write_text("\n")  # (the pending annotations' file changed)
+        pending_path().write_text("a\n")  # (the pending annotations' file, written just now:
+        await _polled(pilot, home)  # read at every poll until it is a few seconds old)
         await _polled(pilot, home)
-        assert len(reads) == 6
+        assert len(reads) == 7
+        _written(pending_path(), 60)
         await _polled(pilot, home)
-        assert len(reads) == 6
+        await _polled(pilot, home)
+        assert len(reads) == 8
+        pending_path().write_text("b\n")  # (rewritten, the same size, a while ago)
+        _written(pending_path(), 50)
+        await _polled(pilot, home)
+        assert len(reads) == 9
+        await _polled(pilot, home)
+        assert len(reads) == 9
+
+
+async def test_a_change_made_during_a_read_is_read_at_the_next_poll(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the list is read from is taken before the read: the pending annotations' file
+    rewritten while the runs are being read is read again at the next poll."""
+    fail = [False]
+    reads = _reads(monkeypatch, fail)
+    rewrite = [False]
+    real_pending = home_screen.pending
+
+    def rewritten_meanwhile(path: Path) -> Any:
+        found = real_pending(path)
+        if rewrite[0]:
+            rewrite[0] = False
+            pending_path().write_text("changed during the read\n")
+            _written(pending_path(), 40)
+        return found
+
+    monkeypatch.setattr(home_screen, "pending", rewritten_meanwhile)
+    pending_path().parent.mkdir(parents=True, exist_ok=True)
+    pending_path().write_text("\n")
+    _written(pending_path(), 60)
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        home = app.screen
+        assert isinstance(home, HomeScreen) and reads == ["runs"]
+        rewrite[0] = True
+        home.load_runs()
+        await settle(pilot)
+        assert len(reads) == 2 and not rewrite[0]
+        await _polled(pilot, home)
+        assert len(reads) == 3
+        await _polled(pilot, home)
+        assert len(reads) == 3
+
+
+async def test_a_hidden_list_is_not_read_even_after_a_change(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fail = [False]
+    reads = _reads(monkeypatch, fail)
+    app = create_app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        home = app.screen
+        assert isinstance(home, HomeScreen) and reads == ["runs"]
+        monkeypatch.setattr(home, "poll_due", lambda: False)  # (under a full screen)
+        _written(db, 60)
+        await _polled(pilot, home)
+        assert reads == ["runs"]
 
 
 async def test_a_failed_read_is_made_again_at_the_next_poll(

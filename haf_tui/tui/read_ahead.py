@@ -41,13 +41,12 @@ the instances it opens on (read while the list is shown or an explorer wants the
 _ahead_under_way: dict[str, threading.Event] = {}
 """database → set once the read ahead on it has ended (the metrics panel kept, or not)."""
 _rows_awaited: set[threading.Event] = set()
-"""The reads of rows ahead (their events) an explorer wants or waited for: its own reads come
-next (the instances it opens on, then, are read ahead for it even once the list is no longer
-shown), and
-the metrics screen's panel is not read beside them (that slowed the explorer's first instance
-from about 50 ms to 230). Marked and let go under :data:`_under_way_lock` with the event's
-removal, so a mark is that read's alone (one left for the run's next read ahead kept it from
-ever reading the panel)."""
+"""The reads of rows ahead (their events) an explorer wants or waited for: the instances it
+opens on are then read ahead for it even once the list is no longer shown, its own reads come
+next, and the metrics screen's panel is not read beside them (that slowed the explorer's first
+instance from about 50 ms to 230). Marked and let go under :data:`_under_way_lock` with the
+event's removal, so a mark is that read's alone (one left for the run's next read ahead kept
+it from ever reading the panel)."""
 _panel_awaited: set[threading.Event] = set()
 """The reads ahead (their end's events) a metrics screen waits for: their panel is read even
 once the runs list is no longer shown."""
@@ -161,19 +160,20 @@ def _read_opening(
 ) -> None:
     """Read and keep the instances the explorer opens on in ``rows`` (its first with reasons
     and its neighbours), as the explorer reads them: with the items of the runs related to it
-    and the instance metrics of its methods. A read that fails is left to the explorer (the
-    metrics panel is still read ahead)."""
+    and the instance metrics of its methods. A read that fails, however (a database error
+    the store passes on, a method's part), is left to the explorer, which reads them again and
+    says why; the read ahead goes on to the metrics panel, and the runs list says nothing of a
+    read no one asked for."""
     from haf_tui.config import RunConfig
     from haf_tui.methods.registry import methods, methods_of
     from haf_tui.tui.instance_reader import kept_opening, metric_names, opening_ids
     from haf_tui.tui.method_parts import attached_readers, explorer_parts, related_runs
-    from haf_tui.vocabulary import HafError
 
     ids = opening_ids(rows)
     if not ids:
         return
     parts, _ = explorer_parts(methods().values())  # (a part that failed: said by the explorer)
-    with contextlib.suppress(HafError):  # (not kept: the explorer reads them, or says why)
+    with contextlib.suppress(Exception):  # (not kept: the explorer reads them, or says why)
         attached = attached_readers(parts, related_runs(store, run_id, suites, parts))
         shown = metric_names(methods_of(RunConfig(suites=suites)))
         kept_opening(store, run_id, ids, attached, shown, state)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from rich.cells import cell_len
@@ -22,7 +22,7 @@ from haf_tui.store.pending_annotations import PendingAnnotation, pending, pendin
 from haf_tui.store.readers import RunOverview, run_overviews, run_title, suites_text
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.read_ahead import FIRST_REST_SECONDS, REST_SECONDS, read_ahead
-from haf_tui.tui.run_cache import DatabaseState, database_state
+from haf_tui.tui.run_cache import RECENT_SECONDS, DatabaseState, database_state
 from haf_tui.tui.screens.base import failure_text
 from haf_tui.tui.screens.run_rescore import RunRescoreScreen, nested
 from haf_tui.tui.widgets.fit_columns import FitColumn, fit_widths
@@ -73,6 +73,18 @@ def pending_title(overview: RunOverview, kept: list[PendingAnnotation]) -> str:
     return run_title(overview.run_id, label, tags) + " ⧗"
 
 
+Sources = tuple[DatabaseState, tuple[int, int, int] | None]
+"""What the runs list is read from, as it was on disk (:meth:`HomeScreen._sources`)."""
+
+
+@dataclass
+class RunsRead(QueryFinished):
+    """The runs list's rows and what they were read from (None: that could not tell a change),
+    in one message: the rows shown and the state kept for the next poll always go together."""
+
+    sources: Sources | None = None
+
+
 class HomeScreen(RunRescoreScreen):
     """The runs list: enter explores a run, ``s`` opens SQL, ``r`` refreshes (on a finished
     run: or re-scores it with another similarity model)."""
@@ -118,8 +130,8 @@ class HomeScreen(RunRescoreScreen):
         self._resting: Timer | None = None  # (until reading ahead for the cursor's run)
         self._read_ahead_once = False  # (read ahead for the first run the list showed)
         self._first_read = True  # (the list's first read under way: a resume reads no more)
-        self._read_sources: tuple[DatabaseState, tuple[int, int, int] | None] | None = None
-        """What the list was last read from (:meth:`_sources`; None: read it again)."""
+        self._read_sources: Sources | None = None
+        """What the list shown was read from (:meth:`_sources`; None: read it again)."""
         self.load_runs()
         self.set_interval(POLL_SECONDS, self.poll_runs)
 
@@ -134,11 +146,11 @@ class HomeScreen(RunRescoreScreen):
         if sources is None or sources != self._read_sources:
             self.load_runs(poll=True)
 
-    def _sources(self) -> tuple[DatabaseState, tuple[int, int, int] | None] | None:
+    def _sources(self) -> Sources | None:
         """What the list is read from, as it is on disk now: the database file's state and the
         pending annotations file's inode, time and size; None when that cannot tell a change
-        (the database written in the last moments, or read through a copy: a snapshot while
-        another process writes, taken every few seconds)."""
+        (either file written in the last moments, or the database read through a copy: a
+        snapshot while another process writes, taken every few seconds)."""
         if self.reader.reads_copy:
             return None
         state = database_state(self.reader.path)
@@ -148,6 +160,8 @@ class HomeScreen(RunRescoreScreen):
             found = pending_path().stat()
         except OSError:
             return state, None
+        if time.time() - found.st_mtime < RECENT_SECONDS:  # (a rewrite in the same tick of
+            return None  # the file system's clock could leave its time and size as they were)
         return state, (found.st_ino, found.st_mtime_ns, found.st_size)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="home")
@@ -155,9 +169,8 @@ class HomeScreen(RunRescoreScreen):
         """Read the runs (thread worker: posts a message, touches no widget); a poll lets the
         file go at once."""
         reader = self.reader
-        self._read_sources = None  # (until this read has succeeded: a poll reads again)
         if not reader.path.exists():
-            self.post_message(QueryFinished("runs", list(COLUMNS), []))
+            self.post_message(RunsRead("runs", list(COLUMNS), []))
             return
         sources = self._sources()  # (before reading: what is read is at least as new)
         with reader.reading(linger=not poll) as store:
@@ -172,8 +185,7 @@ class HomeScreen(RunRescoreScreen):
              o.created_at, o.sos, o.rs)
             for o, indent in nested(overviews, parents)
         ]  # fmt: skip
-        self.post_message(QueryFinished("runs", list(COLUMNS), rows))
-        self._read_sources = sources
+        self.post_message(RunsRead("runs", list(COLUMNS), rows, sources=sources))
 
     @on(QueryFinished)
     def show_runs(self, message: QueryFinished) -> None:
@@ -181,6 +193,7 @@ class HomeScreen(RunRescoreScreen):
         if message.request != "runs":
             return
         self._first_read = False
+        self._read_sources = message.sources if isinstance(message, RunsRead) else None
         self._show_hint(len(message.rows))
         if message.rows == self._shown_rows:
             return  # (a poll that found nothing new: the cursor and scroll stay as they are)
@@ -223,6 +236,7 @@ class HomeScreen(RunRescoreScreen):
         next read that succeeds says the runs again."""
         if group == "home":
             self._first_read = False
+            self._read_sources = None  # (the next poll reads them again, changed or not)
             hint = failure_text("read the runs", error)
             self.query_one("#runs-hint", Static).update(hint)
 
