@@ -345,6 +345,8 @@ class CompareScreen(InstancePane):
         to (the screen's first resize, as it is laid out, mostly finds them fitted: filling
         the table again redrew it while the first statistics were read)."""
         table = self.query_one("#cmp-runs", MeasuredTable)
+        if self.data is None:  # (no runs listed yet: they are fitted as they come)
+            return
         if self.runs_fitted_at != (table.size.width or self.app.size.width):
             self.fill_runs()
 

@@ -22,7 +22,7 @@ from haf_tui.store.pending_annotations import PendingAnnotation, pending, pendin
 from haf_tui.store.readers import RunOverview, run_overviews, run_title, suites_text
 from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.read_ahead import FIRST_REST_SECONDS, REST_SECONDS, read_ahead
-from haf_tui.tui.run_cache import RECENT_SECONDS, DatabaseState, database_state
+from haf_tui.tui.run_cache import RECENT_SECONDS, DatabaseState
 from haf_tui.tui.screens.base import failure_text
 from haf_tui.tui.screens.run_rescore import RunRescoreScreen, nested
 from haf_tui.tui.widgets.fit_columns import FitColumn, fit_widths
@@ -153,7 +153,7 @@ class HomeScreen(RunRescoreScreen):
         snapshot while another process writes, taken every few seconds)."""
         if self.reader.reads_copy:
             return None
-        state = database_state(self.reader.path)
+        state = self.reader.database_state()  # (the file's own: not read through a copy)
         if state is None:
             return None
         try:
