@@ -6,7 +6,7 @@ a bounded cache of what was read."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -26,12 +26,11 @@ from haf_tui.store.instance_readers import (
 )
 from haf_tui.store.instance_readers import detail_rows as pivot_detail
 from haf_tui.tui.filters import DEFAULT_SCHEMA, ListSchema
+from haf_tui.tui.method_parts import AttachedReader
 from haf_tui.tui.run_cache import VALUES_CACHE, DatabaseState
 from haf_tui.tui.widgets.token_view import Span, Token
 
 GenKey = tuple[str, int]
-AttachedReader = Callable[[Store, Sequence[str]], Mapping[str, Sequence[object]]]
-"""Instance id → a method's items of related runs, for the instances asked for."""
 
 CACHE_SIZE = 256
 """Instances kept in memory (a few kB each)."""

@@ -55,6 +55,9 @@ RelatedReader = Callable[[Store, str, Sequence[str]], tuple[object, ...]]
 ManyReader = Callable[[Store, Sequence[object], Sequence[str]], Mapping[str, Sequence[object]]]
 """Instance id → its items by the related runs: ``read_many(store, related, ids)``, read with
 the instances."""
+AttachedReader = Callable[[Store, Sequence[str]], Mapping[str, Sequence[object]]]
+"""Instance id → a method's items of related runs, for the instances asked for (its
+``read_many`` bound to those runs)."""
 Attach = Callable[["TreeNode[NodeRef | None]", Sequence[object]], None]
 """Add one instance's items under a node of its tree (the ``index``-th item's node carries
 ``NodeRef(stage, index)``: its pane shows that item)."""
@@ -133,7 +136,7 @@ def related_runs(
 
 def attached_readers(
     parts: Mapping[str, ExplorerPart], related: Mapping[str, tuple[object, ...]]
-) -> dict[str, Callable[[Store, Sequence[str]], Mapping[str, Sequence[object]]]]:
+) -> dict[str, AttachedReader]:
     """By method: the reader of its items of its ``related`` runs for the instances asked for
     (the parts with such runs and a ``read_many``)."""
     return {
@@ -143,8 +146,6 @@ def attached_readers(
     }
 
 
-def _bound(
-    read_many: ManyReader, runs: Sequence[object]
-) -> Callable[[Store, Sequence[str]], Mapping[str, Sequence[object]]]:
+def _bound(read_many: ManyReader, runs: Sequence[object]) -> AttachedReader:
     """``read_many`` of the related runs ``runs``."""
     return lambda store, ids: read_many(store, runs, ids)

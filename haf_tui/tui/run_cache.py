@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Final, TypeVar
 
@@ -105,9 +105,21 @@ def database_state(path: str | Path, *, now: float | None = None) -> DatabaseSta
     reading, so what is read is at least this new. None when either changed within
     :data:`RECENT_SECONDS` of ``now`` (a run writing, say): keep nothing read then."""
     file = Path(path)
+    states = files_state((file, file.with_name(file.name + ".wal")), now=now)
+    if states is None or states[0] is None:
+        return None
+    return str(file.resolve()), states
+
+
+def files_state(
+    paths: Sequence[Path], *, now: float | None = None
+) -> tuple[tuple[int, int, int] | None, ...] | None:
+    """Each file's inode, time and size (None: no such file), or None when any was changed
+    within :data:`RECENT_SECONDS` of ``now`` (a write in the same tick of the file system's
+    clock can leave its time and size as they were: not to be trusted yet)."""
     states: list[tuple[int, int, int] | None] = []
     newest = 0
-    for part in (file, file.with_name(file.name + ".wal")):
+    for part in paths:
         try:
             stat = part.stat()
         except OSError:
@@ -115,8 +127,6 @@ def database_state(path: str | Path, *, now: float | None = None) -> DatabaseSta
             continue
         states.append((stat.st_ino, stat.st_mtime_ns, stat.st_size))  # (ino: a file moved in)
         newest = max(newest, stat.st_mtime_ns)
-    if states[0] is None:
-        return None
     if (time.time() if now is None else now) - newest / 1e9 < RECENT_SECONDS:
         return None
-    return str(file.resolve()), tuple(states)
+    return tuple(states)

@@ -47,7 +47,6 @@ from haf_tui.tui.filters import (
     prepare,
 )
 from haf_tui.tui.instance_reader import (
-    WITH_MISSING,
     AnswersRead,
     InstanceCache,
     InstanceData,
@@ -202,14 +201,14 @@ class ExplorerScreen(DetailScreen):
         schema = ListSchema.of(methods)
         with self.reader.reading() as store:
             rows = add_notes(run_rows(store, run.run_id, schema, state), notes)
-        ids = opening_ids(rows, WITH_MISSING)
+        ids = opening_ids(rows)
         loaded = InstancesLoaded(prepare(rows), run.run_id, suites, related, schema, ids)
         self.post_message(loaded)
         try:
             if ids:  # (read ahead: kept, shown at once)
                 metrics = metric_names(methods)
                 attached = self._attached(related)
-                self._read(list(ids), run.run_id, attached, metrics, opening=(state,))
+                self._read(list(ids), run.run_id, attached, metrics, keep_at=state)
         finally:  # (the search reads them, even if that instance could not be read)
             with self.reader.reading() as store:
                 answers = kept_answers(store, run.run_id, state)

@@ -19,7 +19,6 @@ from haf_tui.methods.registry import method_named, methods
 from haf_tui.tui.instance_reader import (
     CACHE_SIZE,
     WITH_MISSING,
-    AttachedReader,
     InstanceCache,
     InstanceData,
     InstancesRead,
@@ -28,7 +27,13 @@ from haf_tui.tui.instance_reader import (
     metric_names,
     read_instances,
 )
-from haf_tui.tui.method_parts import DetailPane, NodeRef, attached_readers, explorer_parts
+from haf_tui.tui.method_parts import (
+    AttachedReader,
+    DetailPane,
+    NodeRef,
+    attached_readers,
+    explorer_parts,
+)
 from haf_tui.tui.run_cache import DatabaseState
 from haf_tui.tui.screens.explorer_filters import FilteredScreen
 from haf_tui.tui.widgets.token_view import TokenView
@@ -81,11 +86,11 @@ class DetailScreen(FilteredScreen):
         run_id: str | None = None,
         attached: dict[str, AttachedReader] | None = None,
         metrics: list[str] | None = None,
-        opening: tuple[DatabaseState | None] | None = None,
+        keep_at: DatabaseState | None = None,
     ) -> None:
         """Read ``ids`` and post them (the run's, its parts' and metrics unless given;
-        ``opening``: those the explorer opens on, kept by the database's state then, as the runs
-        list keeps them when it reads ahead)."""
+        ``keep_at``: the database's state the instances the explorer opens on were read at,
+        kept by it as the runs list keeps them when it reads ahead; None: read, not kept)."""
         found: list[InstanceData] = []
         failed: str | None = None
         if metrics is None:
@@ -94,10 +99,10 @@ class DetailScreen(FilteredScreen):
             with self.reader.reading() as store:
                 attached = self._attached() if attached is None else attached
                 run = run_id or self.run_id
-                if opening is None:
+                if keep_at is None:
                     found = read_instances(store, run, ids, attached, metrics)
                 else:
-                    found = kept_opening(store, run, tuple(ids), attached, metrics, opening[0])
+                    found = kept_opening(store, run, tuple(ids), attached, metrics, keep_at)
         except Exception as exc:
             failed = error_line(exc)
             raise  # (the app's notification too)

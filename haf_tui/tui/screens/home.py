@@ -6,12 +6,13 @@ import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.cells import cell_len
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Header, Static
 
@@ -20,9 +21,8 @@ from haf_tui.store.annotations import parse_tags
 from haf_tui.store.derived_runs import DerivedRun, derived_runs
 from haf_tui.store.pending_annotations import PendingAnnotation, pending, pending_path
 from haf_tui.store.readers import RunOverview, run_overviews, run_title, suites_text
-from haf_tui.tui.messages import QueryFinished
 from haf_tui.tui.read_ahead import FIRST_REST_SECONDS, REST_SECONDS, read_ahead
-from haf_tui.tui.run_cache import RECENT_SECONDS, DatabaseState
+from haf_tui.tui.run_cache import DatabaseState, files_state
 from haf_tui.tui.screens.base import failure_text
 from haf_tui.tui.screens.run_rescore import RunRescoreScreen, nested
 from haf_tui.tui.widgets.fit_columns import FitColumn, fit_widths
@@ -73,15 +73,16 @@ def pending_title(overview: RunOverview, kept: list[PendingAnnotation]) -> str:
     return run_title(overview.run_id, label, tags) + " ⧗"
 
 
-Sources = tuple[DatabaseState, tuple[int, int, int] | None]
+Sources = tuple[DatabaseState, tuple[tuple[int, int, int] | None, ...]]
 """What the runs list is read from, as it was on disk (:meth:`HomeScreen._sources`)."""
 
 
 @dataclass
-class RunsRead(QueryFinished):
+class RunsRead(Message):
     """The runs list's rows and what they were read from (None: that could not tell a change),
     in one message: the rows shown and the state kept for the next poll always go together."""
 
+    rows: list[tuple[Any, ...]]
     sources: Sources | None = None
 
 
@@ -154,15 +155,8 @@ class HomeScreen(RunRescoreScreen):
         if self.reader.reads_copy:
             return None
         state = self.reader.database_state()  # (the file's own: not read through a copy)
-        if state is None:
-            return None
-        try:
-            found = pending_path().stat()
-        except OSError:
-            return state, None
-        if time.time() - found.st_mtime < RECENT_SECONDS:  # (a rewrite in the same tick of
-            return None  # the file system's clock could leave its time and size as they were)
-        return state, (found.st_ino, found.st_mtime_ns, found.st_size)
+        kept = files_state((pending_path(),))
+        return None if state is None or kept is None else (state, kept)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="home")
     def load_runs(self, poll: bool = False) -> None:
@@ -170,7 +164,7 @@ class HomeScreen(RunRescoreScreen):
         file go at once."""
         reader = self.reader
         if not reader.path.exists():
-            self.post_message(RunsRead("runs", list(COLUMNS), []))
+            self.post_message(RunsRead([]))
             return
         sources = self._sources()  # (before reading: what is read is at least as new)
         with reader.reading(linger=not poll) as store:
@@ -185,15 +179,13 @@ class HomeScreen(RunRescoreScreen):
              o.created_at, o.sos, o.rs)
             for o, indent in nested(overviews, parents)
         ]  # fmt: skip
-        self.post_message(RunsRead("runs", list(COLUMNS), rows, sources=sources))
+        self.post_message(RunsRead(rows, sources))
 
-    @on(QueryFinished)
-    def show_runs(self, message: QueryFinished) -> None:
+    @on(RunsRead)
+    def show_runs(self, message: RunsRead) -> None:
         """Fill the table."""
-        if message.request != "runs":
-            return
         self._first_read = False
-        self._read_sources = message.sources if isinstance(message, RunsRead) else None
+        self._read_sources = message.sources
         self._show_hint(len(message.rows))
         if message.rows == self._shown_rows:
             return  # (a poll that found nothing new: the cursor and scroll stay as they are)
