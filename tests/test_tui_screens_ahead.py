@@ -209,3 +209,27 @@ async def test_a_key_before_the_screen_built_ahead_has_started_shows_that_screen
         if kind is SqlScreen:
             saved = sql_history.load_buffers()
             assert ahead.query_one(SqlEditor).text == saved.buffers[saved.current].text
+
+
+async def test_a_screen_is_built_ahead_only_once_the_last_key_is_a_moment_old(
+    bench_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build on the main thread while a key's screen opens delays that screen: the build
+    waits until no key has come for the warm-up's ``KEY_QUIET_SECONDS``, then is made."""
+    from haf_tui.tui import app as app_module
+
+    async with create_app(bench_db).run_test(size=(200, 50)) as pilot:
+        app: Any = pilot.app
+        await built(pilot, {MetricsScreen, SqlScreen, WizardScreen})
+        monkeypatch.setattr(app_module, "KEY_QUIET_SECONDS", 1.0)
+        app.ahead.take(MetricsScreen)  # (given away: the next build makes another)
+        app._last_key = keyed = time.monotonic()  # (a key a moment ago)
+        app.ahead.build()
+        await pilot.pause(0.3)
+        assert MetricsScreen not in {type(s) for s in app.ahead.kept()}  # (the key too new)
+        await built(pilot, {MetricsScreen})
+        assert time.monotonic() - keyed >= 1.0
+        app._last_key = 0.0  # (no key for long: built at once)
+        app.ahead.take(MetricsScreen)
+        app.ahead.build()
+        assert MetricsScreen in {type(s) for s in app.ahead.kept()}

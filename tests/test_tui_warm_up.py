@@ -4,6 +4,10 @@ a moment and the store has gone unread for a quiet spell."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,6 +23,8 @@ from haf_tui.tui.screens import home as home_screen
 from haf_tui.tui.store_reader import StoreReader
 from tests.support import until
 from tests.test_tui_first_key import LONG, NEVER
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SPELL = 1.5
 """A quiet spell a read begun a moment after its start falls in, however loaded the machine."""
@@ -118,3 +124,55 @@ def test_the_warm_up_waits_for_a_key_to_be_a_moment_old(
         assert time.monotonic() - start < LONG / 2
     finally:
         app.reader.close()
+
+
+WARM_UP_PROBE = """
+import asyncio, json, sys
+from haf_tui.reports import bootstrap
+from haf_tui.tui import create_app
+from haf_tui.tui.screens_ahead import kinds_ahead
+from tests.support import settle, until
+
+
+async def probe():
+    app = create_app({db!r})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: len(app.ahead.kept()) == len(kinds_ahead()))
+        await settle(pilot)  # (the warm-up done: the screens ahead come after it)
+        idle = "scipy.stats" in sys.modules
+        versions = bootstrap.library_version.cache_info().currsize
+        await pilot.press("c")
+        screen = app.screen
+        await until(pilot, lambda: bool(screen.stats) and not any(
+            getattr(found, "computing", False) for found in screen.stats))
+        text = str(screen.query_one("#cmp-stats-view").text())
+        return {{"idle": idle, "versions": versions, "compared": "scipy.stats" in sys.modules,
+                 "interval": "[" in text}}
+
+print("\\nWARM " + json.dumps(asyncio.run(probe())))
+"""
+
+
+def test_the_idle_app_imports_no_scipy_and_a_comparison_imports_it_where_it_computes(
+    tmp_path: Path,
+) -> None:
+    """A key can come during any of the warm-up's steps and cannot stop one: no step is
+    scipy's statistics (0.75–1 s of the interpreter in one import; a key 1.0–1.4 s after the
+    runs list appeared opened its screen in 250–980 ms beside it). The warm-up reads numpy's
+    and scipy's versions (the comparison's kept intervals are keyed by them); the comparison
+    imports scipy itself where it computes its first interval. A fresh interpreter: scipy
+    imported by another test would hide the import here."""
+    db = tmp_path / "haf.duckdb"
+    build_bench_db(db, n_instances=8, n_runs=2, seed=5)
+    env = os.environ | {"HAF_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", WARM_UP_PROBE.format(db=str(db))],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.rsplit("\nWARM ", 1)[-1].splitlines()[0])
+    assert found == {"idle": False, "versions": 2, "compared": True, "interval": True}

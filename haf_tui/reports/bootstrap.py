@@ -55,16 +55,6 @@ def library_version(name: str) -> str:
         return "unknown"
 
 
-def import_libraries() -> None:
-    """Import numpy and scipy's statistics (0.5–1.5 s the first time: a workbench does it in its
-    warm-up, so that a first comparison does not wait for it), and read their versions
-    (:func:`method_versions`: the key of what is kept, 10–130 ms the first time)."""
-    import numpy  # noqa: F401
-    from scipy import stats  # noqa: F401
-
-    method_versions()
-
-
 def percentile_intervals(
     samples: Sequence[Any],
     *,

@@ -92,10 +92,18 @@ list needs: the explorer, its methods' parts, DuckDB's parser); the others wait 
 def _warm_steps() -> list[Callable[[], object]]:
     """The warm-up's steps, in order: the explorer and the methods' parts of it, DuckDB's
     parser (the check every named query passes: 24 ms its first time), the other screens and
-    what starting a run needs, the named queries, then numpy and scipy (the slowest)."""
+    what starting a run needs, the named queries, then numpy's and scipy's versions (the key of
+    the comparison's kept intervals: read from their metadata, nothing imported).
+
+    Each step is short (at most ~60 ms here): a step cannot be stopped once begun, and a key
+    that comes during one shares the interpreter with it. scipy's statistics are not imported
+    here (0.75–1.0 s of the interpreter's time in one import): a key 1.0–1.4 s after the runs
+    list appeared opened its screen in 250–980 ms beside that import, 150–320 ms without it.
+    The comparison imports them where it first computes an interval, in its worker, once its
+    means are shown."""
     from haf_tui.methods.registry import methods
     from haf_tui.reports import QueryError, load_queries
-    from haf_tui.reports.bootstrap import import_libraries
+    from haf_tui.reports.bootstrap import method_versions
     from haf_tui.store.connection import check_reading_sql
     from haf_tui.tui.method_parts import explorer_parts
 
@@ -110,7 +118,7 @@ def _warm_steps() -> list[Callable[[], object]]:
         lambda: check_reading_sql("SELECT 1"),
         *others,
         read_queries,
-        import_libraries,
+        method_versions,
     ]
 
 
@@ -129,10 +137,10 @@ class HafApp(StoppingApp):
     def __init__(self, reader: StoreReader):
         super().__init__(reader)
         self._holders: weakref.WeakSet[Screen[Any]] = weakref.WeakSet()
-        self.ahead = ScreensAhead(self)
-        """The metrics, SQL and wizard screens, built before their keys."""
         self._last_key = 0.0
         """When the last key came (``time.monotonic``)."""
+        self.ahead = ScreensAhead(self, self.key_quiet_in)
+        """The metrics, SQL and wizard screens, built before their keys."""
 
     def on_mount(self) -> None:
         """Start on the runs list; a closed terminal (SIGHUP) or SIGTERM ends the app."""
@@ -174,6 +182,11 @@ class HafApp(StoppingApp):
             self._last_key = time.monotonic()
         await super().on_event(event)
 
+    def key_quiet_in(self) -> float:
+        """Seconds until no key has come for :data:`KEY_QUIET_SECONDS` (0: none has): what
+        the app does in the background waits for it (a key's screen opens meanwhile)."""
+        return max(0.0, KEY_QUIET_SECONDS - (time.monotonic() - self._last_key))
+
     def _refreeze_when_quiet(self) -> None:
         """Collect what closed screens froze once no key has come for ``KEYS_QUIET`` s."""
         waited = time.monotonic() - self._last_key
@@ -190,15 +203,15 @@ class HafApp(StoppingApp):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="warm")
     def warm_imports(self) -> None:
-        """Import the other screens, the methods' parts of the explorer and what starting a run
-        needs (llama.cpp, the pipeline), read the named queries, and import the comparison's
-        statistics libraries (numpy, scipy), in the background, so that screens open without
-        waiting for it (a screen's first report then only looks at the query files); posts
-        nothing. Its first :data:`FIRST_KEY_STEPS` steps are taken at once; each later one
-        waits while the store is being read or a key has just come (:data:`WARM_YIELD_SECONDS`
-        in all): a screen opened early reads without sharing the interpreter with the imports
-        (an explorer opened as the runs list appeared showed its data in 294–441 ms with the
-        imports beside it, 258–282 ms without)."""
+        """Import the other screens, the methods' parts of the explorer and the pipeline's
+        modules, read the named queries and numpy's and scipy's versions, in the background, so
+        that screens open without waiting for it (a screen's first report then only looks at
+        the query files); posts nothing (:func:`_warm_steps`: short steps, scipy not imported).
+        Its first :data:`FIRST_KEY_STEPS` steps are taken at once; each later one waits while
+        the store is being read or a key has just come (:data:`WARM_YIELD_SECONDS` in all): a
+        screen opened early reads without sharing the interpreter with the imports (an explorer
+        opened as the runs list appeared showed its data in 294–441 ms with the imports beside
+        it, 258–282 ms without)."""
         deadline = time.monotonic() + WARM_YIELD_SECONDS
         for number, step in enumerate(_warm_steps()):
             if number >= FIRST_KEY_STEPS:
@@ -213,10 +226,10 @@ class HafApp(StoppingApp):
         while (left := deadline - time.monotonic()) > 0:
             if not self.reader.wait_quiet(WARM_QUIET_SECONDS, left):
                 return
-            since_key = time.monotonic() - self._last_key
-            if since_key >= KEY_QUIET_SECONDS:
+            wait = self.key_quiet_in()
+            if not wait:
                 return
-            time.sleep(min(KEY_QUIET_SECONDS - since_key, left))
+            time.sleep(min(wait, left))
 
     # -- annotations kept while another process writes ------------------------------------------
 
