@@ -233,3 +233,23 @@ async def test_a_screen_is_built_ahead_only_once_the_last_key_is_a_moment_old(
         app.ahead.take(MetricsScreen)
         app.ahead.build()
         assert MetricsScreen in {type(s) for s in app.ahead.kept()}
+
+
+async def test_a_build_put_off_by_a_key_builds_only_the_kinds_it_was_given(
+    bench_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rebuild put off by a key (the SQL screen's, after it closed) builds that kind alone
+    when it comes: not the metrics screen taken and still shown."""
+    from haf_tui.tui import app as app_module
+
+    async with create_app(bench_db).run_test(size=(200, 50)) as pilot:
+        app: Any = pilot.app
+        await built(pilot, {MetricsScreen, SqlScreen})
+        monkeypatch.setattr(app_module, "KEY_QUIET_SECONDS", 0.5)
+        app.ahead.take(MetricsScreen)  # (being shown, say: built again only once it closes)
+        app.ahead.take(SqlScreen)  # (shown and closed: its rebuild is asked for)
+        app._last_key = time.monotonic()  # (a key a moment ago: the build is put off)
+        app.ahead.build((SqlScreen,))
+        await built(pilot, {SqlScreen})
+        await pilot.pause(0.2)
+        assert MetricsScreen not in {type(s) for s in app.ahead.kept()}

@@ -68,7 +68,8 @@ WARM_QUIET_SECONDS = 0.05
 """How long the store has gone unread before the warm-up's next step starts."""
 
 KEY_QUIET_SECONDS = 0.3
-"""How long after a key the warm-up's next step waits (the key's screen reads meanwhile)."""
+"""How long after a key the warm-up's next step and the next screen built ahead wait (the
+key's screen reads and draws meanwhile)."""
 
 WARM_MODULES = (
     "haf_tui.tui.screens.explorer",

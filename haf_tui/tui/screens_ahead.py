@@ -51,10 +51,12 @@ class ScreensAhead:
         that has none kept, then, once it is mounted and the keys waiting then are handled,
         the next (one screen at a time: building all three at once held a key pressed then
         ~100 ms); none once the app stops (:meth:`stop`). Each waits until the last key is a
-        moment old, as the app's warm-up does: a screen built on the main thread while a key's
-        screen opens delays it (a key 0.6 s after the runs list appeared, its screen still
-        opening as the warm-up ended and the builds began: the metrics screen's data 248 ms
-        after the key against 203 ms before the warm-up ended sooner, four pairs)."""
+        moment old, as each of the warm-up's steps does (with no deadline: keys typed less
+        than that apart put the builds off while they come): a screen built on the main
+        thread while a key's screen opens delays it (a key 0.6 s after the runs list
+        appeared, its screen still opening as the warm-up ended and the builds began: the
+        metrics screen's data 248 ms after the key against 203 ms before the warm-up ended
+        sooner, four pairs)."""
         if self._stopped or not self._app.is_running:
             return
         wait = self._key_quiet_in()
