@@ -183,16 +183,18 @@ class HafApp(StoppingApp):
             self._last_key = time.monotonic()
         await super().on_event(event)
 
-    def key_quiet_in(self) -> float:
-        """Seconds until no key has come for :data:`KEY_QUIET_SECONDS` (0: none has): what
-        the app does in the background waits for it (a key's screen opens meanwhile)."""
-        return max(0.0, KEY_QUIET_SECONDS - (time.monotonic() - self._last_key))
+    def key_quiet_in(self, quiet: float | None = None) -> float:
+        """Seconds until no key has come for ``quiet`` s (default :data:`KEY_QUIET_SECONDS`;
+        0: none has): what the app does in the background waits for it (a key's screen opens
+        meanwhile)."""
+        quiet = KEY_QUIET_SECONDS if quiet is None else quiet
+        return max(0.0, quiet - (time.monotonic() - self._last_key))
 
     def _refreeze_when_quiet(self) -> None:
         """Collect what closed screens froze once no key has come for ``KEYS_QUIET`` s."""
-        waited = time.monotonic() - self._last_key
-        if waited < KEYS_QUIET:
-            self.set_timer(KEYS_QUIET - waited, self._refreeze_when_quiet)
+        wait = self.key_quiet_in(KEYS_QUIET)
+        if wait:
+            self.set_timer(wait, self._refreeze_when_quiet)
             return
         self._refreeze()
 
