@@ -4,8 +4,9 @@
 1. llama-cpp-python's engine built with CUDA from the trimmed copy of the pinned sdist that
    travels with the command (``make gpu-source`` writes it; ``build_cuda.sh`` builds libllama
    and ggml for the machine's GPU, and the Python package is used from the same copy);
-2. a random-weights GGUF with Llama-3.1-8B's shapes (:mod:`.random_model`), quantised to
-   Q4_K_M by llama.cpp's own quantiser;
+2. a random-weights GGUF with Llama-3.1-8B's shapes in Q4_K_M (:mod:`.random_model`): each
+   tensor in the type, and of the blocks, that llama.cpp's own quantiser gave it in a narrow
+   model of the same layer count (quantising 8 billion values would take minutes of the lease);
 3. through haf's own batched engine, all layers offloaded: decode tokens/s at 1, 8 and 32
    sequences (a fixed token count: a random model has no end of text to reach), prompt
    tokens/s, memory;
@@ -29,8 +30,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.gpu.random_model import LLAMA_31_8B, TINY, Shapes, quantize, write_random_gguf
-
 SEQUENCES = (1, 8, 32)
 DECODE_TOKENS = 64
 DRY_DECODE_TOKENS = 16
@@ -40,6 +39,15 @@ MEASURED_PER_INSTANCE = (145.3, 52.6)
 """Prompt and generated tokens per instance (docs/measured.md, "Measured at scale")."""
 PAPER_LIKE_PER_INSTANCE = (6 * 250, 6 * 200)
 """Every instance going on, 3 reasons: 6 generations of ≈ 250 prompt, ≈ 200 generated tokens."""
+
+
+STARTED = time.monotonic()
+
+
+def progress(step: str) -> None:
+    """One line on stderr as each step ends, with the seconds since the start: what a run cut
+    off at its time limit still tells."""
+    print(f"[{time.monotonic() - STARTED:6.1f} s] {step}", file=sys.stderr, flush=True)
 
 
 def _messages(text: str) -> list[Any]:
@@ -116,16 +124,29 @@ def agreement(model: Path, gpu_layers: int) -> tuple[float, int]:
     return diff, shared
 
 
+def _nvidia_smi(query: str) -> str | None:
+    """One value of GPU 0 from ``nvidia-smi --query-gpu``, None without a GPU. Not torch: its
+    own CUDA libraries loaded beside the CUDA build's in one process, the first run on the H200
+    machine ended in a segmentation fault between making the model and loading it."""
+    import shutil
+    import subprocess
+
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    command = [smi, f"--query-gpu={query}", "--format=csv,noheader,nounits", "-i", "0"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    value = done.stdout.strip()
+    return value if done.returncode == 0 and value else None
+
+
 def gpu_memory_mib() -> float | None:
-    """GPU memory in use on device 0 (torch), None without a GPU."""
+    """GPU memory in use on GPU 0, None without a GPU."""
+    value = _nvidia_smi("memory.used")
     try:
-        import torch
-    except ImportError:
+        return float(value) if value is not None else None
+    except ValueError:
         return None
-    if not torch.cuda.is_available():
-        return None
-    free, total = torch.cuda.mem_get_info(0)
-    return round((total - free) / 2**20, 1)
 
 
 def projection(rates: dict[int, float], prompt_per_s: float) -> list[tuple[str, float]]:
@@ -143,6 +164,15 @@ def projection(rates: dict[int, float], prompt_per_s: float) -> list[tuple[str, 
 
 def run(dry: bool, work: Path) -> dict[str, Any]:
     """Every step; the figures."""
+    from benchmarks.gpu.random_model import (
+        LLAMA_31_8B,
+        TINY,
+        Shapes,
+        narrow,
+        quantize,
+        write_random_gguf,
+        write_tiled_gguf,
+    )
     from haf_tui.inference.llama import LlamaCppBackend
     from haf_tui.inference.llama_load import gpu_offload_supported
 
@@ -155,15 +185,20 @@ def run(dry: bool, work: Path) -> dict[str, Any]:
     built = os.environ.get(BUILT)
     figures["build_s"] = f"{built} s" if built else "no build (the installed llama-cpp-python)"
     t = time.monotonic()
-    f16 = write_random_gguf(work / "random-f16.gguf", shapes)
-    model = quantize(f16, work / "random-q4_k_m.gguf", "Q4_K_M")
-    f16.unlink()
+    template = write_random_gguf(work / "narrow-f16.gguf", narrow(shapes))
+    template = quantize(template, work / "narrow-q4_k_m.gguf", "Q4_K_M")
+    model = write_tiled_gguf(work / "random-q4_k_m.gguf", shapes, template)
     figures["make_model_s"] = round(time.monotonic() - t, 1)
+    progress(f"model made: {model.stat().st_size / 2**20:.0f} MiB")
     figures["model_mib"] = round(model.stat().st_size / 2**20, 1)
     before = gpu_memory_mib()
     backend = LlamaCppBackend(model, n_ctx=8192 if not dry else 2048, n_gpu_layers=layers)
     tokens = DRY_DECODE_TOKENS if dry else DECODE_TOKENS
-    rates = {n: decode_rate(backend, n, tokens) for n in SEQUENCES}
+    progress("model loaded")
+    rates = {}
+    for n in SEQUENCES:
+        rates[n] = decode_rate(backend, n, tokens)
+        progress(f"decode at {n} sequence(s): {rates[n]:.1f} tokens/s")
     figures["decode_tok_s"] = {str(n): round(r, 1) for n, r in rates.items()}
     rate, count = prompt_rate(backend, PROMPT_WORDS if not dry else 60)
     figures["prompt_tok_s"], figures["prompt_tokens"] = round(rate, 1), count
@@ -173,7 +208,9 @@ def run(dry: bool, work: Path) -> dict[str, Any]:
     figures["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     backend.close()
     tiny = quantize(write_random_gguf(work / "tiny-f16.gguf", TINY, seed=1), work / "tiny.gguf")
+    progress("prompt measured")
     diff, shared = agreement(tiny, 0 if dry else -1)
+    progress("agreement measured")
     between = "CPU and CPU (dry run)" if dry else "CPU and GPU"
     figures["agreement"] = {"max_abs_nats": round(diff, 6), "tokens": shared, "between": between}
     figures["grid_hours"] = {label: round(h, 2) for label, h in projection(rates, rate)}
@@ -207,14 +244,7 @@ def table(figures: dict[str, Any], machine: str) -> str:
 
 
 def machine_name() -> str:
-    try:
-        import torch
-
-        if torch.cuda.is_available():
-            return str(torch.cuda.get_device_name(0))
-    except ImportError:
-        pass
-    return f"CPU ({os.cpu_count()} cores)"
+    return _nvidia_smi("name") or f"CPU ({os.cpu_count()} cores)"
 
 
 SOURCE = Path(".gpu/llama-src.tar.gz")
@@ -233,14 +263,30 @@ def build_and_reexec(argv: list[str]) -> None:
     work = Path(tempfile.mkdtemp(prefix="haf-gpu-build-"))
     t = time.monotonic()
     script = Path(__file__).with_name("build_cuda.sh")
+    progress("building libllama with CUDA")
     done = subprocess.run([str(script), str(SOURCE), str(work)], capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"error: the CUDA build failed: {done.stderr.strip()[-400:]}")
+    progress("built")
     libraries, root = done.stdout.split()[-2:]
     path = [root, str(Path(root) / "vendor/llama.cpp/gguf-py"), os.getcwd()]
     env = {**os.environ, BUILT: f"{time.monotonic() - t:.0f}", "LLAMA_CPP_LIB_PATH": libraries,
            "PYTHONPATH": os.pathsep.join([*path, os.environ.get("PYTHONPATH", "")])}  # fmt: skip
-    os.execve(sys.executable, [sys.executable, "-m", "benchmarks.gpu", *argv], env)
+    # (-X faulthandler: a crash inside llama.cpp still names the Python line it was called from)
+    command = [sys.executable, "-X", "faulthandler", "-m", "benchmarks.gpu", *argv]
+    os.execve(sys.executable, command, env)
+
+
+def load_llama_library_first() -> None:
+    """llama.cpp's library loaded before numpy is imported (nothing here imports numpy at
+    module level). On the H200 machine's image, the CUDA build's first model load crashed (a
+    segmentation fault in the tokenizer's std::regex, ``llama_vocab::load``) whenever numpy
+    had been imported before the library was loaded, and never when the library came first:
+    haf's backend, imported first, brings numpy (docs/servers.md, "The first GPU machine")."""
+    import contextlib
+
+    with contextlib.suppress(ImportError):  # (before the build on the GPU machine: none yet)
+        import llama_cpp  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -248,6 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpu-dry-run", action="store_true", help="tiny model, CPU build")
     parser.add_argument("--out", type=Path, default=Path("bench-results/gpu-check.json"))
     args = parser.parse_args(argv)
+    load_llama_library_first()
     if not args.cpu_dry_run and BUILT not in os.environ:
         build_and_reexec(sys.argv[1:] if argv is None else argv)
     with tempfile.TemporaryDirectory(prefix="haf-gpu-check-") as work:

@@ -4,8 +4,12 @@ on the values). The tokenizer is a byte-level BPE of its own (the 256 bytes, Cha
 markers, padding up to the vocabulary's size), so nothing but this file travels.
 
 Tensors are F16 (norms F32), filled from one pool of seeded random values at a random offset
-each (generating 8 billion fresh values would take minutes); the check then quantises the
-file with llama.cpp's own quantiser (:func:`quantize`)."""
+each (generating 8 billion fresh values would take minutes). The check quantises a narrow
+model of the same layer count and head ratio with llama.cpp's own quantiser (:func:`quantize`)
+and writes the full-size model in its types (:func:`write_tiled_gguf`): every tensor has the
+type the quantiser gave that tensor, its data the quantiser's blocks of that type, repeated.
+Quantising 8 billion F16 values would take minutes of the GPU machine's time (the lease is
+short) and would give the same bytes per tensor."""
 
 from __future__ import annotations
 
@@ -82,12 +86,17 @@ def _tensors(shapes: Shapes) -> Iterator[tuple[str, tuple[int, ...], bool]]:
     yield "output.weight", (shapes.n_vocab, e), False
 
 
-def write_random_gguf(path: Path, shapes: Shapes, seed: int = 0) -> Path:
-    """Write the model to ``path`` (F16 weights, F32 norms), streaming tensor by tensor."""
+def narrow(shapes: Shapes) -> Shapes:
+    """A small model whose tensors the quantiser types as it types ``shapes``': the same
+    layer count and query heads per key-value head, every dimension a multiple of 256."""
+    per_kv = shapes.n_head // shapes.n_head_kv
+    return Shapes(f"{shapes.name}, narrow", 512, 256, shapes.n_layer, per_kv, 1, 512)
+
+
+def _writer(path: Path, shapes: Shapes, file_type: Any) -> Any:
+    """A GGUF writer with ``shapes``' metadata and the byte-level tokenizer."""
     import gguf
 
-    rng = np.random.default_rng(seed)
-    pool = (rng.standard_normal(POOL, dtype=np.float32) * 0.02).astype(np.float16)
     writer = gguf.GGUFWriter(str(path), "llama")
     writer.add_name(f"random {shapes.name}")
     writer.add_context_length(8192)
@@ -100,7 +109,7 @@ def write_random_gguf(path: Path, shapes: Shapes, seed: int = 0) -> Path:
     writer.add_layer_norm_rms_eps(1e-5)
     writer.add_rope_dimension_count(shapes.n_embd // shapes.n_head)
     writer.add_vocab_size(shapes.n_vocab)
-    writer.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
+    writer.add_file_type(file_type)
     tokens, types, merges = vocabulary(shapes.n_vocab)
     writer.add_tokenizer_model("gpt2")
     writer.add_tokenizer_pre("default")
@@ -111,6 +120,16 @@ def write_random_gguf(path: Path, shapes: Shapes, seed: int = 0) -> Path:
     writer.add_eos_token_id(258)
     writer.add_add_bos_token(False)
     writer.add_chat_template(CHATML)
+    return writer
+
+
+def write_random_gguf(path: Path, shapes: Shapes, seed: int = 0) -> Path:
+    """Write the model to ``path`` (F16 weights, F32 norms), streaming tensor by tensor."""
+    import gguf
+
+    rng = np.random.default_rng(seed)
+    pool = (rng.standard_normal(POOL, dtype=np.float32) * 0.02).astype(np.float16)
+    writer = _writer(path, shapes, gguf.LlamaFileType.MOSTLY_F16)
     plan = list(_tensors(shapes))
     for name, shape, norm in plan:
         dtype: Any = np.float32 if norm else np.float16
@@ -121,6 +140,56 @@ def write_random_gguf(path: Path, shapes: Shapes, seed: int = 0) -> Path:
     writer.write_ti_data_to_file()
     for _, shape, norm in plan:
         writer.write_tensor_data(_filled(shape, norm, pool, rng))
+    writer.close()
+    return path
+
+
+def write_tiled_gguf(path: Path, shapes: Shapes, template: Path, seed: int = 0) -> Path:
+    """Write ``shapes``' model to ``path`` in ``template``'s types: ``template`` is a model
+    the quantiser made of :func:`narrow` (the same tensor names); each tensor of ``path`` has
+    the type of its namesake there, its data that type's blocks from ``template`` from a random
+    whole block on, repeated (norms and other F32 tensors are ones)."""
+    import gguf
+
+    reader = gguf.GGUFReader(str(template))
+    kinds = {t.name: gguf.GGMLQuantizationType(int(t.tensor_type)) for t in reader.tensors}
+    pools: dict[Any, Any] = {}
+    for t in reader.tensors:
+        kind = kinds[t.name]
+        pools.setdefault(kind, []).append(np.asarray(t.data).view(np.uint8).reshape(-1))
+    blocks = {kind: np.concatenate(parts) for kind, parts in pools.items()}
+    plan = list(_tensors(shapes))
+    missing = sorted(name for name, _, _ in plan if name not in kinds)
+    if missing:
+        raise ValueError(f"{template} has no tensor {missing[0]} ({len(missing)} missing)")
+    rng = np.random.default_rng(seed)
+    floats = {gguf.GGMLQuantizationType.F32: np.float32, gguf.GGMLQuantizationType.F16: np.float16}
+    writer = _writer(path, shapes, gguf.LlamaFileType.MOSTLY_Q4_K_M)
+    for name, shape, _ in plan:
+        kind = kinds[name]
+        if kind in floats:
+            dtype = np.dtype(floats[kind])
+            writer.add_tensor_info(name, shape, dtype, int(np.prod(shape)) * dtype.itemsize)
+            continue
+        block, size = gguf.GGML_QUANT_SIZES[kind]
+        if shape[-1] % block:
+            raise ValueError(f"{name}: {shape[-1]} values a row is not whole {kind.name} blocks")
+        byte_shape = (*shape[:-1], shape[-1] // block * size)
+        writer.add_tensor_info(name, byte_shape, np.dtype(np.uint8), int(np.prod(byte_shape)), kind)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
+    for name, shape, _ in plan:
+        kind = kinds[name]
+        if kind in floats:
+            writer.write_tensor_data(np.ones(shape, dtype=floats[kind]))
+            continue
+        block, size = gguf.GGML_QUANT_SIZES[kind]
+        pool = blocks[kind]
+        start = int(rng.integers(0, len(pool) // size)) * size
+        byte_shape = (*shape[:-1], shape[-1] // block * size)
+        data = np.resize(np.roll(pool, -start), int(np.prod(byte_shape))).reshape(byte_shape)
+        writer.write_tensor_data(data)
     writer.close()
     return path
 
