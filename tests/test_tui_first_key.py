@@ -164,11 +164,12 @@ async def test_the_metrics_screen_opened_while_its_panel_is_read_ahead_waits_for
         assert all(calls["reports"].count(name) == 1 for name in first_reports)
 
 
-async def test_the_metrics_screen_opened_as_the_rows_are_read_ahead_has_its_panel_read_ahead(
+async def test_the_metrics_screen_opened_as_the_rows_are_read_ahead_stops_them_for_its_panel(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The list no longer shown when the read ahead comes to the panel, a metrics screen
-    waiting for it still has it read there (in the read ahead's thread), once."""
+    """A metrics screen opened as the explorer's rows are read ahead stops the read ahead
+    (nothing is read ahead after the rows) and reads its panel itself, once: beside the rows
+    its first panel waited for them (tests/test_tui_read_ahead_stop.py)."""
     monkeypatch.setattr(home_screen, "REST_SECONDS", NEVER)
     first_reports = reports_read(panel_specs()[:1])
     metrics_waits = threading.Event()
@@ -188,7 +189,7 @@ async def test_the_metrics_screen_opened_as_the_rows_are_read_ahead_has_its_pane
         assert all(calls["reports"].count(name) == 1 for name in first_reports)
         ahead = calls["threads"]["rows"][0]
         read_by = dict(zip(calls["reports"], calls["threads"]["reports"], strict=True))
-        assert all(read_by[name] == ahead for name in first_reports)
+        assert all(read_by[name] != ahead for name in first_reports)
 
 
 def test_a_read_ahead_that_fails_lets_the_explorer_waiting_for_it_go(

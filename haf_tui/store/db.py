@@ -32,6 +32,7 @@ import duckdb
 
 from haf_tui.defaults import haf_home, user_data_folder
 from haf_tui.store.connection import (
+    StatementInterrupt,
     StoreError,
     StoreLockedError,
     StoreWriteError,
@@ -127,6 +128,8 @@ class Store(RunRows, ResultRows, UserSql):
         self.copied = False
         """Whether this reads a temporary copy (a snapshot, an older file upgraded): it holds
         no lock on the file."""
+        self.interruption: StatementInterrupt | None = None
+        """Stops this store's reads from another thread, once :meth:`interruptible` made it."""
         self.cursor_of: Store | None = None
         """The store whose connection this one's is a cursor of (:meth:`on_cursor`); None for
         a store on a connection of its own."""
@@ -148,6 +151,7 @@ class Store(RunRows, ResultRows, UserSql):
         store's own closing)."""
         view = copy.copy(self)
         view.connection = self.connection.cursor()
+        view.interruption = None
         view._on_close = None
         view.cursor_of = self
         return view
@@ -155,6 +159,15 @@ class Store(RunRows, ResultRows, UserSql):
     def close_cursor(self) -> None:
         """Close the cursor of a store made by :meth:`on_cursor`."""
         self.connection.close()
+
+    def interruptible(self) -> StatementInterrupt:
+        """Let another thread stop what this store reads from now on (a store made by
+        :meth:`on_cursor`: its own reads only): the :class:`StatementInterrupt` its queries
+        attach their cursors to; its ``interrupt()`` stops the statement running and refuses
+        the next (:class:`QueryInterruptedError`)."""
+        if self.interruption is None:
+            self.interruption = StatementInterrupt()
+        return self.interruption
 
     def foreign_tables(self, state: SchemaState | None = None) -> list[str]:
         """Tables of a file haf-tui never wrote (no ``schema_migrations``): not haf's to touch.

@@ -4,11 +4,15 @@ connection, the files it names, and its transactions (declared here, defined by 
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
+
+if TYPE_CHECKING:
+    from haf_tui.store.connection import StatementInterrupt
 
 
 class StoreBase:
@@ -20,6 +24,22 @@ class StoreBase:
     file: Path
     read_only: bool
     snapshot: bool
+    interruption: StatementInterrupt | None
+
+    @contextmanager
+    def interruptible_cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A reading cursor (:meth:`reader`) that :attr:`interruption`, when the store has
+        one, stops from another thread while the block runs."""
+        cursor = self.reader()
+        interruption = self.interruption
+        if interruption is None:
+            yield cursor
+            return
+        interruption.attach(cursor)
+        try:
+            yield cursor
+        finally:
+            interruption.attach(None)
 
     if TYPE_CHECKING:
 

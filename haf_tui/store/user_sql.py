@@ -40,10 +40,11 @@ class UserSql(StoreBase):
     ) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run SQL; returns (column names, rows)."""
         try:
-            cursor = self.reader().execute(sql, parameters)
-            if cursor.description is None:
-                return [], []
-            return [d[0] for d in cursor.description], cursor.fetchall()
+            with self.interruptible_cursor() as cursor:
+                cursor.execute(sql, parameters)
+                if cursor.description is None:
+                    return [], []
+                return [d[0] for d in cursor.description], cursor.fetchall()
         except duckdb.Error as exc:
             raise self._app_sql_error(exc) from exc
 
@@ -51,7 +52,8 @@ class UserSql(StoreBase):
         """Run the app's SQL; returns each column as a numpy array, by name (no Python value
         per cell: many rows of numbers at once)."""
         try:
-            return dict(self.reader().execute(sql, parameters).fetchnumpy())
+            with self.interruptible_cursor() as cursor:
+                return dict(cursor.execute(sql, parameters).fetchnumpy())
         except duckdb.Error as exc:
             raise self._app_sql_error(exc) from exc
 
@@ -71,7 +73,7 @@ class UserSql(StoreBase):
         store's connection may do."""
         check_reading_sql(sql)
         try:
-            with sandboxed_cursor(self.connection) as cursor:
+            with sandboxed_cursor(self.connection, self.interruption) as cursor:
                 cursor.execute(sql, parameters)
                 if cursor.description is None:
                     return [], []

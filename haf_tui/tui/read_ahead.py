@@ -12,14 +12,17 @@ same reads beside them."""
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from haf_tui.tui.run_cache import DatabaseState
 
 if TYPE_CHECKING:
-    from haf_tui.store import Store
+    from haf_tui.store import StatementInterrupt, Store
+    from haf_tui.tui.filters import ListSchema
     from haf_tui.tui.store_reader import StoreReader
 
 REST_SECONDS: Final = 0.5
@@ -47,6 +50,12 @@ next, and the metrics screen's panel is not read beside them (that slowed the ex
 instance from about 50 ms to 230). Marked and let go under :data:`_under_way_lock` with the
 event's removal, so a mark is that read's alone (one left for the run's next read ahead kept
 it from ever reading the panel)."""
+_rows_reading: dict[str, tuple[threading.Event, StatementInterrupt]] = {}
+"""database → the explorer's rows being read ahead now (their event), and what stops the
+store's statements reading them (:func:`stop_rows_ahead`)."""
+_stopped_at: dict[str, float] = {}
+"""database → when a screen last stopped its read ahead (:func:`stop_rows_ahead`): a read
+ahead begun before then stops, one begun after goes on."""
 _panel_awaited: set[threading.Event] = set()
 """The reads ahead (their end's events) a metrics screen waits for: their panel is read even
 once the runs list is no longer shown."""
@@ -64,6 +73,30 @@ def wait_for_rows(reader: StoreReader, run_id: str, timeout: float = ROWS_WAIT_S
     """Wait until the explorer's rows of run ``run_id`` being read ahead now are kept (at most
     ``timeout`` s); whether none is being read now. (Thread worker.)"""
     return _waited(_rows_under_way, (str(reader.path), run_id), _rows_awaited, timeout)
+
+
+def stop_rows_ahead(reader: StoreReader) -> None:
+    """Stop the read ahead on this database begun before now, unless an explorer waits for
+    its rows: the explorer's rows being read are interrupted, rows not begun yet are not
+    read, and nothing more is read ahead (no instances, no panel). A screen that reads
+    other things calls it as it starts: beside its own reads the rows only slowed them (a
+    metrics screen opened as the runs list appeared waited for the rows, then the panel; a
+    comparison shared the machine with them). (Thread worker.)"""
+    path = str(reader.path)
+    with _under_way_lock:
+        _stopped_at[path] = time.monotonic()
+        reading = _rows_reading.get(path)
+        if reading is None or reading[0] in _rows_awaited:
+            return
+        interruption = reading[1]
+    interruption.interrupt()  # (the statement running, and any next)
+
+
+def _stopped(path: str, started: float, rows: threading.Event) -> bool:
+    """Whether the read ahead on ``path`` begun at ``started`` is stopped (not for rows an
+    explorer waits for)."""
+    with _under_way_lock:
+        return _stopped_at.get(path, -math.inf) >= started and rows not in _rows_awaited
 
 
 def wait_for_read_ahead(reader: StoreReader, timeout: float = ROWS_WAIT_SECONDS) -> bool:
@@ -107,7 +140,8 @@ def read_ahead(
 ) -> bool:
     """Read and keep the explorer's rows of run ``run_id``, the instances it opens on, and the
     metrics screen's first panel (thread worker); False when nothing was read (the database
-    written in the last moments: nothing would be kept; or read ahead already at this state).
+    written in the last moments: nothing would be kept; or read ahead already at this state;
+    or stopped before its rows were read: :func:`stop_rows_ahead`).
     The instances are read only while ``on_list()`` (the runs list still shown) or for an
     explorer that wants them, the panel only while ``on_list()`` or for a metrics screen
     waiting for it: beside another screen's first reads it only slowed them (a comparison
@@ -116,9 +150,9 @@ def read_ahead(
     without them)."""
     from haf_tui.config import RunConfig
     from haf_tui.tui.filters import list_schema
-    from haf_tui.tui.instance_reader import run_rows
     from haf_tui.tui.metrics_data import load_metrics_data, panel_specs
 
+    started = time.monotonic()
     state = reader.database_state()  # (before reading, as the screens take it)
     path = str(reader.path)
     if state is None or (path, run_id, state) in _last_read:
@@ -132,7 +166,11 @@ def read_ahead(
             with reader.reading() as store:
                 run = store.get_run(run_id)
                 suites = RunConfig.model_validate_json(run.config_json).suites
-                rows = run_rows(store, run.run_id, list_schema(RunConfig(suites=suites)), state)
+                schema = list_schema(RunConfig(suites=suites))
+                read = (path, started, rows_kept)
+                rows = _rows_unless_stopped(store, run.run_id, schema, state, read)
+                if rows is None:
+                    return False  # (stopped: read again when the cursor next rests here)
                 with _under_way_lock:
                     wanted = on_list() or rows_kept in _rows_awaited
                 if wanted:  # (an explorer opened meanwhile waits for these too)
@@ -142,6 +180,8 @@ def read_ahead(
         first = next(iter(panel_specs()), None)
         with _under_way_lock:
             wanted = on_list() or ended in _panel_awaited
+        if _stopped(path, started, rows_kept):
+            return True  # (rows kept, no panel: the next rest here reads it)
         if first is not None and not awaited and wanted:
             with reader.reading() as store:
                 load_metrics_data(store, [first.key], state=state)
@@ -149,6 +189,37 @@ def read_ahead(
         _ended(_ahead_under_way, path, ended)
     _last_read[:] = [(path, run_id, state)]
     return True
+
+
+def _rows_unless_stopped(
+    store: Store,
+    run_id: str,
+    schema: ListSchema,
+    state: DatabaseState,
+    read: tuple[str, float, threading.Event],
+) -> list[dict[str, Any]] | None:
+    """The explorer's rows of ``run_id`` (:func:`run_rows`, kept) for the read ahead ``read``
+    (its database, when it began, its rows' event), read where :func:`stop_rows_ahead` can
+    interrupt them; None once stopped."""
+    from haf_tui.tui.instance_reader import run_rows
+
+    path, started, event = read
+    with _under_way_lock:
+        _rows_reading[path] = (event, store.interruptible())
+    try:
+        if _stopped(path, started, event):
+            return None
+        rows = run_rows(store, run_id, schema, state)
+    except Exception:
+        if _stopped(path, started, event):
+            return None  # (DuckDB's interruption: nothing kept)
+        raise
+    finally:
+        with _under_way_lock:
+            if _rows_reading.get(path, (None,))[0] is event:
+                del _rows_reading[path]
+        store.interruption = None  # (what follows the rows is not stopped mid-statement)
+    return None if _stopped(path, started, event) else rows
 
 
 def _read_opening(

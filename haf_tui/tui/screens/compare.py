@@ -36,6 +36,7 @@ from haf_tui.tui.compare_data import (
     run_statistics,
     statistics_at_once,
 )
+from haf_tui.tui.read_ahead import stop_rows_ahead
 from haf_tui.tui.screens.compare_instance import DRAW, InstancePane
 from haf_tui.tui.screens.compare_messages import (
     CompareLoaded,
@@ -124,6 +125,7 @@ class CompareScreen(InstancePane):
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare-load")
     def load_data(self) -> None:
         """Read the runs (posts them), then every finished instance's metrics (posts them)."""
+        stop_rows_ahead(self.reader)  # (the explorer's rows, read ahead: not beside these)
         with self.reader.reading() as store:
             listed = list_runs(store, str(self.reader.path.resolve()))
             self.post_message(RunsListed(listed))

@@ -36,7 +36,7 @@ from haf_tui.tui.metrics_data import (
     run_prompts,
     tab_label,
 )
-from haf_tui.tui.read_ahead import wait_for_read_ahead
+from haf_tui.tui.read_ahead import stop_rows_ahead, wait_for_read_ahead
 from haf_tui.tui.screens.base import HafScreen, failure_text
 from haf_tui.tui.widgets.key_footer import KeyFooter
 from haf_tui.tui.widgets.legend import Legend
@@ -125,6 +125,7 @@ class MetricsScreen(HafScreen[None]):
         """Read what the panel shown first needs and post it; then the other panels' (reports
         already read, or being read ahead, are kept) and post everything. A report read before
         from the database as it is now (no write since) is not read again."""
+        stop_rows_ahead(self.reader)  # (the explorer's rows, not needed here: not beside these)
         wait_for_read_ahead(self.reader)  # (the first panel being read ahead: not read twice)
         state = self.reader.database_state()  # (before reading: what is read is as new)
         with self.reader.reading() as store:
