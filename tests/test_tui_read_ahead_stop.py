@@ -102,19 +102,21 @@ def test_a_read_ahead_stopped_before_its_rows_reads_nothing_and_the_next_one_rea
     reader.close()
 
 
+@pytest.mark.parametrize("how", ["query_user", "query"])
 def test_the_statement_reading_the_rows_is_interrupted(
-    db: Path, monkeypatch: pytest.MonkeyPatch
+    db: Path, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
     """The rows' statement, running when the stop comes, is interrupted (here one that would
-    run for hours), and nothing is read after it."""
+    run for minutes), and nothing is read after it: a named query (``query_user``, as the
+    ``instances`` query runs) and the app's own SQL (``query``, as the metrics' values)."""
     reader = StoreReader(db, idle_seconds=0.0)
     run_id = _first_run(reader)
     calls = _counting(monkeypatch)
     running = threading.Event()
 
-    def endless_rows(store: Any, run_id: str) -> Any:  # (as the ``instances`` query runs)
+    def endless_rows(store: Any, run_id: str) -> Any:
         running.set()
-        return store.query_user(ENDLESS)
+        return getattr(store, how)(ENDLESS)
 
     monkeypatch.setattr(instance_reader, "instance_rows", endless_rows)
     ended: list[bool] = []

@@ -88,7 +88,7 @@ def _tensors(shapes: Shapes) -> Iterator[tuple[str, tuple[int, ...], bool]]:
 
 def narrow(shapes: Shapes) -> Shapes:
     """A small model whose tensors the quantiser types as it types ``shapes``': the same
-    layer count and query heads per key-value head, every dimension a multiple of 256."""
+    layer count and query heads per key-value head, every row's length a multiple of 256."""
     per_kv = shapes.n_head // shapes.n_head_kv
     return Shapes(f"{shapes.name}, narrow", 512, 256, shapes.n_layer, per_kv, 1, 512)
 

@@ -163,8 +163,8 @@ class Store(RunRows, ResultRows, UserSql):
     def interruptible(self) -> StatementInterrupt:
         """Let another thread stop what this store reads from now on (a store made by
         :meth:`on_cursor`: its own reads only): the :class:`StatementInterrupt` its queries
-        attach their cursors to; its ``interrupt()`` stops the statement running and refuses
-        the next (:class:`QueryInterruptedError`)."""
+        attach their cursors to; its ``interrupt()`` stops the statement running (a
+        :class:`StoreError`) and refuses the next (:class:`QueryInterruptedError`)."""
         if self.interruption is None:
             self.interruption = StatementInterrupt()
         return self.interruption

@@ -35,8 +35,8 @@ class StoreBase:
         if interruption is None:
             yield cursor
             return
-        interruption.attach(cursor)
         try:
+            interruption.attach(cursor)  # (refused, already interrupted: let go all the same)
             yield cursor
         finally:
             interruption.attach(None)

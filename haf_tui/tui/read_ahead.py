@@ -88,8 +88,8 @@ def stop_rows_ahead(reader: StoreReader) -> None:
         reading = _rows_reading.get(path)
         if reading is None or reading[0] in _rows_awaited:
             return
-        interruption = reading[1]
-    interruption.interrupt()  # (the statement running, and any next)
+        reading[1].interrupt()  # (the statement running, and any next; under the lock, so an
+        # explorer's want_rows comes before it or after: after, it reads the rows itself)
 
 
 def _stopped(path: str, started: float, rows: threading.Event) -> bool:
