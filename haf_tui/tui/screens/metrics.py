@@ -122,9 +122,8 @@ class MetricsScreen(HafScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="metrics-load")
     def load_data(self) -> None:
-        """Read what the panel shown first needs and post it; then the other panels' (reports
-        already read, or being read ahead, are kept) and post everything. A report read before
-        from the database as it is now (no write since) is not read again."""
+        """Read what the panel shown first needs, post it; then the other panels' and post all
+        (reports read, or read ahead, are kept: none is read again until the file is written)."""
         stop_rows_ahead(self.reader)  # (the explorer's rows, not needed here: not beside these)
         wait_for_read_ahead(self.reader)  # (the first panel being read ahead: not read twice)
         state = self.reader.database_state()  # (before reading: what is read is as new)
