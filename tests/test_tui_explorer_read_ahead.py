@@ -6,8 +6,6 @@ what a read gives."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -23,7 +21,7 @@ from haf_tui.reports import instance_rows
 from haf_tui.store import StoreError
 from haf_tui.tui import create_app, instance_reader, metrics_data, read_ahead
 from haf_tui.tui.method_parts import attached_readers, explorer_parts, related_runs
-from haf_tui.tui.run_cache import RUN_CACHE, VALUES_CACHE, database_state
+from haf_tui.tui.run_cache import VALUES_CACHE, database_state
 from haf_tui.tui.screens import explorer as explorer_screen
 from haf_tui.tui.screens import explorer_detail
 from haf_tui.tui.screens import home as home_screen
@@ -31,6 +29,7 @@ from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.store_reader import StoreReader
 from tests.support import settle, until
+from tests.support.store_copy import store_copy
 
 NEVER = 10_000.0
 """A rest the runs list's cursor never reaches in a test."""
@@ -48,14 +47,7 @@ def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def db(template_db: Path, tmp_path: Path) -> Path:
     """A copy of the store, written an hour ago (what is read from it is kept)."""
-    path = tmp_path / "haf.duckdb"
-    shutil.copyfile(template_db, path)
-    at = time.time() - 3600
-    os.utime(path, (at, at))
-    VALUES_CACHE.clear()
-    RUN_CACHE.clear()
-    read_ahead._last_read.clear()
-    return path
+    return store_copy(template_db, tmp_path)
 
 
 def _instance_reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[tuple[str, ...], int]]:

@@ -6,10 +6,7 @@ app's warm-up stepping aside meanwhile: test_tui_warm_up.py.)"""
 
 from __future__ import annotations
 
-import os
-import shutil
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +29,7 @@ from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.screens.metrics import MetricsScreen
 from haf_tui.tui.store_reader import StoreReader
 from tests.support import settle, until
+from tests.support.store_copy import store_copy
 
 NEVER = 10_000.0
 """A rest the runs list's cursor never reaches in a test."""
@@ -49,13 +47,7 @@ def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def db(template_db: Path, tmp_path: Path) -> Path:
     """A copy of the store, written an hour ago (what is read from it is kept)."""
-    path = tmp_path / "haf.duckdb"
-    shutil.copyfile(template_db, path)
-    at = time.time() - 3600
-    os.utime(path, (at, at))
-    VALUES_CACHE.clear()
-    RUN_CACHE.clear()
-    return path
+    return store_copy(template_db, tmp_path)
 
 
 def _counted(

@@ -5,9 +5,6 @@ has nothing read ahead, since nothing read from it would be kept."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +15,13 @@ from haf_tui.reports import instance_rows
 from haf_tui.reports.registry import run_report
 from haf_tui.tui import create_app, instance_reader, metrics_data
 from haf_tui.tui.metrics_data import panel_specs, reports_read
-from haf_tui.tui.run_cache import RUN_CACHE, VALUES_CACHE
 from haf_tui.tui.screens import home as home_screen
 from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.screens.home import HomeScreen
 from haf_tui.tui.screens.metrics import MetricsScreen
 from tests.support import settle, until
+from tests.support.store_copy import store_copy
 
-AN_HOUR = 3600
 NEVER = 10_000.0
 """A rest the runs list's cursor never reaches in a test."""
 
@@ -34,18 +30,6 @@ NEVER = 10_000.0
 def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("read-ahead") / "template.duckdb"
     build_bench_db(path, n_instances=20, n_runs=2, seed=7)
-    return path
-
-
-def _copy(template: Path, tmp_path: Path, *, settled: bool) -> Path:
-    """A copy of the store, written an hour ago (``settled``) or just now."""
-    path = tmp_path / "haf.duckdb"
-    shutil.copyfile(template, path)
-    if settled:
-        at = time.time() - AN_HOUR
-        os.utime(path, (at, at))
-    VALUES_CACHE.clear()
-    RUN_CACHE.clear()
     return path
 
 
@@ -75,7 +59,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
 async def test_a_resting_cursor_reads_ahead_what_the_screens_show_first(
     template_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    db = _copy(template_db, tmp_path, settled=True)
+    db = store_copy(template_db, tmp_path)
     calls = _counting(monkeypatch)
     first_reports = reports_read(panel_specs()[:1])
     assert first_reports
@@ -108,7 +92,7 @@ async def test_a_resting_cursor_reads_ahead_what_the_screens_show_first(
 async def test_a_database_written_a_moment_ago_has_nothing_read_ahead(
     template_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    db = _copy(template_db, tmp_path, settled=False)
+    db = store_copy(template_db, tmp_path, settled=False)
     calls = _counting(monkeypatch)
     app = create_app(db)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -125,7 +109,7 @@ async def test_a_rest_ending_under_another_screen_reads_nothing_ahead(
 ) -> None:
     """The rest's timer firing after a key opened another screen reads nothing (that screen
     reads what it needs itself)."""
-    db = _copy(template_db, tmp_path, settled=True)
+    db = store_copy(template_db, tmp_path)
     monkeypatch.setattr(home_screen, "REST_SECONDS", NEVER)
     monkeypatch.setattr(home_screen, "FIRST_REST_SECONDS", NEVER)
     calls = _counting(monkeypatch)
@@ -149,7 +133,7 @@ async def test_the_runs_list_polls_only_while_the_user_sees_it(
     """Under a dialog the list shows through and keeps being read; under the explorer it is
     hidden and is not (Textual's ``is_current`` holds there too: the list was read again
     every few seconds beside the explorer's own reads)."""
-    db = _copy(template_db, tmp_path, settled=True)
+    db = store_copy(template_db, tmp_path)
     monkeypatch.setattr(home_screen, "REST_SECONDS", NEVER)
     monkeypatch.setattr(home_screen, "FIRST_REST_SECONDS", NEVER)
     app = create_app(db)

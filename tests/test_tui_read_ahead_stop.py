@@ -8,8 +8,6 @@ of a running statement."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -22,7 +20,6 @@ from haf_tui.tui import create_app, instance_reader, metrics_data
 from haf_tui.tui import filters as filters_module
 from haf_tui.tui import read_ahead as read_ahead_module
 from haf_tui.tui.read_ahead import read_ahead, stop_rows_ahead, want_rows
-from haf_tui.tui.run_cache import RUN_CACHE, VALUES_CACHE
 from haf_tui.tui.screens import compare as compare_screen
 from haf_tui.tui.screens import home as home_screen
 from haf_tui.tui.screens import metrics as metrics_screen
@@ -30,8 +27,8 @@ from haf_tui.tui.screens.compare import CompareScreen
 from haf_tui.tui.screens.metrics import MetricsScreen
 from haf_tui.tui.store_reader import StoreReader
 from tests.support import settle, until
+from tests.support.store_copy import store_copy
 
-AN_HOUR = 3600
 NEVER = 10_000.0
 ENDLESS = "SELECT sum(a.range * b.range) FROM range(1000000) a, range(200000) b"
 """A statement that runs for minutes unless interrupted (2·10¹¹ products)."""
@@ -47,14 +44,7 @@ def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def db(template_db: Path, tmp_path: Path) -> Path:
     """A copy of the store written an hour ago (what is read from it is kept)."""
-    path = tmp_path / "haf.duckdb"
-    shutil.copyfile(template_db, path)
-    at = time.time() - AN_HOUR
-    os.utime(path, (at, at))
-    VALUES_CACHE.clear()
-    RUN_CACHE.clear()
-    read_ahead_module._last_read.clear()
-    return path
+    return store_copy(template_db, tmp_path)
 
 
 def _first_run(reader: StoreReader) -> str:
