@@ -141,7 +141,8 @@ def read_ahead(
     """Read and keep the explorer's rows of run ``run_id``, the instances it opens on, and the
     metrics screen's first panel (thread worker); False when nothing was read (the database
     written in the last moments: nothing would be kept; or read ahead already at this state;
-    or stopped before its rows were read: :func:`stop_rows_ahead`).
+    or stopped, :func:`stop_rows_ahead`, by the time its rows were in: rows read to their
+    end are kept all the same).
     The instances are read only while ``on_list()`` (the runs list still shown) or for an
     explorer that wants them, the panel only while ``on_list()`` or for a metrics screen
     waiting for it: beside another screen's first reads it only slowed them (a comparison
