@@ -92,6 +92,27 @@ def test_a_read_ahead_stopped_before_its_rows_reads_nothing_and_the_next_one_rea
     reader.close()
 
 
+def test_a_read_ahead_stopped_after_its_rows_keeps_them_and_reads_no_panel(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A screen that stops the read ahead once its rows are in gets no panel read beside its
+    own reads (the metrics screen then reads its panel itself, waiting for none)."""
+    reader = StoreReader(db, idle_seconds=0.0)
+    run_id = _first_run(reader)
+    calls = _counting(monkeypatch)
+    opening = instance_reader.kept_opening
+
+    def stopped_meanwhile(*args: Any) -> Any:  # (a screen opens as the instances are read)
+        stop_rows_ahead(reader)
+        return opening(*args)
+
+    monkeypatch.setattr(instance_reader, "kept_opening", stopped_meanwhile)
+    assert read_ahead(reader, run_id) is True  # (rows kept)
+    assert calls == {"rows": 1, "panels": 0}
+    assert not read_ahead_module._ahead_under_way
+    reader.close()
+
+
 @pytest.mark.parametrize("how", ["query_user", "query"])
 def test_the_statement_reading_the_rows_is_interrupted(
     db: Path, monkeypatch: pytest.MonkeyPatch, how: str
