@@ -13,7 +13,8 @@ model (:class:`~haf_tui.inference.llama_model.LlamaModel`), as on that path.
 
 Prefix reuse: a new prompt that shares a token prefix with a sequence already in the KV cache
 gets it by ``llama_memory_seq_cp`` instead of evaluating it again, and forced replies after one
-prompt share it (planned by :mod:`haf_tui.inference.batch_plan`).
+prompt share it (planned by :mod:`haf_tui.inference.batch_plan`); a finished sequence's cells
+stay in its free slot for a later prompt that begins as they do (:mod:`.batch_slots`).
 
 Each sequence has its own KV stream (``kv_unified = False``). With one unified cache, llama.cpp
 0.3.36 gave a prompt evaluated after another sequence's cells logprobs up to 0.8 nats away
@@ -56,12 +57,11 @@ from haf_tui.inference.batch_context import batched_context_params, sampler_chai
 from haf_tui.inference.batch_plan import (
     BatchSequence,
     CellsOf,
-    KeptCells,
-    common_prefix_length,
     place_branches,
     plan_prefixes,
     share_forced_prompts,
 )
+from haf_tui.inference.batch_slots import Slots
 from haf_tui.inference.chat import PromptSegment
 from haf_tui.inference.threads import ThreadTuner
 
@@ -109,10 +109,10 @@ class BatchedLlamaEngine:
         self.stats = BatchStats()
         self._c = backend.c_api
         self._ctx: Any = None
+        self._slots = Slots(self._c, n_parallel, reuse_prefix)
         self._make_context(min(start_ctx, backend.n_ctx))
         self._batch = self._c.llama_batch_init(self.n_batch, 0, 1)
         self._deferred: list[GenerationRequest] = []
-        self._free_ids = self._all_slots()
         self._active: dict[int, BatchSequence] = {}
         self._holding = False  # while admitting: a finished sequence's cells may be copied yet
         self._held: list[BatchSequence] = []
@@ -135,7 +135,7 @@ class BatchedLlamaEngine:
             self._c.llama_free(self._ctx)
         self._ctx, self.seq_ctx, self.n_batch = made, seq_ctx, int(params.n_batch)
         self._memory = self._c.llama_get_memory(self._ctx)
-        self._kept: dict[int, list[int]] = {}  # (a new context: no cells)
+        self._slots.reset(self._memory)  # (a new context: no cells)
         self._threads = self.backend.n_threads  # (a new context decodes at the backend's)
 
     def _needs_more(self, requests: list[GenerationRequest]) -> bool:
@@ -173,8 +173,8 @@ class BatchedLlamaEngine:
                     self._make_context(self.backend.n_ctx)
                     requests, self._deferred = self._deferred, []
                     self._admit(requests, source)
-                elif self._free_ids and not self._deferred:
-                    requests = source.take(len(self._free_ids), wait=not self._active)
+                elif self._slots.free_ids and not self._deferred:
+                    requests = source.take(len(self._slots.free_ids), wait=not self._active)
                     if requests and self._needs_more(requests):
                         self._deferred = requests  # admitted once the streams are longer
                     elif requests:
@@ -190,12 +190,7 @@ class BatchedLlamaEngine:
             self._holding, self._held = False, []
             self._deferred = []
             self._c.llama_memory_clear(self._memory, True)
-            self._kept.clear()
-            self._free_ids = self._all_slots()
-
-    def _all_slots(self) -> list[int]:
-        """Every sequence id, the lowest last (handed out first)."""
-        return list(range(self.n_parallel - 1, -1, -1))
+            self._slots.reset()
 
     # admission: render, plan prefix copies, evaluate prompts, sample first tokens
 
@@ -226,7 +221,7 @@ class BatchedLlamaEngine:
                 started=time.perf_counter(),
                 forced_from=forced_from,
             )
-            seq.seq_id = self._take_slot(seq)
+            seq.seq_id = self._slots.take(seq)
             self._active[seq.seq_id] = seq
             new.append(seq)
             self.stats.requests += 1
@@ -234,12 +229,12 @@ class BatchedLlamaEngine:
         branches, riders = share_forced_prompts(new, self.reuse_prefix)
         for seq in riders:  # read from their root's logits: no slot, no cells
             del self._active[seq.seq_id]
-            self._free_slot(seq)
+            self._slots.give_back(seq)
             self._c.llama_sampler_free(seq.sampler)
             seq.seq_id, seq.sampler, seq.reused = -1, None, seq.forced_from
         self.stats.busiest = max(self.stats.busiest, len(self._active))
         in_cache: list[CellsOf] = [s for s in self._active.values() if s.kv_tokens]
-        in_cache += [KeptCells(slot, tokens) for slot, tokens in self._kept.items()]
+        in_cache += self._slots.kept()
         in_place = [seq for seq in new if seq.reused and seq not in branches]
         planned = [seq for seq in new if seq not in branches and seq not in in_place]
         levels = plan_prefixes(planned, in_cache, self.reuse_prefix)
@@ -251,55 +246,14 @@ class BatchedLlamaEngine:
             for group in levels:
                 for seq in group:
                     if seq.reused and seq.source >= 0:
-                        self._copy_prefix(seq.source, seq.seq_id, seq.reused)
+                        self._slots.copy_prefix(seq.source, seq.seq_id, seq.reused)
                         seq.kv_tokens = seq.prompt_tokens[: seq.reused]
                 self._evaluate_prompts(group, source)
         finally:
             self._holding = False
             for seq in self._held:
-                self._free_slot(seq)
+                self._slots.give_back(seq)
             self._held = []
-
-    def _take_slot(self, seq: BatchSequence) -> int:
-        """A free slot for ``seq``: the one whose kept cells (a finished sequence's,
-        :meth:`_free_slot`) share the longest start with its prompt, those cells kept and
-        the rest removed (``seq.reused``: not evaluated again; at least two prompt tokens
-        are, as after a copy, :func:`plan_prefixes`); else one with no cells; else the
-        one whose cells were kept longest ago, its cells removed."""
-        slot, shared = -1, 0
-        for free in self._free_ids if self.reuse_prefix else ():
-            kept = self._kept.get(free)
-            if kept is not None:
-                length = min(common_prefix_length(seq.prompt_tokens, kept), seq.first_output - 1)
-                if length > shared:
-                    slot, shared = free, length
-        if slot < 0:
-            empty = [free for free in self._free_ids if free not in self._kept]
-            slot = empty[-1] if empty else next(iter(self._kept))
-        self._free_ids.remove(slot)
-        if self._kept.pop(slot, None) is not None:
-            self._c.llama_memory_seq_rm(self._memory, slot, shared, -1)
-        if shared:
-            seq.reused, seq.kv_tokens = shared, seq.prompt_tokens[:shared]
-        return slot
-
-    def _free_slot(self, seq: BatchSequence) -> None:
-        """Give ``seq``'s slot back. Its cells stay (with prefix reuse), kept for a later
-        prompt that begins as its tokens do (a judge's next slot: its prompt and the labels
-        chosen so far, :meth:`_take_slot`), until the slot is needed for another."""
-        if self.reuse_prefix and seq.kv_tokens:
-            self._kept[seq.seq_id] = seq.kv_tokens
-        else:
-            self._c.llama_memory_seq_rm(self._memory, seq.seq_id, -1, -1)
-        self._free_ids.append(seq.seq_id)
-
-    def _copy_prefix(self, source: int, target: int, length: int) -> None:
-        """Give ``target`` the first ``length`` cells of ``source``: its stream is copied
-        whole (llama.cpp copies the buffers at the next decode) and the rest removed (what
-        ``target`` held before removed first: cells kept in its slot, :meth:`_take_slot`)."""
-        self._c.llama_memory_seq_rm(self._memory, target, -1, -1)
-        self._c.llama_memory_seq_cp(self._memory, source, target, -1, -1)
-        self._c.llama_memory_seq_rm(self._memory, target, length, -1)
 
     def _evaluate_prompts(self, group: list[BatchSequence], source: RequestSource) -> None:
         """Evaluate what each prompt of ``group`` lacks, in chunks of ``n_batch`` tokens, and
@@ -439,4 +393,4 @@ class BatchedLlamaEngine:
         if self._holding:
             self._held.append(seq)
             return
-        self._free_slot(seq)
+        self._slots.give_back(seq)
