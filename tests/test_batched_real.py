@@ -114,12 +114,14 @@ def test_prefix_reuse_changes_no_token(embedded_backend: Any) -> None:
         assert [t.token_id for t in generation.tokens] == [t.token_id for t in other.tokens]
 
 
+@pytest.mark.parametrize("calls", [1, 2])
 def test_a_finished_sequence_s_cells_begin_the_next_prompt_and_change_no_token(
-    embedded_backend: Any,
+    embedded_backend: Any, calls: int
 ) -> None:
     """A judge's next slot: the prompt again, the label chosen, the next question. The first
-    sequence's cells stay in its slot once it has finished, so the next prompt evaluates only
-    what follows them, with the tokens and logprobs of a prompt evaluated whole."""
+    sequence's cells stay in its slot once it has finished (in the same call, or for the
+    engine's next call), so the next prompt evaluates only what follows them, with the tokens
+    and logprobs of a prompt evaluated whole."""
     asked = justify_messages(TEXTS[0])
     follow_up = (
         *asked,
@@ -138,9 +140,13 @@ def test_a_finished_sequence_s_cells_begin_the_next_prompt_and_change_no_token(
     for reuse in (True, False):
         engine = BatchedLlamaEngine(embedded_backend, 2, reuse_prefix=reuse)
         try:
-            source = ListSource(requests(), per_take=1)  # (the next asked once the first is done)
-            engine.serve(source)
-            results.append((source.results, engine.stats))
+            asked_now = requests()
+            sources = [ListSource(asked_now, per_take=1)]  # (the next once the first is done)
+            if calls == 2:
+                sources = [ListSource(asked_now[:1]), ListSource(asked_now[1:])]
+            for source in sources:
+                engine.serve(source)
+            results.append(({k: v for s in sources for k, v in s.results.items()}, engine.stats))
         finally:
             engine.close()
     (kept, stats), (whole, whole_stats) = results

@@ -1,5 +1,9 @@
 """Continuous batched decoding on llama.cpp's low-level API, with shared-prefix reuse.
 
+Over 400 lines because admitting, stepping, sampling and reading forced replies share the
+engine's state (the context, the batch, the sequences in flight); what needs none of it is
+apart: the planning in :mod:`.batch_plan`, the slots and their kept cells in :mod:`.batch_slots`.
+
 llama-cpp-python's ``Llama`` decodes one sequence at a time. :class:`BatchedLlamaEngine`
 keeps up to ``n_parallel`` sequences in one context (``n_seq_max = n_parallel``, a unified
 KV cache) and advances all of them with one ``llama_decode`` per step: one token per
@@ -62,7 +66,7 @@ from haf_tui.inference.batch_plan import (
     share_forced_prompts,
 )
 from haf_tui.inference.batch_slots import Slots
-from haf_tui.inference.chat import PromptSegment
+from haf_tui.inference.chat import PromptSegment, RenderedPrompt
 from haf_tui.inference.threads import ThreadTuner
 
 if TYPE_CHECKING:
@@ -160,12 +164,20 @@ class BatchedLlamaEngine:
             self._c.llama_free(self._ctx)
             self._ctx = None
 
+    def empty(self) -> None:
+        """Remove the cells every free slot keeps (between calls: what the next call evaluates
+        then does not depend on what came before; a benchmark's arms start alike)."""
+        if not self._active:
+            self._c.llama_memory_clear(self._memory, True)
+            self._slots.reset()
+
     def serve(self, source: RequestSource) -> None:
         """Generate every request ``source`` hands out, until it has none left and none is in
         flight; each finished generation goes back through ``source.finished``.
 
+        Finished sequences' cells stay in their slots for the next call (:mod:`.batch_slots`).
         An exception (from a token callback or ``source``) ends the call: the requests in
-        flight are dropped and their slots freed."""
+        flight are dropped and every slot is freed and emptied."""
         try:
             while True:
                 requests: list[GenerationRequest] = []
@@ -183,7 +195,7 @@ class BatchedLlamaEngine:
                     self._step(source)
                 elif not requests:
                     return
-        finally:
+        except BaseException:
             for seq in list(self._active.values()):
                 self._c.llama_sampler_free(seq.sampler)
             self._active.clear()
@@ -191,47 +203,34 @@ class BatchedLlamaEngine:
             self._deferred = []
             self._c.llama_memory_clear(self._memory, True)
             self._slots.reset()
+            raise
 
     # admission: render, plan prefix copies, evaluate prompts, sample first tokens
 
     def _admit(self, requests: list[GenerationRequest], source: RequestSource) -> None:
-        new: list[BatchSequence] = []
-        for request in requests:
-            prompt, prompt_tokens = self.backend.prepare_prompt(request.messages)
-            if request.reply_prefix:  # the reply's given start goes in with the prompt
-                prompt_tokens = prompt_tokens + self.backend.forced_tokens(request.reply_prefix)
-                tail = PromptSegment(request.reply_prefix, plain=True)
-                prompt = replace(prompt, segments=(*prompt.segments, tail))
-            forced_from = -1
-            if request.forced is not None:  # the reply's tokens go in with the prompt
-                forced_from = len(prompt_tokens)
-                prompt_tokens = prompt_tokens + self.backend.forced_tokens(request.forced)
-                if len(prompt_tokens) > self.seq_ctx or forced_from == len(prompt_tokens):
-                    raise InferenceError(
-                        f"a forced reply of {len(prompt_tokens) - forced_from} tokens does not "
-                        f"fit after its prompt in {self.seq_ctx} tokens"
-                    )
-            seq = BatchSequence(
-                seq_id=-1,  # (its slot: below, once its prompt is known)
+        prepared = [self._prepared(request) for request in requests]  # (may refuse one)
+        new = [
+            BatchSequence(
+                seq_id=-1,  # (its slot: below, once the riders are known)
                 request=request,
                 prompt=prompt,
-                prompt_tokens=prompt_tokens,
-                max_new=min(request.settings.max_new_tokens, self.seq_ctx - len(prompt_tokens)),
+                prompt_tokens=tokens,
+                max_new=min(request.settings.max_new_tokens, self.seq_ctx - len(tokens)),
                 sampler=sampler_chain(self._c, request.settings),
                 started=time.perf_counter(),
                 forced_from=forced_from,
             )
-            seq.seq_id = self._slots.take(seq)
-            self._active[seq.seq_id] = seq
-            new.append(seq)
-            self.stats.requests += 1
-            self.stats.prompt_tokens += len(prompt_tokens)
+            for request, (prompt, tokens, forced_from) in zip(requests, prepared, strict=True)
+        ]
+        self.stats.requests += len(new)
+        self.stats.prompt_tokens += sum(len(seq.prompt_tokens) for seq in new)
         branches, riders = share_forced_prompts(new, self.reuse_prefix)
         for seq in riders:  # read from their root's logits: no slot, no cells
-            del self._active[seq.seq_id]
-            self._slots.give_back(seq)
             self._c.llama_sampler_free(seq.sampler)
-            seq.seq_id, seq.sampler, seq.reused = -1, None, seq.forced_from
+            seq.sampler, seq.reused = None, seq.forced_from
+        for seq in sorted(new, key=lambda s: s in branches):  # (roots first: kept cells)
+            seq.seq_id = self._slots.take(seq)
+            self._active[seq.seq_id] = seq
         self.stats.busiest = max(self.stats.busiest, len(self._active))
         in_cache: list[CellsOf] = [s for s in self._active.values() if s.kv_tokens]
         in_cache += self._slots.kept()
@@ -254,6 +253,25 @@ class BatchedLlamaEngine:
             for seq in self._held:
                 self._slots.give_back(seq)
             self._held = []
+
+    def _prepared(self, request: GenerationRequest) -> tuple[RenderedPrompt, list[int], int]:
+        """``request``'s prompt rendered, its tokens (the reply's given start and a forced
+        reply's tokens after them), and where a forced reply starts (-1: none)."""
+        prompt, prompt_tokens = self.backend.prepare_prompt(request.messages)
+        if request.reply_prefix:  # the reply's given start goes in with the prompt
+            prompt_tokens = prompt_tokens + self.backend.forced_tokens(request.reply_prefix)
+            tail = PromptSegment(request.reply_prefix, plain=True)
+            prompt = replace(prompt, segments=(*prompt.segments, tail))
+        forced_from = -1
+        if request.forced is not None:  # the reply's tokens go in with the prompt
+            forced_from = len(prompt_tokens)
+            prompt_tokens = prompt_tokens + self.backend.forced_tokens(request.forced)
+            if len(prompt_tokens) > self.seq_ctx or forced_from == len(prompt_tokens):
+                raise InferenceError(
+                    f"a forced reply of {len(prompt_tokens) - forced_from} tokens does not "
+                    f"fit after its prompt in {self.seq_ctx} tokens"
+                )
+        return prompt, prompt_tokens, forced_from
 
     def _evaluate_prompts(self, group: list[BatchSequence], source: RequestSource) -> None:
         """Evaluate what each prompt of ``group`` lacks, in chunks of ``n_batch`` tokens, and
