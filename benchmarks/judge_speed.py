@@ -3,8 +3,7 @@ ONLY=judge``): a judge run of a few explanations of the builtin sample's texts o
 model (constrained answers, the default: every label of every criterion teacher-forced, slot
 after slot), in forced scorings per second, against the ceiling: the same requests, recorded
 from the run's plans, handed to the same batched engine slot by slot (every explanation's
-labels of one slot in one ``serve``, the cells each slot leaves kept for the next, as in the
-run), no suite, scheduler or store around them. Each arm starts from an empty cache.
+labels of one slot in one ``serve``), no suite, scheduler or store around them.
 
 Arms, interleaved (:func:`benchmarks.method.compare`): ``judge run`` (``execute_run`` into a
 throwaway database, as ``haf run --suites judge`` runs) and ``ceiling``. The model is loaded
@@ -116,7 +115,6 @@ def bench_judge(items: int, rounds: int) -> dict[str, Any]:
 
     def noted(name: str, arm: Callable[[], float]) -> Callable[[], float]:
         def run() -> float:
-            engine.empty()  # (each arm from an empty cache: none finds the other's cells)
             asked, evaluated = engine.stats.prompt_tokens, engine.stats.prompt_tokens_evaluated
             figure = arm()
             tokens[name] = [

@@ -16,7 +16,6 @@ import pytest
 from haf_tui.config import DecodingSettings
 from haf_tui.inference.base import Generation, GenerationRequest, InferenceError, ListSource
 from haf_tui.inference.batched import BatchedLlamaEngine
-from haf_tui.messages import ChatMessage
 from haf_tui.methods.haf.core.prompts import justify_messages, stance_prompts
 
 pytestmark = pytest.mark.real_model
@@ -112,53 +111,6 @@ def test_prefix_reuse_changes_no_token(embedded_backend: Any) -> None:
     for tag, generation in with_reuse.items():
         other = without[tag]
         assert [t.token_id for t in generation.tokens] == [t.token_id for t in other.tokens]
-
-
-@pytest.mark.parametrize("calls", [1, 2])
-def test_a_finished_sequence_s_cells_begin_the_next_prompt_and_change_no_token(
-    embedded_backend: Any, calls: int
-) -> None:
-    """A judge's next slot: the prompt again, the label chosen, the next question. The first
-    sequence's cells stay in its slot once it has finished (in the same call, or for the
-    engine's next call), so the next prompt evaluates only what follows them, with the tokens
-    and logprobs of a prompt evaluated whole."""
-    asked = justify_messages(TEXTS[0])
-    follow_up = (
-        *asked,
-        ChatMessage("assistant", "non-toxic"),
-        ChatMessage("user", "Which word is the worst?"),
-    )
-
-    def requests() -> list[GenerationRequest]:
-        settings = DecodingSettings(max_new_tokens=6, seed=7)
-        return [
-            GenerationRequest(asked, settings, tag="label", forced="non-toxic"),
-            GenerationRequest(follow_up, settings, tag="next"),
-        ]
-
-    results = []
-    for reuse in (True, False):
-        engine = BatchedLlamaEngine(embedded_backend, 2, reuse_prefix=reuse)
-        try:
-            asked_now = requests()
-            sources = [ListSource(asked_now, per_take=1)]  # (the next once the first is done)
-            if calls == 2:
-                sources = [ListSource(asked_now[:1]), ListSource(asked_now[1:])]
-            for source in sources:
-                engine.serve(source)
-            results.append(({k: v for s in sources for k, v in s.results.items()}, engine.stats))
-        finally:
-            engine.close()
-    (kept, stats), (whole, whole_stats) = results
-    first_prompt = kept["label"].prompt_token_count
-    assert kept["next"].extra["prompt_tokens_reused"] > first_prompt  # (its label's too)
-    evaluated = stats.prompt_tokens_evaluated - whole_stats.prompt_tokens_evaluated
-    assert evaluated <= -first_prompt
-    for tag in ("label", "next"):
-        ours, theirs = kept[tag].tokens, whole[tag].tokens
-        assert [t.token_id for t in ours] == [t.token_id for t in theirs]
-        assert [t.logprob for t in ours] == [t.logprob for t in theirs]
-        assert [t.top_logprobs for t in ours] == [t.top_logprobs for t in theirs]
 
 
 def test_a_callback_error_ends_the_batch_and_frees_every_slot(embedded_backend: Any) -> None:

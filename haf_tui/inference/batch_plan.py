@@ -15,7 +15,7 @@ with more tokens get sequences of their own (:func:`share_forced_prompts`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from haf_tui.inference.base import GeneratedToken, GenerationRequest, TokenTextAssembler
 from haf_tui.inference.chat import RenderedPrompt
@@ -64,24 +64,6 @@ class BatchSequence:
         """Where evaluation stops: the whole prompt (sampling), all but a forced reply's last
         token (nothing follows it)."""
         return len(self.prompt_tokens) - (1 if self.forced_from >= 0 else 0)
-
-
-class CellsOf(Protocol):
-    """A slot's cells in the KV cache: its sequence id and the tokens they hold."""
-
-    @property
-    def seq_id(self) -> int: ...
-
-    @property
-    def kv_tokens(self) -> list[int]: ...
-
-
-@dataclass(frozen=True)
-class KeptCells:
-    """A free slot's cells, kept from the sequence that finished there (a prefix source)."""
-
-    seq_id: int
-    kv_tokens: list[int]
 
 
 def common_prefix_length(a: list[int], b: list[int]) -> int:
@@ -140,11 +122,10 @@ def share_forced_prompts(
 
 
 def plan_prefixes(
-    new: list[BatchSequence], in_cache: list[CellsOf], reuse_prefix: bool
+    new: list[BatchSequence], in_cache: list[BatchSequence], reuse_prefix: bool
 ) -> list[list[BatchSequence]]:
     """Which new sequences copy a prefix, and from whom, in levels evaluated one after the
-    other: sequences already in the KV cache (``in_cache``: live ones, and the cells free
-    slots keep) first; a prompt may also copy from
+    other: sequences already in the KV cache (``in_cache``) first; a prompt may also copy from
     a prompt of this round planned before it (one level later than that one), when that gains more
     than :data:`MIN_SHARED_PREFIX` tokens over the cache. (Forced replies to one prompt
     share it before this: only their root is planned here, see

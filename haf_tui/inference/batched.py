@@ -1,9 +1,5 @@
 """Continuous batched decoding on llama.cpp's low-level API, with shared-prefix reuse.
 
-Over 400 lines because admitting, stepping, sampling and reading forced replies share the
-engine's state (the context, the batch, the sequences in flight); what needs none of it is
-apart: the planning in :mod:`.batch_plan`, the slots and their kept cells in :mod:`.batch_slots`.
-
 llama-cpp-python's ``Llama`` decodes one sequence at a time. :class:`BatchedLlamaEngine`
 keeps up to ``n_parallel`` sequences in one context (``n_seq_max = n_parallel``, a unified
 KV cache) and advances all of them with one ``llama_decode`` per step: one token per
@@ -17,8 +13,7 @@ model (:class:`~haf_tui.inference.llama_model.LlamaModel`), as on that path.
 
 Prefix reuse: a new prompt that shares a token prefix with a sequence already in the KV cache
 gets it by ``llama_memory_seq_cp`` instead of evaluating it again, and forced replies after one
-prompt share it (planned by :mod:`haf_tui.inference.batch_plan`); a finished sequence's cells
-stay in its free slot for a later prompt that begins as they do (:mod:`.batch_slots`).
+prompt share it (planned by :mod:`haf_tui.inference.batch_plan`).
 
 Each sequence has its own KV stream (``kv_unified = False``). With one unified cache, llama.cpp
 0.3.36 gave a prompt evaluated after another sequence's cells logprobs up to 0.8 nats away
@@ -60,13 +55,11 @@ from haf_tui.inference.base import (
 from haf_tui.inference.batch_context import batched_context_params, sampler_chain
 from haf_tui.inference.batch_plan import (
     BatchSequence,
-    CellsOf,
     place_branches,
     plan_prefixes,
     share_forced_prompts,
 )
-from haf_tui.inference.batch_slots import Slots
-from haf_tui.inference.chat import PromptSegment, RenderedPrompt
+from haf_tui.inference.chat import PromptSegment
 from haf_tui.inference.threads import ThreadTuner
 
 if TYPE_CHECKING:
@@ -113,13 +106,13 @@ class BatchedLlamaEngine:
         self.stats = BatchStats()
         self._c = backend.c_api
         self._ctx: Any = None
-        self._slots = Slots(self._c, n_parallel, reuse_prefix)
         self._make_context(min(start_ctx, backend.n_ctx))
         self._batch = self._c.llama_batch_init(self.n_batch, 0, 1)
         self._deferred: list[GenerationRequest] = []
+        self._free_ids = self._all_slots()
         self._active: dict[int, BatchSequence] = {}
         self._holding = False  # while admitting: a finished sequence's cells may be copied yet
-        self._held: list[BatchSequence] = []
+        self._held: list[int] = []
         # the backend's, so what one engine learnt holds for the next
         self._prompt_threads = backend.thread_tuner("batched-prompt")
         self._step_threads = backend.thread_tuner("batched-step")
@@ -139,7 +132,6 @@ class BatchedLlamaEngine:
             self._c.llama_free(self._ctx)
         self._ctx, self.seq_ctx, self.n_batch = made, seq_ctx, int(params.n_batch)
         self._memory = self._c.llama_get_memory(self._ctx)
-        self._slots.reset(self._memory)  # (a new context: no cells)
         self._threads = self.backend.n_threads  # (a new context decodes at the backend's)
 
     def _needs_more(self, requests: list[GenerationRequest]) -> bool:
@@ -164,20 +156,12 @@ class BatchedLlamaEngine:
             self._c.llama_free(self._ctx)
             self._ctx = None
 
-    def empty(self) -> None:
-        """Remove the cells every free slot keeps (between calls: what the next call evaluates
-        then does not depend on what came before; a benchmark's arms start alike)."""
-        if not self._active:
-            self._c.llama_memory_clear(self._memory, True)
-            self._slots.reset()
-
     def serve(self, source: RequestSource) -> None:
         """Generate every request ``source`` hands out, until it has none left and none is in
         flight; each finished generation goes back through ``source.finished``.
 
-        Finished sequences' cells stay in their slots for the next call (:mod:`.batch_slots`).
         An exception (from a token callback or ``source``) ends the call: the requests in
-        flight are dropped and every slot is freed and emptied."""
+        flight are dropped and their slots freed."""
         try:
             while True:
                 requests: list[GenerationRequest] = []
@@ -185,8 +169,8 @@ class BatchedLlamaEngine:
                     self._make_context(self.backend.n_ctx)
                     requests, self._deferred = self._deferred, []
                     self._admit(requests, source)
-                elif self._slots.free_ids and not self._deferred:
-                    requests = source.take(len(self._slots.free_ids), wait=not self._active)
+                elif self._free_ids and not self._deferred:
+                    requests = source.take(len(self._free_ids), wait=not self._active)
                     if requests and self._needs_more(requests):
                         self._deferred = requests  # admitted once the streams are longer
                     elif requests:
@@ -195,83 +179,84 @@ class BatchedLlamaEngine:
                     self._step(source)
                 elif not requests:
                     return
-        except BaseException:
+        finally:
             for seq in list(self._active.values()):
                 self._c.llama_sampler_free(seq.sampler)
             self._active.clear()
             self._holding, self._held = False, []
             self._deferred = []
             self._c.llama_memory_clear(self._memory, True)
-            self._slots.reset()
-            raise
+            self._free_ids = self._all_slots()
+
+    def _all_slots(self) -> list[int]:
+        """Every sequence id, the lowest last (handed out first)."""
+        return list(range(self.n_parallel - 1, -1, -1))
 
     # admission: render, plan prefix copies, evaluate prompts, sample first tokens
 
     def _admit(self, requests: list[GenerationRequest], source: RequestSource) -> None:
-        prepared = [self._prepared(request) for request in requests]  # (may refuse one)
-        new = [
-            BatchSequence(
-                seq_id=-1,  # (its slot: below, once the riders are known)
+        new: list[BatchSequence] = []
+        for request in requests:
+            prompt, prompt_tokens = self.backend.prepare_prompt(request.messages)
+            if request.reply_prefix:  # the reply's given start goes in with the prompt
+                prompt_tokens = prompt_tokens + self.backend.forced_tokens(request.reply_prefix)
+                tail = PromptSegment(request.reply_prefix, plain=True)
+                prompt = replace(prompt, segments=(*prompt.segments, tail))
+            forced_from = -1
+            if request.forced is not None:  # the reply's tokens go in with the prompt
+                forced_from = len(prompt_tokens)
+                prompt_tokens = prompt_tokens + self.backend.forced_tokens(request.forced)
+                if len(prompt_tokens) > self.seq_ctx or forced_from == len(prompt_tokens):
+                    raise InferenceError(
+                        f"a forced reply of {len(prompt_tokens) - forced_from} tokens does not "
+                        f"fit after its prompt in {self.seq_ctx} tokens"
+                    )
+            seq = BatchSequence(
+                seq_id=self._free_ids.pop(),
                 request=request,
                 prompt=prompt,
-                prompt_tokens=tokens,
-                max_new=min(request.settings.max_new_tokens, self.seq_ctx - len(tokens)),
+                prompt_tokens=prompt_tokens,
+                max_new=min(request.settings.max_new_tokens, self.seq_ctx - len(prompt_tokens)),
                 sampler=sampler_chain(self._c, request.settings),
                 started=time.perf_counter(),
                 forced_from=forced_from,
             )
-            for request, (prompt, tokens, forced_from) in zip(requests, prepared, strict=True)
-        ]
-        self.stats.requests += len(new)
-        self.stats.prompt_tokens += sum(len(seq.prompt_tokens) for seq in new)
+            self._active[seq.seq_id] = seq
+            new.append(seq)
+            self.stats.requests += 1
+            self.stats.prompt_tokens += len(prompt_tokens)
         branches, riders = share_forced_prompts(new, self.reuse_prefix)
         for seq in riders:  # read from their root's logits: no slot, no cells
+            del self._active[seq.seq_id]
+            self._free_ids.append(seq.seq_id)
             self._c.llama_sampler_free(seq.sampler)
-            seq.sampler, seq.reused = None, seq.forced_from
-        for seq in sorted(new, key=lambda s: s in branches):  # (roots first: kept cells)
-            seq.seq_id = self._slots.take(seq)
-            self._active[seq.seq_id] = seq
+            seq.seq_id, seq.sampler, seq.reused = -1, None, seq.forced_from
         self.stats.busiest = max(self.stats.busiest, len(self._active))
-        in_cache: list[CellsOf] = [s for s in self._active.values() if s.kv_tokens]
-        in_cache += self._slots.kept()
-        in_place = [seq for seq in new if seq.reused and seq not in branches]
-        planned = [seq for seq in new if seq not in branches and seq not in in_place]
-        levels = plan_prefixes(planned, in_cache, self.reuse_prefix)
-        if in_place:  # (their slot's kept cells begin their prompt: evaluated from there)
-            levels[:1] = [[*in_place, *(levels[0] if levels else [])]]
+        in_cache = [s for s in self._active.values() if s.kv_tokens]
+        levels = plan_prefixes(
+            [seq for seq in new if seq not in branches], in_cache, self.reuse_prefix
+        )
         place_branches(levels, branches)
         self._holding = True
         try:
             for group in levels:
                 for seq in group:
-                    if seq.reused and seq.source >= 0:
-                        self._slots.copy_prefix(seq.source, seq.seq_id, seq.reused)
+                    if seq.reused:
+                        self._copy_prefix(seq.source, seq.seq_id, seq.reused)
                         seq.kv_tokens = seq.prompt_tokens[: seq.reused]
                 self._evaluate_prompts(group, source)
         finally:
             self._holding = False
-            for seq in self._held:
-                self._slots.give_back(seq)
+            for seq_id in self._held:
+                self._c.llama_memory_seq_rm(self._memory, seq_id, -1, -1)
+                self._free_ids.append(seq_id)
             self._held = []
 
-    def _prepared(self, request: GenerationRequest) -> tuple[RenderedPrompt, list[int], int]:
-        """``request``'s prompt rendered, its tokens (the reply's given start and a forced
-        reply's tokens after them), and where a forced reply starts (-1: none)."""
-        prompt, prompt_tokens = self.backend.prepare_prompt(request.messages)
-        if request.reply_prefix:  # the reply's given start goes in with the prompt
-            prompt_tokens = prompt_tokens + self.backend.forced_tokens(request.reply_prefix)
-            tail = PromptSegment(request.reply_prefix, plain=True)
-            prompt = replace(prompt, segments=(*prompt.segments, tail))
-        forced_from = -1
-        if request.forced is not None:  # the reply's tokens go in with the prompt
-            forced_from = len(prompt_tokens)
-            prompt_tokens = prompt_tokens + self.backend.forced_tokens(request.forced)
-            if len(prompt_tokens) > self.seq_ctx or forced_from == len(prompt_tokens):
-                raise InferenceError(
-                    f"a forced reply of {len(prompt_tokens) - forced_from} tokens does not "
-                    f"fit after its prompt in {self.seq_ctx} tokens"
-                )
-        return prompt, prompt_tokens, forced_from
+    def _copy_prefix(self, source: int, target: int, length: int) -> None:
+        """Give ``target`` the first ``length`` cells of ``source``: its stream is copied
+        whole (llama.cpp copies the buffers at the next decode) and the rest removed."""
+        self._c.llama_memory_seq_cp(self._memory, source, target, -1, -1)
+        self._c.llama_memory_seq_rm(self._memory, target, length, -1)
 
     def _evaluate_prompts(self, group: list[BatchSequence], source: RequestSource) -> None:
         """Evaluate what each prompt of ``group`` lacks, in chunks of ``n_batch`` tokens, and
@@ -409,6 +394,7 @@ class BatchedLlamaEngine:
         self._active.pop(seq.seq_id, None)
         self._c.llama_sampler_free(seq.sampler)
         if self._holding:
-            self._held.append(seq)
+            self._held.append(seq.seq_id)
             return
-        self._slots.give_back(seq)
+        self._c.llama_memory_seq_rm(self._memory, seq.seq_id, -1, -1)
+        self._free_ids.append(seq.seq_id)
