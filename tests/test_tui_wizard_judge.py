@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Select, SelectionList
 
+from haf_tui.config import RunConfig
 from haf_tui.store import open_store
 from haf_tui.tui import create_app
 from haf_tui.tui.app import HafApp
@@ -70,6 +71,9 @@ async def test_a_judge_run_of_a_run_s_explanations_starts_from_the_wizard(tmp_pa
         suites.deselect_all()
         suites.select("judge")
         await pilot.pause()
+        # the paper's Default instructions: a prompt of ~250 tokens, not the raters' ~1,600
+        # (the run is the machinery under test; 147 s with the raters' guidelines)
+        wizard.query_one("#set-judge-prompt", Select).value = "default"
         await set_input(pilot, "#set-n-ctx", "2048")
         await pilot.press("ctrl+n")
         await settle(pilot)  # the probe: the dataset read, the model loaded
@@ -84,10 +88,11 @@ async def test_a_judge_run_of_a_run_s_explanations_starts_from_the_wizard(tmp_pa
         assert live.status == "finished", list(live.log)
     with open_store(db, read_only=True) as store:
         _, rows = store.query(
-            "SELECT r.status, r.dataset_id, count(DISTINCT g.instance_id) FROM runs r "
-            "JOIN generations g USING (run_id) WHERE r.run_id NOT IN ('source', 'judged') "
-            "GROUP BY ALL"
+            "SELECT r.status, r.dataset_id, count(DISTINCT g.instance_id), r.config "
+            "FROM runs r JOIN generations g USING (run_id) "
+            "WHERE r.run_id NOT IN ('source', 'judged') GROUP BY ALL"
         )
-    ((status, dataset_id, judged),) = rows  # (one explanation: the sample size asked)
+    ((status, dataset_id, judged, config_json),) = rows  # (one explanation: the size asked)
     assert status == "finished" and dataset_id.startswith(f"explanations-{SOURCE_RUN}")
     assert judged == 1, rows
+    assert RunConfig.model_validate_json(config_json).settings["judge"]["prompt"] == "default"
