@@ -70,19 +70,28 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     return calls
 
 
+def _stopped_on_call(
+    monkeypatch: pytest.MonkeyPatch, owner: object, name: str, reader: StoreReader
+) -> Any:
+    """Make ``owner.name`` stop the read ahead on ``reader`` before it runs (a screen opening
+    as the read ahead reaches that step); the original, to put back."""
+    original = getattr(owner, name)
+
+    def stopped_meanwhile(*args: Any) -> Any:
+        stop_rows_ahead(reader)
+        return original(*args)
+
+    monkeypatch.setattr(owner, name, stopped_meanwhile)
+    return original
+
+
 def test_a_read_ahead_stopped_before_its_rows_reads_nothing_and_the_next_one_reads(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reader = StoreReader(db, idle_seconds=0.0)
     run_id = _first_run(reader)
     calls = _counting(monkeypatch)
-    schema = filters_module.list_schema
-
-    def stopped_meanwhile(*args: Any) -> Any:  # (a screen opens after the read ahead began)
-        stop_rows_ahead(reader)
-        return schema(*args)
-
-    monkeypatch.setattr(filters_module, "list_schema", stopped_meanwhile)
+    schema = _stopped_on_call(monkeypatch, filters_module, "list_schema", reader)
     assert read_ahead(reader, run_id) is False
     assert calls == {"rows": 0, "panels": 0}
     assert not read_ahead_module._rows_under_way and not read_ahead_module._ahead_under_way
@@ -100,13 +109,7 @@ def test_a_read_ahead_stopped_after_its_rows_keeps_them_and_reads_no_panel(
     reader = StoreReader(db, idle_seconds=0.0)
     run_id = _first_run(reader)
     calls = _counting(monkeypatch)
-    opening = instance_reader.kept_opening
-
-    def stopped_meanwhile(*args: Any) -> Any:  # (a screen opens as the instances are read)
-        stop_rows_ahead(reader)
-        return opening(*args)
-
-    monkeypatch.setattr(instance_reader, "kept_opening", stopped_meanwhile)
+    _stopped_on_call(monkeypatch, instance_reader, "kept_opening", reader)  # (instances next)
     assert read_ahead(reader, run_id) is True  # (rows kept)
     assert calls == {"rows": 1, "panels": 0}
     assert not read_ahead_module._ahead_under_way
