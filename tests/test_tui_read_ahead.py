@@ -13,6 +13,7 @@ import pytest
 from benchmarks.benchdata import build_bench_db
 from haf_tui.reports import instance_rows
 from haf_tui.reports.registry import run_report
+from haf_tui.store import Store
 from haf_tui.tui import create_app, instance_reader, metrics_data
 from haf_tui.tui.metrics_data import panel_specs, reports_read
 from haf_tui.tui.screens import home as home_screen
@@ -35,8 +36,13 @@ def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
     """Count the explorer's row reads (by run) and the reports read (by name)."""
-    calls: dict[str, list[Any]] = {"rows": [], "reports": [], "kept rows": []}
+    calls: dict[str, list[Any]] = {"rows": [], "reports": [], "kept rows": [], "runs": []}
     rows, report, kept_rows = instance_rows, run_report, instance_reader.run_rows
+    get_run = Store.get_run
+
+    def counted_run(store: Any, run_id: str) -> Any:
+        calls["runs"].append(run_id)
+        return get_run(store, run_id)
 
     def counted_rows(store: Any, run_id: str) -> Any:
         calls["rows"].append(run_id)
@@ -53,6 +59,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
     monkeypatch.setattr(instance_reader, "instance_rows", counted_rows)
     monkeypatch.setattr(instance_reader, "run_rows", looked_up)
     monkeypatch.setattr(metrics_data, "run_report", counted_report)
+    monkeypatch.setattr(Store, "get_run", counted_run)
     return calls
 
 
@@ -73,7 +80,8 @@ async def test_a_resting_cursor_reads_ahead_what_the_screens_show_first(
         run_id = home.selected_run()
         assert calls["rows"] == [run_id]
         assert all(calls["reports"].count(name) == 1 for name in first_reports)
-        looked = len(calls["kept rows"])
+        looked, runs_read = len(calls["kept rows"]), list(calls["runs"])
+        assert run_id in runs_read
         home.cursor_rested()  # (resting there again, nothing written: not even looked up)
         await settle(pilot)
         assert len(calls["kept rows"]) == looked
@@ -81,6 +89,7 @@ async def test_a_resting_cursor_reads_ahead_what_the_screens_show_first(
         await settle(pilot)
         assert isinstance(app.screen, ExplorerScreen) and app.screen.instances
         assert calls["rows"] == [run_id]  # (the explorer read none again)
+        assert calls["runs"] == runs_read  # (nor the run, its notes and related runs)
         await pilot.press("escape")
         await settle(pilot)
         await pilot.press("m")
@@ -101,7 +110,7 @@ async def test_a_database_written_a_moment_ago_has_nothing_read_ahead(
         assert isinstance(home, HomeScreen)
         home.cursor_rested()  # (as the timer would, while the file is still new)
         await settle(pilot)
-        assert calls == {"rows": [], "reports": [], "kept rows": []}
+        assert calls == {"rows": [], "reports": [], "kept rows": [], "runs": []}
 
 
 async def test_a_rest_ending_under_another_screen_reads_nothing_ahead(

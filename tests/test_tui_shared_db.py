@@ -11,6 +11,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -294,6 +295,31 @@ def test_reads_share_one_connection_and_let_the_file_go_when_idle(tmp_path: Path
         capture_output=True, text=True, env=_env(), timeout=60,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+
+
+def test_reads_in_a_row_start_one_thread_to_let_the_file_go(tmp_path: Path) -> None:
+    """A read's end starts no thread of its own (each read of a screen opening waited for one
+    to start): one waits to let the file go, moved on by each read's end, and ends with it."""
+    db, first = _db(tmp_path)
+    reader = StoreReader(db, idle_seconds=60)
+
+    def closers() -> int:
+        return sum(thread.name == "store-idle" for thread in threading.enumerate())
+
+    try:
+        for _ in range(20):
+            with reader.reading() as store:
+                store.get_run(first)
+        assert closers() == 1 and reader.holds_file
+        reader.idle_seconds = 0.2  # (sooner than the deadline it waits for: woken for it)
+        with reader.reading():
+            pass
+        deadline = time.monotonic() + 30
+        while (reader.holds_file or closers()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not reader.holds_file and closers() == 0
+    finally:
+        reader.close()
 
 
 def test_an_older_file_is_read_from_a_copy_that_locks_nothing(

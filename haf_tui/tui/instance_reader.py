@@ -16,7 +16,8 @@ from textual.message import Message
 from haf_tui.config import RunConfig
 from haf_tui.methods.declare import Method
 from haf_tui.reports import first_with_reasons, get_query, instance_rows
-from haf_tui.store import Store
+from haf_tui.store import RunRecord, Store
+from haf_tui.store.annotations import InstanceNote, instance_notes
 from haf_tui.store.instance_readers import (
     DetailRow,
     instance_parts,
@@ -26,7 +27,7 @@ from haf_tui.store.instance_readers import (
 )
 from haf_tui.store.instance_readers import detail_rows as pivot_detail
 from haf_tui.tui.filters import DEFAULT_SCHEMA, ListSchema
-from haf_tui.tui.method_parts import AttachedReader
+from haf_tui.tui.method_parts import AttachedReader, ExplorerPart, related_runs
 from haf_tui.tui.run_cache import VALUES_CACHE, DatabaseState
 from haf_tui.tui.widgets.token_view import Span, Token
 
@@ -229,6 +230,37 @@ def kept_answers(store: Store, run_id: str, state: DatabaseState | None) -> dict
         return run_answers(store, run_id)
     key = ("explorer answers", state, run_id)
     return VALUES_CACHE.computed_once(key, lambda: run_answers(store, run_id))
+
+
+RunContext = tuple[RunRecord, dict[str, InstanceNote], dict[str, tuple[object, ...]]]
+"""A run (its id resolved), its instances' stored notes, and its related runs by method."""
+
+
+def kept_run_context(
+    store: Store,
+    run_id: str,
+    parts: Mapping[str, ExplorerPart],
+    state: DatabaseState | None,
+) -> RunContext:
+    """The run ``run_id`` names (a unique prefix is enough), its instances' stored notes and
+    the runs related to it (:func:`~haf_tui.tui.method_parts.related_runs` of ``parts``), as
+    read before from the database in the same ``state`` (the runs list reads them ahead), else
+    read (and kept unless ``state`` is None): the explorer's first reads, each a statement
+    whose wait for the interpreter, while the main thread draws the new screen, cost more than
+    the statement. Any write (a note too) changes the state. Copies of the dicts (the explorer
+    adds the notes still pending to them)."""
+
+    def read() -> RunContext:
+        run = store.get_run(run_id)
+        suites = RunConfig.model_validate_json(run.config_json).suites
+        notes = instance_notes(store, run.run_id)
+        return run, notes, related_runs(store, run.run_id, suites, parts)
+
+    if state is None:
+        return read()
+    key = ("explorer run", state, run_id, tuple(parts))
+    run, notes, related = VALUES_CACHE.computed_once(key, read)
+    return run, dict(notes), dict(related)
 
 
 def metric_names(methods: Iterable[Method[Any]]) -> list[str]:

@@ -238,14 +238,20 @@ def _read_opening(
     read no one asked for."""
     from haf_tui.config import RunConfig
     from haf_tui.methods.registry import methods, methods_of
-    from haf_tui.tui.instance_reader import kept_opening, metric_names, opening_ids
-    from haf_tui.tui.method_parts import attached_readers, explorer_parts, related_runs
+    from haf_tui.tui.instance_reader import (
+        kept_opening,
+        kept_run_context,
+        metric_names,
+        opening_ids,
+    )
+    from haf_tui.tui.method_parts import attached_readers, explorer_parts
 
     ids = opening_ids(rows)
     if not ids:
         return
     parts, _ = explorer_parts(methods().values())  # (a part that failed: said by the explorer)
     with contextlib.suppress(Exception):  # (not kept: the explorer reads them, or says why)
-        attached = attached_readers(parts, related_runs(store, run_id, suites, parts))
+        _, _, related = kept_run_context(store, run_id, parts, state)  # (the explorer's too)
+        attached = attached_readers(parts, related)
         shown = metric_names(methods_of(RunConfig(suites=suites)))
         kept_opening(store, run_id, ids, attached, shown, state)

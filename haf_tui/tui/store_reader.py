@@ -51,7 +51,9 @@ class StoreReader:
     def __init__(self, db_path: str | Path | None = None, *, idle_seconds: float = IDLE_SECONDS):
         self.path = Path(db_path).expanduser() if db_path else default_db_path()
         self.idle_seconds = idle_seconds
-        self._state = threading.Condition()
+        lock = threading.RLock()
+        self._state = threading.Condition(lock)
+        self._idle_wake = threading.Condition(lock)  # (the idle closer's alone: not every read's)
         self._store: Store | None = None
         self._kind: Kind | None = None
         self._users = 0
@@ -59,8 +61,9 @@ class StoreReader:
         self._opening = False  # (a connection is being opened, outside the lock)
         self._switching = False  # (a writer waits for the readers to finish)
         self._stale = False  # (a snapshot to drop when its last reader is done)
-        self._idle: threading.Timer | None = None
-        self._idle_round = 0  # (which idle timer is the current one)
+        self._idle_deadline: float | None = None  # (when the file is let go: none, read on)
+        self._idle_closer = False  # (a thread waits to let the file go: _close_when_idle)
+        self._closer_wakes = 0.0  # (when it wakes next, to see whether it is time)
         self._copied_state: FileState = ()  # (the file when a snapshot or copy was taken)
         self._copied_db_state: DatabaseState | None = None  # (its contents' state, as keyed)
         self._held = threading.local()  # (how many reads this thread has open: nested reads)
@@ -174,22 +177,36 @@ class StoreReader:
             self._state.notify_all()
 
     def _start_idle(self) -> None:
-        self._idle_round += 1
-        timer = threading.Timer(self.idle_seconds, self._close_idle, args=(self._idle_round,))
-        timer.daemon = True
-        self._idle = timer
-        timer.start()
+        """Let the file go :attr:`idle_seconds` from now unless a read begins first (the lock is
+        held). One thread waits for that, started by the first read after the file was let go,
+        then moved on by each read's end: a thread started at every read's end (a timer) made
+        each read of a screen opening wait for it to start, while the main thread drew."""
+        self._idle_deadline = deadline = time.monotonic() + self.idle_seconds
+        if self._idle_closer and deadline < self._closer_wakes:  # (idle_seconds shortened)
+            self._idle_wake.notify_all()
+        if not self._idle_closer:
+            self._idle_closer = True
+            threading.Thread(target=self._close_when_idle, name="store-idle", daemon=True).start()
 
-    def _close_idle(self, idle_round: int) -> None:
+    def _close_when_idle(self) -> None:
+        """Wait for the deadline and let the file go if no one reads it then; end then, or on
+        waking to no deadline (a read began and goes on: its end starts the wait again)."""
         with self._state:
-            current = self._idle is not None and idle_round == self._idle_round
-            if current and self._users == 0 and self._kind == "read":
-                self._close_store()
+            try:
+                while (deadline := self._idle_deadline) is not None:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        self._idle_deadline = None
+                        if self._users == 0 and self._kind == "read":
+                            self._close_store()
+                        break
+                    self._closer_wakes = deadline
+                    self._idle_wake.wait(left)
+            finally:
+                self._idle_closer = False
 
     def _cancel_idle(self) -> None:
-        if self._idle is not None:
-            self._idle.cancel()
-            self._idle = None
+        self._idle_deadline = None  # (the closer ends when it next wakes)
 
     def _close_store(self) -> None:
         """Close what is open (the lock is held by the caller, and no one reads)."""

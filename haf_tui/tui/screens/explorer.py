@@ -40,7 +40,6 @@ from haf_tui.config import RunConfig
 from haf_tui.methods.declare import LOW_MASS_SIGN, Method, MetricSpec
 from haf_tui.methods.registry import methods_of
 from haf_tui.reports import first_with_reasons
-from haf_tui.store.annotations import instance_notes
 from haf_tui.tui.filters import (
     InstanceFilter,
     ListSchema,
@@ -52,11 +51,12 @@ from haf_tui.tui.instance_reader import (
     InstanceData,
     InstancesLoaded,
     kept_answers,
+    kept_run_context,
     metric_names,
     opening_ids,
     run_rows,
 )
-from haf_tui.tui.method_parts import NodeRef, related_runs
+from haf_tui.tui.method_parts import NodeRef
 from haf_tui.tui.read_ahead import wait_for_rows, want_rows
 from haf_tui.tui.screens.base import failure_text
 from haf_tui.tui.screens.explorer_detail import DetailScreen
@@ -185,17 +185,15 @@ class ExplorerScreen(DetailScreen):
         """Read the run's instances (and its full id: the screen may have been given a prefix),
         then the instance it opens on with its neighbours (the same read a key would start,
         without waiting for the list to be shown first), then the answers the search reads.
-        Rows, those instances and answers read before from the database as it is now (no write
-        since: the runs list reads the rows and instances ahead) are not read again; the notes
-        are read each time."""
+        The run, its stored notes and related runs, the rows, those instances and the answers
+        read before from the database as it is now (no write since: the runs list reads them
+        ahead) are not read again; the notes still pending for the file are read each time."""
         want_rows(self.reader, self.run_id)  # (being read ahead: its instances come next)
         state = self.reader.database_state()  # (before reading: what is read is as new)
         with self.reader.reading() as store:
-            run = store.get_run(self.run_id)
-            notes = instance_notes(store, run.run_id)
-            notes = notes_and_pending(notes, run.run_id, self.reader.path)
-            suites = RunConfig.model_validate_json(run.config_json).suites
-            related = related_runs(store, run.run_id, suites, self.parts)
+            run, notes, related = kept_run_context(store, self.run_id, self.parts, state)
+        notes = notes_and_pending(notes, run.run_id, self.reader.path)
+        suites = RunConfig.model_validate_json(run.config_json).suites
         wait_for_rows(self.reader, run.run_id)  # (being read ahead: kept, not read twice)
         methods = methods_of(RunConfig(suites=suites))
         schema = ListSchema.of(methods)
