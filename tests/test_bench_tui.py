@@ -223,7 +223,7 @@ def test_screen_open_stops_at_a_screen_that_says_its_read_failed(
     """A screen whose first read fails never shows its data: the timing says why at once
     rather than waiting out its deadline."""
     from benchmarks import screen_open
-    from haf_tui.tui.screens import explorer
+    from haf_tui.tui import instance_reader
 
     db = tmp_path / "bench.duckdb"
     build_bench_db(db, n_instances=4, n_runs=2, seed=3)
@@ -233,7 +233,7 @@ def test_screen_open_stops_at_a_screen_that_says_its_read_failed(
     def failing(*args: Any) -> Any:
         raise RuntimeError("a planted failure")
 
-    monkeypatch.setattr(explorer, "instance_notes", failing)
+    monkeypatch.setattr(instance_reader, "instance_notes", failing)  # (the explorer's first read)
     with pytest.raises(RuntimeError, match=r"explorer: .*a planted failure"):
         screen_open.main(["--db", str(db), "explorer", "--rounds", "1", "--at-once"])
 

@@ -18,7 +18,7 @@ from haf_tui.tui import create_app, instance_reader
 from haf_tui.tui.instance_reader import read_instances
 from haf_tui.tui.metrics_data import load_metrics_data
 from haf_tui.tui.run_cache import VALUES_CACHE
-from haf_tui.tui.screens import campaign, explorer, explorer_detail, home, metrics
+from haf_tui.tui.screens import campaign, explorer_detail, home, metrics
 from haf_tui.tui.screens.campaign import CampaignScreen
 from haf_tui.tui.screens.explorer import ExplorerScreen
 from haf_tui.tui.screens.metrics import MetricsScreen
@@ -83,7 +83,7 @@ async def test_the_campaigns_say_their_read_failed(
 async def test_the_explorer_says_its_run_could_not_be_read(
     bench_db: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(explorer, "instance_notes", _failing("no such table: annotations"))
+    monkeypatch.setattr(instance_reader, "instance_notes", _failing("no such table: annotations"))
     app = create_app(bench_db[0])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
