@@ -5,7 +5,6 @@ after any write, each caller given dicts of its own."""
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -37,11 +36,13 @@ def db(tmp_path: Path) -> tuple[Path, str, str]:
 
 
 def _settle(path: Path) -> None:
-    """The file and its log as if written an hour ago (their state can be trusted)."""
-    at = time.time() - AN_HOUR
+    """The file and its log as if written an hour before they were (their state can be
+    trusted; a write still tells, by its own time)."""
+    hour = AN_HOUR * 1_000_000_000
     for part in (path, path.with_name(path.name + ".wal")):
         if part.exists():
-            os.utime(part, (at, at))
+            stat = part.stat()
+            os.utime(part, ns=(stat.st_atime_ns - hour, stat.st_mtime_ns - hour))
 
 
 def test_one_state_is_read_once_and_each_caller_gets_its_own_dicts(

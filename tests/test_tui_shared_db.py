@@ -303,8 +303,8 @@ def test_reads_in_a_row_start_one_thread_to_let_the_file_go(tmp_path: Path) -> N
     db, first = _db(tmp_path)
     reader = StoreReader(db, idle_seconds=60)
 
-    def closers() -> int:
-        return sum(thread.name == "store-idle" for thread in threading.enumerate())
+    def closers() -> int:  # (this reader's: another test's may still be waiting)
+        return sum(t.name == f"store-idle {id(reader):x}" for t in threading.enumerate())
 
     try:
         for _ in range(20):
@@ -316,6 +316,15 @@ def test_reads_in_a_row_start_one_thread_to_let_the_file_go(tmp_path: Path) -> N
             pass
         deadline = time.monotonic() + 30
         while (reader.holds_file or closers()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not reader.holds_file and closers() == 0
+        reader.idle_seconds = 60
+        with reader.reading():
+            pass
+        assert closers() == 1
+        reader.close()  # (the file let go now: the closer waiting ends with it)
+        deadline = time.monotonic() + 10
+        while closers() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not reader.holds_file and closers() == 0
     finally:

@@ -184,9 +184,10 @@ class StoreReader:
         self._idle_deadline = deadline = time.monotonic() + self.idle_seconds
         if self._idle_closer and deadline < self._closer_wakes:  # (idle_seconds shortened)
             self._idle_wake.notify_all()
-        if not self._idle_closer:
-            self._idle_closer = True
-            threading.Thread(target=self._close_when_idle, name="store-idle", daemon=True).start()
+        if not self._idle_closer:  # (set once started: a thread that failed to start is retried)
+            name = f"store-idle {id(self):x}"
+            threading.Thread(target=self._close_when_idle, name=name, daemon=True).start()
+            self._idle_closer = True  # (the lock held: the thread cannot end before this)
 
     def _close_when_idle(self) -> None:
         """Wait for the deadline and let the file go if no one reads it then; end then, or on
@@ -338,3 +339,4 @@ class StoreReader:
                 self._stale = True
             else:
                 self._close_store()
+            self._idle_wake.notify_all()  # (a closer waiting ends now)

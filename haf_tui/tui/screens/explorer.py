@@ -192,7 +192,8 @@ class ExplorerScreen(DetailScreen):
         state = self.reader.database_state()  # (before reading: what is read is as new)
         with self.reader.reading() as store:
             run, notes, related = kept_run_context(store, self.run_id, self.parts, state)
-        notes = notes_and_pending(notes, run.run_id, self.reader.path)
+            # (the queue read while the file is read: a note stored meanwhile leaves neither)
+            notes = notes_and_pending(notes, run.run_id, self.reader.path)
         suites = RunConfig.model_validate_json(run.config_json).suites
         wait_for_rows(self.reader, run.run_id)  # (being read ahead: kept, not read twice)
         methods = methods_of(RunConfig(suites=suites))
