@@ -153,7 +153,8 @@ def test_the_state_asked_while_a_snapshot_is_being_copied_is_the_copy_s(
             waiting.set()
             return super().wait(timeout)
 
-    reader._state = Noted()
+    lock = threading.RLock()  # (the closer's condition is on the reader's lock too)
+    reader._state, reader._idle_wake = Noted(lock), threading.Condition(lock)
     before = database_state(db)
     statuses: list[str] = []
 
